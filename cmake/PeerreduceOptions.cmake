@@ -1,0 +1,18 @@
+# Compiler flags shared by every peerreduce target: warnings, sanitizers, coverage.
+add_library(peerreduce_flags INTERFACE)
+target_compile_options(peerreduce_flags INTERFACE
+  $<$<COMPILE_LANGUAGE:CXX>:-Wall -Wextra -Wpedantic -Wshadow -Wnon-virtual-dtor -Wconversion -Wno-sign-conversion>)
+if(PEERREDUCE_WERROR)
+  target_compile_options(peerreduce_flags INTERFACE $<$<COMPILE_LANGUAGE:CXX>:-Werror>)
+endif()
+
+if(PEERREDUCE_SANITIZE)
+  # Sanitizers apply to everything built here, so that containers and templates are checked too.
+  add_compile_options(-fsanitize=${PEERREDUCE_SANITIZE} -fno-omit-frame-pointer -fno-sanitize-recover=all)
+  add_link_options(-fsanitize=${PEERREDUCE_SANITIZE})
+endif()
+
+if(PEERREDUCE_COVERAGE)
+  add_compile_options(--coverage -fprofile-update=atomic)
+  add_link_options(--coverage)
+endif()

@@ -1,0 +1,62 @@
+// The allreduce algorithms: each turns a world size into a Plan (see peerreduce/plan.h).
+//
+// Every algorithm here is pull-based: a rank writes only its own scratch and its own output, and
+// reads peers' scratch after their signal. That keeps hazards between consecutive operations to
+// "the owner must not overwrite scratch a peer still reads", which the entry fence (kDoneFlag)
+// prevents whatever algorithm ran before.
+//
+// Reduction order is canonical: a chunk's value is always combined lower (virtual) rank first, and
+// where several ranks compute the same value they build the same expression, so every rank ends with
+// the same bits.
+#pragma once
+
+#include <vector>
+
+#include "peerreduce/plan.h"
+#include "peerreduce/status.h"
+
+namespace peerreduce {
+
+// Largest world one plan supports: rank sets are 64-bit masks in the verifier and on the GPU.
+inline constexpr int kMaxWorldSize = 64;
+
+struct PlanRequest {
+  Algorithm algorithm = Algorithm::kOneShot;  // not kAuto: selection happens before planning
+  int world_size = 1;
+  bool in_place = false;
+};
+
+// Builds the plan, or says why it cannot (kAuto, world size out of 1..kMaxWorldSize).
+StatusOr<Plan> buildPlan(const PlanRequest& request);
+
+// The individual generators; preconditions: 1 <= world_size <= kMaxWorldSize.
+Plan buildOneShotPlan(int world_size, bool in_place);
+Plan buildTwoShotPlan(int world_size, bool in_place);
+Plan buildRingPlan(int world_size, bool in_place);
+// A ring visiting the ranks in `order` (a permutation of 0..n-1): each rank reads only from the rank
+// before it, so any Hamiltonian cycle of the available links carries it.
+Plan buildRingPlanOver(const std::vector<int>& order, bool in_place);
+Plan buildRecursiveDoublingPlan(int world_size, bool in_place);
+Plan buildRabenseifnerPlan(int world_size, bool in_place);
+
+// One rank: the output is the input with avg's division applied (a one-source reduction).
+Plan buildSingleRankPlan(Algorithm algorithm, bool in_place);
+
+// Folding a world that is not a power of two onto its largest power-of-two subset: the first
+// 2*extra ranks pair up (odd into even), the rest keep going. Shared by recursive doubling and
+// Rabenseifner.
+struct PowerOfTwoFold {
+  int world_size = 1;
+  int active = 1;  // largest power of two <= world_size
+  int extra = 0;   // world_size - active: ranks folded into a partner
+
+  explicit PowerOfTwoFold(int n);
+  // Virtual rank among the active ranks, or -1 for a rank folded into its partner.
+  int virtualRank(int rank) const;
+  int rankOfVirtual(int vrank) const;
+  bool isFolded(int rank) const { return virtualRank(rank) < 0; }
+  // The active rank that a folded rank hands its data to, or the folded rank of an active one (-1 if none).
+  int foldPartner(int rank) const;
+};
+
+}  // namespace peerreduce

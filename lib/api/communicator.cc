@@ -1,0 +1,271 @@
+// Communicator: creation (agreement, symmetric memory, plans, selector) and the allreduce path.
+#include "peerreduce/communicator.h"
+
+#include <cstring>
+#include <exception>
+#include <new>
+#include <string>
+
+#include "algorithms/algorithms.h"
+#include "api/argument_checks.h"
+#include "api/communicator_impl.h"
+#include "plan/plan_cache.h"
+#include "select/segmenting.h"
+#include "util/log.h"
+#include "verify/verifier.h"
+
+namespace peerreduce {
+namespace {
+
+// What every rank sends at creation, so ranks built with different settings find out before they
+// exchange memory. Fixed layout; compared field by field.
+struct CreationRecord {
+  std::uint32_t magic;
+  std::uint32_t version;
+  std::int32_t rank;
+  std::int32_t size;
+  std::uint64_t config_fingerprint;
+};
+constexpr std::uint32_t kCreationMagic = 0x50524331;  // "PRC1"
+constexpr std::uint32_t kCreationVersion = 1;
+
+// A rank's symmetric-memory record as exchanged: status, length, bytes. A rank that failed to open
+// its memory still takes part, so that every rank learns of the failure instead of timing out.
+struct PeerRecordBlock {
+  std::uint32_t ok;
+  std::uint32_t length;
+  std::byte bytes[kMaxPeerRecordBytes];
+};
+
+template <typename T>
+std::span<const std::byte> asBytes(const T& value) {
+  return std::span<const std::byte>(reinterpret_cast<const std::byte*>(&value), sizeof(T));
+}
+
+Status agreeOnCreation(const Communicator::Impl& impl) {
+  CreationRecord mine{kCreationMagic, kCreationVersion, impl.rank, impl.size, impl.config.fingerprint()};
+  std::vector<CreationRecord> all(static_cast<std::size_t>(impl.size));
+  PR_RETURN_IF_ERROR(impl.bootstrap->allGather(
+      asBytes(mine), std::span<std::byte>(reinterpret_cast<std::byte*>(all.data()), all.size() * sizeof(CreationRecord)),
+      impl.config.timeout));
+  for (int r = 0; r < impl.size; ++r) {
+    const CreationRecord& other = all[static_cast<std::size_t>(r)];
+    const std::string who = "rank " + std::to_string(r);
+    if (other.magic != kCreationMagic || other.version != kCreationVersion) {
+      return mismatchError(who + " runs an incompatible peerreduce (creation record version " +
+                           std::to_string(other.version) + ", expected " + std::to_string(kCreationVersion) + ")");
+    }
+    if (other.rank != r) {
+      return mismatchError(who + " calls itself rank " + std::to_string(other.rank) + "; every rank must pass its own rank");
+    }
+    if (other.size != impl.size) {
+      return mismatchError(who + " was created with world size " + std::to_string(other.size) + ", rank " +
+                           std::to_string(impl.rank) + " with " + std::to_string(impl.size));
+    }
+    if (other.config_fingerprint != mine.config_fingerprint) {
+      return mismatchError(who + " uses a different configuration than rank " + std::to_string(impl.rank) + " (" +
+                           impl.config.describe() + " here); set the same PEERREDUCE_* values on every rank");
+    }
+  }
+  return Status::ok();
+}
+
+// Every rank reports whether its local step succeeded; all fail together if any failed.
+Status agreeOnOutcome(const Communicator::Impl& impl, const Status& local, const char* what) {
+  const std::uint8_t mine = local.isOk() ? 1 : 0;
+  std::vector<std::uint8_t> all(static_cast<std::size_t>(impl.size));
+  PR_RETURN_IF_ERROR(impl.bootstrap->allGather(
+      std::span<const std::byte>(reinterpret_cast<const std::byte*>(&mine), 1),
+      std::span<std::byte>(reinterpret_cast<std::byte*>(all.data()), all.size()), impl.config.timeout));
+  if (!local.isOk()) return local;
+  for (int r = 0; r < impl.size; ++r) {
+    if (all[static_cast<std::size_t>(r)] == 0) {
+      return unavailableError("rank " + std::to_string(r) + " failed to " + what + "; see that rank's error");
+    }
+  }
+  return Status::ok();
+}
+
+Status exchangeSymmetricMemory(Communicator::Impl& impl) {
+  auto record = impl.transport->openSymmetric(impl.config.scratch_bytes);
+  PeerRecordBlock mine{};
+  if (record.isOk() && record->size() > kMaxPeerRecordBytes) {
+    record = internalError(impl.transport->name() + " made a peer record of " + std::to_string(record->size()) +
+                           " bytes; the limit is " + std::to_string(kMaxPeerRecordBytes));
+  }
+  if (record.isOk()) {
+    mine.ok = 1;
+    mine.length = static_cast<std::uint32_t>(record->size());
+    std::memcpy(mine.bytes, record->data(), record->size());
+  }
+  std::vector<PeerRecordBlock> all(static_cast<std::size_t>(impl.size));
+  PR_RETURN_IF_ERROR(impl.bootstrap->allGather(
+      asBytes(mine), std::span<std::byte>(reinterpret_cast<std::byte*>(all.data()), all.size() * sizeof(PeerRecordBlock)),
+      impl.config.timeout));
+  if (!record.isOk()) return record.status().withContext("opening symmetric memory on rank " + std::to_string(impl.rank));
+  std::vector<std::vector<std::byte>> records(static_cast<std::size_t>(impl.size));
+  for (int r = 0; r < impl.size; ++r) {
+    const PeerRecordBlock& block = all[static_cast<std::size_t>(r)];
+    if (block.ok != 1) {
+      return unavailableError("rank " + std::to_string(r) + " could not open its symmetric memory; see its error");
+    }
+    if (block.length > kMaxPeerRecordBytes) {
+      return corruptError("rank " + std::to_string(r) + " sent a symmetric-memory record of " +
+                          std::to_string(block.length) + " bytes (limit " + std::to_string(kMaxPeerRecordBytes) + ")");
+    }
+    records[static_cast<std::size_t>(r)].assign(block.bytes, block.bytes + block.length);
+  }
+  return agreeOnOutcome(impl, impl.transport->connectPeers(records), "map its peers' memory");
+}
+
+Status buildPlans(Communicator::Impl& impl) {
+  const auto link = impl.topology.accessMatrix();
+  std::vector<SelectorCandidate> candidates;
+  for (int a = 1; a < kAlgorithmCount; ++a) {
+    const auto algorithm = static_cast<Algorithm>(a);
+    for (int in_place = 0; in_place < 2; ++in_place) {
+      // The out-of-place plan is always verified against the links: that is how a plan that needs a
+      // missing link is found and left out. The in-place variant only when verify_plans is set.
+      const bool verify = impl.config.verify_plans || in_place == 0;
+      PR_ASSIGN_OR_RETURN(VerifiedPlan entry, cachedPlan(PlanRequest{algorithm, impl.size, in_place == 1}, link, verify));
+      if (entry.verified && !entry.report.ok()) {
+        const bool link_problem = entry.report.problems.front().find("no link") != std::string::npos;
+        if (!link_problem) return entry.report.toStatus(entry.plan->description);
+        PR_INFO(impl.rank, "%s is not usable on this topology: %s", std::string(algorithmName(algorithm)).c_str(),
+                entry.report.problems.front().c_str());
+        break;
+      }
+      impl.plans[static_cast<std::size_t>(a)][static_cast<std::size_t>(in_place)] = entry.plan;
+    }
+    if (const auto& plan = impl.plans[static_cast<std::size_t>(a)][0]) candidates.push_back({plan});
+  }
+  if (candidates.empty()) {
+    return unavailableError("no allreduce algorithm can run on this topology (" + impl.topology.describe() + ")");
+  }
+  if (impl.config.algorithm != Algorithm::kAuto &&
+      !impl.plans[static_cast<std::size_t>(impl.config.algorithm)][0]) {
+    return invalidArgumentError("the configured algorithm " + std::string(algorithmName(impl.config.algorithm)) +
+                                " cannot run on this topology (" + impl.topology.describe() +
+                                "); unset PEERREDUCE_ALGO or pick another");
+  }
+  PR_ASSIGN_OR_RETURN(impl.selector, AlgorithmSelector::create(candidates, impl.topology, impl.config.scratch_bytes));
+  return Status::ok();
+}
+
+Status createImpl(Communicator::Impl& impl) {
+  PR_RETURN_IF_ERROR(impl.config.validate());
+  PR_RETURN_IF_ERROR(agreeOnCreation(impl));
+  PR_RETURN_IF_ERROR(exchangeSymmetricMemory(impl));
+  impl.topology = impl.transport->topology();
+  if (impl.topology.worldSize() != impl.size) {
+    return internalError(impl.transport->name() + " reports a topology of " + std::to_string(impl.topology.worldSize()) +
+                         " ranks for a world of " + std::to_string(impl.size));
+  }
+  PR_RETURN_IF_ERROR(agreeOnOutcome(impl, buildPlans(impl), "build and verify its plans"));
+  PR_INFO(impl.rank, "communicator ready: %d ranks over %s, %s; %s", impl.size, impl.transport->name().c_str(),
+          impl.topology.describe().c_str(), impl.config.describe().c_str());
+  return Status::ok();
+}
+
+}  // namespace
+
+Communicator::Communicator(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+Communicator::~Communicator() = default;
+
+StatusOr<std::unique_ptr<Communicator>> Communicator::create(int rank, int size, std::shared_ptr<Bootstrap> bootstrap,
+                                                             std::shared_ptr<Transport> transport,
+                                                             const Config& config) {
+  try {
+    if (size < 1 || size > kMaxWorldSize) {
+      return invalidArgumentError("world size " + std::to_string(size) + " is outside 1.." +
+                                  std::to_string(kMaxWorldSize));
+    }
+    if (rank < 0 || rank >= size) {
+      return invalidArgumentError("rank " + std::to_string(rank) + " is outside 0.." + std::to_string(size - 1) +
+                                  " for a world of " + std::to_string(size));
+    }
+    if (!bootstrap) return invalidArgumentError("rank " + std::to_string(rank) + ": bootstrap is null");
+    if (!transport) return invalidArgumentError("rank " + std::to_string(rank) + ": transport is null");
+    if (bootstrap->rank() != rank || bootstrap->size() != size) {
+      return invalidArgumentError("rank " + std::to_string(rank) + " of " + std::to_string(size) +
+                                  " was given the bootstrap of rank " + std::to_string(bootstrap->rank()) + " of " +
+                                  std::to_string(bootstrap->size()));
+    }
+    if (transport->rank() != rank || transport->worldSize() != size) {
+      return invalidArgumentError("rank " + std::to_string(rank) + " of " + std::to_string(size) +
+                                  " was given the transport of rank " + std::to_string(transport->rank()) + " of " +
+                                  std::to_string(transport->worldSize()));
+    }
+    auto impl = std::make_unique<Impl>();
+    impl->rank = rank;
+    impl->size = size;
+    impl->config = config;
+    impl->bootstrap = std::move(bootstrap);
+    impl->transport = std::move(transport);
+    PR_RETURN_IF_ERROR(createImpl(*impl));
+    return std::unique_ptr<Communicator>(new Communicator(std::move(impl)));
+  } catch (const std::bad_alloc&) {
+    return outOfMemoryError("rank " + std::to_string(rank) + ": out of host memory while creating the communicator");
+  } catch (const std::exception& e) {
+    return internalError("rank " + std::to_string(rank) + ": unexpected exception while creating the communicator: " +
+                         e.what());
+  }
+}
+
+Status Communicator::allreduce(const void* send, void* recv, std::size_t count, DataType dtype, ReduceOp op,
+                               StreamHandle stream) {
+  Impl& impl = *impl_;
+  PR_RETURN_IF_ERROR(checkAllreduceArguments(send, recv, count, dtype, op, impl.rank));
+  if (count == 0) return Status::ok();
+  const std::size_t elem = dataTypeSize(dtype);
+  const bool in_place = send == recv;
+  const Algorithm algorithm =
+      impl.config.algorithm != Algorithm::kAuto ? impl.config.algorithm : impl.selector->choose(count * elem);
+  const std::shared_ptr<const Plan>& plan =
+      impl.plans[static_cast<std::size_t>(algorithm)][static_cast<std::size_t>(in_place)];
+  const std::size_t segment = maxSegmentCount(*plan, elem, impl.config.scratch_bytes);
+  if (segment == 0) {
+    return outOfMemoryError("allreduce on rank " + std::to_string(impl.rank) + ": " +
+                            std::string(algorithmName(algorithm)) + " needs " + std::to_string(plan->scratch_slots) +
+                            " scratch slots but only " + std::to_string(impl.config.scratch_bytes) +
+                            " bytes of scratch exist; raise PEERREDUCE_SCRATCH_BYTES");
+  }
+  PR_TRACE(impl.rank, "allreduce %zu x %s %s via %s in %zu segment(s)", count, std::string(dataTypeName(dtype)).c_str(),
+           std::string(reduceOpName(op)).c_str(), std::string(algorithmName(algorithm)).c_str(),
+           (count + segment - 1) / segment);
+  ExecutionRequest request;
+  request.plan = plan;
+  request.dtype = dtype;
+  request.op = op;
+  for (std::size_t done = 0; done < count; done += segment) {
+    request.count = std::min(segment, count - done);
+    request.send = static_cast<const std::byte*>(send) + done * elem;
+    request.recv = static_cast<std::byte*>(recv) + done * elem;
+    request.layout = ChunkLayout::make(request.count, plan->num_chunks, elem);
+    PR_RETURN_IF_ERROR(impl.transport->submit(request, stream));
+  }
+  return Status::ok();
+}
+
+Status Communicator::synchronize(StreamHandle stream) { return impl_->transport->synchronize(stream, impl_->config.timeout); }
+
+Status Communicator::asyncError() const { return impl_->transport->asyncError(); }
+
+int Communicator::rank() const { return impl_->rank; }
+int Communicator::size() const { return impl_->size; }
+const Config& Communicator::config() const { return impl_->config; }
+const Topology& Communicator::topology() const { return impl_->topology; }
+
+StatusOr<SelectionReport> Communicator::explainSelection(std::size_t count, DataType dtype) const {
+  if (!isValidDataType(dtype)) {
+    return invalidArgumentError("unknown dtype value " + std::to_string(static_cast<int>(dtype)));
+  }
+  const std::size_t elem = dataTypeSize(dtype);
+  SelectionReport report;
+  report.forced = impl_->config.algorithm != Algorithm::kAuto;
+  report.chosen = report.forced ? impl_->config.algorithm : impl_->selector->choose(count * elem);
+  report.candidates = impl_->selector->estimate(count, elem);
+  return report;
+}
+
+}  // namespace peerreduce

@@ -1,0 +1,132 @@
+#include "peerreduce/config.h"
+
+#include <cerrno>
+#include <cstdlib>
+#include <limits>
+
+#include "util/hash.h"
+
+namespace peerreduce {
+namespace {
+
+const char* systemGetenv(const char* name) { return std::getenv(name); }
+
+StatusOr<std::int64_t> parseInteger(const std::string& text, std::int64_t low, std::int64_t high, const char* what) {
+  if (text.empty()) return invalidArgumentError(std::string(what) + " is empty");
+  std::int64_t value = 0;
+  for (char c : text) {
+    if (c < '0' || c > '9') {
+      return invalidArgumentError(std::string(what) + "='" + text + "' is not a whole number");
+    }
+    const std::int64_t digit = c - '0';
+    if (value > (std::numeric_limits<std::int64_t>::max() - digit) / 10) {
+      return invalidArgumentError(std::string(what) + "='" + text + "' is too large");
+    }
+    value = value * 10 + digit;
+  }
+  if (value < low || value > high) {
+    return invalidArgumentError(std::string(what) + "=" + text + " is outside " + std::to_string(low) + ".." +
+                                std::to_string(high));
+  }
+  return value;
+}
+
+}  // namespace
+
+StatusOr<std::size_t> parseByteSize(const std::string& text) {
+  std::size_t digits = 0;
+  while (digits < text.size() && text[digits] >= '0' && text[digits] <= '9') ++digits;
+  if (digits == 0) return invalidArgumentError("byte size '" + text + "' does not start with a number");
+  const std::string suffix = text.substr(digits);
+  int shift = 0;
+  if (suffix.empty() || suffix == "B") {
+    shift = 0;
+  } else if (suffix == "K" || suffix == "KiB" || suffix == "k") {
+    shift = 10;
+  } else if (suffix == "M" || suffix == "MiB") {
+    shift = 20;
+  } else if (suffix == "G" || suffix == "GiB") {
+    shift = 30;
+  } else {
+    return invalidArgumentError("byte size '" + text + "' has unknown suffix '" + suffix +
+                                "'; use none, K, M, G, KiB, MiB or GiB");
+  }
+  std::size_t value = 0;
+  for (std::size_t i = 0; i < digits; ++i) {
+    const std::size_t digit = static_cast<std::size_t>(text[i] - '0');
+    if (value > (std::numeric_limits<std::size_t>::max() - digit) / 10) {
+      return invalidArgumentError("byte size '" + text + "' overflows");
+    }
+    value = value * 10 + digit;
+  }
+  if (shift > 0 && value > (std::numeric_limits<std::size_t>::max() >> shift)) {
+    return invalidArgumentError("byte size '" + text + "' overflows");
+  }
+  return value << shift;
+}
+
+StatusOr<Config> Config::fromEnvironment(const Config& base, const std::function<const char*(const char*)>& getenv) {
+  const auto read = [&](const char* name) -> const char* { return getenv ? getenv(name) : systemGetenv(name); };
+  Config config = base;
+  if (const char* v = read("PEERREDUCE_ALGO"); v != nullptr && *v != '\0') {
+    auto algorithm = parseAlgorithm(v);
+    if (!algorithm.isOk()) return algorithm.status().withContext("PEERREDUCE_ALGO");
+    config.algorithm = *algorithm;
+  }
+  if (const char* v = read("PEERREDUCE_TIMEOUT_MS"); v != nullptr && *v != '\0') {
+    auto ms = parseInteger(v, 1, kMaxTimeoutMs, "PEERREDUCE_TIMEOUT_MS");
+    if (!ms.isOk()) return ms.status();
+    config.timeout = std::chrono::milliseconds(*ms);
+  }
+  if (const char* v = read("PEERREDUCE_SCRATCH_BYTES"); v != nullptr && *v != '\0') {
+    auto bytes = parseByteSize(v);
+    if (!bytes.isOk()) return bytes.status().withContext("PEERREDUCE_SCRATCH_BYTES");
+    config.scratch_bytes = *bytes;
+  }
+  if (const char* v = read("PEERREDUCE_VERIFY_PLANS"); v != nullptr && *v != '\0') {
+    const std::string s = v;
+    if (s == "1" || s == "true" || s == "on") {
+      config.verify_plans = true;
+    } else if (s == "0" || s == "false" || s == "off") {
+      config.verify_plans = false;
+    } else {
+      return invalidArgumentError("PEERREDUCE_VERIFY_PLANS='" + s + "' is not 1/0/true/false/on/off");
+    }
+  }
+  PR_RETURN_IF_ERROR(config.validate());
+  return config;
+}
+
+StatusOr<Config> Config::fromEnvironment() { return fromEnvironment(Config{}); }
+
+Status Config::validate() const {
+  if (!isValidAlgorithm(algorithm)) {
+    return invalidArgumentError("algorithm value " + std::to_string(static_cast<int>(algorithm)) + " is not valid");
+  }
+  if (timeout.count() < 1 || timeout.count() > kMaxTimeoutMs) {
+    return invalidArgumentError("timeout of " + std::to_string(timeout.count()) + " ms is outside 1.." +
+                                std::to_string(kMaxTimeoutMs) + " ms (PEERREDUCE_TIMEOUT_MS)");
+  }
+  if (scratch_bytes < kMinScratchBytes || scratch_bytes > kMaxScratchBytes) {
+    return invalidArgumentError("scratch of " + std::to_string(scratch_bytes) + " bytes is outside " +
+                                std::to_string(kMinScratchBytes) + ".." + std::to_string(kMaxScratchBytes) +
+                                " (PEERREDUCE_SCRATCH_BYTES)");
+  }
+  return Status::ok();
+}
+
+std::uint64_t Config::fingerprint() const {
+  Fnv1a hash;
+  hash.add(static_cast<int>(algorithm));
+  hash.add(static_cast<std::int64_t>(timeout.count()));
+  hash.add(scratch_bytes);
+  hash.add(verify_plans);
+  return hash.value();
+}
+
+std::string Config::describe() const {
+  return "algorithm=" + std::string(algorithmName(algorithm)) + " timeout_ms=" + std::to_string(timeout.count()) +
+         " scratch_bytes=" + std::to_string(scratch_bytes) + " verify_plans=" + (verify_plans ? "1" : "0");
+}
+
+}  // namespace peerreduce

@@ -1,0 +1,85 @@
+// Communicator: one rank's handle on a world of ranks that allreduce together.
+//
+// Create one per rank, collectively: every rank calls create() with its own rank, the same size and
+// the same configuration, a Bootstrap of the world and this rank's Transport. Then every rank calls
+// allreduce() with the same count, dtype and op, in the same order.
+//
+// Contract:
+// - allreduce() validates its arguments before touching anything: on a bad argument it returns
+//   kInvalidArgument naming the problem, and no buffer and no state has changed.
+// - It enqueues the work on `stream` and returns (like a kernel launch); synchronize(stream) waits,
+//   bounded by the configured timeout, and returns the operation's error if it failed.
+// - Every rank ends with the same bits; the same inputs give the same bits on every run.
+// - The allreduce path allocates nothing: plans and scratch are made at creation.
+// - No exception escapes; errors are Status values.
+//
+// Thread safety: one thread at a time per Communicator; different Communicators (ranks) may be used
+// from different threads concurrently.
+//
+// Example (simulated world of 4 ranks, one thread per rank):
+//   auto world = peerreduce::sim::SimWorld::create(4, {}).value();
+//   // on the thread of rank r:
+//   auto comm = peerreduce::Communicator::create(r, 4, world->bootstrap(r), world->transport(r)).value();
+//   PR_RETURN_IF_ERROR(comm->allreduce(send, recv, n, peerreduce::DataType::kFloat32, peerreduce::ReduceOp::kSum));
+//   PR_RETURN_IF_ERROR(comm->synchronize());
+#pragma once
+
+#include <cstddef>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "peerreduce/bootstrap.h"
+#include "peerreduce/config.h"
+#include "peerreduce/status.h"
+#include "peerreduce/topology.h"
+#include "peerreduce/transport.h"
+#include "peerreduce/types.h"
+
+namespace peerreduce {
+
+// What the selector predicted for one candidate algorithm at one size.
+struct AlgorithmEstimate {
+  Algorithm algorithm = Algorithm::kOneShot;
+  double predicted_us = 0.0;
+  int segments = 1;  // pieces the operation is split into to fit the scratch
+};
+
+// What allreduce() would do (or did) for a given size, and why.
+struct SelectionReport {
+  Algorithm chosen = Algorithm::kOneShot;
+  bool forced = false;  // by Config::algorithm / PEERREDUCE_ALGO rather than by the cost model
+  std::vector<AlgorithmEstimate> candidates;  // every algorithm considered, cheapest first
+};
+
+class Communicator {
+ public:
+  static StatusOr<std::unique_ptr<Communicator>> create(int rank, int size, std::shared_ptr<Bootstrap> bootstrap,
+                                                        std::shared_ptr<Transport> transport,
+                                                        const Config& config = Config{});
+  ~Communicator();
+  Communicator(const Communicator&) = delete;
+  Communicator& operator=(const Communicator&) = delete;
+
+  Status allreduce(const void* send, void* recv, std::size_t count, DataType dtype, ReduceOp op,
+                   StreamHandle stream = nullptr);
+  Status synchronize(StreamHandle stream = nullptr);
+  // The first error an enqueued operation ended with, or ok. Does not block.
+  Status asyncError() const;
+
+  int rank() const;
+  int size() const;
+  const Config& config() const;
+  const Topology& topology() const;
+
+  // What allreduce() chooses for `count` elements of `dtype` (deterministic, the same on every rank).
+  StatusOr<SelectionReport> explainSelection(std::size_t count, DataType dtype) const;
+
+  struct Impl;
+
+ private:
+  explicit Communicator(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace peerreduce

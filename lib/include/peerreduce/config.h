@@ -1,0 +1,60 @@
+// Config: the settings of a communicator, from code and from PEERREDUCE_* environment variables.
+//
+// Every rank of a world must use the same settings: creation compares a fingerprint of them across
+// ranks and fails with kMismatch otherwise. Environment variables override what code set:
+//   PEERREDUCE_ALGO           auto | one-shot | two-shot | ring | recursive-doubling | rabenseifner
+//   PEERREDUCE_TIMEOUT_MS     bound on every wait, 1 .. 86400000
+//   PEERREDUCE_SCRATCH_BYTES  scratch per rank, e.g. 33554432, 32M, 32MiB (64 KiB .. 64 GiB)
+//   PEERREDUCE_VERIFY_PLANS   1 | 0: run the plan verifier on every plan at creation
+//   PEERREDUCE_DEBUG          WARN | INFO | TRACE: logging (read by the logger, not stored here)
+// A malformed value is a kInvalidArgument error naming the variable, the value and what is accepted.
+//
+// Example:
+//   peerreduce::Config config;
+//   config.algorithm = peerreduce::Algorithm::kRing;
+//   auto effective = peerreduce::Config::fromEnvironment(config);  // env wins over code
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <string>
+
+#include "peerreduce/status.h"
+#include "peerreduce/types.h"
+
+namespace peerreduce {
+
+// 30 s: long enough for a loaded machine to finish any single operation, short enough that a lost peer
+// is reported while someone is still watching.
+inline constexpr std::int64_t kDefaultTimeoutMs = 30000;
+// 32 MiB: two-shot and ring need about 2 x the message in scratch, so this carries 16 MiB messages in
+// one piece and larger ones in 16 MiB segments, where bandwidth is already saturated on NVLink.
+inline constexpr std::size_t kDefaultScratchBytes = std::size_t{32} << 20;
+// 64 KiB: room for the 2n slots of 256 bytes that a ring over 64 ranks needs, twice over.
+inline constexpr std::size_t kMinScratchBytes = std::size_t{64} << 10;
+inline constexpr std::size_t kMaxScratchBytes = std::size_t{64} << 30;  // more than any GPU we target has
+inline constexpr std::int64_t kMaxTimeoutMs = 86400000;                 // one day
+
+struct Config {
+  Algorithm algorithm = Algorithm::kAuto;
+  std::chrono::milliseconds timeout{kDefaultTimeoutMs};
+  std::size_t scratch_bytes = kDefaultScratchBytes;
+  bool verify_plans = true;
+
+  // `base` with the PEERREDUCE_* variables applied. `getenv` is injectable for tests.
+  static StatusOr<Config> fromEnvironment(const Config& base,
+                                          const std::function<const char*(const char*)>& getenv = nullptr);
+  static StatusOr<Config> fromEnvironment();
+  // kInvalidArgument naming the first setting out of range.
+  Status validate() const;
+  // Hash of every setting that must agree across ranks.
+  std::uint64_t fingerprint() const;
+  std::string describe() const;
+};
+
+// Parses "1048576", "64K", "32M", "32MiB", "1G" (powers of 1024) with overflow checks.
+StatusOr<std::size_t> parseByteSize(const std::string& text);
+
+}  // namespace peerreduce

@@ -1,0 +1,119 @@
+// Plans: an allreduce written down as data.
+//
+// A Plan holds, for every rank, the ordered list of steps that rank executes: copy a chunk, reduce a
+// chunk from several sources in a fixed order, signal a peer, wait for a peer's signal. Algorithms
+// (one-shot, two-shot, ring, ...) generate plans; the verifier proves them right; transports (the
+// simulator, the GPUs) execute them. Because the same plan runs everywhere, the simulator's verdict on
+// a plan holds for the GPU that executes it.
+//
+// Memory model of a plan:
+// - The user's data is split into `num_chunks` chunks by ChunkLayout; a step always moves one chunk.
+// - Each rank owns three kinds of buffer: its Input and Output (the user's buffers; identical when the
+//   call is in place) and its Scratch, `scratch_slots` slots of one chunk capacity each, inside the
+//   rank's symmetric memory that peers can read.
+// - Flags: rank X holds, for every writer W and flag id F, a counter that only W increments
+//   (kSignal from W to X). kWait on X blocks until the counter from W reaches the plan-relative value;
+//   the executor adds the count of signals earlier operations sent on the same flag (the epoch base),
+//   so the counters only grow and one flag serves every operation. One writer per counter makes the
+//   k-th signal a fixed step of a fixed rank, which is what lets the verifier reason about order.
+// - Before a rank writes anything in an operation it passes the *entry fence*: for every peer, the
+//   kDoneFlag counter has reached the number of done signals all earlier operations owe it. Every
+//   plan sends kDoneFlag to a peer after its last access to that peer's memory, so the fence orders
+//   the next operation's writes after every earlier read, whatever algorithm ran before.
+//
+// Thread safety: a Plan is immutable once built and may be shared between threads.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "peerreduce/types.h"
+
+namespace peerreduce {
+
+enum class BufferKind : std::uint8_t {
+  kInput = 0,    // the user's send buffer of `rank` (same memory as kOutput when in place)
+  kOutput = 1,   // the user's receive buffer of `rank`
+  kScratch = 2,  // slot `slot` of the scratch area in `rank`'s symmetric memory
+};
+
+struct BufferRef {
+  std::int32_t rank = 0;
+  BufferKind kind = BufferKind::kInput;
+  std::int32_t slot = 0;  // scratch slot; 0 for kInput / kOutput (their position comes from the chunk)
+
+  friend bool operator==(const BufferRef&, const BufferRef&) = default;
+};
+
+enum class StepKind : std::uint8_t {
+  kCopy = 0,    // dst <- source[0] for chunk `chunk`
+  kReduce = 1,  // dst <- fold(sources in order) for chunk `chunk`; `finalize` applies avg's division
+  kSignal = 2,  // increments flag `flag` held by rank `peer`, written by this rank (release)
+  kWait = 3,    // waits until flag `flag` from writer `peer` reaches epoch base + `value` (acquire)
+};
+
+// Flag ids every plan uses the same way (algorithms may use ids from kFirstAlgorithmFlag up).
+inline constexpr std::int32_t kDoneFlag = 0;            // "I no longer access your memory in this op"
+inline constexpr std::int32_t kFirstAlgorithmFlag = 1;  // data-ready flags of the algorithms
+
+struct Step {
+  StepKind kind = StepKind::kCopy;
+  bool finalize = false;        // kReduce: the last reduction of this chunk (avg divides here)
+  std::int32_t chunk = 0;       // kCopy / kReduce
+  BufferRef dst;                // kCopy / kReduce
+  std::uint32_t src_begin = 0;  // kCopy / kReduce: first source in RankProgram::sources
+  std::uint32_t src_count = 0;  // kCopy: 1; kReduce: >= 1
+  std::int32_t peer = 0;        // kSignal: the rank whose flag is incremented; kWait: the writer
+  std::int32_t flag = 0;        // kSignal / kWait
+  std::uint32_t value = 0;      // kWait: plan-relative target count (>= 1)
+};
+
+struct RankProgram {
+  std::vector<Step> steps;
+  std::vector<BufferRef> sources;  // sources of copy / reduce steps, in fold order
+};
+
+struct Plan {
+  Algorithm algorithm = Algorithm::kOneShot;
+  int world_size = 1;
+  int num_chunks = 1;      // the count is split into this many chunks (ChunkLayout)
+  int scratch_slots = 0;   // slots of one chunk capacity each, per rank
+  int num_flags = 1;       // flag ids 0 .. num_flags-1 per (holder, writer) pair
+  bool in_place = false;   // generated for send == recv
+  std::string description;  // human-readable summary, e.g. "ring over 0-1-2-3"
+  std::vector<RankProgram> programs;  // one per rank, index = rank
+  // Derived: signalCounts(*this), kept so executors advance epochs without rescanning the programs.
+  // Whoever edits programs by hand must refresh it; the verifier rejects a stale copy.
+  std::vector<std::uint32_t> signal_counts;
+};
+
+// Signals a plan sends per execution on (holder, writer, flag): what the epoch base of that flag
+// advances by after each execution. Index: (holder * world + writer) * num_flags + flag.
+std::vector<std::uint32_t> signalCounts(const Plan& plan);
+
+// How a count is split into chunks. Chunk boundaries are multiples of `align_elems` elements so that
+// GPU kernels can use 16-byte vector accesses inside every chunk but the last.
+struct ChunkLayout {
+  std::size_t count = 0;
+  int num_chunks = 1;
+  std::size_t align_elems = 1;
+  std::size_t chunk_capacity = 0;  // elements in every chunk but possibly the last; slot capacity
+
+  static ChunkLayout make(std::size_t count, int num_chunks, std::size_t elem_size);
+  std::size_t begin(int chunk) const;
+  std::size_t size(int chunk) const;
+};
+
+// Bytes of scratch a plan needs per rank for `count` elements of `elem_size` bytes: slots x chunk
+// capacity, each slot rounded up to kScratchSlotAlignBytes.
+inline constexpr std::size_t kScratchSlotAlignBytes = 256;  // keeps every slot 16-byte-vector and cache-line aligned
+std::size_t scratchSlotBytes(const ChunkLayout& layout, std::size_t elem_size);
+std::size_t scratchBytes(const Plan& plan, const ChunkLayout& layout, std::size_t elem_size);
+
+// One line per step, e.g. "r1 #3 reduce c2 [s0.0 s1.0] -> s1.4 final", for logs and failures.
+std::string describeStep(const RankProgram& program, const Step& step);
+std::string describeRankProgram(const RankProgram& program, int rank);
+
+}  // namespace peerreduce

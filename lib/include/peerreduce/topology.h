@@ -1,0 +1,80 @@
+// Topology: which rank can reach which rank's memory directly, over what kind of link, how fast.
+//
+// Links are directional: link(a, b) describes rank a reading, writing or signalling rank b's memory.
+// The numbers feed the alpha-beta cost model (time = latency + bytes / bandwidth) that both the
+// algorithm selector and the simulator's virtual clock use, so the simulator predicts what the
+// selector assumed.
+//
+// Thread safety: a Topology is a value; const access from several threads is safe.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace peerreduce {
+
+enum class LinkClass : std::uint8_t {
+  kNone = 0,        // no direct access
+  kNvLink = 1,      // NVIDIA NVLink / NVSwitch
+  kXgmi = 2,        // AMD Infinity Fabric
+  kPcie = 3,        // peer-to-peer over PCIe
+  kHostStaged = 4,  // through pinned host memory
+};
+
+std::string_view linkClassName(LinkClass link_class);
+
+struct LinkInfo {
+  LinkClass link_class = LinkClass::kNone;
+  double latency_us = 0.0;      // one-way time for a signal or the first byte of a read
+  double bandwidth_gbps = 0.0;  // GB/s (1e9 bytes per second) that one reader gets over this link
+
+  bool connected() const { return link_class != LinkClass::kNone; }
+};
+
+// Per-device costs that do not depend on the peer.
+struct DeviceModel {
+  double step_overhead_us = 0.5;         // fixed cost of one copy/reduce step (a kernel phase)
+  double signal_overhead_us = 0.1;       // issuing one signal
+  double local_bandwidth_gbps = 2000.0;  // copy/reduce bandwidth inside one device's memory
+  double ingress_bandwidth_gbps = 450.0; // all links into one device together
+};
+
+class Topology {
+ public:
+  Topology() = default;
+  // `world_size` ranks, no links between them yet.
+  explicit Topology(int world_size);
+
+  // Every pair linked by `link`: what the simulator assumes unless told otherwise.
+  static Topology fullMesh(int world_size, LinkInfo link = defaultNvLink(), DeviceModel device = {});
+  // An NVLink-class link: the simulator's default until calibrated on hardware.
+  static LinkInfo defaultNvLink();
+
+  int worldSize() const { return world_size_; }
+  const LinkInfo& link(int from, int to) const {
+    return links_[static_cast<std::size_t>(from) * static_cast<std::size_t>(world_size_) + static_cast<std::size_t>(to)];
+  }
+  void setLink(int from, int to, LinkInfo info);
+  void setBidirectional(int a, int b, LinkInfo info) {
+    setLink(a, b, info);
+    setLink(b, a, info);
+  }
+  // True for a == b and for every connected link.
+  bool canAccess(int from, int to) const { return from == to || link(from, to).connected(); }
+  std::vector<std::vector<bool>> accessMatrix() const;
+
+  const DeviceModel& device() const { return device_; }
+  void setDevice(DeviceModel device) { device_ = device; }
+
+  // "4 ranks, full mesh of nvlink (1.0 us, 150 GB/s)" or a list of the missing links.
+  std::string describe() const;
+
+ private:
+  int world_size_ = 0;
+  std::vector<LinkInfo> links_;
+  DeviceModel device_;
+};
+
+}  // namespace peerreduce

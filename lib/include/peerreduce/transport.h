@@ -1,0 +1,97 @@
+// Transport: what executes plans. The simulator and the GPUs implement it; a fault injector wraps it.
+//
+// A Transport serves one rank of one world. The Communicator drives it:
+//   1. openSymmetric(bytes) at creation: this rank's symmetric region; returns a record describing
+//      it that the Communicator sends to every peer through the Bootstrap;
+//   2. connectPeers(records): maps every peer's region (IPC handles on GPUs);
+//   3. submit(request, stream) per operation: enqueue this rank's program of the plan on `stream`;
+//      it returns once enqueued (like a kernel launch), not when the data is reduced;
+//   4. synchronize(stream, timeout): wait, bounded, until everything submitted on the stream is done,
+//      and report any error it ended with.
+// TransportWrapper forwards everything to another Transport, so a decorator (the fault injector)
+// overrides only what it needs.
+//
+// Thread safety: one thread drives a given Transport at a time; distinct Transports of the same
+// world may be driven from different threads.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "peerreduce/plan.h"
+#include "peerreduce/status.h"
+#include "peerreduce/topology.h"
+#include "peerreduce/types.h"
+
+namespace peerreduce {
+
+// A GPU stream (hipStream_t / cudaStream_t) or, on the simulator, any value (ignored: one queue per rank).
+using StreamHandle = void*;
+
+// Records exchanged at creation are at most this long, so the bootstrap can gather fixed-size blocks.
+inline constexpr std::size_t kMaxPeerRecordBytes = 512;
+
+struct ExecutionRequest {
+  std::shared_ptr<const Plan> plan;  // kept alive by the transport until the operation completes
+  const void* send = nullptr;        // this rank's input (count elements)
+  void* recv = nullptr;              // this rank's output (== send when in place)
+  std::size_t count = 0;             // elements in this operation (one segment of a user call)
+  DataType dtype = DataType::kFloat32;
+  ReduceOp op = ReduceOp::kSum;
+  ChunkLayout layout;                // how `count` splits into the plan's chunks
+  std::size_t scratch_offset = 0;    // where this operation's scratch starts in every rank's region
+};
+
+class Transport {
+ public:
+  virtual ~Transport() = default;
+
+  virtual std::string name() const = 0;
+  virtual int rank() const = 0;
+  virtual int worldSize() const = 0;
+
+  virtual StatusOr<std::vector<std::byte>> openSymmetric(std::size_t bytes) = 0;
+  virtual Status connectPeers(const std::vector<std::vector<std::byte>>& records) = 0;
+  // Links as this transport sees them (after connectPeers: what was actually reachable).
+  virtual Topology topology() const = 0;
+
+  virtual Status submit(const ExecutionRequest& request, StreamHandle stream) = 0;
+  virtual Status synchronize(StreamHandle stream, std::chrono::milliseconds timeout) = 0;
+  // The first error an asynchronous operation ended with, or ok. Does not block.
+  virtual Status asyncError() const = 0;
+  // Makes every wait of this rank return promptly with kAborted. Safe from any thread.
+  virtual void abort() = 0;
+};
+
+class TransportWrapper : public Transport {
+ public:
+  explicit TransportWrapper(std::shared_ptr<Transport> target) : target_(std::move(target)) {}
+
+  std::string name() const override { return target_->name(); }
+  int rank() const override { return target_->rank(); }
+  int worldSize() const override { return target_->worldSize(); }
+  StatusOr<std::vector<std::byte>> openSymmetric(std::size_t bytes) override { return target_->openSymmetric(bytes); }
+  Status connectPeers(const std::vector<std::vector<std::byte>>& records) override {
+    return target_->connectPeers(records);
+  }
+  Topology topology() const override { return target_->topology(); }
+  Status submit(const ExecutionRequest& request, StreamHandle stream) override {
+    return target_->submit(request, stream);
+  }
+  Status synchronize(StreamHandle stream, std::chrono::milliseconds timeout) override {
+    return target_->synchronize(stream, timeout);
+  }
+  Status asyncError() const override { return target_->asyncError(); }
+  void abort() override { target_->abort(); }
+
+ protected:
+  Transport& target() { return *target_; }
+
+ private:
+  std::shared_ptr<Transport> target_;
+};
+
+}  // namespace peerreduce

@@ -1,0 +1,79 @@
+// Element types, reduction operators and algorithm names of peerreduce, with their text forms.
+//
+// Semantics of the reductions (the same on every transport, bit for bit):
+// - Integers wrap as their C type does (two's complement, modulo 2^bits) for sum and prod.
+// - avg on integers is the wrapped sum divided by the world size, truncated toward zero (C division).
+//   It is NOT the mathematically exact mean when the sum wraps; use a wider type if that matters.
+// - avg on floating point is the sum divided by the world size in the accumulation type, rounded once.
+// - fp16 and bf16 accumulate in fp32 within each reduction step and round to nearest even when stored.
+// - min and max on floating point propagate NaN: if any input is NaN, the result is NaN.
+//
+// Thread safety: everything here is a pure function.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string_view>
+
+#include "peerreduce/status.h"
+
+namespace peerreduce {
+
+// Values are stable: the C API's prDataType_t uses the same numbers.
+enum class DataType : int {
+  kInt8 = 0,
+  kUint8 = 1,
+  kInt32 = 2,
+  kUint32 = 3,
+  kInt64 = 4,
+  kUint64 = 5,
+  kFloat16 = 6,
+  kBFloat16 = 7,
+  kFloat32 = 8,
+  kFloat64 = 9,
+};
+inline constexpr int kDataTypeCount = 10;
+
+// Values are stable: the C API's prRedOp_t uses the same numbers.
+enum class ReduceOp : int {
+  kSum = 0,
+  kProd = 1,
+  kMin = 2,
+  kMax = 3,
+  kAvg = 4,
+};
+inline constexpr int kReduceOpCount = 5;
+
+// Values are stable: the C API's prAlgorithm_t uses the same numbers.
+enum class Algorithm : int {
+  kAuto = 0,
+  kOneShot = 1,
+  kTwoShot = 2,
+  kRing = 3,
+  kRecursiveDoubling = 4,
+  kRabenseifner = 5,
+};
+inline constexpr int kAlgorithmCount = 6;
+
+bool isValidDataType(DataType dtype);
+bool isValidReduceOp(ReduceOp op);
+bool isValidAlgorithm(Algorithm algorithm);
+
+// Bytes per element; 0 for an invalid dtype.
+std::size_t dataTypeSize(DataType dtype);
+bool isFloatingPoint(DataType dtype);
+
+// Canonical names: "int8", "uint8", "int32", "uint32", "int64", "uint64", "fp16", "bf16", "fp32", "fp64";
+// "sum", "prod", "min", "max", "avg"; "auto", "one-shot", "two-shot", "ring", "recursive-doubling",
+// "rabenseifner". Invalid values give "invalid".
+std::string_view dataTypeName(DataType dtype);
+std::string_view reduceOpName(ReduceOp op);
+std::string_view algorithmName(Algorithm algorithm);
+
+// Parses a canonical name (also accepts common aliases such as "float32", "half", "bfloat16", "double").
+// An unknown name is an kInvalidArgument error that lists the accepted names.
+StatusOr<DataType> parseDataType(std::string_view text);
+StatusOr<ReduceOp> parseReduceOp(std::string_view text);
+StatusOr<Algorithm> parseAlgorithm(std::string_view text);
+
+}  // namespace peerreduce

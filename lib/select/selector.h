@@ -1,0 +1,56 @@
+// AlgorithmSelector: picks the algorithm for a message size from the cost model, not from magic
+// thresholds.
+//
+// At creation it predicts, for every candidate plan and every power-of-two size bucket, the time of
+// the whole operation (segments included, see segmenting.h) on the communicator's topology, and keeps
+// the cheapest per bucket. allreduce() then looks its size up in O(1). Every rank builds the same
+// table from the same plans, topology and scratch size, so all ranks agree without talking.
+// Tables are memoised process-wide, so the ranks of an in-process world compute it once.
+#pragma once
+
+#include <array>
+#include <memory>
+#include <vector>
+
+#include "peerreduce/communicator.h"
+#include "peerreduce/plan.h"
+#include "peerreduce/status.h"
+#include "peerreduce/topology.h"
+
+namespace peerreduce {
+
+// Buckets cover 2^0 .. 2^(kSelectorBuckets-1) bytes; larger sizes use the last bucket.
+inline constexpr int kSelectorBuckets = 41;
+
+struct SelectorCandidate {
+  std::shared_ptr<const Plan> plan;
+};
+
+class AlgorithmSelector {
+ public:
+  // `candidates`: the out-of-place plans the selector may choose from (at least one).
+  static StatusOr<std::shared_ptr<const AlgorithmSelector>> create(const std::vector<SelectorCandidate>& candidates,
+                                                                   const Topology& topology,
+                                                                   std::size_t scratch_bytes);
+
+  Algorithm choose(std::size_t bytes) const { return table_[bucketOf(bytes)]; }
+
+  // Predicted time of every candidate for `count` elements of `elem_size` bytes, cheapest first.
+  // Candidates that cannot run in the scratch are left out.
+  std::vector<AlgorithmEstimate> estimate(std::size_t count, std::size_t elem_size) const;
+
+  static int bucketOf(std::size_t bytes);
+
+ private:
+  std::vector<SelectorCandidate> candidates_;
+  Topology topology_;
+  std::size_t scratch_bytes_ = 0;
+  std::array<Algorithm, kSelectorBuckets> table_{};
+};
+
+// Predicted time of `plan` for `count` elements, split into segments that fit `scratch_bytes`.
+// Fails with kOutOfMemory when not even one segment fits.
+StatusOr<AlgorithmEstimate> estimateOperation(const Plan& plan, std::size_t count, std::size_t elem_size,
+                                              const Topology& topology, std::size_t scratch_bytes);
+
+}  // namespace peerreduce

@@ -1,0 +1,132 @@
+// SimEngine: the simulated world behind SimWorld and its transports.
+//
+// State per rank: its symmetric region (host memory), its flag counters (one per writer and flag id,
+// each with the virtual arrival time and vector clock of every signal not yet consumed), its queue of
+// submitted operations, its epoch bases, its virtual clock and its first error.
+//
+// run(): repeatedly lists the ranks whose next action can proceed (a data step or signal always can;
+// a wait or entry-fence check when the awaited counter is high enough) and lets the seeded PRNG pick
+// one. When none can proceed but work remains, virtual time jumps to the earliest wait deadline and
+// that rank's operation ends with kTimeout (naming rank, peer, flag and step); so a run always ends.
+//
+// Thread safety: every public method takes the engine mutex, except abort(), which only sets an atomic.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "peerreduce/simulator.h"
+#include "peerreduce/transport.h"
+#include "plan/flag_epochs.h"
+#include "prng.h"
+#include "race_checker.h"
+#include "select/timing_model.h"
+#include "trace.h"
+
+namespace peerreduce::sim {
+
+class SimEngine {
+ public:
+  SimEngine(int world_size, SimOptions options);
+  ~SimEngine();
+
+  int worldSize() const { return world_size_; }
+  const SimOptions& options() const { return options_; }
+  std::uint64_t worldId() const { return world_id_; }
+
+  StatusOr<std::vector<std::byte>> openSymmetric(int rank, std::size_t bytes);
+  Status connectPeers(int rank, const std::vector<std::vector<std::byte>>& records);
+  Topology topology() const { return topology_; }
+
+  Status submit(int rank, const ExecutionRequest& request);
+  // Collective on the simulator: returns when every rank has called it and the submitted work ran.
+  Status synchronize(int rank, std::chrono::milliseconds timeout);
+  Status runUntilIdle();
+  Status asyncError(int rank) const;
+  void abort(int rank);
+
+  SimStats stats() const;
+  std::vector<std::string> raceReports() const;
+  std::uint64_t traceFingerprint() const;
+  std::string chromeTraceJson() const;
+  void resetStats();
+
+ private:
+  struct Arrival {
+    double time_us = 0.0;
+    VectorClock clock;  // sender's clock (empty without race checking)
+    std::uint64_t trace_id = 0;
+  };
+  struct Counter {
+    std::uint64_t count = 0;
+    std::uint64_t first_kept = 1;  // signal number of arrivals.front()
+    std::deque<Arrival> arrivals;
+  };
+  struct Operation {
+    ExecutionRequest request;
+    std::uint64_t seq = 0;
+    std::size_t slot_bytes = 0;
+    bool fenced = false;      // the entry fence has been passed
+    std::size_t pc = 0;       // next step
+    double wait_start_us = -1.0;  // virtual time this rank began the wait it is blocked on
+  };
+  struct RankState {
+    std::unique_ptr<std::byte[]> memory;
+    std::size_t memory_bytes = 0;
+    bool connected = false;
+    std::deque<Operation> queue;
+    std::unique_ptr<FlagEpochs> epochs;
+    double clock_us = 0.0;
+    std::uint64_t next_seq = 0;
+    Status error;
+    std::atomic<bool> aborted{false};
+  };
+  enum class Readiness { kReady, kBlocked, kIdle };
+
+  Counter& counter(int holder, int writer, int flag);
+  Readiness readiness(int rank);
+  // The entry fence's unsatisfied peer, or -1 when every peer's done counter is high enough.
+  int fenceBlocker(int rank);
+  void passFence(int rank, Operation& op);
+  void step(int rank);
+  void executeData(int rank, Operation& op, const Step& step);
+  void finishOperation(int rank);
+  void failRank(int rank, Status status);
+  void timeoutEarliestWait();
+  std::byte* resolve(int rank, const Operation& op, const BufferRef& ref, int chunk);
+  std::string describeSite(const AccessSite& site) const;
+  Status runLocked();
+
+  const int world_size_;
+  const SimOptions options_;
+  const std::uint64_t world_id_;
+  Topology topology_;
+  TimingModel timing_;
+  Prng prng_;
+  std::vector<std::unique_ptr<RankState>> ranks_;
+  std::vector<Counter> counters_;  // (holder * n + writer) * kMaxFlags + flag
+  RaceChecker races_;
+  TraceRecorder trace_;
+  SimStats stats_;
+  std::vector<std::uint64_t> link_scratch_;
+  std::vector<const void*> sources_;  // reused per reduce step: the hot path allocates nothing
+  std::uint64_t next_trace_id_ = 1;
+  // Per rank, the plans of its recent operations, kept so race reports can describe their steps.
+  static constexpr std::size_t kRecentPlans = 16;
+  std::vector<std::deque<std::pair<std::uint64_t, std::shared_ptr<const Plan>>>> recent_plans_;
+
+  mutable std::mutex mutex_;
+  std::condition_variable sync_cv_;
+  std::vector<bool> in_sync_;
+  int sync_count_ = 0;
+  std::uint64_t sync_generation_ = 0;
+};
+
+}  // namespace peerreduce::sim

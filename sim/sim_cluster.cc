@@ -1,0 +1,30 @@
+#include "sim_cluster.h"
+
+#include <thread>
+
+namespace peerreduce::sim {
+
+StatusOr<std::unique_ptr<SimCluster>> SimCluster::create(int world_size, SimOptions options, Config config) {
+  PR_ASSIGN_OR_RETURN(auto world, SimWorld::create(world_size, std::move(options)));
+  auto cluster = std::unique_ptr<SimCluster>(new SimCluster());
+  cluster->world_ = world;
+  cluster->comms_.resize(static_cast<std::size_t>(world_size));
+  std::vector<Status> results(static_cast<std::size_t>(world_size));
+  std::vector<std::thread> threads;
+  threads.reserve(static_cast<std::size_t>(world_size));
+  for (int r = 0; r < world_size; ++r) {
+    threads.emplace_back([&, r] {
+      auto comm = Communicator::create(r, world_size, world->bootstrap(r), world->transport(r), config);
+      if (comm.isOk()) {
+        cluster->comms_[static_cast<std::size_t>(r)] = std::move(comm).value();
+      } else {
+        results[static_cast<std::size_t>(r)] = comm.status();
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  for (const auto& status : results) PR_RETURN_IF_ERROR(status);
+  return cluster;
+}
+
+}  // namespace peerreduce::sim

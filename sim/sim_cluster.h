@@ -1,0 +1,33 @@
+// SimCluster: a simulated world with one Communicator per rank, ready to allreduce.
+//
+// Creation is collective, so it runs each rank's Communicator::create on its own thread and joins
+// them; after that one thread can drive every rank: call allreduce on each communicator (they only
+// enqueue), then runUntilIdle(). Used by peerreduce-sim, the benchmarks and the in-process test world.
+#pragma once
+
+#include <memory>
+#include <vector>
+
+#include "peerreduce/communicator.h"
+#include "peerreduce/simulator.h"
+
+namespace peerreduce::sim {
+
+class SimCluster {
+ public:
+  static StatusOr<std::unique_ptr<SimCluster>> create(int world_size, SimOptions options, Config config);
+
+  int size() const { return world_->worldSize(); }
+  Communicator& comm(int rank) { return *comms_[static_cast<std::size_t>(rank)]; }
+  SimWorld& world() { return *world_; }
+  std::shared_ptr<SimWorld> worldPtr() { return world_; }
+
+  // Runs what every rank enqueued; the first rank error, if any.
+  Status runUntilIdle() { return world_->runUntilIdle(); }
+
+ private:
+  std::shared_ptr<SimWorld> world_;
+  std::vector<std::unique_ptr<Communicator>> comms_;
+};
+
+}  // namespace peerreduce::sim
