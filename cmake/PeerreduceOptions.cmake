@@ -1,7 +1,8 @@
 # Compiler flags shared by every peerreduce target: warnings, sanitizers, coverage.
 add_library(peerreduce_flags INTERFACE)
 target_compile_options(peerreduce_flags INTERFACE
-  $<$<COMPILE_LANGUAGE:CXX>:-Wall -Wextra -Wpedantic -Wshadow -Wnon-virtual-dtor -Wconversion -Wno-sign-conversion>)
+  $<$<COMPILE_LANGUAGE:CXX>:-Wall -Wextra -Wpedantic -Wshadow -Wnon-virtual-dtor -Wconversion -Wno-sign-conversion>
+  $<$<COMPILE_LANGUAGE:C>:-Wall -Wextra -Wpedantic -Wshadow -Wconversion -Wno-sign-conversion>)
 if(PEERREDUCE_WERROR)
   target_compile_options(peerreduce_flags INTERFACE $<$<COMPILE_LANGUAGE:CXX>:-Werror>)
 endif()

@@ -50,6 +50,7 @@ SimEngine::SimEngine(int world_size, SimOptions options)
   for (int r = 0; r < world_size; ++r) {
     auto state = std::make_unique<RankState>();
     state->epochs = std::make_unique<FlagEpochs>(world_size, r);
+    state->phase = std::make_unique<PhaseTimer>(timing_, r);
     ranks_.push_back(std::move(state));
   }
   stats_.rank_time_us.assign(static_cast<std::size_t>(world_size), 0.0);
@@ -275,6 +276,7 @@ void SimEngine::passFence(int rank, Operation& op) {
   }
   op.fenced = true;
   op.wait_start_us = -1.0;
+  state.phase->close();
   if (state.clock_us - begun > options_.wait_timeout_us) {
     failRank(rank, timeoutError("rank " + std::to_string(rank) + " op " + std::to_string(op.seq) +
                                 " entry fence: rank " + std::to_string(last_peer) +
@@ -327,12 +329,14 @@ void SimEngine::step(int rank) {
         return;
       }
       op.wait_start_us = -1.0;
+      state.phase->close();
       if (options_.race_checking) races_.join(rank, arrival.clock);
       event.flow_peer = s.peer;
       event.flow_id = arrival.trace_id;
       break;
     }
     case StepKind::kSignal: {
+      state.phase->close();
       state.clock_us += timing_.signalIssueUs();
       Counter& c = counter(s.peer, rank, s.flag);
       c.count += 1;
@@ -351,8 +355,8 @@ void SimEngine::step(int rank) {
     }
     case StepKind::kCopy:
     case StepKind::kReduce: {
-      state.clock_us += timing_.dataStepUs(rank, program, s, op.request.layout, dataTypeSize(op.request.dtype),
-                                           &stats_.link_bytes);
+      state.clock_us = state.phase->addDataStep(program, s, op.request.layout, dataTypeSize(op.request.dtype),
+                                                state.clock_us, &stats_.link_bytes);
       event.bytes = op.request.layout.size(s.chunk) * dataTypeSize(op.request.dtype);
       executeData(rank, op, s);
       break;
@@ -446,11 +450,13 @@ Status SimEngine::synchronize(int rank, std::chrono::milliseconds timeout) {
   const std::uint64_t generation = sync_generation_;
   in_sync_[static_cast<std::size_t>(rank)] = true;
   if (++sync_count_ == world_size_) {
-    PR_RETURN_IF_ERROR(runLocked());
+    const Status run = runLocked();
+    // Release the other ranks whatever happened, so none waits out its timeout for a finished round.
     std::fill(in_sync_.begin(), in_sync_.end(), false);
     sync_count_ = 0;
     ++sync_generation_;
     sync_cv_.notify_all();
+    PR_RETURN_IF_ERROR(run);
   } else if (!sync_cv_.wait_until(lock, deadline, [&] { return sync_generation_ != generation; })) {
     std::string missing;
     for (int r = 0; r < world_size_; ++r) {

@@ -83,6 +83,7 @@ class SimEngine {
     bool connected = false;
     std::deque<Operation> queue;
     std::unique_ptr<FlagEpochs> epochs;
+    std::unique_ptr<PhaseTimer> phase;
     double clock_us = 0.0;
     std::uint64_t next_seq = 0;
     Status error;

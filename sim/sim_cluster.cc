@@ -12,6 +12,15 @@ StatusOr<std::unique_ptr<SimCluster>> SimCluster::create(int world_size, SimOpti
   std::vector<Status> results(static_cast<std::size_t>(world_size));
   std::vector<std::thread> threads;
   threads.reserve(static_cast<std::size_t>(world_size));
+  // Joins whatever was started, also when starting a thread throws (destroying a joinable thread aborts).
+  struct Joiner {
+    std::vector<std::thread>& threads;
+    ~Joiner() {
+      for (auto& t : threads) {
+        if (t.joinable()) t.join();
+      }
+    }
+  } joiner{threads};
   for (int r = 0; r < world_size; ++r) {
     threads.emplace_back([&, r] {
       auto comm = Communicator::create(r, world_size, world->bootstrap(r), world->transport(r), config);

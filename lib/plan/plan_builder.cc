@@ -80,9 +80,19 @@ Plan PlanBuilder::finish(std::string description) {
       note(step.dst, i);
       for (std::uint32_t s = 0; s < step.src_count; ++s) note(program.sources[step.src_begin + s], i);
     }
+    // A done signal goes after the run of copy/reduce steps that holds the last access: a GPU runs such
+    // a run (a phase) with all its blocks at once, so signalling in its middle would split it.
+    const int step_count = static_cast<int>(program.steps.size());
+    auto isData = [&](int i) {
+      const StepKind kind = program.steps[static_cast<std::size_t>(i)].kind;
+      return kind == StepKind::kCopy || kind == StepKind::kReduce;
+    };
+    for (auto& last : last_access) {
+      while (last >= 0 && last + 1 < step_count && isData(last + 1)) ++last;
+    }
     std::vector<Step> steps;
     steps.reserve(program.steps.size() + static_cast<std::size_t>(n));
-    for (int i = 0; i < static_cast<int>(program.steps.size()); ++i) {
+    for (int i = 0; i < step_count; ++i) {
       steps.push_back(program.steps[static_cast<std::size_t>(i)]);
       for (int peer = 0; peer < n; ++peer) {
         if (last_access[static_cast<std::size_t>(peer)] != i) continue;

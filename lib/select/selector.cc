@@ -49,12 +49,22 @@ std::uint64_t fingerprint(const std::vector<SelectorCandidate>& candidates, cons
 
 int AlgorithmSelector::bucketOf(std::size_t bytes) {
   if (bytes <= 1) return 0;
-  const int bucket = static_cast<int>(std::bit_width(bytes - 1));  // ceil(log2(bytes))
+  const int octave = static_cast<int>(std::bit_width(bytes)) - 1;  // floor(log2(bytes))
+  // The two bits after the leading one say which quarter of the octave `bytes` falls in.
+  const std::size_t quarter = octave >= 2 ? (bytes >> (octave - 2)) & 3u : (bytes << (2 - octave)) & 3u;
+  const int bucket = octave * kSelectorBucketsPerOctave + static_cast<int>(quarter);
   return std::min(bucket, kSelectorBuckets - 1);
 }
 
+std::size_t AlgorithmSelector::bucketMiddleBytes(int bucket) {
+  const int octave = bucket / kSelectorBucketsPerOctave;
+  const int quarter = bucket % kSelectorBucketsPerOctave;
+  const double middle = std::ldexp(1.0 + (quarter + 0.5) / kSelectorBucketsPerOctave, octave);
+  return static_cast<std::size_t>(middle);
+}
+
 StatusOr<AlgorithmEstimate> estimateOperation(const Plan& plan, std::size_t count, std::size_t elem_size,
-                                              const Topology& topology, std::size_t scratch_bytes) {
+                                              PlanCostEvaluator& evaluator, std::size_t scratch_bytes) {
   const std::size_t segment = maxSegmentCount(plan, elem_size, scratch_bytes);
   if (segment == 0) {
     return outOfMemoryError(std::string(algorithmName(plan.algorithm)) + " needs " +
@@ -68,13 +78,13 @@ StatusOr<AlgorithmEstimate> estimateOperation(const Plan& plan, std::size_t coun
   estimate.algorithm = plan.algorithm;
   estimate.segments = static_cast<int>(std::min<std::size_t>(full + (rest ? 1 : 0), 1u << 30));
   if (full > 0) {
-    PR_ASSIGN_OR_RETURN(PlanCost cost, estimatePlanCost(plan, ChunkLayout::make(segment, plan.num_chunks, elem_size),
-                                                       elem_size, topology));
+    PR_ASSIGN_OR_RETURN(PlanCost cost,
+                        evaluator.evaluate(plan, ChunkLayout::make(segment, plan.num_chunks, elem_size), elem_size));
     estimate.predicted_us += cost.time_us * static_cast<double>(full);
   }
   if (rest > 0 || count == 0) {
     PR_ASSIGN_OR_RETURN(PlanCost cost,
-                        estimatePlanCost(plan, ChunkLayout::make(rest, plan.num_chunks, elem_size), elem_size, topology));
+                        evaluator.evaluate(plan, ChunkLayout::make(rest, plan.num_chunks, elem_size), elem_size));
     estimate.predicted_us += cost.time_us;
   }
   return estimate;
@@ -95,17 +105,36 @@ StatusOr<std::shared_ptr<const AlgorithmSelector>> AlgorithmSelector::create(
   selector->candidates_ = candidates;
   selector->topology_ = topology;
   selector->scratch_bytes_ = scratch_bytes;
-  for (int bucket = 0; bucket < kSelectorBuckets; ++bucket) {
-    // Evaluate at the geometric middle of the bucket (2^(b-1), 2^b], so each choice is right for the
-    // bulk of its sizes; crossovers land within a factor of sqrt(2).
-    const double middle = bucket == 0 ? 1.0 : std::ldexp(1.0, bucket) / 1.4142135623730951;
-    const std::size_t count = std::max<std::size_t>(1, static_cast<std::size_t>(middle) / kTableElemSize);
-    const auto estimates = selector->estimate(count, kTableElemSize);
+  // The cheapest candidate changes at a few crossovers only. Evaluate one bucket per octave, and all
+  // four buckets of an octave only where the winner differs from a neighbouring octave's.
+  PlanCostEvaluator evaluator(selector->topology_);
+  auto cheapest = [&](int bucket) -> StatusOr<Algorithm> {
+    const std::size_t count = std::max<std::size_t>(1, bucketMiddleBytes(bucket) / kTableElemSize);
+    const auto estimates = selector->estimate(count, kTableElemSize, evaluator);
     if (estimates.empty()) {
       return outOfMemoryError("no algorithm fits in " + std::to_string(scratch_bytes) +
                               " bytes of scratch (raise PEERREDUCE_SCRATCH_BYTES)");
     }
-    selector->table_[static_cast<std::size_t>(bucket)] = estimates.front().algorithm;
+    return estimates.front().algorithm;
+  };
+  constexpr int kProbe = kSelectorBucketsPerOctave / 2;  // the bucket that stands for its octave
+  std::array<Algorithm, kSelectorMaxLog2 + 1> per_octave{};
+  for (int octave = 0; octave <= kSelectorMaxLog2; ++octave) {
+    PR_ASSIGN_OR_RETURN(per_octave[static_cast<std::size_t>(octave)],
+                        cheapest(octave * kSelectorBucketsPerOctave + kProbe));
+  }
+  for (int octave = 0; octave <= kSelectorMaxLog2; ++octave) {
+    const Algorithm here = per_octave[static_cast<std::size_t>(octave)];
+    const bool uniform = (octave == 0 || per_octave[static_cast<std::size_t>(octave - 1)] == here) &&
+                         (octave == kSelectorMaxLog2 || per_octave[static_cast<std::size_t>(octave + 1)] == here);
+    for (int q = 0; q < kSelectorBucketsPerOctave; ++q) {
+      const int bucket = octave * kSelectorBucketsPerOctave + q;
+      if (uniform || q == kProbe) {
+        selector->table_[static_cast<std::size_t>(bucket)] = here;
+      } else {
+        PR_ASSIGN_OR_RETURN(selector->table_[static_cast<std::size_t>(bucket)], cheapest(bucket));
+      }
+    }
   }
   std::lock_guard<std::mutex> lock(memo_mutex);
   constexpr std::size_t kMemoLimit = 64;  // distinct topologies one process meets; bounded so it cannot grow forever
@@ -115,9 +144,15 @@ StatusOr<std::shared_ptr<const AlgorithmSelector>> AlgorithmSelector::create(
 }
 
 std::vector<AlgorithmEstimate> AlgorithmSelector::estimate(std::size_t count, std::size_t elem_size) const {
+  PlanCostEvaluator evaluator(topology_);
+  return estimate(count, elem_size, evaluator);
+}
+
+std::vector<AlgorithmEstimate> AlgorithmSelector::estimate(std::size_t count, std::size_t elem_size,
+                                                           PlanCostEvaluator& evaluator) const {
   std::vector<AlgorithmEstimate> estimates;
   for (const auto& candidate : candidates_) {
-    auto e = estimateOperation(*candidate.plan, count, elem_size, topology_, scratch_bytes_);
+    auto e = estimateOperation(*candidate.plan, count, elem_size, evaluator, scratch_bytes_);
     if (e.isOk()) estimates.push_back(*e);
   }
   // Stable order on ties: the candidate listed first wins, on every rank.

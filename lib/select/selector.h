@@ -3,7 +3,7 @@
 //
 // At creation it predicts, for every candidate plan and every power-of-two size bucket, the time of
 // the whole operation (segments included, see segmenting.h) on the communicator's topology, and keeps
-// the cheapest per bucket. allreduce() then looks its size up in O(1). Every rank builds the same
+// the cheapest per bucket (four buckets per power of two). allreduce() then looks its size up in O(1). Every rank builds the same
 // table from the same plans, topology and scratch size, so all ranks agree without talking.
 // Tables are memoised process-wide, so the ranks of an in-process world compute it once.
 #pragma once
@@ -16,11 +16,15 @@
 #include "peerreduce/plan.h"
 #include "peerreduce/status.h"
 #include "peerreduce/topology.h"
+#include "select/plan_cost.h"
 
 namespace peerreduce {
 
-// Buckets cover 2^0 .. 2^(kSelectorBuckets-1) bytes; larger sizes use the last bucket.
-inline constexpr int kSelectorBuckets = 41;
+// Size buckets: four per power of two (a quarter octave, so a crossover is placed within 19% of where
+// the model puts it) from 1 byte to 2^kSelectorMaxLog2 bytes; larger sizes use the last bucket.
+inline constexpr int kSelectorBucketsPerOctave = 4;
+inline constexpr int kSelectorMaxLog2 = 40;
+inline constexpr int kSelectorBuckets = (kSelectorMaxLog2 + 1) * kSelectorBucketsPerOctave;
 
 struct SelectorCandidate {
   std::shared_ptr<const Plan> plan;
@@ -38,8 +42,11 @@ class AlgorithmSelector {
   // Predicted time of every candidate for `count` elements of `elem_size` bytes, cheapest first.
   // Candidates that cannot run in the scratch are left out.
   std::vector<AlgorithmEstimate> estimate(std::size_t count, std::size_t elem_size) const;
+  std::vector<AlgorithmEstimate> estimate(std::size_t count, std::size_t elem_size, PlanCostEvaluator& evaluator) const;
 
   static int bucketOf(std::size_t bytes);
+  // A representative size of the bucket (its middle), where the table is evaluated.
+  static std::size_t bucketMiddleBytes(int bucket);
 
  private:
   std::vector<SelectorCandidate> candidates_;
@@ -51,6 +58,6 @@ class AlgorithmSelector {
 // Predicted time of `plan` for `count` elements, split into segments that fit `scratch_bytes`.
 // Fails with kOutOfMemory when not even one segment fits.
 StatusOr<AlgorithmEstimate> estimateOperation(const Plan& plan, std::size_t count, std::size_t elem_size,
-                                              const Topology& topology, std::size_t scratch_bytes);
+                                              PlanCostEvaluator& evaluator, std::size_t scratch_bytes);
 
 }  // namespace peerreduce

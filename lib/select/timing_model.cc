@@ -6,39 +6,72 @@ namespace peerreduce {
 namespace {
 // GB/s to bytes per microsecond: 1e9 bytes/s = 1e3 bytes/us.
 constexpr double kBytesPerUsPerGbps = 1e3;
+
+bool sameMemory(const BufferRef& a, std::int32_t a_chunk, const BufferRef& b, std::int32_t b_chunk) {
+  if (a.rank != b.rank) return false;
+  if (a.kind == BufferKind::kScratch || b.kind == BufferKind::kScratch) return a.kind == b.kind && a.slot == b.slot;
+  // Input and output may be the same memory (in place): treat them as one, per chunk.
+  return a_chunk == b_chunk;
+}
 }  // namespace
 
-TimingModel::TimingModel(const Topology& topology)
-    : topology_(topology),
-      scratch_bytes_(static_cast<std::size_t>(topology.worldSize()), 0) {}
+PhaseTimer::PhaseTimer(const TimingModel& model, int rank)
+    : model_(model), rank_(rank), bytes_(static_cast<std::size_t>(model.topology().worldSize()), 0) {}
 
-double TimingModel::dataStepUs(int rank, const RankProgram& program, const Step& step, const ChunkLayout& layout,
-                               std::size_t elem_size, std::vector<std::uint64_t>* link_bytes) const {
+void PhaseTimer::startPhase(double clock) {
+  open_ = true;
+  phase_start_us_ = clock;
+  for (int peer : touched_) bytes_[static_cast<std::size_t>(peer)] = 0;
+  touched_.clear();
+  written_.clear();
+  slowest_link_us_ = 0.0;
+  remote_bytes_ = 0;
+  total_bytes_ = 0;
+}
+
+void PhaseTimer::addBytes(int peer, std::uint64_t bytes) {
+  if (bytes == 0) return;
+  std::uint64_t& mine = bytes_[static_cast<std::size_t>(peer)];
+  if (mine == 0) touched_.push_back(peer);
+  mine += bytes;
+  total_bytes_ += bytes;
+  if (peer == rank_) return;
+  remote_bytes_ += bytes;
+  // A link's time only grows with its bytes, so the running maximum stays exact.
+  const LinkInfo& link = model_.topology().link(rank_, peer);
+  const double bandwidth = std::max(link.bandwidth_gbps, 1e-9) * kBytesPerUsPerGbps;
+  slowest_link_us_ = std::max(slowest_link_us_, link.latency_us + static_cast<double>(mine) / bandwidth);
+}
+
+double PhaseTimer::phaseCostUs() const {
+  if (total_bytes_ == 0) return 0.0;
+  const DeviceModel& device = model_.topology().device();
+  const double local =
+      static_cast<double>(bytes_[static_cast<std::size_t>(rank_)]) / (device.local_bandwidth_gbps * kBytesPerUsPerGbps);
+  const double ingress = static_cast<double>(remote_bytes_) / (device.ingress_bandwidth_gbps * kBytesPerUsPerGbps);
+  return device.step_overhead_us + std::max({slowest_link_us_, ingress, local});
+}
+
+double PhaseTimer::addDataStep(const RankProgram& program, const Step& step, const ChunkLayout& layout,
+                               std::size_t elem_size, double clock, std::vector<std::uint64_t>* link_bytes) {
+  bool depends = false;
+  for (std::uint32_t i = 0; open_ && i < step.src_count && !depends; ++i) {
+    const BufferRef& src = program.sources[step.src_begin + i];
+    for (const Written& w : written_) depends = depends || sameMemory(src, step.chunk, w.ref, w.chunk);
+  }
+  if (!open_ || depends) startPhase(clock);
+  written_.push_back({step.dst, step.chunk});
   const std::uint64_t bytes = static_cast<std::uint64_t>(layout.size(step.chunk)) * elem_size;
-  if (bytes == 0) return 0.0;
-  std::fill(scratch_bytes_.begin(), scratch_bytes_.end(), 0);
-  auto touch = [&](const BufferRef& ref) { scratch_bytes_[static_cast<std::size_t>(ref.rank)] += bytes; };
+  const auto n = static_cast<std::size_t>(model_.topology().worldSize());
+  auto touch = [&](const BufferRef& ref) {
+    addBytes(ref.rank, bytes);
+    if (link_bytes != nullptr && bytes > 0) {
+      (*link_bytes)[static_cast<std::size_t>(rank_) * n + static_cast<std::size_t>(ref.rank)] += bytes;
+    }
+  };
   for (std::uint32_t i = 0; i < step.src_count; ++i) touch(program.sources[step.src_begin + i]);
   touch(step.dst);
-
-  const int n = topology_.worldSize();
-  const DeviceModel& device = topology_.device();
-  double slowest_link = 0.0;
-  std::uint64_t remote = 0;
-  for (int peer = 0; peer < n; ++peer) {
-    const std::uint64_t b = scratch_bytes_[static_cast<std::size_t>(peer)];
-    if (b == 0) continue;
-    if (link_bytes != nullptr) (*link_bytes)[static_cast<std::size_t>(rank) * static_cast<std::size_t>(n) + static_cast<std::size_t>(peer)] += b;
-    if (peer == rank) continue;
-    remote += b;
-    const LinkInfo& link = topology_.link(rank, peer);
-    const double bandwidth = std::max(link.bandwidth_gbps, 1e-9) * kBytesPerUsPerGbps;
-    slowest_link = std::max(slowest_link, link.latency_us + static_cast<double>(b) / bandwidth);
-  }
-  const double local = static_cast<double>(scratch_bytes_[static_cast<std::size_t>(rank)]) /
-                       (device.local_bandwidth_gbps * kBytesPerUsPerGbps);
-  const double ingress = static_cast<double>(remote) / (device.ingress_bandwidth_gbps * kBytesPerUsPerGbps);
-  return device.step_overhead_us + std::max({slowest_link, ingress, local});
+  return phase_start_us_ + phaseCostUs();
 }
 
 }  // namespace peerreduce

@@ -1,16 +1,18 @@
-// TimingModel: the alpha-beta cost of each plan step on a topology.
+// TimingModel: the alpha-beta cost of plan steps on a topology.
 //
 // Shared by the cost model that the selector uses (PlanCost) and by the simulator's virtual clock, so
-// that what the simulator measures in virtual time is exactly what the selector predicted, and a
+// that what the simulator measures in virtual time is exactly what the selector predicted; a
 // difference between them means one of the two executed the plan differently.
 //
-// A copy or reduce step of B bytes on rank r costs
-//   step_overhead + max( max over peers p it touches: latency(r,p) + bytes(p) / bandwidth(r,p),
+// A GPU runs a rank's consecutive copy/reduce steps with many thread blocks at once, so the model
+// groups them into phases: a phase is a run of data steps with no signal or wait between them and no
+// step reading what an earlier step of the run wrote. A phase on rank r that touches peer p's memory
+// with bytes(p) costs
+//   step_overhead + max( max over peers p: latency(r,p) + bytes(p) / bandwidth(r,p),
 //                        sum of remote bytes / ingress bandwidth of r,
 //                        local bytes / local bandwidth )
-// where remote bytes are read from (or written to) a peer's memory over the link and local bytes are
-// read or written in r's own memory. A step on an empty chunk costs nothing. A signal costs
-// signal_overhead on the sender and becomes visible latency(r, peer) later.
+// and costs nothing if it moves no bytes. A signal costs signal_overhead on the sender and becomes
+// visible latency(r, peer) later.
 #pragma once
 
 #include <cstdint>
@@ -23,19 +25,49 @@ namespace peerreduce {
 
 class TimingModel {
  public:
-  explicit TimingModel(const Topology& topology);
+  explicit TimingModel(const Topology& topology) : topology_(topology) {}
 
-  // Duration of a copy or reduce step of `rank` whose chunks follow `layout`; adds the bytes it moves
-  // to `link_bytes` when given (index from * n + to: bytes rank `from` moved in rank `to`'s memory;
-  // from == to is local).
-  double dataStepUs(int rank, const RankProgram& program, const Step& step, const ChunkLayout& layout,
-                    std::size_t elem_size, std::vector<std::uint64_t>* link_bytes = nullptr) const;
   double signalIssueUs() const { return topology_.device().signal_overhead_us; }
   double signalLatencyUs(int from, int to) const { return topology_.link(from, to).latency_us; }
+  const Topology& topology() const { return topology_; }
 
  private:
   const Topology& topology_;
-  mutable std::vector<std::uint64_t> scratch_bytes_;  // per-peer bytes of the step being costed
+};
+
+// The phase bookkeeping of one rank.
+class PhaseTimer {
+ public:
+  PhaseTimer(const TimingModel& model, int rank);
+
+  // Adds a copy/reduce step that the rank reaches at `clock`; returns the rank's clock after it (the end
+  // of the phase it joined or opened). Adds the bytes it moves to `link_bytes` when given (index
+  // from * n + to: bytes rank `from` moved in rank `to`'s memory; from == to is local).
+  double addDataStep(const RankProgram& program, const Step& step, const ChunkLayout& layout, std::size_t elem_size,
+                     double clock, std::vector<std::uint64_t>* link_bytes = nullptr);
+  // A signal or wait ends the phase.
+  void close() { open_ = false; }
+
+ private:
+  struct Written {
+    BufferRef ref;
+    std::int32_t chunk;
+  };
+  void startPhase(double clock);
+  void addBytes(int peer, std::uint64_t bytes);
+  double phaseCostUs() const;
+
+  const TimingModel& model_;
+  int rank_;
+  bool open_ = false;
+  double phase_start_us_ = 0.0;
+  // Running totals of the open phase, kept incrementally so adding a step costs O(its sources).
+  std::vector<std::uint64_t> bytes_;  // per peer
+  std::vector<int> touched_;          // peers with bytes_ != 0, to reset cheaply
+  double slowest_link_us_ = 0.0;
+  std::uint64_t remote_bytes_ = 0;
+  std::uint64_t total_bytes_ = 0;
+  std::vector<Written> written_;  // destinations of this phase's steps
 };
 
 }  // namespace peerreduce

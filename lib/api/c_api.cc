@@ -1,0 +1,210 @@
+// The C API (peerreduce/peerreduce.h): everything that needs only libpeerreduce. The simulator's
+// functions (prSimWorld*, prCommInitSim*) are in sim/c_api_sim.cc.
+//
+// Each function checks its handles and out-pointers, then hands the rest to the C++ API, which
+// validates the values (enums included), so that the C and C++ APIs accept and reject the same things
+// with the same messages.
+#include <chrono>
+#include <cstddef>
+#include <string>
+#include <string_view>
+
+#include "api/c_api_internal.h"
+#include "peerreduce/types.h"
+
+namespace peerreduce::capi {
+namespace {
+
+// The C enums are the C++ ones by number; a mismatch would silently change what callers ask for.
+static_assert(prSuccess == static_cast<int>(ErrorCode::kOk));
+static_assert(prInvalidArgument == static_cast<int>(ErrorCode::kInvalidArgument));
+static_assert(prOutOfMemory == static_cast<int>(ErrorCode::kOutOfMemory));
+static_assert(prTimeout == static_cast<int>(ErrorCode::kTimeout));
+static_assert(prRemoteError == static_cast<int>(ErrorCode::kRemoteError));
+static_assert(prPeerLost == static_cast<int>(ErrorCode::kPeerLost));
+static_assert(prLinkDown == static_cast<int>(ErrorCode::kLinkDown));
+static_assert(prAborted == static_cast<int>(ErrorCode::kAborted));
+static_assert(prUnsupported == static_cast<int>(ErrorCode::kUnsupported));
+static_assert(prInternalError == static_cast<int>(ErrorCode::kInternal));
+static_assert(prUnavailable == static_cast<int>(ErrorCode::kUnavailable));
+static_assert(prMismatch == static_cast<int>(ErrorCode::kMismatch));
+static_assert(prCorrupt == static_cast<int>(ErrorCode::kCorrupt));
+static_assert(prNumResults == static_cast<int>(ErrorCode::kCorrupt) + 1);
+
+static_assert(prInt8 == static_cast<int>(DataType::kInt8));
+static_assert(prUint8 == static_cast<int>(DataType::kUint8));
+static_assert(prInt32 == static_cast<int>(DataType::kInt32));
+static_assert(prUint32 == static_cast<int>(DataType::kUint32));
+static_assert(prInt64 == static_cast<int>(DataType::kInt64));
+static_assert(prUint64 == static_cast<int>(DataType::kUint64));
+static_assert(prFloat16 == static_cast<int>(DataType::kFloat16));
+static_assert(prBFloat16 == static_cast<int>(DataType::kBFloat16));
+static_assert(prFloat32 == static_cast<int>(DataType::kFloat32));
+static_assert(prFloat64 == static_cast<int>(DataType::kFloat64));
+static_assert(prNumDataTypes == kDataTypeCount);
+
+static_assert(prSum == static_cast<int>(ReduceOp::kSum));
+static_assert(prProd == static_cast<int>(ReduceOp::kProd));
+static_assert(prMin == static_cast<int>(ReduceOp::kMin));
+static_assert(prMax == static_cast<int>(ReduceOp::kMax));
+static_assert(prAvg == static_cast<int>(ReduceOp::kAvg));
+static_assert(prNumRedOps == kReduceOpCount);
+
+static_assert(prAlgoAuto == static_cast<int>(Algorithm::kAuto));
+static_assert(prAlgoOneShot == static_cast<int>(Algorithm::kOneShot));
+static_assert(prAlgoTwoShot == static_cast<int>(Algorithm::kTwoShot));
+static_assert(prAlgoRing == static_cast<int>(Algorithm::kRing));
+static_assert(prAlgoRecursiveDoubling == static_cast<int>(Algorithm::kRecursiveDoubling));
+static_assert(prAlgoRabenseifner == static_cast<int>(Algorithm::kRabenseifner));
+static_assert(prNumAlgorithms == kAlgorithmCount);
+
+// The handle types are only declared in C; the C++ side must be able to hold them in an int-sized enum.
+static_assert(sizeof(prResult_t) == sizeof(int) && sizeof(prDataType_t) == sizeof(int) &&
+              sizeof(prRedOp_t) == sizeof(int) && sizeof(prAlgorithm_t) == sizeof(int));
+
+// Indexed by prResult_t. Nonzero entries are errorCodeName()'s names; 0 says "success" rather than "ok"
+// because that is what a C caller printing a result expects to read.
+constexpr const char* kResultNames[prNumResults] = {
+    "success", "invalid argument", "out of memory",  "timeout",     "remote error", "peer lost", "link down",
+    "aborted", "unsupported",      "internal error", "unavailable", "mismatch",     "corrupt",
+};
+
+// The last error of this thread. `last_error_text` points into `last_error` or, when even the message
+// could not be allocated, at a static text, so that prGetLastError never fails.
+thread_local std::string last_error;
+thread_local const char* last_error_text = "";
+
+constexpr const char* kNoMemoryForMessage =
+    "peerreduce: an error occurred, but there was not enough host memory to record its message";
+
+prResult_t toCResult(ErrorCode code) { return static_cast<prResult_t>(static_cast<int>(code)); }
+
+}  // namespace
+
+prResult_t recordError(const char* function, ErrorCode code, std::initializer_list<std::string_view> parts) noexcept {
+  try {
+    std::string message = function;
+    message += ": ";
+    message += errorCodeName(code);
+    message += ": ";
+    for (std::string_view part : parts) message += part;
+    last_error = std::move(message);
+    last_error_text = last_error.c_str();
+  } catch (...) {
+    last_error_text = kNoMemoryForMessage;
+  }
+  return toCResult(code);
+}
+
+prResult_t recordError(const char* function, const Status& status) noexcept {
+  if (status.isOk()) {
+    // A caller that reports success as an error is a bug here; never hand a C caller prSuccess with a message.
+    return recordError(function, ErrorCode::kInternal, {"an ok status was reported as an error; please report it"});
+  }
+  return recordError(function, status.code(), {status.message()});
+}
+
+StatusOr<Config> toConfig(const prConfig_t* config) {
+  if (config == nullptr) return Config::fromEnvironment();
+  Config out;
+  out.algorithm = static_cast<Algorithm>(config->algorithm);
+  out.timeout = std::chrono::milliseconds(config->timeout_ms);
+  out.scratch_bytes = config->scratch_bytes;
+  out.verify_plans = config->verify_plans != 0;
+  // Report a bad value here, naming the prConfig_t field, rather than later from inside a rank.
+  PR_RETURN_IF_ERROR(out.validate().withContext("prConfig_t"));
+  return out;
+}
+
+}  // namespace peerreduce::capi
+
+using peerreduce::capi::guarded;
+using peerreduce::capi::nullArgument;
+using peerreduce::capi::toResult;
+
+namespace {
+constexpr const char* kCommHint = "pass a communicator made by prCommInitSimAll or prCommInitSimRank";
+}  // namespace
+
+extern "C" {
+
+prResult_t prConfigInit(prConfig_t* config) noexcept {
+  constexpr const char* kFunction = "prConfigInit";
+  return guarded(kFunction, [&]() -> prResult_t {
+    if (config == nullptr) return nullArgument(kFunction, "config", "pass the address of a prConfig_t to fill");
+    auto effective = peerreduce::Config::fromEnvironment();
+    if (!effective.isOk()) return toResult(kFunction, effective.status());
+    config->algorithm = static_cast<int>(effective->algorithm);
+    config->timeout_ms = static_cast<std::int64_t>(effective->timeout.count());
+    config->scratch_bytes = effective->scratch_bytes;
+    config->verify_plans = effective->verify_plans ? 1 : 0;
+    return prSuccess;
+  });
+}
+
+prResult_t prAllReduce(const void* sendbuff, void* recvbuff, size_t count, prDataType_t datatype, prRedOp_t op,
+                       prComm_t comm, void* stream) noexcept {
+  constexpr const char* kFunction = "prAllReduce";
+  return guarded(kFunction, [&]() -> prResult_t {
+    if (comm == nullptr) return nullArgument(kFunction, "comm", kCommHint);
+    // Unknown enum values go through as they are: the C++ API rejects them with the valid range.
+    return toResult(kFunction, comm->comm->allreduce(sendbuff, recvbuff, count,
+                                                     static_cast<peerreduce::DataType>(static_cast<int>(datatype)),
+                                                     static_cast<peerreduce::ReduceOp>(static_cast<int>(op)), stream));
+  });
+}
+
+prResult_t prCommSynchronize(prComm_t comm, void* stream) noexcept {
+  constexpr const char* kFunction = "prCommSynchronize";
+  return guarded(kFunction, [&]() -> prResult_t {
+    if (comm == nullptr) return nullArgument(kFunction, "comm", kCommHint);
+    return toResult(kFunction, comm->comm->synchronize(stream));
+  });
+}
+
+prResult_t prCommGetAsyncError(prComm_t comm) noexcept {
+  constexpr const char* kFunction = "prCommGetAsyncError";
+  return guarded(kFunction, [&]() -> prResult_t {
+    if (comm == nullptr) return nullArgument(kFunction, "comm", kCommHint);
+    return toResult(kFunction, comm->comm->asyncError());
+  });
+}
+
+prResult_t prCommDestroy(prComm_t comm) noexcept {
+  constexpr const char* kFunction = "prCommDestroy";
+  return guarded(kFunction, [&]() -> prResult_t {
+    if (comm == nullptr) return nullArgument(kFunction, "comm", kCommHint);
+    delete comm;
+    return prSuccess;
+  });
+}
+
+prResult_t prCommRank(prComm_t comm, int* rank) noexcept {
+  constexpr const char* kFunction = "prCommRank";
+  return guarded(kFunction, [&]() -> prResult_t {
+    if (comm == nullptr) return nullArgument(kFunction, "comm", kCommHint);
+    if (rank == nullptr) return nullArgument(kFunction, "rank", "pass the address of an int to receive the rank");
+    *rank = comm->comm->rank();
+    return prSuccess;
+  });
+}
+
+prResult_t prCommSize(prComm_t comm, int* size) noexcept {
+  constexpr const char* kFunction = "prCommSize";
+  return guarded(kFunction, [&]() -> prResult_t {
+    if (comm == nullptr) return nullArgument(kFunction, "comm", kCommHint);
+    if (size == nullptr) return nullArgument(kFunction, "size", "pass the address of an int to receive the size");
+    *size = comm->comm->size();
+    return prSuccess;
+  });
+}
+
+const char* prGetErrorString(prResult_t result) noexcept {
+  const int value = static_cast<int>(result);
+  if (value < 0 || value >= prNumResults) return "unknown result";
+  return peerreduce::capi::kResultNames[value];
+}
+
+const char* prGetLastError(void) noexcept { return peerreduce::capi::last_error_text; }
+
+}  // extern "C"

@@ -1,0 +1,68 @@
+// Shared by the C API's two halves (lib/api/c_api.cc and sim/c_api_sim.cc): the opaque handle types,
+// the per-thread last error, the exception barrier and the prConfig_t conversion (internal).
+#pragma once
+
+#include <exception>
+#include <initializer_list>
+#include <memory>
+#include <new>
+#include <string>
+#include <string_view>
+
+#include "peerreduce/communicator.h"
+#include "peerreduce/config.h"
+#include "peerreduce/peerreduce.h"
+#include "peerreduce/status.h"
+
+namespace peerreduce::sim {
+class SimWorld;
+}  // namespace peerreduce::sim
+
+struct prComm {
+  std::unique_ptr<peerreduce::Communicator> comm;
+  // What the communicator's transport lives in (the simulated world), held so that a world destroyed
+  // too early cannot leave this communicator dangling; the contract still says "world outlives comms".
+  std::shared_ptr<const void> owner;
+};
+
+struct prSimWorld {
+  std::shared_ptr<peerreduce::sim::SimWorld> world;
+};
+
+namespace peerreduce::capi {
+
+// Makes this thread's last error "<function>: <code name>: <parts...>" and returns the code as a
+// prResult_t. Never throws: if the message cannot be allocated, a fixed text is kept instead.
+prResult_t recordError(const char* function, ErrorCode code, std::initializer_list<std::string_view> parts) noexcept;
+prResult_t recordError(const char* function, const Status& status) noexcept;
+
+// prInvalidArgument for a NULL handle or out-pointer: "<argument> is NULL; <hint>".
+inline prResult_t nullArgument(const char* function, const char* argument, const char* hint) noexcept {
+  return recordError(function, ErrorCode::kInvalidArgument, {argument, " is NULL; ", hint});
+}
+
+// prSuccess, or the error of `status` recorded for `function`.
+inline prResult_t toResult(const char* function, const Status& status) noexcept {
+  return status.isOk() ? prSuccess : recordError(function, status);
+}
+
+// The settings `config` describes; NULL means the defaults with the PEERREDUCE_* environment applied.
+StatusOr<Config> toConfig(const prConfig_t* config);
+
+// Runs `body` (returning prResult_t) so that no exception reaches the C caller.
+template <typename Body>
+prResult_t guarded(const char* function, Body&& body) noexcept {
+  try {
+    return body();
+  } catch (const std::bad_alloc&) {
+    return recordError(function, ErrorCode::kOutOfMemory, {"out of host memory"});
+  } catch (const std::exception& e) {
+    return recordError(function, ErrorCode::kInternal,
+                       {"unexpected exception (", e.what(), "); this is a peerreduce bug, please report it"});
+  } catch (...) {
+    return recordError(function, ErrorCode::kInternal,
+                       {"unexpected non-standard exception; this is a peerreduce bug, please report it"});
+  }
+}
+
+}  // namespace peerreduce::capi

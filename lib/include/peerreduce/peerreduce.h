@@ -1,0 +1,190 @@
+/* peerreduce C API: allreduce across the GPUs of one node, and the deterministic simulator behind it.
+ *
+ * Valid C11 and C++; the functions have C linkage. Every function returns a prResult_t; on failure
+ * prGetLastError() gives the full message (what, where, what to do) and prGetErrorString() a short name.
+ *
+ * Ownership:
+ * - prSimWorldCreate() makes a world; prSimWorldDestroy() ends it. prCommInitSimAll() and
+ *   prCommInitSimRank() make communicators; each is ended by its own prCommDestroy(). The world must
+ *   outlive its communicators: destroy every communicator of a world before the world.
+ * - Buffers passed to prAllReduce() stay the caller's; they must stay valid, and must not be touched,
+ *   until the operation is complete (prCommSynchronize() or prSimWorldRun() returned).
+ * - Strings returned by prGetErrorString() are static. The one returned by prGetLastError() belongs to
+ *   the calling thread and stays valid until that thread's next peerreduce call.
+ *
+ * Errors:
+ * - A NULL handle or out-pointer, an unknown enum value or any other bad argument gives
+ *   prInvalidArgument, and nothing has changed: no buffer, no state, no out-pointer, except that the
+ *   handle out-pointers of the create functions (*world, *comm, comms[]) are set to NULL on any failure.
+ * - No C++ exception crosses this API.
+ * - Successful calls leave prGetLastError() unchanged: check the result first.
+ *
+ * Thread safety:
+ * - One thread at a time per communicator; different communicators (ranks) may be used from different
+ *   threads at the same time. prCommInitSimRank() and prCommSynchronize() are collective on the
+ *   simulator: every rank's thread must call them.
+ * - prSimWorldRun() from one thread, while no rank is inside prCommSynchronize().
+ * - prGetLastError() is per thread: a failure on one thread never changes another thread's message.
+ *
+ * Example (a simulated world of 4 ranks driven from one thread; error checks shortened):
+ *
+ *   prSimWorld_t world;
+ *   prComm_t comms[4];
+ *   float data[4][256];                                  // rank r's input, reduced in place
+ *   if (prSimWorldCreate(4, 7, &world) != prSuccess ||
+ *       prCommInitSimAll(world, NULL, comms) != prSuccess) {
+ *     fprintf(stderr, "%s\n", prGetLastError());
+ *     return 1;
+ *   }
+ *   for (int r = 0; r < 4; ++r) prAllReduce(data[r], data[r], 256, prFloat32, prSum, comms[r], NULL);
+ *   prSimWorldRun(world);                                // runs what every rank submitted
+ *   for (int r = 0; r < 4; ++r) prCommDestroy(comms[r]);
+ *   prSimWorldDestroy(world);
+ */
+#ifndef PEERREDUCE_PEERREDUCE_H_
+#define PEERREDUCE_PEERREDUCE_H_
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+/* The functions never throw; saying so lets C++ callers rely on it. */
+#define PEERREDUCE_NOEXCEPT noexcept
+extern "C" {
+#else
+#define PEERREDUCE_NOEXCEPT
+#endif
+
+/* prNum... is the number of valid values (0 .. prNum...-1), for loops; it is not a valid value itself.
+ * Each enum also ends with ..._MinEnum_ and ..._MaxEnum_, never valid either. They keep the type
+ * int-sized (a stable ABI) and, in C++, make every int a value of the type, so that an unknown value is
+ * reported (prInvalidArgument, or "unknown result") rather than being undefined behaviour. */
+
+/* Same numbers as peerreduce::ErrorCode (peerreduce/status.h). */
+typedef enum {
+  prSuccess = 0,
+  prInvalidArgument = 1, /* the caller passed something wrong; nothing was changed */
+  prOutOfMemory = 2,     /* a pool or quota is exhausted; the message names the setting to change */
+  prTimeout = 3,         /* a bounded wait expired; the message names rank, peer and step */
+  prRemoteError = 4,     /* a peer reported an error of its own */
+  prPeerLost = 5,        /* a peer crashed or left */
+  prLinkDown = 6,        /* a link between two ranks stopped working */
+  prAborted = 7,         /* the communicator was aborted; recreate it */
+  prUnsupported = 8,     /* a valid request this build or platform cannot do */
+  prInternalError = 9,   /* a bug in peerreduce; please report it with the message */
+  prUnavailable = 10,    /* a resource (device, peer access, bootstrap) is not there */
+  prMismatch = 11,       /* ranks disagree (count, dtype, op, configuration, world size) */
+  prCorrupt = 12,        /* a message or handle received from a peer is malformed */
+  prNumResults = 13,
+  prResult_MinEnum_ = -0x7fffffff - 1,
+  prResult_MaxEnum_ = 0x7fffffff
+} prResult_t;
+
+/* Same numbers as peerreduce::DataType (peerreduce/types.h). fp16 and bf16 accumulate in fp32. */
+typedef enum {
+  prInt8 = 0,
+  prUint8 = 1,
+  prInt32 = 2,
+  prUint32 = 3,
+  prInt64 = 4,
+  prUint64 = 5,
+  prFloat16 = 6,
+  prBFloat16 = 7,
+  prFloat32 = 8,
+  prFloat64 = 9,
+  prNumDataTypes = 10,
+  prDataType_MinEnum_ = -0x7fffffff - 1,
+  prDataType_MaxEnum_ = 0x7fffffff
+} prDataType_t;
+
+/* Same numbers as peerreduce::ReduceOp. Integer sum/prod wrap; avg divides the sum by the world size. */
+typedef enum {
+  prSum = 0,
+  prProd = 1,
+  prMin = 2,
+  prMax = 3,
+  prAvg = 4,
+  prNumRedOps = 5,
+  prRedOp_MinEnum_ = -0x7fffffff - 1,
+  prRedOp_MaxEnum_ = 0x7fffffff
+} prRedOp_t;
+
+/* Same numbers as peerreduce::Algorithm. prAlgoAuto lets the cost model choose per message size. */
+typedef enum {
+  prAlgoAuto = 0,
+  prAlgoOneShot = 1,
+  prAlgoTwoShot = 2,
+  prAlgoRing = 3,
+  prAlgoRecursiveDoubling = 4,
+  prAlgoRabenseifner = 5,
+  prNumAlgorithms = 6,
+  prAlgorithm_MinEnum_ = -0x7fffffff - 1,
+  prAlgorithm_MaxEnum_ = 0x7fffffff
+} prAlgorithm_t;
+
+/* One rank's communicator. */
+typedef struct prComm* prComm_t;
+/* A simulated world of virtual GPUs in host memory. */
+typedef struct prSimWorld* prSimWorld_t;
+
+/* Communicator settings; every rank of a world must use the same ones (creation fails with prMismatch
+ * otherwise). Start from prConfigInit() and change what you need. */
+typedef struct {
+  int algorithm;        /* a prAlgorithm_t value */
+  int64_t timeout_ms;   /* bound on every wait, 1 .. 86400000 */
+  size_t scratch_bytes; /* scratch memory per rank, 64 KiB .. 64 GiB */
+  int verify_plans;     /* nonzero: run the plan verifier on every plan at creation */
+} prConfig_t;
+
+/* Fills *config with the defaults, overridden by the PEERREDUCE_* environment variables (ALGO,
+ * TIMEOUT_MS, SCRATCH_BYTES, VERIFY_PLANS). A malformed variable gives prInvalidArgument naming it,
+ * and *config is left unchanged. */
+prResult_t prConfigInit(prConfig_t* config) PEERREDUCE_NOEXCEPT;
+
+/* Creates a simulated world of nranks (1 .. 64) ranks whose scheduler is seeded with `seed` (the same
+ * seed gives the same interleaving on every machine). */
+prResult_t prSimWorldCreate(int nranks, uint64_t seed, prSimWorld_t* world) PEERREDUCE_NOEXCEPT;
+/* Ends a world. Destroy its communicators first. */
+prResult_t prSimWorldDestroy(prSimWorld_t world) PEERREDUCE_NOEXCEPT;
+/* Runs everything every rank has submitted, to completion or failure, and returns the first rank
+ * error. For a single thread that drives all ranks (instead of every rank calling prCommSynchronize). */
+prResult_t prSimWorldRun(prSimWorld_t world) PEERREDUCE_NOEXCEPT;
+
+/* Creates the communicators of every rank of `world` (internally one thread per rank, since creation is
+ * collective) into comms[0 .. nranks-1]. `config` NULL means prConfigInit()'s settings; otherwise it is
+ * used as given. On failure every comms[i] is NULL. */
+prResult_t prCommInitSimAll(prSimWorld_t world, const prConfig_t* config, prComm_t* comms) PEERREDUCE_NOEXCEPT;
+/* Creates rank `rank`'s communicator of `world`, for applications with one thread per rank. Collective:
+ * every rank's thread calls it with its own rank and the same config (NULL as for prCommInitSimAll).
+ * A rank whose arguments are rejected does not take part: the others then fail with prTimeout once the
+ * configured timeout has passed, instead of waiting for it forever. */
+prResult_t prCommInitSimRank(prSimWorld_t world, int rank, const prConfig_t* config,
+                             prComm_t* comm) PEERREDUCE_NOEXCEPT;
+
+/* Reduces `count` elements of `datatype` with `op` across every rank; every rank gets the same bits in
+ * recvbuff. sendbuff == recvbuff is in place; otherwise the buffers must not overlap, and both must be
+ * aligned to the element size. Every rank calls it with the same count, datatype and op, in the same
+ * order. It enqueues the work on `stream` (a hipStream_t / cudaStream_t; ignored by the simulator) and
+ * returns; prCommSynchronize() (or prSimWorldRun()) completes it. count 0 does nothing. */
+prResult_t prAllReduce(const void* sendbuff, void* recvbuff, size_t count, prDataType_t datatype, prRedOp_t op,
+                       prComm_t comm, void* stream) PEERREDUCE_NOEXCEPT;
+/* Waits, bounded by the configured timeout, until everything enqueued on `stream` is done, and returns
+ * the error it ended with. On the simulator every rank must call it (it is collective). */
+prResult_t prCommSynchronize(prComm_t comm, void* stream) PEERREDUCE_NOEXCEPT;
+/* The first error an enqueued operation of `comm` ended with, or prSuccess. Does not block. */
+prResult_t prCommGetAsyncError(prComm_t comm) PEERREDUCE_NOEXCEPT;
+/* Ends a communicator; complete its operations first. */
+prResult_t prCommDestroy(prComm_t comm) PEERREDUCE_NOEXCEPT;
+prResult_t prCommRank(prComm_t comm, int* rank) PEERREDUCE_NOEXCEPT;
+prResult_t prCommSize(prComm_t comm, int* size) PEERREDUCE_NOEXCEPT;
+
+/* Short static name of a result ("success", "invalid argument", ...); "unknown result" for other values. */
+const char* prGetErrorString(prResult_t result) PEERREDUCE_NOEXCEPT;
+/* The full message of the last failing peerreduce call on this thread, or "" if none has failed. */
+const char* prGetLastError(void) PEERREDUCE_NOEXCEPT;
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* PEERREDUCE_PEERREDUCE_H_ */

@@ -1,0 +1,153 @@
+// The simulator half of the C API (peerreduce/peerreduce.h): prSimWorld* and prCommInitSim*. It lives
+// in peerreduce_sim because it needs SimWorld; the shared helpers are in lib/api/c_api_internal.h.
+#include <cstddef>
+#include <exception>
+#include <memory>
+#include <new>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "api/c_api_internal.h"
+#include "peerreduce/simulator.h"
+
+namespace peerreduce::capi {
+namespace {
+
+constexpr const char* kWorldHint = "pass a world made by prSimWorldCreate";
+
+// Creates one rank's communicator; never throws (it runs on its own thread in prCommInitSimAll).
+Status createSimComm(const std::shared_ptr<sim::SimWorld>& world, int rank, const Config& config,
+                     std::unique_ptr<prComm>& out) noexcept {
+  try {
+    auto comm = Communicator::create(rank, world->worldSize(), world->bootstrap(rank), world->transport(rank), config);
+    if (!comm.isOk()) return comm.status();
+    out = std::make_unique<prComm>(prComm{std::move(comm).value(), world});
+    return Status::ok();
+  } catch (const std::bad_alloc&) {
+    return outOfMemoryError("rank " + std::to_string(rank) + ": out of host memory while creating the communicator");
+  } catch (const std::exception& e) {
+    return internalError("rank " + std::to_string(rank) + ": unexpected exception while creating the communicator (" +
+                         e.what() + "); please report it");
+  }
+}
+
+// The error to show when several ranks failed. A rank whose own step failed reports the cause; the
+// others only learn that "rank r failed to ...; see that rank's error" (kUnavailable), so prefer an
+// error of another kind, in rank order.
+const Status& mostInformative(const std::vector<Status>& results) {
+  const Status* first = nullptr;
+  for (const Status& status : results) {
+    if (status.isOk()) continue;
+    if (status.code() != ErrorCode::kUnavailable) return status;
+    if (first == nullptr) first = &status;
+  }
+  return *first;  // precondition: some rank failed
+}
+
+}  // namespace
+}  // namespace peerreduce::capi
+
+using peerreduce::capi::guarded;
+using peerreduce::capi::kWorldHint;
+using peerreduce::capi::nullArgument;
+using peerreduce::capi::toResult;
+
+extern "C" {
+
+prResult_t prSimWorldCreate(int nranks, uint64_t seed, prSimWorld_t* world) noexcept {
+  constexpr const char* kFunction = "prSimWorldCreate";
+  if (world != nullptr) *world = nullptr;
+  return guarded(kFunction, [&]() -> prResult_t {
+    if (world == nullptr) return nullArgument(kFunction, "world", "pass the address of a prSimWorld_t to receive it");
+    peerreduce::sim::SimOptions options;
+    options.seed = seed;
+    auto created = peerreduce::sim::SimWorld::create(nranks, options);
+    if (!created.isOk()) return toResult(kFunction, created.status());
+    *world = new prSimWorld{std::move(created).value()};
+    return prSuccess;
+  });
+}
+
+prResult_t prSimWorldDestroy(prSimWorld_t world) noexcept {
+  constexpr const char* kFunction = "prSimWorldDestroy";
+  return guarded(kFunction, [&]() -> prResult_t {
+    if (world == nullptr) return nullArgument(kFunction, "world", kWorldHint);
+    delete world;
+    return prSuccess;
+  });
+}
+
+prResult_t prSimWorldRun(prSimWorld_t world) noexcept {
+  constexpr const char* kFunction = "prSimWorldRun";
+  return guarded(kFunction, [&]() -> prResult_t {
+    if (world == nullptr) return nullArgument(kFunction, "world", kWorldHint);
+    return toResult(kFunction, world->world->runUntilIdle());
+  });
+}
+
+prResult_t prCommInitSimAll(prSimWorld_t world, const prConfig_t* config, prComm_t* comms) noexcept {
+  constexpr const char* kFunction = "prCommInitSimAll";
+  const int size = world != nullptr ? world->world->worldSize() : 0;
+  if (comms != nullptr) {
+    for (int r = 0; r < size; ++r) comms[r] = nullptr;
+  }
+  return guarded(kFunction, [&]() -> prResult_t {
+    if (world == nullptr) return nullArgument(kFunction, "world", kWorldHint);
+    if (comms == nullptr) {
+      return nullArgument(kFunction, "comms", "pass an array of as many prComm_t as the world has ranks");
+    }
+    auto config_or = peerreduce::capi::toConfig(config);
+    if (!config_or.isOk()) return toResult(kFunction, config_or.status());
+    const peerreduce::Config& settings = *config_or;
+    const auto n = static_cast<std::size_t>(size);
+    std::vector<std::unique_ptr<prComm>> made(n);
+    std::vector<peerreduce::Status> results(n);
+    // Creation is collective, so every rank needs its own thread.
+    std::vector<std::thread> threads;
+    threads.reserve(n);
+    try {
+      for (int r = 0; r < size; ++r) {
+        threads.emplace_back([&, r] {
+          const auto i = static_cast<std::size_t>(r);
+          results[i] = peerreduce::capi::createSimComm(world->world, r, settings, made[i]);
+        });
+      }
+    } catch (...) {
+      // A thread that could not start leaves its rank absent: the started ones then fail with kTimeout
+      // within the configured timeout, and must be joined before anything unwinds past them.
+      for (auto& thread : threads) thread.join();
+      throw;
+    }
+    for (auto& thread : threads) thread.join();
+    for (const auto& status : results) {
+      if (!status.isOk()) return toResult(kFunction, peerreduce::capi::mostInformative(results));
+    }
+    for (std::size_t i = 0; i < n; ++i) comms[i] = made[i].release();
+    return prSuccess;
+  });
+}
+
+prResult_t prCommInitSimRank(prSimWorld_t world, int rank, const prConfig_t* config, prComm_t* comm) noexcept {
+  constexpr const char* kFunction = "prCommInitSimRank";
+  if (comm != nullptr) *comm = nullptr;
+  return guarded(kFunction, [&]() -> prResult_t {
+    if (world == nullptr) return nullArgument(kFunction, "world", kWorldHint);
+    if (comm == nullptr) return nullArgument(kFunction, "comm", "pass the address of a prComm_t to receive it");
+    const int size = world->world->worldSize();
+    if (rank < 0 || rank >= size) {
+      return peerreduce::capi::recordError(kFunction, peerreduce::ErrorCode::kInvalidArgument,
+                                           {"rank ", std::to_string(rank), " is outside 0..", std::to_string(size - 1),
+                                            " for a simulated world of ", std::to_string(size), " ranks"});
+    }
+    auto config_or = peerreduce::capi::toConfig(config);
+    if (!config_or.isOk()) return toResult(kFunction, config_or.status());
+    std::unique_ptr<prComm> made;
+    const peerreduce::Status status = peerreduce::capi::createSimComm(world->world, rank, *config_or, made);
+    if (!status.isOk()) return toResult(kFunction, status);
+    *comm = made.release();
+    return prSuccess;
+  });
+}
+
+}  // extern "C"

@@ -1,0 +1,120 @@
+#include "cli/cli_options.h"
+
+#include <limits>
+
+namespace peerreduce::sim {
+namespace {
+
+StatusOr<std::uint64_t> parseUnsigned(const std::string& flag, const std::string& text, std::uint64_t low,
+                                      std::uint64_t high) {
+  if (text.empty()) return invalidArgumentError(flag + " needs a number");
+  std::uint64_t value = 0;
+  for (char c : text) {
+    if (c < '0' || c > '9') return invalidArgumentError(flag + " " + text + ": not a whole number");
+    const std::uint64_t digit = static_cast<std::uint64_t>(c - '0');
+    if (value > (std::numeric_limits<std::uint64_t>::max() - digit) / 10) {
+      return invalidArgumentError(flag + " " + text + ": too large");
+    }
+    value = value * 10 + digit;
+  }
+  if (value < low || value > high) {
+    return invalidArgumentError(flag + " " + text + ": must be in " + std::to_string(low) + ".." + std::to_string(high));
+  }
+  return value;
+}
+
+}  // namespace
+
+std::string cliUsage() {
+  return "usage: peerreduce-sim [allreduce] [options]\n"
+         "Runs an allreduce on simulated GPUs, checks it against an independent reference, and says what ran.\n"
+         "  --ranks N          simulated GPUs, 1..64 (default 8)\n"
+         "  --count N          elements per rank (default 1048576)\n"
+         "  --dtype T          int8 uint8 int32 uint32 int64 uint64 fp16 bf16 fp32 fp64 (default bf16)\n"
+         "  --op OP            sum prod min max avg (default sum)\n"
+         "  --algo A           auto one-shot two-shot ring recursive-doubling rabenseifner (default auto)\n"
+         "  --seed S           scheduler and payload seed (default 1)\n"
+         "  --iterations K     allreduces back to back, 1..1000 (default 1)\n"
+         "  --in-place         send buffer = receive buffer\n"
+         "  --no-race-check    skip the happens-before checker (faster)\n"
+         "  --trace FILE       write a Chrome trace (open in ui.perfetto.dev)\n"
+         "  --json             print one JSON object instead of text\n"
+         "  --help             this text\n"
+         "Exit status: 0 verified, 1 the result or the run was wrong, 2 bad input.\n";
+}
+
+StatusOr<CliOptions> parseCliOptions(const std::vector<std::string>& args) {
+  CliOptions options;
+  std::size_t i = 0;
+  if (args.empty()) {
+    options.defaulted = true;
+    return options;
+  }
+  if (args[0] == "allreduce") {
+    ++i;
+  } else if (args[0] == "help" || args[0] == "--help" || args[0] == "-h") {
+    options.command = CliCommand::kHelp;
+    return options;
+  } else if (args[0].rfind("--", 0) != 0) {
+    return invalidArgumentError("unknown command '" + args[0] + "'; the command is 'allreduce' (or none)");
+  }
+  auto value = [&](const std::string& flag) -> StatusOr<std::string> {
+    if (i + 1 >= args.size()) return invalidArgumentError(flag + " needs a value");
+    return args[++i];
+  };
+  for (; i < args.size(); ++i) {
+    const std::string& flag = args[i];
+    if (flag == "--help" || flag == "-h") {
+      options.command = CliCommand::kHelp;
+    } else if (flag == "--ranks") {
+      PR_ASSIGN_OR_RETURN(std::string v, value(flag));
+      PR_ASSIGN_OR_RETURN(std::uint64_t n, parseUnsigned(flag, v, 1, 64));
+      options.ranks = static_cast<int>(n);
+    } else if (flag == "--count") {
+      PR_ASSIGN_OR_RETURN(std::string v, value(flag));
+      PR_ASSIGN_OR_RETURN(std::uint64_t n, parseUnsigned(flag, v, 0, kMaxCliCount));
+      options.count = static_cast<std::size_t>(n);
+    } else if (flag == "--dtype") {
+      PR_ASSIGN_OR_RETURN(std::string v, value(flag));
+      PR_ASSIGN_OR_RETURN(options.dtype, parseDataType(v));
+    } else if (flag == "--op") {
+      PR_ASSIGN_OR_RETURN(std::string v, value(flag));
+      PR_ASSIGN_OR_RETURN(options.op, parseReduceOp(v));
+    } else if (flag == "--algo") {
+      PR_ASSIGN_OR_RETURN(std::string v, value(flag));
+      PR_ASSIGN_OR_RETURN(options.algorithm, parseAlgorithm(v));
+    } else if (flag == "--seed") {
+      PR_ASSIGN_OR_RETURN(std::string v, value(flag));
+      PR_ASSIGN_OR_RETURN(options.seed, parseUnsigned(flag, v, 0, std::numeric_limits<std::uint64_t>::max()));
+    } else if (flag == "--iterations") {
+      PR_ASSIGN_OR_RETURN(std::string v, value(flag));
+      PR_ASSIGN_OR_RETURN(std::uint64_t n, parseUnsigned(flag, v, 1, kMaxCliIterations));
+      options.iterations = static_cast<int>(n);
+    } else if (flag == "--trace") {
+      PR_ASSIGN_OR_RETURN(options.trace_path, value(flag));
+      if (options.trace_path.empty()) return invalidArgumentError("--trace needs a file name");
+    } else if (flag == "--in-place") {
+      options.in_place = true;
+    } else if (flag == "--no-race-check") {
+      options.race_checking = false;
+    } else if (flag == "--json") {
+      options.json = true;
+    } else {
+      return invalidArgumentError("unknown option '" + flag + "'; see --help");
+    }
+  }
+  return options;
+}
+
+std::string cliCommandLine(const CliOptions& o) {
+  std::string line = "peerreduce-sim allreduce --ranks " + std::to_string(o.ranks) + " --count " +
+                     std::to_string(o.count) + " --dtype " + std::string(dataTypeName(o.dtype)) + " --op " +
+                     std::string(reduceOpName(o.op)) + " --algo " + std::string(algorithmName(o.algorithm)) +
+                     " --seed " + std::to_string(o.seed);
+  if (o.iterations != 1) line += " --iterations " + std::to_string(o.iterations);
+  if (o.in_place) line += " --in-place";
+  if (!o.race_checking) line += " --no-race-check";
+  return line;
+}
+
+}  // namespace peerreduce::sim

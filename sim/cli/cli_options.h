@@ -1,0 +1,42 @@
+// Command-line options of peerreduce-sim, parsed into a typed struct with typed errors.
+// Separate from main() so the parser can be unit-tested and fuzzed.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "peerreduce/status.h"
+#include "peerreduce/types.h"
+
+namespace peerreduce::sim {
+
+enum class CliCommand { kAllreduce, kHelp };
+
+struct CliOptions {
+  CliCommand command = CliCommand::kAllreduce;
+  bool defaulted = false;  // no arguments at all: the default run
+  int ranks = 8;
+  std::size_t count = 1048576;
+  DataType dtype = DataType::kBFloat16;
+  ReduceOp op = ReduceOp::kSum;
+  Algorithm algorithm = Algorithm::kAuto;
+  std::uint64_t seed = 1;
+  bool in_place = false;
+  bool json = false;
+  bool race_checking = true;
+  int iterations = 1;
+  std::string trace_path;  // empty: no trace
+};
+
+// Largest --count: 2^32 elements, 32 GiB per rank of fp64, beyond what the host can simulate anyway.
+inline constexpr std::size_t kMaxCliCount = std::size_t{1} << 32;
+inline constexpr int kMaxCliIterations = 1000;  // bounded so a typo cannot make a run last for hours
+
+StatusOr<CliOptions> parseCliOptions(const std::vector<std::string>& args);
+std::string cliUsage();
+// The command line that reproduces `options`.
+std::string cliCommandLine(const CliOptions& options);
+
+}  // namespace peerreduce::sim

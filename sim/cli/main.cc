@@ -1,0 +1,301 @@
+// peerreduce-sim: runs an allreduce on simulated GPUs, checks it, and says what ran.
+#include <cinttypes>
+#include <cstdio>
+#include <cstring>
+#include <exception>
+#include <new>
+#include <string>
+#include <vector>
+
+#include "cli/cli_options.h"
+#include "peerreduce/communicator.h"
+#include "support/reference.h"
+#include "sim_cluster.h"
+#include "util/log.h"
+
+namespace peerreduce::sim {
+namespace {
+
+constexpr int kExitOk = 0;
+constexpr int kExitWrong = 1;
+constexpr int kExitBadInput = 2;
+// Guard bytes around every buffer: an allreduce that writes outside its buffer changes them.
+constexpr std::size_t kGuardBytes = 64;
+constexpr unsigned char kGuardByte = 0xA5;
+
+struct RunReport {
+  CliOptions options;
+  std::string verdict = "ok";
+  SelectionReport selection;
+  std::string plan_description;
+  double predicted_us = 0.0;
+  SimStats stats;
+  std::vector<std::string> races;
+  std::uint64_t fingerprint = 0;
+  std::string topology;
+  bool ranks_agree = true;
+  std::string reference_problem;
+};
+
+std::string jsonString(const std::string& text) {
+  std::string out = "\"";
+  for (char c : text) {
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += c;
+    } else if (c == '\n') {
+      out += "\\n";
+    } else if (static_cast<unsigned char>(c) < 0x20) {
+      char buf[8];
+      std::snprintf(buf, sizeof(buf), "\\u%04x", c);
+      out += buf;
+    } else {
+      out += c;
+    }
+  }
+  return out + "\"";
+}
+
+void fail(RunReport& report, const std::string& what) {
+  if (report.verdict == "ok") report.verdict = what;
+}
+
+Status runAllreduce(RunReport& report) {
+  const CliOptions& o = report.options;
+  SimOptions sim_options;
+  sim_options.seed = o.seed;
+  sim_options.race_checking = o.race_checking;
+  sim_options.record_trace = !o.trace_path.empty();
+  PR_ASSIGN_OR_RETURN(Config config, Config::fromEnvironment());
+  if (o.algorithm != Algorithm::kAuto) config.algorithm = o.algorithm;
+  PR_ASSIGN_OR_RETURN(auto cluster, SimCluster::create(o.ranks, sim_options, config));
+  report.topology = cluster->comm(0).topology().describe();
+  PR_ASSIGN_OR_RETURN(report.selection, cluster->comm(0).explainSelection(o.count, o.dtype));
+  for (const auto& c : report.selection.candidates) {
+    if (c.algorithm == report.selection.chosen) report.predicted_us = c.predicted_us;
+  }
+
+  const std::size_t elem = dataTypeSize(o.dtype);
+  const std::size_t bytes = o.count * elem;
+  const int n = o.ranks;
+  // Each rank: [guard][send][guard] and [guard][recv][guard] (recv unused when in place).
+  std::vector<std::vector<unsigned char>> send(static_cast<std::size_t>(n)), recv(static_cast<std::size_t>(n));
+  for (int r = 0; r < n; ++r) {
+    auto& s = send[static_cast<std::size_t>(r)];
+    auto& d = recv[static_cast<std::size_t>(r)];
+    s.assign(bytes + 2 * kGuardBytes, kGuardByte);
+    d.assign(o.in_place ? 0 : bytes + 2 * kGuardBytes, kGuardByte);
+    testing::fillPayload(o.dtype, o.op, o.seed, r, s.data() + kGuardBytes, o.count);
+  }
+  std::vector<std::vector<unsigned char>> inputs = send;  // pristine copies for the reference
+  for (int it = 0; it < o.iterations; ++it) {
+    for (int r = 0; r < n; ++r) {
+      auto& s = send[static_cast<std::size_t>(r)];
+      if (o.in_place && it > 0) std::memcpy(s.data() + kGuardBytes, inputs[static_cast<std::size_t>(r)].data() + kGuardBytes, bytes);
+      void* out = o.in_place ? s.data() + kGuardBytes : recv[static_cast<std::size_t>(r)].data() + kGuardBytes;
+      PR_RETURN_IF_ERROR(cluster->comm(r).allreduce(s.data() + kGuardBytes, out, o.count, o.dtype, o.op));
+    }
+    // Iterations are run one at a time so an in-place input can be restored between them.
+    if (o.in_place) PR_RETURN_IF_ERROR(cluster->runUntilIdle());
+  }
+  PR_RETURN_IF_ERROR(cluster->runUntilIdle());
+
+  report.stats = cluster->world().stats();
+  report.races = cluster->world().raceReports();
+  report.fingerprint = cluster->world().traceFingerprint();
+  if (!o.trace_path.empty()) PR_RETURN_IF_ERROR(cluster->world().writeChromeTrace(o.trace_path));
+  if (o.count > 0) {
+    auto plan = report.selection.chosen;
+    report.plan_description = std::string(algorithmName(plan));
+  }
+
+  // Verdict: guards intact, every rank bitwise equal, equal to the reference, no race.
+  auto output = [&](int r) -> const unsigned char* {
+    return (o.in_place ? send : recv)[static_cast<std::size_t>(r)].data() + kGuardBytes;
+  };
+  for (int r = 0; r < n; ++r) {
+    for (const auto* buffer : {&send[static_cast<std::size_t>(r)], &recv[static_cast<std::size_t>(r)]}) {
+      if (buffer->empty()) continue;
+      for (std::size_t g = 0; g < kGuardBytes; ++g) {
+        if ((*buffer)[g] != kGuardByte || (*buffer)[buffer->size() - 1 - g] != kGuardByte) {
+          fail(report, "rank " + std::to_string(r) + " wrote outside its buffer");
+          break;
+        }
+      }
+    }
+    if (!o.in_place && std::memcmp(send[static_cast<std::size_t>(r)].data(), inputs[static_cast<std::size_t>(r)].data(),
+                                   send[static_cast<std::size_t>(r)].size()) != 0) {
+      fail(report, "rank " + std::to_string(r) + "'s send buffer was modified");
+    }
+    if (bytes > 0 && std::memcmp(output(r), output(0), bytes) != 0) {
+      report.ranks_agree = false;
+      fail(report, "rank " + std::to_string(r) + "'s result differs from rank 0's bits");
+    }
+  }
+  if (o.count > 0) {
+    std::vector<const void*> ins;
+    for (int r = 0; r < n; ++r) ins.push_back(inputs[static_cast<std::size_t>(r)].data() + kGuardBytes);
+    const auto reference = testing::referenceReduce(o.dtype, o.op, ins, o.count);
+    report.reference_problem = testing::compareToReference(o.dtype, o.op, reference, output(0), o.count);
+    if (!report.reference_problem.empty()) fail(report, "result differs from the reference: " + report.reference_problem);
+  }
+  if (!report.races.empty()) fail(report, "happens-before violation: " + report.races.front());
+  return Status::ok();
+}
+
+std::string mib(std::uint64_t bytes) {
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), "%.3f MiB", static_cast<double>(bytes) / (1024.0 * 1024.0));
+  return buf;
+}
+
+void printText(const RunReport& r) {
+  const CliOptions& o = r.options;
+  if (o.defaulted) {
+    std::printf("No arguments: running the default allreduce (see --help for the options).\n");
+  }
+  std::printf("peerreduce-sim: allreduce of %zu x %s %s on %d simulated ranks, seed %" PRIu64 "%s\n", o.count,
+              std::string(dataTypeName(o.dtype)).c_str(), std::string(reduceOpName(o.op)).c_str(), o.ranks, o.seed,
+              o.in_place ? ", in place" : "");
+  std::printf("  reproduce:   %s\n", cliCommandLine(o).c_str());
+  std::printf("  topology:    %s\n", r.topology.c_str());
+  std::printf("  algorithm:   %s (%s)\n", std::string(algorithmName(r.selection.chosen)).c_str(),
+              r.selection.forced ? "forced by --algo / PEERREDUCE_ALGO" : "chosen by the cost model");
+  std::printf("  candidates:  ");
+  for (const auto& c : r.selection.candidates) {
+    std::printf("%s %.2f us%s; ", std::string(algorithmName(c.algorithm)).c_str(), c.predicted_us,
+                c.segments > 1 ? (" (" + std::to_string(c.segments) + " segments)").c_str() : "");
+  }
+  std::printf("\n  executed:    %" PRIu64 " steps in %" PRIu64 " plan executions over all ranks\n", r.stats.steps,
+              r.stats.operations);
+  std::uint64_t total = 0, peak = 0;
+  int peak_from = 0, peak_to = 0, links = 0;
+  const int n = o.ranks;
+  for (int a = 0; a < n; ++a) {
+    for (int b = 0; b < n; ++b) {
+      const std::uint64_t v = r.stats.link_bytes[static_cast<std::size_t>(a * n + b)];
+      if (a == b || v == 0) continue;
+      total += v;
+      ++links;
+      if (v > peak) {
+        peak = v;
+        peak_from = a;
+        peak_to = b;
+      }
+    }
+  }
+  std::printf("  link bytes:  %s over %d links, busiest %d->%d with %s\n", mib(total).c_str(), links, peak_from,
+              peak_to, mib(peak).c_str());
+  if (n <= 8) {
+    std::printf("               bytes rank (row) moved in rank (column)'s memory:\n");
+    for (int a = 0; a < n; ++a) {
+      std::printf("               ");
+      for (int b = 0; b < n; ++b) {
+        std::printf("%12" PRIu64, r.stats.link_bytes[static_cast<std::size_t>(a * n + b)]);
+      }
+      std::printf("\n");
+    }
+  }
+  std::printf("  time:        predicted %.2f us by the cost model; simulated %.2f us of virtual time\n",
+              r.predicted_us * o.iterations, r.stats.virtual_time_us);
+  std::printf("  races:       %s\n", r.races.empty() ? "none (happens-before checked)" : r.races.front().c_str());
+  std::printf("  ranks agree: %s\n", r.ranks_agree ? "bitwise identical on every rank" : "NO");
+  std::printf("  reference:   %s\n", r.reference_problem.empty() ? "every element within tolerance" : r.reference_problem.c_str());
+  std::printf("  fingerprint: 0x%016" PRIx64 "\n", r.fingerprint);
+  if (!o.trace_path.empty()) std::printf("  trace:       %s (open in ui.perfetto.dev)\n", o.trace_path.c_str());
+  std::printf("  verdict:     %s\n", r.verdict.c_str());
+}
+
+void printJson(const RunReport& r) {
+  const CliOptions& o = r.options;
+  const int n = o.ranks;
+  std::string links = "[";
+  for (int a = 0; a < n && !r.stats.link_bytes.empty(); ++a) {
+    links += a ? ",[" : "[";
+    for (int b = 0; b < n; ++b) {
+      links += (b ? "," : "") + std::to_string(r.stats.link_bytes[static_cast<std::size_t>(a * n + b)]);
+    }
+    links += "]";
+  }
+  links += "]";
+  std::string candidates = "[";
+  for (std::size_t i = 0; i < r.selection.candidates.size(); ++i) {
+    const auto& c = r.selection.candidates[i];
+    char buf[160];
+    std::snprintf(buf, sizeof(buf), "%s{\"algorithm\":\"%s\",\"predicted_time_us\":%.4f,\"segments\":%d}", i ? "," : "",
+                  std::string(algorithmName(c.algorithm)).c_str(), c.predicted_us, c.segments);
+    candidates += buf;
+  }
+  candidates += "]";
+  std::string races = "[";
+  for (std::size_t i = 0; i < r.races.size(); ++i) races += (i ? "," : "") + jsonString(r.races[i]);
+  races += "]";
+  char fingerprint[32];
+  std::snprintf(fingerprint, sizeof(fingerprint), "0x%016" PRIx64, r.fingerprint);
+  std::printf(
+      "{\"algorithm\":\"%s\",\"forced\":%s,\"ranks\":%d,\"count\":%zu,\"dtype\":\"%s\",\"op\":\"%s\",\"in_place\":%s,"
+      "\"seed\":%" PRIu64 ",\"iterations\":%d,\"verdict\":%s,\"predicted_time_us\":%.4f,\"simulated_time_us\":%.4f,"
+      "\"steps\":%" PRIu64 ",\"plan_executions\":%" PRIu64 ",\"ranks_agree\":%s,\"races\":%s,\"candidates\":%s,"
+      "\"link_bytes\":%s,\"topology\":%s,\"trace_fingerprint\":\"%s\",\"command\":%s}\n",
+      std::string(algorithmName(r.selection.chosen)).c_str(), r.selection.forced ? "true" : "false", n, o.count,
+      std::string(dataTypeName(o.dtype)).c_str(), std::string(reduceOpName(o.op)).c_str(), o.in_place ? "true" : "false",
+      o.seed, o.iterations, jsonString(r.verdict).c_str(), r.predicted_us * o.iterations, r.stats.virtual_time_us,
+      r.stats.steps, r.stats.operations, r.ranks_agree ? "true" : "false", races.c_str(), candidates.c_str(),
+      links.c_str(), jsonString(r.topology).c_str(), fingerprint, jsonString(cliCommandLine(o)).c_str());
+}
+
+int run(const std::vector<std::string>& args) {
+  auto parsed = parseCliOptions(args);
+  const bool json = [&] {
+    for (const auto& a : args) {
+      if (a == "--json") return true;
+    }
+    return false;
+  }();
+  if (!parsed.isOk()) {
+    if (json) {
+      std::printf("{\"verdict\":%s}\n", jsonString(parsed.status().toString()).c_str());
+    }
+    std::fprintf(stderr, "peerreduce-sim: %s\n%s", parsed.status().toString().c_str(), cliUsage().c_str());
+    return kExitBadInput;
+  }
+  if (parsed->command == CliCommand::kHelp) {
+    std::printf("%s", cliUsage().c_str());
+    return kExitOk;
+  }
+  RunReport report;
+  report.options = *parsed;
+  Status status;
+  try {
+    status = runAllreduce(report);
+  } catch (const std::bad_alloc&) {
+    status = outOfMemoryError("not enough host memory to simulate " + std::to_string(parsed->ranks) + " ranks x " +
+                              std::to_string(parsed->count) + " elements; use a smaller --count or --ranks");
+  } catch (const std::exception& e) {
+    status = internalError(std::string("unexpected exception: ") + e.what());
+  }
+  if (!status.isOk()) {
+    report.verdict = status.toString();
+    if (json) {
+      printJson(report);
+    } else {
+      std::fprintf(stderr, "peerreduce-sim: %s\n", status.toString().c_str());
+    }
+    const bool bad_input = status.code() == ErrorCode::kInvalidArgument || status.code() == ErrorCode::kOutOfMemory;
+    return bad_input ? kExitBadInput : kExitWrong;
+  }
+  if (json) {
+    printJson(report);
+  } else {
+    printText(report);
+  }
+  return report.verdict == "ok" ? kExitOk : kExitWrong;
+}
+
+}  // namespace
+}  // namespace peerreduce::sim
+
+int main(int argc, char** argv) {
+  std::vector<std::string> args(argv + 1, argv + argc);
+  return peerreduce::sim::run(args);
+}

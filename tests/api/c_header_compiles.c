@@ -1,0 +1,47 @@
+/* Compiled as C11: proves peerreduce.h is valid C and that the API works from a C caller. */
+#include <string.h>
+
+#include "peerreduce/peerreduce.h"
+
+enum { kRanks = 2, kCount = 5 };
+
+/* 0 when every check passes, otherwise the number of the first failing check. */
+int runCHeaderChecks(void) {
+  if (strcmp(prGetErrorString(prSuccess), "success") != 0) return 1;
+  /* In C an enum is an int: a negative value is legal to pass and must be reported, not indexed. */
+  if (strcmp(prGetErrorString((prResult_t)-1), "unknown result") != 0) return 2;
+
+  int rank = -7;
+  if (prCommRank(NULL, &rank) != prInvalidArgument || rank != -7) return 3;
+  if (strstr(prGetLastError(), "comm") == NULL) return 4;
+
+  prConfig_t config;
+  if (prConfigInit(&config) != prSuccess) return 5;
+  config.verify_plans = 0;
+
+  prSimWorld_t world = NULL;
+  if (prSimWorldCreate(kRanks, 3, &world) != prSuccess || world == NULL) return 6;
+  prComm_t comms[kRanks];
+  if (prCommInitSimAll(world, &config, comms) != prSuccess) return 7;
+
+  int32_t data[kRanks][kCount];
+  for (int r = 0; r < kRanks; ++r) {
+    for (int i = 0; i < kCount; ++i) data[r][i] = (r + 1) * (i - 2);
+  }
+  for (int r = 0; r < kRanks; ++r) {
+    if (prAllReduce(data[r], data[r], kCount, prInt32, prSum, comms[r], NULL) != prSuccess) return 8;
+  }
+  if (prSimWorldRun(world) != prSuccess) return 9;
+  for (int r = 0; r < kRanks; ++r) {
+    for (int i = 0; i < kCount; ++i) {
+      if (data[r][i] != 3 * (i - 2)) return 10; /* (1 + 2) * (i - 2) */
+    }
+  }
+  for (int r = 0; r < kRanks; ++r) {
+    int size = 0;
+    if (prCommSize(comms[r], &size) != prSuccess || size != kRanks) return 11;
+    if (prCommDestroy(comms[r]) != prSuccess) return 12;
+  }
+  if (prSimWorldDestroy(world) != prSuccess) return 13;
+  return 0;
+}

@@ -1,0 +1,69 @@
+// An independent reference for the reduce arithmetic, and deterministic test payloads.
+//
+// Independence: nothing here includes or calls kernels/ (nor lib/ code; only the enums of
+// peerreduce/types.h), so a bug there cannot hide behind the same bug here. The 16-bit floats are
+// decoded arithmetically (ldexp of the sign/exponent/mantissa fields) and payloads are built from the
+// fields directly, never by the kernels' bit conversions.
+//
+// What is checked:
+// - Integer dtypes: the exact expected bits (sum/prod wrap modulo 2^bits, min/max exact, avg = wrapped
+//   sum / number of inputs truncated toward zero). Comparison is bit for bit.
+// - Floating dtypes: the (nearly) exact value computed in long double, and a per-element absolute
+//   tolerance that any correct implementation of types.h's semantics meets (see reference.cc for the
+//   bound and why it holds). min/max are exact (tolerance 0). NaN must match NaN, inf the same inf.
+//
+// Thread safety: all functions are pure (no shared state).
+//
+// Example:
+//   std::vector<const void*> inputs = {rank0.data(), rank1.data()};
+//   ReferenceResult ref = referenceReduce(DataType::kFloat16, ReduceOp::kSum, inputs, n);
+//   EXPECT_EQ(compareToReference(DataType::kFloat16, ReduceOp::kSum, ref, out.data(), n), "");
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "peerreduce/types.h"
+
+namespace peerreduce::testing {
+
+// Bytes per element of a valid dtype (kept here rather than calling lib's dataTypeSize, see above).
+std::size_t referenceElementSize(DataType dtype);
+
+// Decodes element `index` of an array of `dtype` at `base` (any alignment) to double. Exact for every
+// dtype except int64/uint64 beyond 2^53, which are rounded: use them for tolerances only, never for
+// integer checks.
+double decodeElement(DataType dtype, const void* base, std::size_t index);
+
+struct ReferenceResult {
+  DataType dtype = DataType::kInt8;
+  ReduceOp op = ReduceOp::kSum;
+  std::size_t count = 0;
+  // Integer dtypes: the exact expected output, count * element size bytes. Empty for floats.
+  std::vector<std::uint8_t> exact_bytes;
+  // Floating dtypes: expected value and absolute tolerance per element. Empty for integers.
+  std::vector<long double> expected;
+  std::vector<long double> tolerance;
+};
+
+// The expected result of reducing `inputs` (one buffer of `count` elements per rank, in rank order) with
+// `op`; avg divides by inputs.size(). Precondition: inputs is not empty (aborts otherwise).
+ReferenceResult referenceReduce(DataType dtype, ReduceOp op, const std::vector<const void*>& inputs, std::size_t count);
+
+// "" when every element of `actual` matches `ref` (exactly for integers, within tolerance for floats),
+// otherwise a message naming the first bad index, its got/expected values and tolerance, and the number
+// of bad elements.
+std::string compareToReference(DataType dtype, ReduceOp op, const ReferenceResult& ref, const void* actual,
+                               std::size_t count);
+
+// Fills `count` elements at dst with a payload that depends only on (case_seed, rank, dtype, op), the
+// same on every platform. Integers: random full-range bits (prod: mostly values in [-3, 3], or [0, 3]
+// unsigned, so products do not collapse to 0). Floats: sum/avg/min/max magnitudes in [2^-12, 8) with a
+// random sign and exponent and a few signed zeros; prod magnitudes in [0.9, 1.1] with a random sign, so
+// a product of 64 ranks stays far inside the fp16 normal range. Every value is exactly representable
+// in the dtype; never NaN or inf.
+void fillPayload(DataType dtype, ReduceOp op, std::uint64_t case_seed, int rank, void* dst, std::size_t count);
+
+}  // namespace peerreduce::testing

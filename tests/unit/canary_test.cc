@@ -1,0 +1,86 @@
+// Canaries: deliberately broken plans that the verifier, the simulator's race checker and the
+// reference check must each catch. If one of these passes, the harness has gone blind.
+#include <gtest/gtest.h>
+
+#include "algorithms/algorithms.h"
+#include "plan_runner.h"
+#include "verify/verifier.h"
+
+namespace peerreduce::testing {
+namespace {
+
+// Removes the first wait of `rank` on an algorithm flag (not the done flag).
+Plan withoutFirstDataWait(Plan plan, int rank) {
+  auto& steps = plan.programs[static_cast<std::size_t>(rank)].steps;
+  for (auto it = steps.begin(); it != steps.end(); ++it) {
+    if (it->kind == StepKind::kWait && it->flag != kDoneFlag) {
+      steps.erase(it);
+      break;
+    }
+  }
+  plan.signal_counts = signalCounts(plan);
+  return plan;
+}
+
+// Removes the last source of the first multi-source reduce of `rank`.
+Plan withoutOneSource(Plan plan, int rank) {
+  for (auto& step : plan.programs[static_cast<std::size_t>(rank)].steps) {
+    if (step.kind == StepKind::kReduce && step.src_count > 1) {
+      step.src_count -= 1;
+      break;
+    }
+  }
+  return plan;
+}
+
+class CanaryTest : public ::testing::TestWithParam<Algorithm> {};
+
+TEST_P(CanaryTest, VerifierCatchesAMissingWait) {
+  for (int n : {2, 3, 4, 5, 8}) {
+    const Plan good = *buildPlan({GetParam(), n, false});
+    ASSERT_TRUE(verifyPlan(good).ok()) << good.description;
+    for (int rank = 0; rank < n; ++rank) {
+      const Plan broken = withoutFirstDataWait(good, rank);
+      const auto r = static_cast<std::size_t>(rank);
+      if (broken.programs[r].steps.size() == good.programs[r].steps.size()) continue;  // waits only on done
+      const VerifyReport report = verifyPlan(broken);
+      EXPECT_FALSE(report.ok()) << good.description << ": dropping rank " << rank << "'s first wait went unnoticed";
+    }
+  }
+}
+
+TEST_P(CanaryTest, RaceCheckerCatchesAMissingWaitOnEverySchedule) {
+  const int n = 4;
+  const Plan good = *buildPlan({GetParam(), n, false});
+  const Plan broken = withoutFirstDataWait(good, 1);
+  for (std::uint64_t seed = 1; seed <= 8; ++seed) {
+    const PlanRun clean = runPlanOnSim(good, 1000, DataType::kFloat32, ReduceOp::kSum, seed);
+    ASSERT_TRUE(clean.status.isOk()) << clean.status.toString();
+    EXPECT_TRUE(clean.races.empty()) << clean.races.front();
+    EXPECT_EQ(clean.reference_problem, "");
+    const PlanRun run = runPlanOnSim(broken, 1000, DataType::kFloat32, ReduceOp::kSum, seed);
+    EXPECT_FALSE(run.races.empty()) << good.description << " seed " << seed << ": missing wait not reported";
+  }
+}
+
+TEST_P(CanaryTest, VerifierAndReferenceCatchAMissingSource) {
+  const int n = 4;
+  const Plan good = *buildPlan({GetParam(), n, false});
+  const Plan broken = withoutOneSource(good, 0);
+  EXPECT_FALSE(verifyPlan(broken).ok());
+  const PlanRun run = runPlanOnSim(broken, 777, DataType::kInt32, ReduceOp::kSum, 3);
+  ASSERT_TRUE(run.status.isOk()) << run.status.toString();
+  EXPECT_NE(run.reference_problem, "") << good.description << ": a missing input went unnoticed by the reference";
+}
+
+INSTANTIATE_TEST_SUITE_P(EveryAlgorithm, CanaryTest,
+                         ::testing::Values(Algorithm::kOneShot, Algorithm::kTwoShot, Algorithm::kRing,
+                                           Algorithm::kRecursiveDoubling, Algorithm::kRabenseifner),
+                         [](const auto& info) {
+                           std::string name(algorithmName(info.param));
+                           for (auto& c : name) c = c == '-' ? '_' : c;
+                           return name;
+                         });
+
+}  // namespace
+}  // namespace peerreduce::testing
