@@ -14,6 +14,8 @@ if(PEERREDUCE_SANITIZE)
 endif()
 
 if(PEERREDUCE_COVERAGE)
-  add_compile_options(--coverage -fprofile-update=atomic)
+  # Plain (non-atomic) counters: atomic updates made instrumented tests 7x slower, and a count lost to
+  # a race between simulator threads never turns a covered line into an uncovered one.
+  add_compile_options(--coverage)
   add_link_options(--coverage)
 endif()

@@ -123,6 +123,8 @@ Status buildPlans(Communicator::Impl& impl) {
   std::vector<SelectorCandidate> candidates;
   for (int a = 1; a < kAlgorithmCount; ++a) {
     const auto algorithm = static_cast<Algorithm>(a);
+    // A forced algorithm is the only one that will ever run: plan and verify just that one.
+    if (impl.config.algorithm != Algorithm::kAuto && algorithm != impl.config.algorithm) continue;
     for (int in_place = 0; in_place < 2; ++in_place) {
       // The out-of-place plan is always verified against the links: that is how a plan that needs a
       // missing link is found and left out. The in-place variant only when verify_plans is set.

@@ -1,6 +1,7 @@
 #include "peerreduce/types.h"
 
 #include <array>
+#include <ostream>
 #include <string>
 
 namespace peerreduce {
@@ -106,5 +107,9 @@ StatusOr<Algorithm> parseAlgorithm(std::string_view text) {
   return invalidArgumentError("unknown algorithm '" + std::string(text) + "'; expected one of " +
                               joinNames(kAlgorithmNames.data(), kAlgorithmNames.size()));
 }
+
+std::ostream& operator<<(std::ostream& out, DataType dtype) { return out << dataTypeName(dtype); }
+std::ostream& operator<<(std::ostream& out, ReduceOp op) { return out << reduceOpName(op); }
+std::ostream& operator<<(std::ostream& out, Algorithm algorithm) { return out << algorithmName(algorithm); }
 
 }  // namespace peerreduce

@@ -4,28 +4,44 @@
 #include <mutex>
 #include <tuple>
 
+#include "util/hash.h"
+
 namespace peerreduce {
 
 StatusOr<VerifiedPlan> cachedPlan(const PlanRequest& request, const std::vector<std::vector<bool>>& link, bool verify) {
-  using Key = std::tuple<int, int, bool, std::vector<std::vector<bool>>>;
+  // Keyed by a hash of the link matrix; the matrix itself is kept and compared to rule out collisions.
+  using Key = std::tuple<int, int, bool, std::uint64_t>;
+  struct Entry {
+    std::vector<std::vector<bool>> link;
+    VerifiedPlan plan;
+  };
   static std::mutex mutex;
-  static std::map<Key, VerifiedPlan> cache;
-  Key key{static_cast<int>(request.algorithm), request.world_size, request.in_place, link};
+  static std::map<Key, Entry> cache;
+  Fnv1a hash;
+  for (const auto& row : link) {
+    for (bool b : row) hash.add(b);
+  }
+  Key key{static_cast<int>(request.algorithm), request.world_size, request.in_place, hash.value()};
   // Held while building: concurrent ranks of one process wait for the first to finish, then share it.
   std::lock_guard<std::mutex> lock(mutex);
   auto it = cache.find(key);
+  if (it != cache.end() && it->second.link != link) {
+    cache.erase(it);  // a hash collision: rebuild for this matrix
+    it = cache.end();
+  }
   if (it == cache.end()) {
     PR_ASSIGN_OR_RETURN(Plan plan, buildPlan(request));
     if (cache.size() >= kPlanCacheLimit) cache.clear();
-    it = cache.emplace(std::move(key), VerifiedPlan{std::make_shared<const Plan>(std::move(plan)), false, {}}).first;
+    it = cache.emplace(key, Entry{link, VerifiedPlan{std::make_shared<const Plan>(std::move(plan)), false, {}}}).first;
   }
-  if (verify && !it->second.verified) {
+  VerifiedPlan& entry = it->second.plan;
+  if (verify && !entry.verified) {
     VerifyOptions options;
     options.link = link;
-    it->second.report = verifyPlan(*it->second.plan, options);
-    it->second.verified = true;
+    entry.report = verifyPlan(*entry.plan, options);
+    entry.verified = true;
   }
-  return it->second;
+  return entry;
 }
 
 }  // namespace peerreduce

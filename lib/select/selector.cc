@@ -96,15 +96,19 @@ StatusOr<std::shared_ptr<const AlgorithmSelector>> AlgorithmSelector::create(
   static std::mutex memo_mutex;
   static std::map<std::uint64_t, std::shared_ptr<const AlgorithmSelector>> memo;
   const std::uint64_t key = fingerprint(candidates, topology, scratch_bytes);
-  {
-    std::lock_guard<std::mutex> lock(memo_mutex);
-    auto it = memo.find(key);
-    if (it != memo.end()) return it->second;
-  }
+  // Held while computing: the ranks of an in-process world ask at the same moment, and the first one
+  // builds the table for all of them instead of each building its own.
+  std::lock_guard<std::mutex> lock(memo_mutex);
+  if (auto it = memo.find(key); it != memo.end()) return it->second;
   auto selector = std::make_shared<AlgorithmSelector>();
   selector->candidates_ = candidates;
   selector->topology_ = topology;
   selector->scratch_bytes_ = scratch_bytes;
+  if (candidates.size() == 1) {
+    // Nothing to choose (a forced algorithm): no need to evaluate anything.
+    selector->table_.fill(candidates.front().plan->algorithm);
+    return std::shared_ptr<const AlgorithmSelector>(std::move(selector));
+  }
   // The cheapest candidate changes at a few crossovers only. Evaluate one bucket per octave, and all
   // four buckets of an octave only where the winner differs from a neighbouring octave's.
   PlanCostEvaluator evaluator(selector->topology_);
@@ -136,7 +140,6 @@ StatusOr<std::shared_ptr<const AlgorithmSelector>> AlgorithmSelector::create(
       }
     }
   }
-  std::lock_guard<std::mutex> lock(memo_mutex);
   constexpr std::size_t kMemoLimit = 64;  // distinct topologies one process meets; bounded so it cannot grow forever
   if (memo.size() >= kMemoLimit) memo.clear();
   auto [it, inserted] = memo.emplace(key, std::move(selector));

@@ -391,30 +391,80 @@ class Verifier {
     return snapshots_[b.vc][static_cast<std::size_t>(a.rank)] >= a.clock;
   }
 
-  void checkPairs(const std::vector<Access>& accesses, const std::string& memory, bool scratch) {
+  void reportRace(const Access& a, const Access& b, const std::string& memory) {
+    problem("race on " + memory + ": " + where(a.rank, *a.where) + (a.write ? " writes" : " reads") + " while " +
+            where(b.rank, *b.where) + (b.write ? " writes" : " reads") + ", with no signal ordering them");
+  }
+
+  // Every write against every other access of the same memory: for accesses of one operation to one
+  // scratch slot or user chunk (a few per location).
+  void checkPairs(const std::vector<Access>& accesses, const std::string& memory) {
     for (std::size_t i = 0; i < accesses.size(); ++i) {
       const Access& a = accesses[i];
       if (!a.write) continue;
       for (std::size_t j = 0; j < accesses.size(); ++j) {
         const Access& b = accesses[j];
         if (i == j || (b.write && j < i)) continue;  // each write-write pair once
-        // Within one operation, scratch slots are disjoint; across operations slot sizes differ, so
-        // any two accesses to the same rank's scratch may overlap.
-        if (scratch && a.op == b.op && a.slot != b.slot) continue;
-        if (happensBefore(a, b) || happensBefore(b, a)) continue;
-        problem("race on " + memory + ": " + where(a.rank, *a.where) + " writes while " + where(b.rank, *b.where) +
-                (b.write ? " writes" : " reads") + ", with no signal ordering them");
+        if (!happensBefore(a, b) && !happensBefore(b, a)) reportRace(a, b, memory);
+      }
+    }
+  }
+
+  // Between operations, slot sizes differ, so any access of operation k to a rank's scratch conflicts
+  // with any write of a later operation j (and any write of k with any access of j). Operation k's
+  // accesses must all happen before operation j's conflicting ones. By program order it is enough that
+  // each rank's last access (last write) in k happens before each rank's first write (first access) in
+  // j: O(ranks^2) per pair of operations instead of O(accesses^2).
+  struct Boundary {
+    const Access* first_access = nullptr;
+    const Access* first_write = nullptr;
+    const Access* last_access = nullptr;
+    const Access* last_write = nullptr;
+  };
+
+  void checkAcrossOperations(const std::vector<Access>& accesses, const std::string& memory) {
+    const auto ops = plans_.size();
+    const auto n = static_cast<std::size_t>(n_);
+    std::vector<Boundary> bounds(ops * n);  // [op * n + rank]
+    for (const Access& a : accesses) {  // in each rank's program order
+      Boundary& b = bounds[static_cast<std::size_t>(a.op) * n + static_cast<std::size_t>(a.rank)];
+      if (b.first_access == nullptr) b.first_access = &a;
+      b.last_access = &a;
+      if (a.write) {
+        if (b.first_write == nullptr) b.first_write = &a;
+        b.last_write = &a;
+      }
+    }
+    for (std::size_t k = 0; k < ops; ++k) {
+      for (std::size_t j = k + 1; j < ops; ++j) {
+        for (std::size_t r = 0; r < n; ++r) {
+          const Boundary& early = bounds[k * n + r];
+          for (std::size_t w = 0; w < n; ++w) {
+            const Boundary& late = bounds[j * n + w];
+            if (early.last_access && late.first_write && !happensBefore(*early.last_access, *late.first_write)) {
+              reportRace(*early.last_access, *late.first_write, memory);
+            }
+            if (early.last_write && late.first_access && !happensBefore(*early.last_write, *late.first_access)) {
+              reportRace(*early.last_write, *late.first_access, memory);
+            }
+          }
+        }
       }
     }
   }
 
   void checkHazards() {
     for (int owner = 0; owner < n_; ++owner) {
-      checkPairs(scratch_accesses_[static_cast<std::size_t>(owner)], "rank " + std::to_string(owner) + "'s scratch",
-                 true);
+      const auto& accesses = scratch_accesses_[static_cast<std::size_t>(owner)];
+      const std::string memory = "rank " + std::to_string(owner) + "'s scratch";
+      // Group by (operation, slot) for the pairwise check within operations.
+      std::map<std::pair<int, int>, std::vector<Access>> by_slot;
+      for (const Access& a : accesses) by_slot[{a.op, a.slot}].push_back(a);
+      for (const auto& [key, group] : by_slot) checkPairs(group, memory + " slot " + std::to_string(key.second));
+      checkAcrossOperations(accesses, memory);
     }
     for (const auto& [key, accesses] : user_accesses_) {
-      checkPairs(accesses, "a user buffer of rank " + std::to_string(accesses.front().rank), false);
+      checkPairs(accesses, "a user buffer of rank " + std::to_string(accesses.front().rank));
     }
   }
 

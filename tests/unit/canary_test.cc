@@ -35,6 +35,12 @@ Plan withoutOneSource(Plan plan, int rank) {
 
 class CanaryTest : public ::testing::TestWithParam<Algorithm> {};
 
+std::string algorithmTestName(const ::testing::TestParamInfo<Algorithm>& param) {
+  std::string name(algorithmName(param.param));
+  for (auto& c : name) c = c == '-' ? '_' : c;
+  return name;
+}
+
 TEST_P(CanaryTest, VerifierCatchesAMissingWait) {
   for (int n : {2, 3, 4, 5, 8}) {
     const Plan good = *buildPlan({GetParam(), n, false});
@@ -76,11 +82,7 @@ TEST_P(CanaryTest, VerifierAndReferenceCatchAMissingSource) {
 INSTANTIATE_TEST_SUITE_P(EveryAlgorithm, CanaryTest,
                          ::testing::Values(Algorithm::kOneShot, Algorithm::kTwoShot, Algorithm::kRing,
                                            Algorithm::kRecursiveDoubling, Algorithm::kRabenseifner),
-                         [](const auto& info) {
-                           std::string name(algorithmName(info.param));
-                           for (auto& c : name) c = c == '-' ? '_' : c;
-                           return name;
-                         });
+                         algorithmTestName);
 
 }  // namespace
 }  // namespace peerreduce::testing

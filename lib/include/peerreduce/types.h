@@ -13,6 +13,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <iosfwd>
 #include <string_view>
 
 #include "peerreduce/status.h"
@@ -75,5 +76,10 @@ std::string_view algorithmName(Algorithm algorithm);
 StatusOr<DataType> parseDataType(std::string_view text);
 StatusOr<ReduceOp> parseReduceOp(std::string_view text);
 StatusOr<Algorithm> parseAlgorithm(std::string_view text);
+
+// Test frameworks (GoogleTest) print parameters with these.
+std::ostream& operator<<(std::ostream& out, DataType dtype);
+std::ostream& operator<<(std::ostream& out, ReduceOp op);
+std::ostream& operator<<(std::ostream& out, Algorithm algorithm);
 
 }  // namespace peerreduce

@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Installs the Debian packages peerreduce needs, only those missing. Usage: ci/install-deps.sh [build|test]
+#   build: compiler, CMake, Ninja (enough for ci/run-sim.sh)
+#   test:  also GoogleTest, RapidCheck, gcovr, Open MPI, clang with libFuzzer (for ci/test.sh)
+set -euo pipefail
+level="${1:-test}"
+packages=(g++ cmake ninja-build)
+if [[ "$level" == "test" ]]; then
+  packages+=(libgtest-dev librapidcheck-dev gcovr libopenmpi-dev openmpi-bin clang libclang-rt-14-dev python3)
+fi
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]} == 0)); then
+  echo "install-deps: all ${#packages[@]} packages present"
+  exit 0
+fi
+echo "install-deps: installing ${missing[*]}"
+sudo=""
+if [[ "$(id -u)" != 0 ]]; then sudo="sudo"; fi
+export DEBIAN_FRONTEND=noninteractive
+$sudo apt-get update -q
+$sudo apt-get install -y -q --no-install-recommends "${missing[@]}"

@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# The project's test command (README, .ci/run): on a fresh machine installs what it needs, builds
+# everything once with ASan + UBSan + coverage (preset "ci"), runs every test with ctest, reports how
+# many allreduce property cases ran, and enforces the coverage gates on lib/ and sim/.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+start=$(date +%s)
+ci/install-deps.sh test
+
+cmake --preset ci
+cmake --build --preset ci
+
+build=build/ci
+find "$build" -name '*.gcda' -delete  # coverage of this run only
+case_log="$build/allreduce-cases.log"
+: > "$case_log"
+export PEERREDUCE_CASE_LOG="$PWD/$case_log"
+# Sanitizer reports fail the test that triggered them.
+export ASAN_OPTIONS="detect_leaks=1:abort_on_error=1:strict_string_checks=1"
+export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
+ctest --preset ci
+
+cases=$(awk '{s += $2} END {print s + 0}' "$case_log")
+echo "allreduce cases executed by the property and case suites: $cases"
+
+coverage/gate.sh "$build"
+echo "ci/test.sh: passed in $(( $(date +%s) - start )) s"

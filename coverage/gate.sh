@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# Coverage gate: line and branch coverage of lib/ and sim/ from the .gcda files a test run left in the
+# build directory. Usage: coverage/gate.sh BUILD_DIR [LINE_MIN BRANCH_MIN]
+# Prints the summary and a per-file table (coverage/report.txt); exits non-zero below a gate.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+build="${1:?usage: coverage/gate.sh BUILD_DIR [LINE_MIN BRANCH_MIN]}"
+line_min="${2:-90}"
+branch_min="${3:-70}"
+report="$build/coverage-report.txt"
+gcovr --config coverage/gcovr.cfg --root . --object-directory "$build" --filter 'lib/' --filter 'sim/' \
+  --txt "$report" --fail-under-line "$line_min" --fail-under-branch "$branch_min" && status=0 || status=$?
+echo "coverage gates: lines >= ${line_min}%, branches >= ${branch_min}% on lib/ and sim/ (per file: $report)"
+if ((status != 0)); then
+  echo "coverage gate FAILED (gcovr exit $status)"
+  exit "$status"
+fi
+echo "coverage gate passed"
