@@ -11,7 +11,7 @@ namespace {
 constexpr std::size_t kChunkAlignBytes = 16;
 
 std::string describeRef(const BufferRef& ref) {
-  char buf[48];
+  char buf[48] = "?";  // stays "?" for a kind outside the enum (a corrupt step being described)
   switch (ref.kind) {
     case BufferKind::kInput: std::snprintf(buf, sizeof(buf), "in%d", ref.rank); break;
     case BufferKind::kOutput: std::snprintf(buf, sizeof(buf), "out%d", ref.rank); break;
@@ -26,9 +26,13 @@ std::vector<std::uint32_t> signalCounts(const Plan& plan) {
   const std::size_t n = static_cast<std::size_t>(plan.world_size);
   const std::size_t flags = static_cast<std::size_t>(plan.num_flags);
   std::vector<std::uint32_t> counts(n * n * flags, 0);
-  for (std::size_t writer = 0; writer < plan.programs.size(); ++writer) {
+  // Programs beyond the world size (a malformed plan) have no counters either.
+  for (std::size_t writer = 0; writer < plan.programs.size() && writer < n; ++writer) {
     for (const Step& step : plan.programs[writer].steps) {
       if (step.kind != StepKind::kSignal) continue;
+      // A peer or flag out of range has no counter; the verifier reports such steps, so skip them here
+      // rather than write outside the table.
+      if (step.peer < 0 || step.peer >= plan.world_size || step.flag < 0 || step.flag >= plan.num_flags) continue;
       const std::size_t holder = static_cast<std::size_t>(step.peer);
       counts[(holder * n + writer) * flags + static_cast<std::size_t>(step.flag)] += 1;
     }
