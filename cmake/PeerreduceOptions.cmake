@@ -11,15 +11,38 @@ if(PEERREDUCE_WERROR)
   target_compile_options(peerreduce_flags INTERFACE $<$<COMPILE_LANGUAGE:CXX>:-Werror>)
 endif()
 
+# Host languages only: nvcc takes neither sanitizer nor gcov flags for device code.
+set(peerreduce_host_languages "$<COMPILE_LANGUAGE:C,CXX>")
 if(PEERREDUCE_SANITIZE)
   # Sanitizers apply to everything built here, so that containers and templates are checked too.
-  add_compile_options(-fsanitize=${PEERREDUCE_SANITIZE} -fno-omit-frame-pointer -fno-sanitize-recover=all)
+  add_compile_options("$<${peerreduce_host_languages}:-fsanitize=${PEERREDUCE_SANITIZE};-fno-omit-frame-pointer;-fno-sanitize-recover=all>")
   add_link_options(-fsanitize=${PEERREDUCE_SANITIZE})
 endif()
 
 if(PEERREDUCE_COVERAGE)
   # Plain (non-atomic) counters: atomic updates made instrumented tests 7x slower, and a count lost to
   # a race between simulator threads never turns a covered line into an uncovered one.
-  add_compile_options(--coverage)
+  add_compile_options("$<${peerreduce_host_languages}:--coverage>")
   add_link_options(--coverage)
+endif()
+
+# GPU platform: one compile definition the portability header (kernels/portability.h) keys on.
+if(PEERREDUCE_GPU STREQUAL "cuda")
+  enable_language(CUDA)
+  find_package(CUDAToolkit REQUIRED)
+  if(NOT DEFINED CMAKE_CUDA_ARCHITECTURES OR CMAKE_CUDA_ARCHITECTURES STREQUAL "")
+    set(CMAKE_CUDA_ARCHITECTURES 90)  # Hopper (H100, H200)
+  endif()
+  # The kernels are C++17 (CMake 3.25 cannot ask nvcc for C++20); they include no C++20 header.
+  set(CMAKE_CUDA_STANDARD 17)
+  set(CMAKE_CUDA_STANDARD_REQUIRED ON)
+  add_compile_definitions(PEERREDUCE_GPU_CUDA)
+  # Host code that includes the portability header sees the CUDA runtime's declarations.
+  include_directories(SYSTEM ${CUDAToolkit_INCLUDE_DIRS})
+elseif(PEERREDUCE_GPU STREQUAL "hip")
+  if(NOT CMAKE_CXX_COMPILER MATCHES "hipcc")
+    message(FATAL_ERROR "PEERREDUCE_GPU=hip needs -DCMAKE_CXX_COMPILER=hipcc (got ${CMAKE_CXX_COMPILER})")
+  endif()
+  set(PEERREDUCE_HIP_ARCH "gfx90a" CACHE STRING "AMD GPU architecture for --offload-arch")
+  add_compile_definitions(PEERREDUCE_GPU_HIP __HIP_PLATFORM_AMD__)
 endif()

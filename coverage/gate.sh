@@ -8,8 +8,9 @@ build="${1:?usage: coverage/gate.sh BUILD_DIR [LINE_MIN BRANCH_MIN]}"
 line_min="${2:-90}"
 branch_min="${3:-70}"
 report="$build/coverage-report.txt"
+# The build directory is also the search path, so coverage files of other builds are never mixed in.
 gcovr --config coverage/gcovr.cfg --root . --object-directory "$build" --filter 'lib/' --filter 'sim/' \
-  --txt "$report" --fail-under-line "$line_min" --fail-under-branch "$branch_min" && status=0 || status=$?
+  --txt "$report" --fail-under-line "$line_min" --fail-under-branch "$branch_min" "$build" && status=0 || status=$?
 echo "coverage gates: lines >= ${line_min}%, branches >= ${branch_min}% on lib/ and sim/ (per file: $report)"
 if ((status != 0)); then
   echo "coverage gate FAILED (gcovr exit $status)"

@@ -1,29 +1,242 @@
 // The portability header: the one place that knows which GPU platform the code is built for.
 //
 // All GPU code in peerreduce is written against HIP names. This header maps them:
-// - built by hipcc (AMD): the real <hip/hip_runtime.h>;
-// - built by nvcc (NVIDIA): a small mapping of the HIP names peerreduce uses onto CUDA 13
-//   (Debian's HIP headers for NVIDIA do not compile with CUDA 13);
-// - built by a plain host compiler: only the qualifiers, so the reduce arithmetic that kernels share
-//   with the simulator compiles as ordinary host code.
+// - PEERREDUCE_GPU_HIP (AMD, built with hipcc or with the HIP headers): the real <hip/hip_runtime.h>;
+// - PEERREDUCE_GPU_CUDA (NVIDIA, CUDA 13): a small mapping of exactly the HIP names peerreduce uses
+//   onto the CUDA runtime (Debian's HIP headers for NVIDIA do not compile with CUDA 13);
+// - neither: only the qualifiers, so the reduce arithmetic that kernels share with the simulator
+//   compiles as ordinary host code.
+// It also provides the few device primitives the kernels need with the same meaning on both
+// platforms: system-scope release/acquire atomics on 64-bit counters, a nanosecond timer for
+// deadlines, and a short sleep for polling loops.
+//
 // Nothing else in the project may test the platform with #if; it includes this header instead.
 #pragma once
 
-#if defined(__HIPCC__)
+#include <cstdint>
+
+#if defined(PEERREDUCE_GPU_HIP)
 #include <hip/hip_runtime.h>
-#define PR_GPU_PLATFORM_HIP 1
+#define PR_GPU_PLATFORM_NAME "hip"
 #define PR_HOST_DEVICE __host__ __device__
 #define PR_DEVICE __device__
+#define PR_GLOBAL __global__
 #define PR_INLINE __forceinline__
-#elif defined(__CUDACC__)
+#elif defined(PEERREDUCE_GPU_CUDA)
 #include <cuda_runtime.h>
-#define PR_GPU_PLATFORM_CUDA 1
+#define PR_GPU_PLATFORM_NAME "cuda"
 #define PR_HOST_DEVICE __host__ __device__
 #define PR_DEVICE __device__
+#define PR_GLOBAL __global__
 #define PR_INLINE __forceinline__
+
+// ---- HIP runtime names used by peerreduce, on CUDA ----
+using hipError_t = cudaError_t;
+using hipStream_t = cudaStream_t;
+using hipEvent_t = cudaEvent_t;
+using hipGraph_t = cudaGraph_t;
+using hipGraphExec_t = cudaGraphExec_t;
+using hipIpcMemHandle_t = cudaIpcMemHandle_t;
+using hipStreamCaptureStatus = cudaStreamCaptureStatus;
+inline constexpr hipError_t hipSuccess = cudaSuccess;
+inline constexpr hipError_t hipErrorNotReady = cudaErrorNotReady;
+inline constexpr hipError_t hipErrorPeerAccessAlreadyEnabled = cudaErrorPeerAccessAlreadyEnabled;
+inline constexpr cudaMemcpyKind hipMemcpyHostToDevice = cudaMemcpyHostToDevice;
+inline constexpr cudaMemcpyKind hipMemcpyDeviceToHost = cudaMemcpyDeviceToHost;
+inline constexpr cudaMemcpyKind hipMemcpyDeviceToDevice = cudaMemcpyDeviceToDevice;
+inline constexpr cudaMemcpyKind hipMemcpyDefault = cudaMemcpyDefault;
+inline constexpr unsigned hipStreamNonBlocking = cudaStreamNonBlocking;
+inline constexpr unsigned hipIpcMemLazyEnablePeerAccess = cudaIpcMemLazyEnablePeerAccess;
+inline constexpr unsigned hipHostMallocMapped = cudaHostAllocMapped;
+inline constexpr unsigned hipHostMallocPortable = cudaHostAllocPortable;
+inline constexpr unsigned hipHostRegisterMapped = cudaHostRegisterMapped;
+inline constexpr unsigned hipHostRegisterPortable = cudaHostRegisterPortable;
+inline constexpr cudaStreamCaptureMode hipStreamCaptureModeThreadLocal = cudaStreamCaptureModeThreadLocal;
+inline constexpr cudaStreamCaptureStatus hipStreamCaptureStatusNone = cudaStreamCaptureStatusNone;
+inline constexpr cudaDeviceAttr hipDeviceAttributeMultiprocessorCount = cudaDevAttrMultiProcessorCount;
+inline constexpr cudaDeviceAttr hipDeviceAttributePciBusId = cudaDevAttrPciBusId;
+
+inline hipError_t hipGetDeviceCount(int* count) { return cudaGetDeviceCount(count); }
+inline hipError_t hipSetDevice(int device) { return cudaSetDevice(device); }
+inline hipError_t hipGetDevice(int* device) { return cudaGetDevice(device); }
+inline hipError_t hipDeviceGetAttribute(int* value, cudaDeviceAttr attr, int device) {
+  return cudaDeviceGetAttribute(value, attr, device);
+}
+inline hipError_t hipDeviceCanAccessPeer(int* can, int device, int peer) { return cudaDeviceCanAccessPeer(can, device, peer); }
+inline hipError_t hipDeviceEnablePeerAccess(int peer, unsigned flags) { return cudaDeviceEnablePeerAccess(peer, flags); }
+inline hipError_t hipDeviceSynchronize() { return cudaDeviceSynchronize(); }
+inline hipError_t hipGetLastError() { return cudaGetLastError(); }
+inline hipError_t hipPeekAtLastError() { return cudaPeekAtLastError(); }
+inline const char* hipGetErrorString(hipError_t error) { return cudaGetErrorString(error); }
+inline const char* hipGetErrorName(hipError_t error) { return cudaGetErrorName(error); }
+inline hipError_t hipMalloc(void** ptr, std::size_t bytes) { return cudaMalloc(ptr, bytes); }
+inline hipError_t hipFree(void* ptr) { return cudaFree(ptr); }
+inline hipError_t hipHostMalloc(void** ptr, std::size_t bytes, unsigned flags) { return cudaHostAlloc(ptr, bytes, flags); }
+inline hipError_t hipHostFree(void* ptr) { return cudaFreeHost(ptr); }
+inline hipError_t hipHostRegister(void* ptr, std::size_t bytes, unsigned flags) { return cudaHostRegister(ptr, bytes, flags); }
+inline hipError_t hipHostUnregister(void* ptr) { return cudaHostUnregister(ptr); }
+inline hipError_t hipHostGetDevicePointer(void** device, void* host, unsigned flags) {
+  return cudaHostGetDevicePointer(device, host, flags);
+}
+inline hipError_t hipMemcpy(void* dst, const void* src, std::size_t bytes, cudaMemcpyKind kind) {
+  return cudaMemcpy(dst, src, bytes, kind);
+}
+inline hipError_t hipMemcpyAsync(void* dst, const void* src, std::size_t bytes, cudaMemcpyKind kind, hipStream_t s) {
+  return cudaMemcpyAsync(dst, src, bytes, kind, s);
+}
+inline hipError_t hipMemset(void* dst, int value, std::size_t bytes) { return cudaMemset(dst, value, bytes); }
+inline hipError_t hipMemsetAsync(void* dst, int value, std::size_t bytes, hipStream_t s) {
+  return cudaMemsetAsync(dst, value, bytes, s);
+}
+inline hipError_t hipStreamCreateWithFlags(hipStream_t* s, unsigned flags) { return cudaStreamCreateWithFlags(s, flags); }
+inline hipError_t hipStreamDestroy(hipStream_t s) { return cudaStreamDestroy(s); }
+inline hipError_t hipStreamSynchronize(hipStream_t s) { return cudaStreamSynchronize(s); }
+inline hipError_t hipStreamQuery(hipStream_t s) { return cudaStreamQuery(s); }
+inline hipError_t hipStreamIsCapturing(hipStream_t s, hipStreamCaptureStatus* status) {
+  return cudaStreamIsCapturing(s, status);
+}
+inline hipError_t hipStreamBeginCapture(hipStream_t s, cudaStreamCaptureMode mode) { return cudaStreamBeginCapture(s, mode); }
+inline hipError_t hipStreamEndCapture(hipStream_t s, hipGraph_t* graph) { return cudaStreamEndCapture(s, graph); }
+inline hipError_t hipGraphInstantiate(hipGraphExec_t* exec, hipGraph_t graph, void* /*error_node*/, char* /*log*/,
+                                      std::size_t /*log_size*/) {
+  return cudaGraphInstantiate(exec, graph, 0);
+}
+inline hipError_t hipGraphLaunch(hipGraphExec_t exec, hipStream_t s) { return cudaGraphLaunch(exec, s); }
+inline hipError_t hipGraphExecDestroy(hipGraphExec_t exec) { return cudaGraphExecDestroy(exec); }
+inline hipError_t hipGraphDestroy(hipGraph_t graph) { return cudaGraphDestroy(graph); }
+inline hipError_t hipEventCreate(hipEvent_t* e) { return cudaEventCreate(e); }
+inline hipError_t hipEventDestroy(hipEvent_t e) { return cudaEventDestroy(e); }
+inline hipError_t hipEventRecord(hipEvent_t e, hipStream_t s) { return cudaEventRecord(e, s); }
+inline hipError_t hipEventSynchronize(hipEvent_t e) { return cudaEventSynchronize(e); }
+inline hipError_t hipEventElapsedTime(float* ms, hipEvent_t start, hipEvent_t stop) {
+  return cudaEventElapsedTime(ms, start, stop);
+}
+inline hipError_t hipIpcGetMemHandle(hipIpcMemHandle_t* handle, void* ptr) { return cudaIpcGetMemHandle(handle, ptr); }
+inline hipError_t hipIpcOpenMemHandle(void** ptr, hipIpcMemHandle_t handle, unsigned flags) {
+  return cudaIpcOpenMemHandle(ptr, handle, flags);
+}
+inline hipError_t hipIpcCloseMemHandle(void* ptr) { return cudaIpcCloseMemHandle(ptr); }
+inline hipError_t hipDeviceGetPCIBusId(char* id, int length, int device) { return cudaDeviceGetPCIBusId(id, length, device); }
 #else
-#define PR_GPU_PLATFORM_NONE 1
+#define PR_GPU_PLATFORM_NAME "none"
 #define PR_HOST_DEVICE
 #define PR_DEVICE
+#define PR_GLOBAL
 #define PR_INLINE inline
+#endif
+
+// ---- Device primitives with one meaning on both platforms (device code only) ----
+#if defined(__HIPCC__) || defined(__CUDACC__)
+namespace peerreduce::gpu {
+
+// Increments a 64-bit counter that another GPU (or the host) reads: release at system scope, so every
+// write this thread made before is visible to whoever acquires the new value.
+PR_DEVICE PR_INLINE void atomicAddReleaseSystem(std::uint64_t* counter, std::uint64_t value) {
+#if defined(__HIPCC__)
+  __hip_atomic_fetch_add(counter, value, __ATOMIC_RELEASE, __HIP_MEMORY_SCOPE_SYSTEM);
+#else
+  asm volatile("red.release.sys.global.add.u64 [%0], %1;" ::"l"(counter), "l"(value) : "memory");
+#endif
+}
+
+// Reads a 64-bit counter with acquire at system scope: writes released before the value are visible.
+PR_DEVICE PR_INLINE std::uint64_t loadAcquireSystem(const std::uint64_t* counter) {
+#if defined(__HIPCC__)
+  return __hip_atomic_load(counter, __ATOMIC_ACQUIRE, __HIP_MEMORY_SCOPE_SYSTEM);
+#else
+  std::uint64_t value;
+  asm volatile("ld.acquire.sys.global.u64 %0, [%1];" : "=l"(value) : "l"(counter) : "memory");
+  return value;
+#endif
+}
+
+// Increments a counter without ordering: for signals that follow a fence already issued.
+PR_DEVICE PR_INLINE void atomicAddRelaxedSystem(std::uint64_t* counter, std::uint64_t value) {
+#if defined(__HIPCC__)
+  __hip_atomic_fetch_add(counter, value, __ATOMIC_RELAXED, __HIP_MEMORY_SCOPE_SYSTEM);
+#else
+  asm volatile("red.relaxed.sys.global.add.u64 [%0], %1;" ::"l"(counter), "l"(value) : "memory");
+#endif
+}
+
+// A release fence at system scope: every write before it is visible to whoever later acquires
+// a value written after it.
+PR_DEVICE PR_INLINE void fenceReleaseSystem() {
+#if defined(__HIPCC__)
+  __atomic_thread_fence(__ATOMIC_RELEASE);
+#else
+  asm volatile("fence.acq_rel.sys;" ::: "memory");
+#endif
+}
+
+// 16-byte load that bypasses the SM's L1 (cached in L2 only): data written by peers during this kernel
+// must never be served from a stale L1 line.
+struct alignas(16) Bytes16 {
+  std::uint32_t words[4];
+};
+PR_DEVICE PR_INLINE Bytes16 loadStreaming16(const void* address) {
+#if defined(__HIPCC__)
+  Bytes16 out;
+  const auto* p = reinterpret_cast<const std::uint32_t*>(address);
+#pragma unroll
+  for (int i = 0; i < 4; ++i) out.words[i] = __builtin_nontemporal_load(p + i);
+  return out;
+#else
+  const uint4 v = __ldcg(reinterpret_cast<const uint4*>(address));
+  return Bytes16{{v.x, v.y, v.z, v.w}};
+#endif
+}
+
+// Reads a counter without ordering, for polling loops: poll relaxed, then one loadAcquireSystem once
+// the value is reached.
+PR_DEVICE PR_INLINE std::uint64_t loadRelaxedSystem(const std::uint64_t* counter) {
+#if defined(__HIPCC__)
+  return __hip_atomic_load(counter, __ATOMIC_RELAXED, __HIP_MEMORY_SCOPE_SYSTEM);
+#else
+  std::uint64_t value;
+  asm volatile("ld.relaxed.sys.global.u64 %0, [%1];" : "=l"(value) : "l"(counter) : "memory");
+  return value;
+#endif
+}
+
+// Reads a word the host may change at any time (abort flag in mapped host memory).
+PR_DEVICE PR_INLINE std::uint32_t loadVolatile(const std::uint32_t* word) {
+  return *reinterpret_cast<const volatile std::uint32_t*>(word);
+}
+
+// Stores a 64-bit word with release at system scope (the host reads error reports this way).
+PR_DEVICE PR_INLINE void storeReleaseSystem(std::uint64_t* word, std::uint64_t value) {
+#if defined(__HIPCC__)
+  __hip_atomic_store(word, value, __ATOMIC_RELEASE, __HIP_MEMORY_SCOPE_SYSTEM);
+#else
+  asm volatile("st.release.sys.global.u64 [%0], %1;" ::"l"(word), "l"(value) : "memory");
+#endif
+}
+
+// Nanoseconds from a clock shared by the whole GPU, for deadlines (coarse, but monotonic).
+PR_DEVICE PR_INLINE std::uint64_t globalTimerNs() {
+#if defined(__HIPCC__)
+#if defined(__HIP_DEVICE_COMPILE__)
+  // s_memrealtime counts at the device's constant real-time rate (100 MHz on current AMD GPUs).
+  return static_cast<std::uint64_t>(__builtin_amdgcn_s_memrealtime()) * 10u;
+#else
+  return 0;  // the host pass of hipcc parses device functions but never runs them
+#endif
+#else
+  std::uint64_t ns;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(ns));
+  return ns;
+#endif
+}
+
+// Yields the issue slot for a short while inside a polling loop.
+PR_DEVICE PR_INLINE void pollPause() {
+#if defined(__HIPCC__)
+  __builtin_amdgcn_s_sleep(1);
+#else
+  __nanosleep(64);
+#endif
+}
+
+}  // namespace peerreduce::gpu
 #endif

@@ -134,6 +134,19 @@ Status SimEngine::submit(int rank, const ExecutionRequest& request) {
   }
   const std::size_t elem = dataTypeSize(request.dtype);
   if (elem == 0 || !isValidReduceOp(request.op)) return invalidArgumentError(who + "invalid dtype or op");
+  // Steps address the user's buffers through the layout: one made for another count or chunking would
+  // read and write past them, or leave part of the output unwritten and still report success.
+  const ChunkLayout& layout = request.layout;
+  const bool chunks_cover_count =
+      request.count == 0 || (layout.chunk_capacity > 0 &&
+                             (request.count - 1) / layout.chunk_capacity < static_cast<std::size_t>(layout.num_chunks));
+  if (layout.count != request.count || layout.num_chunks != request.plan->num_chunks || !chunks_cover_count) {
+    return invalidArgumentError(who + "chunk layout (" + std::to_string(layout.count) + " elements in " +
+                                std::to_string(layout.num_chunks) + " chunks of " +
+                                std::to_string(layout.chunk_capacity) + ") does not split the operation's " +
+                                std::to_string(request.count) + " elements into the plan's " +
+                                std::to_string(request.plan->num_chunks) + " chunks; use ChunkLayout::make");
+  }
   if (request.count > 0 && (request.send == nullptr || request.recv == nullptr)) {
     return invalidArgumentError(who + "null buffer");
   }
@@ -290,6 +303,8 @@ void SimEngine::passFence(int rank, Operation& op) {
   } else {
     trace_.fingerprintOnly(rank, op.seq, -1, start);
   }
+  // A rank with no steps in this plan is done once fenced (step() would index past its empty program).
+  if (op.request.plan->programs[static_cast<std::size_t>(rank)].steps.empty()) finishOperation(rank);
 }
 
 void SimEngine::step(int rank) {
@@ -444,6 +459,20 @@ Status SimEngine::runUntilIdle() {
   return Status::ok();
 }
 
+bool SimEngine::waitForRound(std::unique_lock<std::mutex>& lock, int rank, std::uint64_t generation,
+                             std::chrono::steady_clock::time_point deadline) {
+  // abort() only sets an atomic (it must not block behind a round that holds the mutex), so the wait
+  // polls it; the deadline bounds the loop.
+  const auto released = [&] { return sync_generation_ != generation; };
+  const std::atomic<bool>& aborted = ranks_[static_cast<std::size_t>(rank)]->aborted;
+  bool done = released();
+  while (!done && !aborted.load() && std::chrono::steady_clock::now() < deadline) {
+    const auto poll_until = std::min(deadline, std::chrono::steady_clock::now() + kAbortPollInterval);
+    done = sync_cv_.wait_until(lock, poll_until, released);
+  }
+  return done;
+}
+
 Status SimEngine::synchronize(int rank, std::chrono::milliseconds timeout) {
   std::unique_lock<std::mutex> lock(mutex_);
   const auto deadline = std::chrono::steady_clock::now() + timeout;
@@ -457,13 +486,20 @@ Status SimEngine::synchronize(int rank, std::chrono::milliseconds timeout) {
     ++sync_generation_;
     sync_cv_.notify_all();
     PR_RETURN_IF_ERROR(run);
-  } else if (!sync_cv_.wait_until(lock, deadline, [&] { return sync_generation_ != generation; })) {
+  } else if (!waitForRound(lock, rank, generation, deadline)) {
     std::string missing;
     for (int r = 0; r < world_size_; ++r) {
       if (!in_sync_[static_cast<std::size_t>(r)]) missing += (missing.empty() ? "" : ",") + std::to_string(r);
     }
     in_sync_[static_cast<std::size_t>(rank)] = false;
     --sync_count_;
+    if (ranks_[static_cast<std::size_t>(rank)]->aborted.load()) {
+      // Left the round: the operations it was waiting for will never run, so they end here.
+      Status aborted = abortedError("simulated rank " + std::to_string(rank) +
+                                    ": aborted by the application while waiting in synchronize for ranks " + missing);
+      failRank(rank, aborted);
+      return aborted;
+    }
     return timeoutError("simulated rank " + std::to_string(rank) + " waited " + std::to_string(timeout.count()) +
                         " ms in synchronize for ranks " + missing +
                         "; on the simulator synchronize is collective, every rank must call it");

@@ -9,7 +9,8 @@
 // one. When none can proceed but work remains, virtual time jumps to the earliest wait deadline and
 // that rank's operation ends with kTimeout (naming rank, peer, flag and step); so a run always ends.
 //
-// Thread safety: every public method takes the engine mutex, except abort(), which only sets an atomic.
+// Thread safety: every public method takes the engine mutex, except abort(), which only sets an atomic
+// (a rank waiting in synchronize polls it, so abort wakes it within kAbortPollInterval).
 #pragma once
 
 #include <atomic>
@@ -104,6 +105,13 @@ class SimEngine {
   std::byte* resolve(int rank, const Operation& op, const BufferRef& ref, int chunk);
   std::string describeSite(const AccessSite& site) const;
   Status runLocked();
+  // Waits in synchronize until the round of `generation` is over; false at the deadline or on abort.
+  bool waitForRound(std::unique_lock<std::mutex>& lock, int rank, std::uint64_t generation,
+                    std::chrono::steady_clock::time_point deadline);
+
+  // How often a rank waiting in synchronize checks its abort flag: prompt for a person, and a waiting
+  // thread that wakes 100 times a second costs nothing measurable.
+  static constexpr std::chrono::milliseconds kAbortPollInterval{10};
 
   const int world_size_;
   const SimOptions options_;

@@ -61,9 +61,12 @@ class Prng {
     return static_cast<std::uint64_t>(m >> 64);
   }
 
-  // Uniform in [low, high], inclusive.
+  // Uniform in [low, high], inclusive. Computed in unsigned arithmetic: high - low may not fit in
+  // int64, and the size of the full range (2^64) wraps to 0, which means any 64-bit value.
   std::int64_t between(std::int64_t low, std::int64_t high) {
-    return low + static_cast<std::int64_t>(below(static_cast<std::uint64_t>(high - low) + 1));
+    const std::uint64_t span = static_cast<std::uint64_t>(high) - static_cast<std::uint64_t>(low);
+    const std::uint64_t offset = span == ~std::uint64_t{0} ? next() : below(span + 1);
+    return static_cast<std::int64_t>(static_cast<std::uint64_t>(low) + offset);
   }
 
   // Uniform in [0, 1) with 53 random bits.

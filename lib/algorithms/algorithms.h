@@ -14,11 +14,9 @@
 
 #include "peerreduce/plan.h"
 #include "peerreduce/status.h"
+#include "topology/routes.h"
 
 namespace peerreduce {
-
-// Largest world one plan supports: rank sets are 64-bit masks in the verifier and on the GPU.
-inline constexpr int kMaxWorldSize = 64;
 
 struct PlanRequest {
   Algorithm algorithm = Algorithm::kOneShot;  // not kAuto: selection happens before planning
@@ -38,6 +36,10 @@ Plan buildRingPlan(int world_size, bool in_place);
 Plan buildRingPlanOver(const std::vector<int>& order, bool in_place);
 Plan buildRecursiveDoublingPlan(int world_size, bool in_place);
 Plan buildRabenseifnerPlan(int world_size, bool in_place);
+
+// A tree over the links of a partially connected world (relays between ranks that are not linked);
+// the buffer moves in `pipeline` chunks.
+Plan buildTreePlan(const SpanningTree& tree, int pipeline, bool in_place);
 
 // One rank: the output is the input with avg's division applied (a one-source reduction).
 Plan buildSingleRankPlan(Algorithm algorithm, bool in_place);

@@ -19,6 +19,11 @@ StatusOr<Plan> buildPlan(const PlanRequest& request) {
     case Algorithm::kRing: return buildRingPlan(request.world_size, request.in_place);
     case Algorithm::kRecursiveDoubling: return buildRecursiveDoublingPlan(request.world_size, request.in_place);
     case Algorithm::kRabenseifner: return buildRabenseifnerPlan(request.world_size, request.in_place);
+    case Algorithm::kTree: {
+      // Without a topology, the tree of a full mesh: a star around rank 0.
+      PR_ASSIGN_OR_RETURN(SpanningTree tree, shallowestSpanningTree(Topology::fullMesh(request.world_size)));
+      return buildTreePlan(tree, 1, request.in_place);
+    }
     case Algorithm::kAuto:
       return invalidArgumentError("buildPlan needs a concrete algorithm; 'auto' is resolved by the selector first");
   }

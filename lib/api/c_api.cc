@@ -56,6 +56,7 @@ static_assert(prAlgoTwoShot == static_cast<int>(Algorithm::kTwoShot));
 static_assert(prAlgoRing == static_cast<int>(Algorithm::kRing));
 static_assert(prAlgoRecursiveDoubling == static_cast<int>(Algorithm::kRecursiveDoubling));
 static_assert(prAlgoRabenseifner == static_cast<int>(Algorithm::kRabenseifner));
+static_assert(prAlgoTree == static_cast<int>(Algorithm::kTree));
 static_assert(prNumAlgorithms == kAlgorithmCount);
 
 // The handle types are only declared in C; the C++ side must be able to hold them in an int-sized enum.

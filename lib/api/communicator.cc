@@ -3,6 +3,7 @@
 
 #include <cstring>
 #include <exception>
+#include <limits>
 #include <new>
 #include <string>
 
@@ -137,18 +138,21 @@ Status buildPlans(Communicator::Impl& impl) {
                 entry.report.problems.front().c_str());
         break;
       }
+      PR_RETURN_IF_ERROR(impl.transport->preparePlan(entry.plan));
       impl.plans[static_cast<std::size_t>(a)][static_cast<std::size_t>(in_place)] = entry.plan;
     }
     if (const auto& plan = impl.plans[static_cast<std::size_t>(a)][0]) candidates.push_back({plan});
   }
-  if (candidates.empty()) {
-    return unavailableError("no allreduce algorithm can run on this topology (" + impl.topology.describe() + ")");
-  }
+  // Checked before "no candidates": a forced algorithm is the only candidate, so an unusable one must be
+  // reported as the configuration's problem, not as a topology on which nothing could run.
   if (impl.config.algorithm != Algorithm::kAuto &&
       !impl.plans[static_cast<std::size_t>(impl.config.algorithm)][0]) {
     return invalidArgumentError("the configured algorithm " + std::string(algorithmName(impl.config.algorithm)) +
                                 " cannot run on this topology (" + impl.topology.describe() +
                                 "); unset PEERREDUCE_ALGO or pick another");
+  }
+  if (candidates.empty()) {
+    return unavailableError("no allreduce algorithm can run on this topology (" + impl.topology.describe() + ")");
   }
   PR_ASSIGN_OR_RETURN(impl.selector, AlgorithmSelector::create(candidates, impl.topology, impl.config.scratch_bytes));
   return Status::ok();
@@ -239,6 +243,7 @@ Status Communicator::allreduce(const void* send, void* recv, std::size_t count, 
   request.plan = plan;
   request.dtype = dtype;
   request.op = op;
+  request.timeout = impl.config.timeout;
   for (std::size_t done = 0; done < count; done += segment) {
     request.count = std::min(segment, count - done);
     request.send = static_cast<const std::byte*>(send) + done * elem;
@@ -263,6 +268,11 @@ StatusOr<SelectionReport> Communicator::explainSelection(std::size_t count, Data
     return invalidArgumentError("unknown dtype value " + std::to_string(static_cast<int>(dtype)));
   }
   const std::size_t elem = dataTypeSize(dtype);
+  // allreduce() rejects such a count; choosing for the wrapped byte count would report a wrong choice.
+  if (count > std::numeric_limits<std::size_t>::max() / elem) {
+    return invalidArgumentError("count " + std::to_string(count) + " x " + std::to_string(elem) + "-byte " +
+                                std::string(dataTypeName(dtype)) + " overflows the address space");
+  }
   SelectionReport report;
   report.forced = impl_->config.algorithm != Algorithm::kAuto;
   report.chosen = report.forced ? impl_->config.algorithm : impl_->selector->choose(count * elem);

@@ -25,7 +25,7 @@ constexpr std::array<NamedDataType, 20> kDataTypeNames = {{
 
 constexpr std::array<std::string_view, kReduceOpCount> kReduceOpNames = {"sum", "prod", "min", "max", "avg"};
 constexpr std::array<std::string_view, kAlgorithmCount> kAlgorithmNames = {
-    "auto", "one-shot", "two-shot", "ring", "recursive-doubling", "rabenseifner"};
+    "auto", "one-shot", "two-shot", "ring", "recursive-doubling", "rabenseifner", "tree"};
 
 std::string joinNames(const std::string_view* names, std::size_t n) {
   std::string out;

@@ -32,7 +32,7 @@ std::string cliUsage() {
          "  --count N          elements per rank (default 1048576)\n"
          "  --dtype T          int8 uint8 int32 uint32 int64 uint64 fp16 bf16 fp32 fp64 (default bf16)\n"
          "  --op OP            sum prod min max avg (default sum)\n"
-         "  --algo A           auto one-shot two-shot ring recursive-doubling rabenseifner (default auto)\n"
+         "  --algo A           auto one-shot two-shot ring recursive-doubling rabenseifner tree (default auto)\n"
          "  --seed S           scheduler and payload seed (default 1)\n"
          "  --iterations K     allreduces back to back, 1..1000 (default 1)\n"
          "  --in-place         send buffer = receive buffer\n"

@@ -6,6 +6,7 @@
 
 #include "support/reference.h"
 #include "util/hash.h"
+#include "world_provider.h"
 
 namespace peerreduce::testing {
 namespace {
@@ -134,6 +135,27 @@ void checkLocal(CaseState& state) {
 
 }  // namespace
 
+// On hardware: the simulator's bits for the same case, algorithm and scratch (so the same plan and
+// segments) must equal the GPU's. Returns "" when they do.
+std::string compareWithSimulator(TestWorld& world, const AllreduceCase& c, const CaseOutcome& hardware) {
+  if (c.count == 0 || !hardware.ok) return "";
+  Communicator& comm = world.comm(world.localRanks().front());
+  auto selection = comm.explainSelection(c.count, c.dtype);
+  if (!selection.isOk()) return "explainSelection: " + selection.status().toString();
+  Config config = comm.config();
+  config.algorithm = selection->chosen;
+  sim::SimOptions options;
+  options.seed = c.seed;
+  auto sim = makeSimTestWorld(world.size(), options, config);
+  if (!sim.isOk()) return "simulated world: " + sim.status().toString();
+  const CaseOutcome simulated = runAllreduceCases(**sim, {c}).front();
+  if (!simulated.ok) return "the simulator failed the same case: " + simulated.problem;
+  if (simulated.result_hash != hardware.result_hash) {
+    return "GPU bits differ from the simulator's for " + std::string(algorithmName(selection->chosen));
+  }
+  return "";
+}
+
 std::vector<CaseOutcome> runAllreduceCases(TestWorld& world, const std::vector<AllreduceCase>& cases) {
   std::vector<CaseState> states(cases.size());
   for (std::size_t i = 0; i < cases.size(); ++i) {
@@ -149,6 +171,10 @@ std::vector<CaseOutcome> runAllreduceCases(TestWorld& world, const std::vector<A
     if (!completed.isOk()) state.fail("completing: " + completed.toString());
     checkLocal(state);
     if (!races.empty()) state.fail("happens-before violation: " + races.front());
+    if (world.simWorld() == nullptr) {
+      const std::string difference = compareWithSimulator(world, *state.c, state.outcome);
+      if (!difference.empty()) state.fail(difference);
+    }
     // Collective verdicts: every rank calls these for every case, whatever its local outcome.
     if (!world.allRanksEqual(state.outcome.result_hash)) state.fail("ranks in other processes hold different bits");
     if (!world.allRanksAgree(state.outcome.ok) && state.outcome.ok) {

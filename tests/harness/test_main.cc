@@ -1,4 +1,5 @@
-// main() of the suites that run allreduce cases: GoogleTest, plus a count of the cases executed.
+// main() of the suites that run allreduce cases: GoogleTest, the world provider (simulator, or the GPUs
+// under mpirun), and a count of the cases executed.
 //
 // When PEERREDUCE_CASE_LOG names a file, each test process appends "<test filter> <cases>" to it, so
 // a script can add up how many allreduce cases a whole ctest run executed (ctest runs every test in
@@ -9,6 +10,7 @@
 #include <cstdlib>
 
 #include "allreduce_case.h"
+#include "world_provider.h"
 
 namespace {
 
@@ -30,7 +32,10 @@ class CaseCountReporter : public ::testing::Environment {
 }  // namespace
 
 int main(int argc, char** argv) {
+  if (!peerreduce::testing::setUpWorldProvider(&argc, &argv)) return 2;
   ::testing::InitGoogleTest(&argc, argv);
   ::testing::AddGlobalTestEnvironment(new CaseCountReporter);
-  return RUN_ALL_TESTS();
+  const int result = RUN_ALL_TESTS();
+  peerreduce::testing::tearDownWorldProvider();
+  return result;
 }

@@ -1,6 +1,8 @@
 // InProcessBootstrap (peerreduce/bootstrap.h): gathers in rank order, agrees on mismatched lengths,
 // and never hangs: a rank that does not come makes the others time out naming it, and the group
 // stays broken afterwards.
+#include "peerreduce/bootstrap.h"
+
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -9,8 +11,6 @@
 #include <string>
 #include <thread>
 #include <vector>
-
-#include "peerreduce/bootstrap.h"
 
 namespace peerreduce {
 namespace {

@@ -30,9 +30,9 @@ rc::Gen<std::size_t> genCount() {
                                                       {4, rc::gen::inRange<std::size_t>(300, 5000000)}}));
 }
 
+// Every concrete algorithm (all but kAuto).
 rc::Gen<Algorithm> genAlgorithm() {
-  return uniform(rc::gen::element(Algorithm::kOneShot, Algorithm::kTwoShot, Algorithm::kRing,
-                                  Algorithm::kRecursiveDoubling, Algorithm::kRabenseifner));
+  return uniform(rc::gen::map(rc::gen::inRange(1, kAlgorithmCount), [](int v) { return static_cast<Algorithm>(v); }));
 }
 
 // The partition property: chunk c is [begin(c), begin(c) + size(c)), chunks follow one another

@@ -1,5 +1,7 @@
 // Config (peerreduce/config.h): byte sizes, the PEERREDUCE_* environment (through the injectable
 // getenv), range validation, and a fingerprint that changes with every setting ranks must agree on.
+#include "peerreduce/config.h"
+
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -8,8 +10,6 @@
 #include <map>
 #include <optional>
 #include <string>
-
-#include "peerreduce/config.h"
 
 namespace peerreduce {
 namespace {
@@ -114,11 +114,11 @@ TEST(ConfigFromEnvironment, UnsetOrEmptyVariablesKeepTheBase) {
   base.algorithm = Algorithm::kRabenseifner;
   base.timeout = std::chrono::milliseconds(77);
   base.verify_plans = false;
-  for (const auto& vars : {std::map<std::string, std::string>{},
-                           std::map<std::string, std::string>{{"PEERREDUCE_ALGO", ""},
-                                                              {"PEERREDUCE_TIMEOUT_MS", ""},
-                                                              {"PEERREDUCE_SCRATCH_BYTES", ""},
-                                                              {"PEERREDUCE_VERIFY_PLANS", ""}}}) {
+  for (const auto& vars :
+       {std::map<std::string, std::string>{}, std::map<std::string, std::string>{{"PEERREDUCE_ALGO", ""},
+                                                                                 {"PEERREDUCE_TIMEOUT_MS", ""},
+                                                                                 {"PEERREDUCE_SCRATCH_BYTES", ""},
+                                                                                 {"PEERREDUCE_VERIFY_PLANS", ""}}}) {
     auto config = fromFake(vars, base);
     ASSERT_TRUE(config.isOk()) << config.status().toString();
     EXPECT_EQ(config->fingerprint(), base.fingerprint());
@@ -232,8 +232,9 @@ TEST(ConfigFromEnvironment, WithoutArgumentsReadsTheProcessEnvironment) {
 
 TEST(ConfigValidate, NamesTheSettingOutOfRange) {
   Config bad_algorithm;
-  bad_algorithm.algorithm = static_cast<Algorithm>(6);
-  EXPECT_TRUE(contains(bad_algorithm.validate().message(), "algorithm value 6 is not valid"));
+  bad_algorithm.algorithm = static_cast<Algorithm>(kAlgorithmCount);
+  EXPECT_TRUE(contains(bad_algorithm.validate().message(),
+                       "algorithm value " + std::to_string(kAlgorithmCount) + " is not valid"));
 
   Config bad_timeout;
   bad_timeout.timeout = std::chrono::milliseconds(kMaxTimeoutMs + 1);

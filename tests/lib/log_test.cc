@@ -1,12 +1,12 @@
 // Logging (util/log.h): the level decides what PR_LOG prints, lines carry level and rank, and
 // PEERREDUCE_DEBUG picks the level when no one set it.
+#include "util/log.h"
+
 #include <gtest/gtest.h>
 
 #include <cstdlib>
 #include <optional>
 #include <string>
-
-#include "util/log.h"
 
 namespace peerreduce {
 namespace {
@@ -103,8 +103,8 @@ TEST_F(LogTest, EnvironmentSelectsTheLevelInEitherCase) {
   const struct {
     const char* value;
     LogLevel level;
-  } cases[] = {{"WARN", LogLevel::kWarn},   {"warn", LogLevel::kWarn},   {"INFO", LogLevel::kInfo},
-               {"info", LogLevel::kInfo},   {"TRACE", LogLevel::kTrace}, {"trace", LogLevel::kTrace},
+  } cases[] = {{"WARN", LogLevel::kWarn}, {"warn", LogLevel::kWarn},   {"INFO", LogLevel::kInfo},
+               {"info", LogLevel::kInfo}, {"TRACE", LogLevel::kTrace}, {"trace", LogLevel::kTrace},
                {"", LogLevel::kWarn}};
   for (const auto& c : cases) {
     resetFromEnvironment(c.value);

@@ -1,10 +1,10 @@
 // Topology (peerreduce/topology.h): links are directional, accessMatrix agrees with canAccess, and
 // describe() names the link kind of a uniform mesh or lists the missing links.
+#include "peerreduce/topology.h"
+
 #include <gtest/gtest.h>
 
 #include <string>
-
-#include "peerreduce/topology.h"
 
 namespace peerreduce {
 namespace {
@@ -94,8 +94,9 @@ TEST(Topology, DescribeSaysWhenLinksDifferAndListsAtMostEightMissing) {
   // A 5-rank ring: 20 ordered pairs, 10 linked, 10 missing; only the first 8 are listed.
   Topology ring(5);
   for (int a = 0; a < 5; ++a) ring.setBidirectional(a, (a + 1) % 5, pcie());
-  EXPECT_EQ(ring.describe(),
-            "5 ranks, links of pcie (2.50 us, 25 GB/s), 10 directed links missing (0-2,0-3,1-3,1-4,2-0,2-4,3-0,3-1,...)");
+  EXPECT_EQ(
+      ring.describe(),
+      "5 ranks, links of pcie (2.50 us, 25 GB/s), 10 directed links missing (0-2,0-3,1-3,1-4,2-0,2-4,3-0,3-1,...)");
 }
 
 }  // namespace

@@ -4,6 +4,7 @@
 #include <rapidcheck.h>
 
 #include "allreduce_case.h"
+#include "world_provider.h"
 
 namespace peerreduce::testing {
 
@@ -19,6 +20,8 @@ rc::Gen<T> uniform(rc::Gen<T> gen) {
 // around the powers of two where folding changes (each new size costs plan verification and a
 // selector table, so large sizes come from a fixed set).
 inline rc::Gen<int> genWorldSize() {
+  // On hardware the world is the MPI processes: one size only.
+  if (const int fixed = worldProvider().fixedWorldSize(); fixed > 0) return rc::gen::just(fixed);
   return uniform(rc::gen::weightedOneOf<int>({{6, rc::gen::inRange(1, 9)},
                                               {3, rc::gen::inRange(9, 17)},
                                               {1, rc::gen::element(17, 23, 31, 32, 33, 47, 63, 64)}}));

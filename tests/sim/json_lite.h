@@ -156,14 +156,30 @@ class Parser {
       if (pos_ >= text_.size()) break;
       const char e = text_[pos_++];
       switch (e) {
-        case '"': out += '"'; break;
-        case '\\': out += '\\'; break;
-        case '/': out += '/'; break;
-        case 'b': out += '\b'; break;
-        case 'f': out += '\f'; break;
-        case 'n': out += '\n'; break;
-        case 'r': out += '\r'; break;
-        case 't': out += '\t'; break;
+        case '"':
+          out += '"';
+          break;
+        case '\\':
+          out += '\\';
+          break;
+        case '/':
+          out += '/';
+          break;
+        case 'b':
+          out += '\b';
+          break;
+        case 'f':
+          out += '\f';
+          break;
+        case 'n':
+          out += '\n';
+          break;
+        case 'r':
+          out += '\r';
+          break;
+        case 't':
+          out += '\t';
+          break;
         case 'u': {
           if (pos_ + 4 > text_.size()) return fail("short \\u escape");
           unsigned code = 0;
@@ -184,7 +200,8 @@ class Parser {
           out += static_cast<char>(code);
           break;
         }
-        default: return fail("bad escape");
+        default:
+          return fail("bad escape");
       }
     }
     return fail("unterminated string");

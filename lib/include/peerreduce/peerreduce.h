@@ -117,7 +117,8 @@ typedef enum {
   prAlgoRing = 3,
   prAlgoRecursiveDoubling = 4,
   prAlgoRabenseifner = 5,
-  prNumAlgorithms = 6,
+  prAlgoTree = 6,
+  prNumAlgorithms = 7,
   prAlgorithm_MinEnum_ = -0x7fffffff - 1,
   prAlgorithm_MaxEnum_ = 0x7fffffff
 } prAlgorithm_t;

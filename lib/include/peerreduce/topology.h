@@ -31,6 +31,7 @@ struct LinkInfo {
   double bandwidth_gbps = 0.0;  // GB/s (1e9 bytes per second) that one reader gets over this link
 
   bool connected() const { return link_class != LinkClass::kNone; }
+  friend bool operator==(const LinkInfo&, const LinkInfo&) = default;
 };
 
 // Per-device costs that do not depend on the peer.
@@ -39,6 +40,7 @@ struct DeviceModel {
   double signal_overhead_us = 0.1;       // issuing one signal
   double local_bandwidth_gbps = 2000.0;  // copy/reduce bandwidth inside one device's memory
   double ingress_bandwidth_gbps = 450.0; // all links into one device together
+  friend bool operator==(const DeviceModel&, const DeviceModel&) = default;
 };
 
 class Topology {
@@ -70,6 +72,8 @@ class Topology {
 
   // "4 ranks, full mesh of nvlink (1.0 us, 150 GB/s)" or a list of the missing links.
   std::string describe() const;
+
+  friend bool operator==(const Topology&, const Topology&) = default;
 
  private:
   int world_size_ = 0;

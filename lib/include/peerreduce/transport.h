@@ -43,6 +43,8 @@ struct ExecutionRequest {
   ReduceOp op = ReduceOp::kSum;
   ChunkLayout layout;                // how `count` splits into the plan's chunks
   std::size_t scratch_offset = 0;    // where this operation's scratch starts in every rank's region
+  // Bound on every wait of this operation (real time on GPUs; the simulator uses its virtual clock).
+  std::chrono::milliseconds timeout{30000};
 };
 
 class Transport {
@@ -57,6 +59,10 @@ class Transport {
   virtual Status connectPeers(const std::vector<std::vector<std::byte>>& records) = 0;
   // Links as this transport sees them (after connectPeers: what was actually reachable).
   virtual Topology topology() const = 0;
+
+  // Called at communicator creation for every plan the communicator may submit, so that the transport
+  // can stage it (the GPU copies it to device memory) before the allreduce path needs it.
+  virtual Status preparePlan(const std::shared_ptr<const Plan>& /*plan*/) { return Status::ok(); }
 
   virtual Status submit(const ExecutionRequest& request, StreamHandle stream) = 0;
   virtual Status synchronize(StreamHandle stream, std::chrono::milliseconds timeout) = 0;
@@ -78,6 +84,7 @@ class TransportWrapper : public Transport {
     return target_->connectPeers(records);
   }
   Topology topology() const override { return target_->topology(); }
+  Status preparePlan(const std::shared_ptr<const Plan>& plan) override { return target_->preparePlan(plan); }
   Status submit(const ExecutionRequest& request, StreamHandle stream) override {
     return target_->submit(request, stream);
   }

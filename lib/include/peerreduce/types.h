@@ -20,6 +20,9 @@
 
 namespace peerreduce {
 
+// Largest world peerreduce supports: rank sets are 64-bit masks in the verifier and on the GPU.
+inline constexpr int kMaxWorldSize = 64;
+
 // Values are stable: the C API's prDataType_t uses the same numbers.
 enum class DataType : int {
   kInt8 = 0,
@@ -53,8 +56,9 @@ enum class Algorithm : int {
   kRing = 3,
   kRecursiveDoubling = 4,
   kRabenseifner = 5,
+  kTree = 6,  // reduce up a spanning tree of the links and broadcast down: relays for partial connectivity
 };
-inline constexpr int kAlgorithmCount = 6;
+inline constexpr int kAlgorithmCount = 7;
 
 bool isValidDataType(DataType dtype);
 bool isValidReduceOp(ReduceOp op);
@@ -66,7 +70,7 @@ bool isFloatingPoint(DataType dtype);
 
 // Canonical names: "int8", "uint8", "int32", "uint32", "int64", "uint64", "fp16", "bf16", "fp32", "fp64";
 // "sum", "prod", "min", "max", "avg"; "auto", "one-shot", "two-shot", "ring", "recursive-doubling",
-// "rabenseifner". Invalid values give "invalid".
+// "rabenseifner", "tree". Invalid values give "invalid".
 std::string_view dataTypeName(DataType dtype);
 std::string_view reduceOpName(ReduceOp op);
 std::string_view algorithmName(Algorithm algorithm);

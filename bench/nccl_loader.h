@@ -1,0 +1,51 @@
+// NCCL (or RCCL) loaded at run time with dlopen, for side-by-side measurements in the same run.
+//
+// Only the handful of entry points the benchmark needs are declared here, with NCCL's documented C
+// signatures; no NCCL header is needed to build, and the benchmark still runs (without the comparison)
+// where the library is missing.
+#pragma once
+
+#include <cstddef>
+#include <string>
+
+#include "peerreduce/status.h"
+#include "portability.h"
+
+namespace peerreduce::bench {
+
+// NCCL's types as its API declares them (ncclUniqueId is 128 opaque bytes).
+struct NcclUniqueId {
+  char internal[128];
+};
+using NcclComm = struct ncclComm*;
+enum NcclResult : int { kNcclSuccess = 0 };
+// ncclDataType_t and ncclRedOp_t values used here.
+inline constexpr int kNcclFloat32 = 7;
+inline constexpr int kNcclBfloat16 = 9;
+inline constexpr int kNcclSum = 0;
+
+class Nccl {
+ public:
+  // Opens `path` (e.g. ".../libnccl.so.2"); kUnavailable with dlerror() if it cannot.
+  static StatusOr<Nccl> load(const std::string& path);
+
+  Status getUniqueId(NcclUniqueId* id) const;
+  Status commInitRank(NcclComm* comm, int nranks, const NcclUniqueId& id, int rank) const;
+  Status allReduce(const void* send, void* recv, std::size_t count, int dtype, int op, NcclComm comm,
+                   hipStream_t stream) const;
+  Status commDestroy(NcclComm comm) const;
+  std::string version() const;
+
+ private:
+  Status check(int result, const char* call) const;
+
+  void* handle_ = nullptr;
+  int (*get_unique_id_)(NcclUniqueId*) = nullptr;
+  int (*comm_init_rank_)(NcclComm*, int, NcclUniqueId, int) = nullptr;
+  int (*all_reduce_)(const void*, void*, std::size_t, int, int, NcclComm, hipStream_t) = nullptr;
+  int (*comm_destroy_)(NcclComm) = nullptr;
+  const char* (*get_error_string_)(int) = nullptr;
+  int (*get_version_)(int*) = nullptr;
+};
+
+}  // namespace peerreduce::bench

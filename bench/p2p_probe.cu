@@ -1,0 +1,160 @@
+// peerreduce-p2p-probe: the raw numbers the kernels are built on, measured between two GPUs through
+// IPC-mapped memory: peer read and write bandwidth with 16-byte accesses, local copy bandwidth, and the
+// round-trip latency of a flag signal (ping-pong). One process per GPU:
+//   mpirun -np 2 peerreduce-p2p-probe
+#include <mpi.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <functional>
+#include <vector>
+
+#include "portability.h"
+
+namespace {
+
+using peerreduce::gpu::Bytes16;
+using peerreduce::gpu::loadStreaming16;
+
+constexpr std::size_t kBytes = std::size_t{256} << 20;
+constexpr int kThreads = 512;
+constexpr int kUnroll = 4;
+constexpr int kPings = 1000;
+
+void check(hipError_t e, const char* what) {
+  if (e != hipSuccess) {
+    std::fprintf(stderr, "%s: %s\n", what, hipGetErrorString(e));
+    MPI_Abort(MPI_COMM_WORLD, 1);
+  }
+}
+
+__global__ void copyKernel(Bytes16* dst, const Bytes16* src, std::size_t vectors) {
+  const std::size_t stride = static_cast<std::size_t>(gridDim.x) * blockDim.x * kUnroll;
+  for (std::size_t base = static_cast<std::size_t>(blockIdx.x) * blockDim.x * kUnroll + threadIdx.x; base < vectors;
+       base += stride) {
+    Bytes16 data[kUnroll];
+#pragma unroll
+    for (int u = 0; u < kUnroll; ++u) {
+      const std::size_t v = base + static_cast<std::size_t>(u) * blockDim.x;
+      if (v < vectors) data[u] = loadStreaming16(src + v);
+    }
+#pragma unroll
+    for (int u = 0; u < kUnroll; ++u) {
+      const std::size_t v = base + static_cast<std::size_t>(u) * blockDim.x;
+      if (v < vectors) dst[v] = data[u];
+    }
+  }
+}
+
+// Rank 0 increments the peer's flag and waits for its own flag to reach the same count; rank 1 mirrors.
+__global__ void pingKernel(std::uint64_t* mine, std::uint64_t* theirs, int pings, int first) {
+  for (int i = 1; i <= pings; ++i) {
+    if (first) {
+      peerreduce::gpu::atomicAddReleaseSystem(theirs, 1);
+      while (peerreduce::gpu::loadAcquireSystem(mine) < static_cast<std::uint64_t>(i)) {
+      }
+    } else {
+      while (peerreduce::gpu::loadAcquireSystem(mine) < static_cast<std::uint64_t>(i)) {
+      }
+      peerreduce::gpu::atomicAddReleaseSystem(theirs, 1);
+    }
+  }
+}
+
+// Many blocks each increment one shared counter of the peer, as every block of a plan kernel does.
+__global__ void contendKernel(std::uint64_t* theirs) {
+  if (threadIdx.x == 0) {
+    peerreduce::gpu::fenceReleaseSystem();
+    peerreduce::gpu::atomicAddRelaxedSystem(theirs, 1);
+  }
+}
+
+float timeIt(hipStream_t s, const std::function<void()>& body) {
+  hipEvent_t a, b;
+  check(hipEventCreate(&a), "event");
+  check(hipEventCreate(&b), "event");
+  body();  // warm-up
+  check(hipStreamSynchronize(s), "sync");
+  check(hipEventRecord(a, s), "record");
+  body();
+  check(hipEventRecord(b, s), "record");
+  check(hipEventSynchronize(b), "sync");
+  float ms = 0;
+  check(hipEventElapsedTime(&ms, a, b), "elapsed");
+  return ms;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  MPI_Init(&argc, &argv);
+  int rank = 0, size = 1;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  if (size != 2) {
+    if (rank == 0) std::fprintf(stderr, "run with exactly 2 processes\n");
+    MPI_Finalize();
+    return 2;
+  }
+  check(hipSetDevice(rank), "set device");
+  int sms = 0;
+  check(hipDeviceGetAttribute(&sms, hipDeviceAttributeMultiprocessorCount, rank), "attr");
+  unsigned char* mine = nullptr;
+  unsigned char* local = nullptr;
+  check(hipMalloc(reinterpret_cast<void**>(&mine), kBytes), "malloc");
+  check(hipMalloc(reinterpret_cast<void**>(&local), kBytes), "malloc");
+  check(hipMemset(mine, 1, kBytes), "memset");
+  check(hipMemset(local, 2, kBytes), "memset");
+  hipIpcMemHandle_t handle, peer_handle;
+  check(hipIpcGetMemHandle(&handle, mine), "ipc get");
+  MPI_Sendrecv(&handle, sizeof(handle), MPI_BYTE, 1 - rank, 0, &peer_handle, sizeof(peer_handle), MPI_BYTE, 1 - rank, 0,
+               MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+  unsigned char* peer = nullptr;
+  check(hipIpcOpenMemHandle(reinterpret_cast<void**>(&peer), peer_handle, hipIpcMemLazyEnablePeerAccess), "ipc open");
+  check(hipDeviceSynchronize(), "sync");
+  hipStream_t s;
+  check(hipStreamCreateWithFlags(&s, hipStreamNonBlocking), "stream");
+  const std::size_t vectors = kBytes / 16;
+  MPI_Barrier(MPI_COMM_WORLD);
+  for (int blocks : {sms / 4, sms, 2 * sms}) {
+    const float read_ms = timeIt(s, [&] {
+      copyKernel<<<blocks, kThreads, 0, s>>>(reinterpret_cast<Bytes16*>(local), reinterpret_cast<const Bytes16*>(peer), vectors);
+    });
+    const float write_ms = timeIt(s, [&] {
+      copyKernel<<<blocks, kThreads, 0, s>>>(reinterpret_cast<Bytes16*>(peer), reinterpret_cast<const Bytes16*>(local), vectors);
+    });
+    const float local_ms = timeIt(s, [&] {
+      copyKernel<<<blocks, kThreads, 0, s>>>(reinterpret_cast<Bytes16*>(local), reinterpret_cast<const Bytes16*>(mine), vectors);
+    });
+    std::printf("rank %d blocks %3d: peer read %.1f GB/s, peer write %.1f GB/s, local copy %.1f GB/s (read+write)\n",
+                rank, blocks, kBytes / (read_ms * 1e6), kBytes / (write_ms * 1e6), 2.0 * kBytes / (local_ms * 1e6));
+    MPI_Barrier(MPI_COMM_WORLD);
+  }
+  // Ping-pong through flags at the start of each region (reset first).
+  auto* my_flag = reinterpret_cast<std::uint64_t*>(mine);
+  auto* peer_flag = reinterpret_cast<std::uint64_t*>(peer);
+  check(hipMemset(my_flag, 0, 64), "memset");
+  check(hipDeviceSynchronize(), "sync");
+  MPI_Barrier(MPI_COMM_WORLD);
+  hipEvent_t a, b;
+  check(hipEventCreate(&a), "event");
+  check(hipEventCreate(&b), "event");
+  check(hipEventRecord(a, s), "record");
+  pingKernel<<<1, 1, 0, s>>>(my_flag, peer_flag, kPings, rank == 0);
+  check(hipEventRecord(b, s), "record");
+  check(hipEventSynchronize(b), "sync");
+  float ms = 0;
+  check(hipEventElapsedTime(&ms, a, b), "elapsed");
+  std::printf("rank %d: flag ping-pong round trip %.2f us\n", rank, ms * 1000.0 / kPings);
+  MPI_Barrier(MPI_COMM_WORLD);
+  // Contention: sms blocks each incrementing the same remote counter once.
+  check(hipMemset(my_flag, 0, 64), "memset");
+  check(hipDeviceSynchronize(), "sync");
+  MPI_Barrier(MPI_COMM_WORLD);
+  const float contend_ms = timeIt(s, [&] { contendKernel<<<sms, kThreads, 0, s>>>(peer_flag); });
+  std::printf("rank %d: %d blocks fence+increment one remote counter: %.2f us per launch\n", rank, sms, contend_ms * 1000.0);
+  MPI_Barrier(MPI_COMM_WORLD);
+  check(hipIpcCloseMemHandle(peer), "ipc close");
+  MPI_Finalize();
+  return 0;
+}

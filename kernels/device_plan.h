@@ -1,0 +1,110 @@
+// What the host hands the GPU kernels: a plan in device memory and the launch arguments.
+//
+// Shared by the host side (lib/gpu/) and the kernels (kernels/*.cu), so it holds only plain structs
+// that have the same layout under the host compiler and the device compiler.
+//
+// Every block of a kernel runs the rank's whole program on its own slice of every chunk, and block b
+// of one rank only ever exchanges data with block b of another (both slice the same way). So each
+// block is one instance of the verified plan, and its flags are its own: counters are per block, and
+// each counter has one writer (block b of the peer) whose signals arrive in program order, exactly the
+// single-writer counters the verifier reasons about.
+//
+// Memory of one rank's symmetric region (device memory, shared with peers through IPC):
+//   [counters: kMaxRanks x kMaxDeviceFlags x kMaxBlocks x 8 bytes]  counters[writer][flag][block];
+//                                                                    peers' block b writes slot b
+// Done flags are the exception: they say "this whole rank is finished with your memory", so they are
+// per rank, not per block: the last block of a launch to finish sends them (the plan's count to each
+// peer) once every block is done, into counters[writer][kDoneFlag][0]. The entry fence then polls one
+// counter per peer, and no later operation, however it slices, can overwrite what an earlier one read.
+//   [scratch ...]                                the plan's scratch slots (from ExecutionRequest offset)
+// and of its control block (device memory, private to the rank):
+//   base[writer][flag][block]  signals earlier operations sent on each counter
+//   finished                   blocks of the current launch that are done; the last one advances base,
+//                              so no block ever reads a base another block of the launch changed
+#pragma once
+
+#include <cstdint>
+
+#include "portability.h"
+
+// counterIndex is used by host and device code.
+#define PR_HOST_DEVICE_INDEX PR_HOST_DEVICE
+
+namespace peerreduce::gpu {
+
+inline constexpr int kMaxRanks = 64;       // peerreduce's largest world
+inline constexpr int kMaxDeviceFlags = 4;  // flag ids a plan may use on the GPU (plans use up to 3)
+inline constexpr int kMaxBlocks = 256;     // blocks per kernel: above the SM count of every GPU we target
+
+// Index of counter (writer, flag, block) in a rank's counter array and in its base array.
+PR_HOST_DEVICE_INDEX inline std::uint32_t counterIndex(int writer, int flag, int block) {
+  return (static_cast<std::uint32_t>(writer) * kMaxDeviceFlags + static_cast<std::uint32_t>(flag)) * kMaxBlocks +
+         static_cast<std::uint32_t>(block);
+}
+inline constexpr std::uint32_t kCounterCount = static_cast<std::uint32_t>(kMaxRanks) * kMaxDeviceFlags * kMaxBlocks;
+
+struct DeviceRef {
+  std::int32_t rank;
+  std::int32_t kind;  // BufferKind: 0 input, 1 output, 2 scratch
+  std::int32_t slot;
+};
+
+struct DeviceStep {
+  std::int32_t kind;  // StepKind: 0 copy, 1 reduce, 2 signal, 3 wait
+  std::int32_t finalize;
+  std::int32_t chunk;
+  DeviceRef dst;
+  std::uint32_t src_begin;
+  std::uint32_t src_count;
+  std::int32_t peer;
+  std::int32_t flag;
+  std::uint32_t value;
+};
+
+// Where every rank's memory is, as this rank's kernels see it (peers' pointers are IPC mappings).
+struct PeerTable {
+  std::uint64_t* counters[kMaxRanks];  // each rank's counter array (kCounterCount entries)
+  unsigned char* scratch[kMaxRanks];   // each rank's scratch base (offset 0 of its scratch area)
+};
+
+struct ControlBlock {
+  std::uint64_t base[kCounterCount];  // indexed by counterIndex
+  std::uint32_t finished;
+  std::uint32_t failed;  // set by the first block that fails, so the others stop waiting
+};
+
+// Written by the first block that fails (in host-mapped memory, so the host reads it any time).
+struct ErrorReport {
+  std::uint64_t code;   // 0 none; else ErrorCode (kTimeout, kAborted)
+  std::uint64_t step;   // step index in the rank's program, or ~0 for the entry fence
+  std::uint64_t peer;   // the rank waited for
+  std::uint64_t value;  // the counter value reached / target (packed: reached << 32 | target-low)
+};
+
+inline constexpr std::uint64_t kFenceStep = ~std::uint64_t{0};
+
+struct LaunchArgs {
+  const DeviceStep* steps;
+  const DeviceRef* sources;
+  const std::uint32_t* signal_counts;  // this rank as holder: [writer * kMaxDeviceFlags + flag], per plan signal
+  const std::uint32_t* done_to;        // done signals this rank sends each peer per operation [peer]
+  std::uint32_t num_steps;
+  std::int32_t rank;
+  std::int32_t world_size;
+  std::int32_t op;  // ReduceOp
+  const void* send;
+  void* recv;
+  std::uint64_t count;
+  std::uint64_t chunk_capacity;  // elements
+  std::uint64_t slot_bytes;
+  std::uint64_t scratch_offset;
+  std::int32_t num_chunks;
+  std::uint32_t elem_size;
+  const PeerTable* peers;
+  ControlBlock* control;
+  const std::uint32_t* abort_word;  // host-mapped; non-zero makes every wait give up
+  ErrorReport* error;               // host-mapped
+  std::uint64_t timeout_ns;
+};
+
+}  // namespace peerreduce::gpu

@@ -1,0 +1,434 @@
+// GpuTransport: the host side of the GPU backend (see peerreduce/gpu.h).
+//
+// Symmetric region of a rank (one device allocation, exported through IPC):
+//   [header: token written at open, read by peers as the access probe]
+//   [counters: kCounterCount uint64 (per writer, flag and block), written by peers' kernels]
+//   [scratch: the bytes the communicator asked for]
+// Private to the rank: the control block (epoch bases, block counter) in device memory, and the abort
+// word and error report in host-mapped pinned memory, which the host reads and writes while kernels run.
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <thread>
+#include <vector>
+
+#include "device_plan.h"
+#include "gpu/gpu_check.h"
+#include "peerreduce/config.h"
+#include "peerreduce/gpu.h"
+#include "plan/flag_epochs.h"
+#include "plan_kernel_launch.h"
+#include "portability.h"
+#include "util/log.h"
+
+namespace peerreduce {
+namespace gpu {
+
+Status gpuError(hipError_t error, const char* call, const char* file, int line, int rank) {
+  return unavailableError(std::string(PR_GPU_PLATFORM_NAME) + " call " + call + " failed on rank " +
+                          std::to_string(rank) + " at " + file + ":" + std::to_string(line) + ": " +
+                          hipGetErrorName(error) + " (" + hipGetErrorString(error) + ")");
+}
+
+namespace {
+
+constexpr std::size_t kHeaderBytes = 256;  // the probe token, padded so the counters start cache-line aligned
+constexpr std::size_t kCounterBytes = sizeof(std::uint64_t) * kCounterCount;
+// IPC exports whole allocations at this granularity on NVIDIA and AMD; rounding up wastes nothing.
+constexpr std::size_t kIpcGranularity = std::size_t{2} << 20;
+constexpr std::uint32_t kRecordMagic = 0x50524750;  // "PRGP"
+constexpr std::uint32_t kRecordVersion = 1;
+constexpr std::uint64_t kTokenMagic = 0x7065657272656475ull;  // "peerredu"
+// Bytes each block of a kernel should have to itself before another block is worth launching (one
+// pass of 512 threads x 4 vectors x 16 bytes).
+constexpr std::uint64_t kBytesPerBlock = 32 << 10;
+// Blocks per kernel by default. Every block pays a system-scope fence per group of signals, and on
+// H200 those serialise: measured on 4 x H200 (peerreduce-bench --algo all, PEERREDUCE_GPU_MAX_BLOCKS),
+// 2 MiB two-shot took 121 us with 32 blocks and 339 us with 132; 64 MiB 652 us against 1206 us.
+constexpr int kDefaultMaxBlocks = 32;
+// synchronize() waits this many times the operation timeout: the kernel gives up on its own at the
+// timeout and reports why; the host only needs to outwait it.
+constexpr int kSyncTimeoutFactor = 2;
+constexpr auto kSyncPollInterval = std::chrono::microseconds(20);
+
+struct PeerRecord {
+  std::uint32_t magic;
+  std::uint32_t version;
+  std::int32_t rank;
+  std::int32_t device;
+  std::int64_t pid;
+  std::uint64_t region_bytes;
+  std::uint64_t region_address;  // usable directly by another rank of the same process
+  std::uint64_t token;
+  std::int32_t max_blocks;
+  std::int32_t reserved;
+  hipIpcMemHandle_t handle;
+};
+
+std::uint64_t tokenFor(int rank, std::int64_t pid) {
+  return kTokenMagic ^ (static_cast<std::uint64_t>(rank) * 0x9e3779b97f4a7c15ull) ^ static_cast<std::uint64_t>(pid);
+}
+
+struct DevicePlan {
+  DeviceStep* steps = nullptr;
+  DeviceRef* sources = nullptr;
+  std::uint32_t* signal_counts = nullptr;
+  std::uint32_t* done_to = nullptr;
+  std::uint32_t num_steps = 0;
+};
+
+class GpuTransport final : public Transport {
+ public:
+  GpuTransport(int rank, int world_size, int device, int max_blocks, std::uint64_t bytes_per_block)
+      : rank_(rank), world_size_(world_size), device_(device), max_blocks_(max_blocks),
+        bytes_per_block_(bytes_per_block) {}
+  ~GpuTransport() override { release(); }
+
+  std::string name() const override { return std::string(PR_GPU_PLATFORM_NAME) + " gpu " + std::to_string(device_); }
+  int rank() const override { return rank_; }
+  int worldSize() const override { return world_size_; }
+
+  StatusOr<std::vector<std::byte>> openSymmetric(std::size_t bytes) override {
+    if (region_ != nullptr) return invalidArgumentError("rank " + std::to_string(rank_) + " opened its memory twice");
+    PR_GPU_CHECK(rank_, hipSetDevice(device_));
+    const std::size_t raw = kHeaderBytes + kCounterBytes + bytes;
+    region_bytes_ = (raw + kIpcGranularity - 1) / kIpcGranularity * kIpcGranularity;
+    PR_GPU_CHECK(rank_, hipMalloc(reinterpret_cast<void**>(&region_), region_bytes_));
+    PR_GPU_CHECK(rank_, hipMemset(region_, 0, kHeaderBytes + kCounterBytes));
+    const std::uint64_t token = tokenFor(rank_, ::getpid());
+    PR_GPU_CHECK(rank_, hipMemcpy(region_, &token, sizeof(token), hipMemcpyHostToDevice));
+    PR_GPU_CHECK(rank_, hipMalloc(reinterpret_cast<void**>(&control_), sizeof(ControlBlock)));
+    PR_GPU_CHECK(rank_, hipMemset(control_, 0, sizeof(ControlBlock)));
+    PR_GPU_CHECK(rank_, hipHostMalloc(reinterpret_cast<void**>(&abort_word_), sizeof(std::uint32_t), hipHostMallocMapped));
+    PR_GPU_CHECK(rank_, hipHostMalloc(reinterpret_cast<void**>(&error_), sizeof(ErrorReport), hipHostMallocMapped));
+    *abort_word_ = 0;
+    std::memset(error_, 0, sizeof(ErrorReport));
+    PR_GPU_CHECK(rank_, hipHostGetDevicePointer(reinterpret_cast<void**>(&abort_word_device_), abort_word_, 0));
+    PR_GPU_CHECK(rank_, hipHostGetDevicePointer(reinterpret_cast<void**>(&error_device_), error_, 0));
+    PR_GPU_CHECK(rank_, hipMalloc(reinterpret_cast<void**>(&peer_table_), sizeof(PeerTable)));
+    PeerRecord record{};
+    record.magic = kRecordMagic;
+    record.version = kRecordVersion;
+    record.rank = rank_;
+    record.device = device_;
+    record.pid = ::getpid();
+    record.region_bytes = region_bytes_;
+    record.region_address = reinterpret_cast<std::uint64_t>(region_);
+    record.token = token;
+    record.max_blocks = max_blocks_;
+    PR_GPU_CHECK(rank_, hipIpcGetMemHandle(&record.handle, region_));
+    std::vector<std::byte> out(sizeof(record));
+    std::memcpy(out.data(), &record, sizeof(record));
+    return out;
+  }
+
+  Status connectPeers(const std::vector<std::vector<std::byte>>& records) override {
+    if (region_ == nullptr) return invalidArgumentError("rank " + std::to_string(rank_) + ": connect before open");
+    if (records.size() != static_cast<std::size_t>(world_size_)) {
+      return invalidArgumentError("rank " + std::to_string(rank_) + " got " + std::to_string(records.size()) +
+                                  " peer records for " + std::to_string(world_size_) + " ranks");
+    }
+    PR_GPU_CHECK(rank_, hipSetDevice(device_));
+    PeerTable table{};
+    topology_ = Topology(world_size_);
+    agreed_blocks_ = max_blocks_;
+    for (int peer = 0; peer < world_size_; ++peer) {
+      const auto& bytes = records[static_cast<std::size_t>(peer)];
+      const std::string who = "rank " + std::to_string(rank_) + " mapping rank " + std::to_string(peer) + ": ";
+      if (bytes.size() != sizeof(PeerRecord)) return corruptError(who + "record has the wrong size");
+      PeerRecord record;
+      std::memcpy(&record, bytes.data(), sizeof(record));
+      if (record.magic != kRecordMagic || record.version != kRecordVersion) {
+        return corruptError(who + "record is not a peerreduce GPU record of version " + std::to_string(kRecordVersion));
+      }
+      if (record.rank != peer) return corruptError(who + "record names rank " + std::to_string(record.rank));
+      if (record.region_bytes != region_bytes_) {
+        return corruptError(who + "region of " + std::to_string(record.region_bytes) + " bytes, this rank's is " +
+                            std::to_string(region_bytes_) + " (every rank must use the same scratch size)");
+      }
+      if (record.max_blocks < 1) return corruptError(who + "record allows no blocks");
+      agreed_blocks_ = std::min(agreed_blocks_, record.max_blocks);
+      unsigned char* base = nullptr;
+      if (peer == rank_) {
+        base = region_;
+      } else if (record.pid == ::getpid()) {
+        // Another GPU of this process: its pointer is valid here once peer access is on.
+        int can = 0;
+        PR_GPU_CHECK(rank_, hipDeviceCanAccessPeer(&can, device_, record.device));
+        if (!can) {
+          return unavailableError(who + "device " + std::to_string(device_) + " cannot access device " +
+                                  std::to_string(record.device) + " directly");
+        }
+        const hipError_t enabled = hipDeviceEnablePeerAccess(record.device, 0);
+        if (enabled != hipSuccess && enabled != hipErrorPeerAccessAlreadyEnabled) {
+          PR_GPU_CHECK(rank_, enabled);
+        }
+        (void)hipGetLastError();  // clear the "already enabled" error
+        base = reinterpret_cast<unsigned char*>(record.region_address);
+      } else {
+        PR_GPU_CHECK(rank_, hipIpcOpenMemHandle(reinterpret_cast<void**>(&base), record.handle,
+                                                hipIpcMemLazyEnablePeerAccess));
+        opened_.push_back(base);
+      }
+      // The access probe: the peer's token, read through the mapping, must be what it wrote.
+      std::uint64_t token = 0;
+      PR_GPU_CHECK(rank_, hipMemcpy(&token, base, sizeof(token), hipMemcpyDeviceToHost));
+      if (token != record.token) {
+        return unavailableError(who + "access probe read " + std::to_string(token) + " instead of the token " +
+                                std::to_string(record.token) + " the peer wrote; peer memory is not reachable");
+      }
+      table.counters[peer] = reinterpret_cast<std::uint64_t*>(base + kHeaderBytes);
+      table.scratch[peer] = base + kHeaderBytes + kCounterBytes;
+      if (peer != rank_) topology_.setLink(rank_, peer, defaultLink());
+    }
+    // Links between other ranks: assumed like ours (a homogeneous node); the communicator exchanges
+    // each rank's own row so every rank ends up with the measured matrix.
+    for (int a = 0; a < world_size_; ++a) {
+      for (int b = 0; b < world_size_; ++b) {
+        if (a != b && a != rank_) topology_.setLink(a, b, defaultLink());
+      }
+    }
+    PR_GPU_CHECK(rank_, hipMemcpy(peer_table_, &table, sizeof(table), hipMemcpyHostToDevice));
+    PR_GPU_CHECK(rank_, hipDeviceSynchronize());
+    connected_ = true;
+    return Status::ok();
+  }
+
+  Topology topology() const override { return topology_; }
+
+  Status preparePlan(const std::shared_ptr<const Plan>& plan) override {
+    const DevicePlan* staged = nullptr;
+    return devicePlan(plan, &staged);
+  }
+
+  Status submit(const ExecutionRequest& request, StreamHandle stream) override {
+    PR_RETURN_IF_ERROR(asyncError());
+    if (!connected_) return unavailableError("rank " + std::to_string(rank_) + ": submit before peers are connected");
+    const DevicePlan* plan = nullptr;
+    PR_RETURN_IF_ERROR(devicePlan(request.plan, &plan));
+    const std::size_t elem = dataTypeSize(request.dtype);
+    const std::size_t needed = scratchBytes(*request.plan, request.layout, elem);
+    const std::size_t scratch_capacity = region_bytes_ - kHeaderBytes - kCounterBytes;
+    if (request.scratch_offset > scratch_capacity || needed > scratch_capacity - request.scratch_offset) {
+      return outOfMemoryError("rank " + std::to_string(rank_) + ": operation needs " + std::to_string(needed) +
+                              " bytes of scratch at offset " + std::to_string(request.scratch_offset) + ", region has " +
+                              std::to_string(scratch_capacity));
+    }
+    LaunchArgs args{};
+    args.steps = plan->steps;
+    args.sources = plan->sources;
+    args.signal_counts = plan->signal_counts;
+    args.done_to = plan->done_to;
+    args.num_steps = plan->num_steps;
+    args.rank = rank_;
+    args.world_size = world_size_;
+    args.op = static_cast<std::int32_t>(request.op);
+    args.send = request.send;
+    args.recv = request.recv;
+    args.count = request.count;
+    args.chunk_capacity = request.layout.chunk_capacity;
+    args.slot_bytes = scratchSlotBytes(request.layout, elem);
+    args.scratch_offset = request.scratch_offset;
+    args.num_chunks = request.layout.num_chunks;
+    args.elem_size = static_cast<std::uint32_t>(elem);
+    args.peers = peer_table_;
+    args.control = control_;
+    args.abort_word = abort_word_device_;
+    args.error = error_device_;
+    timeout_ns_ = static_cast<std::uint64_t>(request.timeout.count()) * 1000000ull;
+    args.timeout_ns = timeout_ns_;
+    const std::uint64_t bytes = static_cast<std::uint64_t>(request.count) * elem;
+    const auto blocks = static_cast<unsigned>(
+        std::max<std::uint64_t>(1, std::min<std::uint64_t>((bytes + bytes_per_block_ - 1) / bytes_per_block_,
+                                                            static_cast<std::uint64_t>(agreed_blocks_))));
+    PR_GPU_CHECK(rank_, hipSetDevice(device_));
+    PR_GPU_CHECK(rank_, launchPlanKernel(args, static_cast<int>(request.dtype), blocks, static_cast<hipStream_t>(stream)));
+    return Status::ok();
+  }
+
+  Status synchronize(StreamHandle stream, std::chrono::milliseconds timeout) override {
+    PR_GPU_CHECK(rank_, hipSetDevice(device_));
+    const auto deadline = std::chrono::steady_clock::now() + timeout * kSyncTimeoutFactor;
+    // Bounded by `timeout`: a kernel stuck past its own deadline is reported, never waited on forever.
+    for (;;) {
+      const hipError_t state = hipStreamQuery(static_cast<hipStream_t>(stream));
+      if (state == hipSuccess) break;
+      if (state != hipErrorNotReady) PR_GPU_CHECK(rank_, state);
+      if (std::chrono::steady_clock::now() > deadline) {
+        PR_RETURN_IF_ERROR(asyncError());
+        return timeoutError("rank " + std::to_string(rank_) + ": the GPU stream did not finish within " +
+                            std::to_string(timeout.count() * kSyncTimeoutFactor) +
+                            " ms (twice PEERREDUCE_TIMEOUT_MS); work queued before the allreduce may be stuck");
+      }
+      std::this_thread::sleep_for(kSyncPollInterval);
+    }
+    return asyncError();
+  }
+
+  Status asyncError() const override {
+    const auto* report = const_cast<const volatile ErrorReport*>(error_);
+    if (report == nullptr || report->code == 0) return Status::ok();
+    const std::string where = report->step == kFenceStep ? std::string("entry fence")
+                                                        : "step #" + std::to_string(report->step);
+    const std::string what = "rank " + std::to_string(rank_) + " " + where + " waiting for rank " +
+                             std::to_string(report->peer) + " (counter at " + std::to_string(report->value >> 32) +
+                             ", needed " + std::to_string(report->value & 0xffffffffull) + ")";
+    if (report->code == static_cast<std::uint64_t>(ErrorCode::kAborted)) {
+      return abortedError(what + ": aborted");
+    }
+    return timeoutError(what + ": no signal within " + std::to_string(timeout_ns_ / 1000000) +
+                        " ms; the peer stalled, crashed or runs a different operation");
+  }
+
+  void abort() override {
+    if (abort_word_ != nullptr) *reinterpret_cast<volatile std::uint32_t*>(abort_word_) = 1;
+  }
+
+ private:
+  static LinkInfo defaultLink() {
+    // Peer access over NVLink/XGMI; calibrated figures live in the tuning data (docs/PERF.md).
+    return LinkInfo{LinkClass::kNvLink, 1.0, 150.0};
+  }
+
+  Status devicePlan(const std::shared_ptr<const Plan>& plan, const DevicePlan** out) {
+    if (!plan || plan->world_size != world_size_) {
+      return invalidArgumentError("rank " + std::to_string(rank_) + ": plan missing or for another world size");
+    }
+    if (plan->num_flags > kMaxDeviceFlags) {
+      return unsupportedError("plan '" + plan->description + "' uses " + std::to_string(plan->num_flags) +
+                              " flags; the GPU kernels support " + std::to_string(kMaxDeviceFlags));
+    }
+    auto it = plans_.find(plan.get());
+    if (it == plans_.end()) {
+      DevicePlan device;
+      const RankProgram& program = plan->programs[static_cast<std::size_t>(rank_)];
+      std::vector<DeviceStep> steps;
+      for (const Step& s : program.steps) {
+        DeviceStep d{};
+        d.kind = static_cast<std::int32_t>(s.kind);
+        d.finalize = s.finalize ? 1 : 0;
+        d.chunk = s.chunk;
+        d.dst = DeviceRef{s.dst.rank, static_cast<std::int32_t>(s.dst.kind), s.dst.slot};
+        d.src_begin = s.src_begin;
+        d.src_count = s.src_count;
+        d.peer = s.peer;
+        d.flag = s.flag;
+        d.value = s.value;
+        if (s.src_count > static_cast<std::uint32_t>(kMaxRanks + 1)) {
+          return unsupportedError("a step with " + std::to_string(s.src_count) + " sources exceeds the kernel's limit");
+        }
+        steps.push_back(d);
+      }
+      std::vector<DeviceRef> sources;
+      for (const BufferRef& r : program.sources) sources.push_back(DeviceRef{r.rank, static_cast<std::int32_t>(r.kind), r.slot});
+      std::vector<std::uint32_t> counts(static_cast<std::size_t>(kMaxRanks) * kMaxDeviceFlags, 0);
+      const auto n = static_cast<std::size_t>(world_size_);
+      for (std::size_t writer = 0; writer < n; ++writer) {
+        for (int flag = 0; flag < plan->num_flags; ++flag) {
+          counts[writer * kMaxDeviceFlags + static_cast<std::size_t>(flag)] =
+              plan->signal_counts[(static_cast<std::size_t>(rank_) * n + writer) * static_cast<std::size_t>(plan->num_flags) +
+                                  static_cast<std::size_t>(flag)];
+        }
+      }
+      std::vector<std::uint32_t> done_to(static_cast<std::size_t>(kMaxRanks), 0);
+      for (std::size_t holder = 0; holder < n; ++holder) {
+        done_to[holder] = plan->signal_counts[(holder * n + static_cast<std::size_t>(rank_)) *
+                                              static_cast<std::size_t>(plan->num_flags) + kDoneFlag];
+      }
+      PR_GPU_CHECK(rank_, hipSetDevice(device_));
+      PR_GPU_CHECK(rank_, hipMalloc(reinterpret_cast<void**>(&device.done_to), done_to.size() * sizeof(std::uint32_t)));
+      PR_GPU_CHECK(rank_, hipMemcpy(device.done_to, done_to.data(), done_to.size() * sizeof(std::uint32_t), hipMemcpyHostToDevice));
+      PR_GPU_CHECK(rank_, hipMalloc(reinterpret_cast<void**>(&device.steps), std::max<std::size_t>(1, steps.size()) * sizeof(DeviceStep)));
+      PR_GPU_CHECK(rank_, hipMalloc(reinterpret_cast<void**>(&device.sources), std::max<std::size_t>(1, sources.size()) * sizeof(DeviceRef)));
+      PR_GPU_CHECK(rank_, hipMalloc(reinterpret_cast<void**>(&device.signal_counts), counts.size() * sizeof(std::uint32_t)));
+      if (!steps.empty()) PR_GPU_CHECK(rank_, hipMemcpy(device.steps, steps.data(), steps.size() * sizeof(DeviceStep), hipMemcpyHostToDevice));
+      if (!sources.empty()) PR_GPU_CHECK(rank_, hipMemcpy(device.sources, sources.data(), sources.size() * sizeof(DeviceRef), hipMemcpyHostToDevice));
+      PR_GPU_CHECK(rank_, hipMemcpy(device.signal_counts, counts.data(), counts.size() * sizeof(std::uint32_t), hipMemcpyHostToDevice));
+      device.num_steps = static_cast<std::uint32_t>(steps.size());
+      keep_alive_.push_back(plan);
+      it = plans_.emplace(plan.get(), device).first;
+    }
+    *out = &it->second;
+    return Status::ok();
+  }
+
+  void release() {
+    if (region_ == nullptr) return;
+    (void)hipSetDevice(device_);
+    (void)hipDeviceSynchronize();
+    for (auto& [key, plan] : plans_) {
+      (void)hipFree(plan.steps);
+      (void)hipFree(plan.sources);
+      (void)hipFree(plan.signal_counts);
+      (void)hipFree(plan.done_to);
+    }
+    for (void* p : opened_) (void)hipIpcCloseMemHandle(p);
+    (void)hipFree(peer_table_);
+    (void)hipFree(control_);
+    (void)hipHostFree(abort_word_);
+    (void)hipHostFree(error_);
+    (void)hipFree(region_);
+    region_ = nullptr;
+  }
+
+  int rank_;
+  int world_size_;
+  int device_;
+  int max_blocks_;
+  std::uint64_t bytes_per_block_;
+  int agreed_blocks_ = 1;
+  bool connected_ = false;
+  std::uint64_t timeout_ns_ = static_cast<std::uint64_t>(kDefaultTimeoutMs) * 1000000ull;
+  std::size_t region_bytes_ = 0;
+  unsigned char* region_ = nullptr;
+  ControlBlock* control_ = nullptr;
+  PeerTable* peer_table_ = nullptr;
+  std::uint32_t* abort_word_ = nullptr;
+  std::uint32_t* abort_word_device_ = nullptr;
+  ErrorReport* error_ = nullptr;
+  ErrorReport* error_device_ = nullptr;
+  std::vector<void*> opened_;
+  Topology topology_;
+  std::map<const Plan*, DevicePlan> plans_;
+  std::vector<std::shared_ptr<const Plan>> keep_alive_;
+};
+
+}  // namespace
+}  // namespace gpu
+
+StatusOr<std::shared_ptr<Transport>> createGpuTransport(int rank, int world_size, const GpuTransportOptions& options) {
+  if (world_size < 1 || world_size > kMaxWorldSize || rank < 0 || rank >= world_size) {
+    return invalidArgumentError("GPU transport for rank " + std::to_string(rank) + " of " + std::to_string(world_size));
+  }
+  int devices = 0;
+  PR_GPU_CHECK(rank, hipGetDeviceCount(&devices));
+  if (devices < 1) return unavailableError("rank " + std::to_string(rank) + ": no GPU is visible");
+  const int device = options.device >= 0 ? options.device : rank % devices;
+  if (device >= devices) {
+    return invalidArgumentError("rank " + std::to_string(rank) + ": device " + std::to_string(device) + " but only " +
+                                std::to_string(devices) + " are visible");
+  }
+  int sms = 0;
+  PR_GPU_CHECK(rank, hipDeviceGetAttribute(&sms, hipDeviceAttributeMultiprocessorCount, device));
+  int max_blocks =
+      std::min(options.max_blocks > 0 ? std::min(options.max_blocks, sms) : std::min(gpu::kDefaultMaxBlocks, sms),
+               gpu::kMaxBlocks);
+  std::uint64_t bytes_per_block = gpu::kBytesPerBlock;
+  // Tuning knobs for measurements (every rank must set the same values).
+  if (const char* v = std::getenv("PEERREDUCE_GPU_MAX_BLOCKS"); v != nullptr && *v != '\0') {
+    max_blocks = std::clamp(std::atoi(v), 1, gpu::kMaxBlocks);
+  }
+  if (const char* v = std::getenv("PEERREDUCE_GPU_BYTES_PER_BLOCK"); v != nullptr && *v != '\0') {
+    bytes_per_block = std::max<std::uint64_t>(1024, std::strtoull(v, nullptr, 10));
+  }
+  return std::shared_ptr<Transport>(
+      std::make_shared<gpu::GpuTransport>(rank, world_size, device, max_blocks, bytes_per_block));
+}
+
+const char* gpuPlatformName() { return PR_GPU_PLATFORM_NAME; }
+
+}  // namespace peerreduce

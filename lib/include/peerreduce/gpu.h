@@ -1,0 +1,41 @@
+// The GPU transport: plans executed by kernels over peer-to-peer device memory.
+//
+// One Transport per rank; each rank drives one GPU. Ranks may be threads of one process (several GPUs
+// driven by one process, peer access enabled directly) or separate processes (one per GPU, memory
+// shared through IPC handles exchanged by the Bootstrap). Before it trusts a peer mapping it reads a
+// token the peer wrote into its own memory through that mapping (the access probe).
+//
+// Streams: allreduce(..., stream) takes a hipStream_t / cudaStream_t. One communicator keeps one signal
+// area, so its operations must be issued on one stream at a time (use one communicator per stream).
+// Graph capture works: all synchronisation state lives in device memory and advances inside the kernel.
+//
+// Built only when PEERREDUCE_GPU is hip or cuda; otherwise createGpuTransport returns kUnsupported.
+//
+// Example (one process per GPU under mpirun):
+//   auto bootstrap = peerreduce::createMpiBootstrap(MPI_COMM_WORLD).value();
+//   auto transport = peerreduce::createGpuTransport(rank, size).value();
+//   auto comm = peerreduce::Communicator::create(rank, size, bootstrap, transport).value();
+#pragma once
+
+#include <memory>
+
+#include "peerreduce/status.h"
+#include "peerreduce/transport.h"
+
+namespace peerreduce {
+
+struct GpuTransportOptions {
+  // Device ordinal to use; -1 picks rank % (number of visible devices).
+  int device = -1;
+  // Most blocks a kernel uses; 0 = the default (32, or the multiprocessor count if smaller). Ranks
+  // agree on the smallest. PEERREDUCE_GPU_MAX_BLOCKS overrides it (for measurements).
+  int max_blocks = 0;
+};
+
+StatusOr<std::shared_ptr<Transport>> createGpuTransport(int rank, int world_size,
+                                                         const GpuTransportOptions& options = {});
+
+// "cuda", "hip" or "none": the GPU platform this build of peerreduce targets.
+const char* gpuPlatformName();
+
+}  // namespace peerreduce

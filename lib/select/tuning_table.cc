@@ -1,0 +1,118 @@
+#include "select/tuning_table.h"
+
+#include <algorithm>
+#include <fstream>
+#include <tuple>
+
+#include "util/parse.h"
+
+namespace peerreduce {
+namespace {
+
+constexpr std::size_t kMaxArchChars = 32;
+
+Status lineError(int line, const std::string& what) {
+  return invalidArgumentError("tuning table line " + std::to_string(line) + ": " + what);
+}
+
+bool validArch(const std::string& arch) {
+  if (arch.empty() || arch.size() > kMaxArchChars) return false;
+  return std::all_of(arch.begin(), arch.end(), [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '-' || c == '.';
+  });
+}
+
+}  // namespace
+
+StatusOr<TuningTable> TuningTable::parse(std::string_view text) {
+  if (text.size() > kMaxTuningBytes) {
+    return invalidArgumentError("tuning table of " + std::to_string(text.size()) + " bytes exceeds the limit of " +
+                                std::to_string(kMaxTuningBytes));
+  }
+  TuningTable table;
+  bool header = false;
+  const auto lines = splitString(text, '\n');
+  for (std::size_t i = 0; i < lines.size(); ++i) {
+    const int line = static_cast<int>(i) + 1;
+    std::string content = lines[i];
+    if (const auto hash = content.find('#'); hash != std::string::npos) content.resize(hash);
+    const auto words = splitWords(content);
+    if (words.empty()) continue;
+    if (!header) {
+      if (words.size() != 2 || words[0] != "peerreduce-tuning" || words[1] != "1") {
+        return lineError(line, "the first line must be 'peerreduce-tuning 1'");
+      }
+      header = true;
+      continue;
+    }
+    if (words[0] != "entry" || words.size() != 6) {
+      return lineError(line, "expected 'entry ARCH WORLD_SIZE MIN_BYTES MAX_BYTES ALGORITHM'");
+    }
+    if (table.entries_.size() == kMaxTuningEntries) {
+      return lineError(line, "more than " + std::to_string(kMaxTuningEntries) + " entries");
+    }
+    TuningEntry entry;
+    entry.arch = words[1];
+    if (!validArch(entry.arch)) return lineError(line, "arch must be 1-32 letters, digits, '_', '-' or '.'");
+    auto world = parseInt64(words[2], 1, kMaxWorldSize, "world size");
+    if (!world.isOk()) return lineError(line, world.status().message());
+    auto low = parseInt64(words[3], 0, INT64_MAX, "min bytes");
+    if (!low.isOk()) return lineError(line, low.status().message());
+    auto high = parseInt64(words[4], 1, INT64_MAX, "max bytes");
+    if (!high.isOk()) return lineError(line, high.status().message());
+    if (*high <= *low) return lineError(line, "max bytes must be above min bytes");
+    auto algorithm = parseAlgorithm(words[5]);
+    if (!algorithm.isOk()) return lineError(line, algorithm.status().message());
+    if (*algorithm == Algorithm::kAuto) return lineError(line, "an entry must name a concrete algorithm, not auto");
+    entry.world_size = static_cast<int>(*world);
+    entry.min_bytes = static_cast<std::uint64_t>(*low);
+    entry.max_bytes = static_cast<std::uint64_t>(*high);
+    entry.algorithm = *algorithm;
+    table.entries_.push_back(std::move(entry));
+  }
+  if (!header) return invalidArgumentError("tuning table is empty; it must start with 'peerreduce-tuning 1'");
+  auto key = [](const TuningEntry& e) { return std::tie(e.arch, e.world_size, e.min_bytes); };
+  std::sort(table.entries_.begin(), table.entries_.end(),
+            [&](const TuningEntry& a, const TuningEntry& b) { return key(a) < key(b); });
+  for (std::size_t i = 1; i < table.entries_.size(); ++i) {
+    const TuningEntry& a = table.entries_[i - 1];
+    const TuningEntry& b = table.entries_[i];
+    if (a.arch == b.arch && a.world_size == b.world_size && b.min_bytes < a.max_bytes) {
+      return invalidArgumentError("tuning table: entries for " + a.arch + " with " + std::to_string(a.world_size) +
+                                  " ranks overlap at [" + std::to_string(b.min_bytes) + ", " +
+                                  std::to_string(std::min(a.max_bytes, b.max_bytes)) + ")");
+    }
+  }
+  return table;
+}
+
+StatusOr<TuningTable> TuningTable::load(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return invalidArgumentError("cannot open tuning table '" + path + "' (PEERREDUCE_TUNING_FILE)");
+  std::string text(kMaxTuningBytes + 1, '\0');
+  in.read(text.data(), static_cast<std::streamsize>(text.size()));
+  text.resize(static_cast<std::size_t>(in.gcount()));
+  auto table = parse(text);
+  if (!table.isOk()) return table.status().withContext("tuning table '" + path + "'");
+  return table;
+}
+
+std::optional<Algorithm> TuningTable::lookup(std::string_view arch, int world_size, std::uint64_t bytes) const {
+  for (const TuningEntry& e : entries_) {  // at most kMaxTuningEntries
+    if (e.arch == arch && e.world_size == world_size && bytes >= e.min_bytes && bytes < e.max_bytes) {
+      return e.algorithm;
+    }
+  }
+  return std::nullopt;
+}
+
+std::string TuningTable::format() const {
+  std::string out = "peerreduce-tuning 1\n";
+  for (const TuningEntry& e : entries_) {
+    out += "entry " + e.arch + " " + std::to_string(e.world_size) + " " + std::to_string(e.min_bytes) + " " +
+           std::to_string(e.max_bytes) + " " + std::string(algorithmName(e.algorithm)) + "\n";
+  }
+  return out;
+}
+
+}  // namespace peerreduce

@@ -1,0 +1,196 @@
+#include "topology/topology_file.h"
+
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+#include <vector>
+
+#include "peerreduce/types.h"
+#include "util/parse.h"
+
+namespace peerreduce {
+namespace {
+
+constexpr double kMaxLatencyUs = 1e6;     // a second: anything slower is not a link
+constexpr double kMaxBandwidthGbps = 1e6; // a petabyte per second: far above any interconnect
+
+struct Endpoints {
+  int from = 0;
+  int to = 0;
+  bool both = true;
+};
+
+Status lineError(int line, const std::string& what) {
+  return invalidArgumentError("topology line " + std::to_string(line) + ": " + what);
+}
+
+StatusOr<Endpoints> parseEndpoints(const std::vector<std::string>& words, std::size_t& index, int ranks, int line) {
+  Endpoints e;
+  auto rank = [&](const std::string& text) -> StatusOr<int> {
+    auto v = parseInt64(text, 0, ranks - 1, "rank");
+    if (!v.isOk()) return lineError(line, v.status().message());
+    return static_cast<int>(*v);
+  };
+  const std::string& first = words[index];
+  if (const auto arrow = first.find('>'); arrow != std::string::npos) {
+    PR_ASSIGN_OR_RETURN(e.from, rank(first.substr(0, arrow)));
+    PR_ASSIGN_OR_RETURN(e.to, rank(first.substr(arrow + 1)));
+    e.both = false;
+    index += 1;
+  } else {
+    if (index + 1 >= words.size()) return lineError(line, "expected two ranks or A>B");
+    PR_ASSIGN_OR_RETURN(e.from, rank(first));
+    PR_ASSIGN_OR_RETURN(e.to, rank(words[index + 1]));
+    index += 2;
+  }
+  if (e.from == e.to) return lineError(line, "a link joins two different ranks");
+  return e;
+}
+
+StatusOr<LinkInfo> parseLink(const std::vector<std::string>& words, std::size_t index, int line) {
+  if (words.size() != index + 3) return lineError(line, "expected CLASS LATENCY_US GBPS");
+  auto link_class = parseLinkClass(words[index]);
+  if (!link_class.isOk()) return lineError(line, link_class.status().message());
+  auto latency = parseDouble(words[index + 1], "latency_us");
+  if (!latency.isOk()) return lineError(line, latency.status().message());
+  auto gbps = parseDouble(words[index + 2], "bandwidth GB/s");
+  if (!gbps.isOk()) return lineError(line, gbps.status().message());
+  if (*latency < 0 || *latency > kMaxLatencyUs) return lineError(line, "latency_us must be in 0..1e6");
+  if (!(*gbps > 0) || *gbps > kMaxBandwidthGbps) return lineError(line, "bandwidth must be in (0, 1e6] GB/s");
+  return LinkInfo{*link_class, *latency, *gbps};
+}
+
+Status parseDevice(const std::vector<std::string>& words, DeviceModel& device, int line) {
+  for (std::size_t i = 1; i < words.size(); ++i) {
+    const auto eq = words[i].find('=');
+    if (eq == std::string::npos) return lineError(line, "device settings are NAME=VALUE, got '" + words[i] + "'");
+    const std::string name = words[i].substr(0, eq);
+    auto value = parseDouble(words[i].substr(eq + 1), name.c_str());
+    if (!value.isOk()) return lineError(line, value.status().message());
+    if (!(*value > 0) || *value > kMaxBandwidthGbps) return lineError(line, name + " must be in (0, 1e6]");
+    if (name == "step_overhead_us") {
+      device.step_overhead_us = *value;
+    } else if (name == "signal_overhead_us") {
+      device.signal_overhead_us = *value;
+    } else if (name == "local_gbps") {
+      device.local_bandwidth_gbps = *value;
+    } else if (name == "ingress_gbps") {
+      device.ingress_bandwidth_gbps = *value;
+    } else {
+      return lineError(line, "unknown device setting '" + name +
+                                 "' (step_overhead_us, signal_overhead_us, local_gbps, ingress_gbps)");
+    }
+  }
+  return Status::ok();
+}
+
+}  // namespace
+
+StatusOr<LinkClass> parseLinkClass(std::string_view name) {
+  if (name == "nvlink") return LinkClass::kNvLink;
+  if (name == "xgmi") return LinkClass::kXgmi;
+  if (name == "pcie") return LinkClass::kPcie;
+  if (name == "host") return LinkClass::kHostStaged;
+  return invalidArgumentError("unknown link class '" + std::string(name.substr(0, 32)) + "' (nvlink, xgmi, pcie, host)");
+}
+
+StatusOr<Topology> parseTopologyText(std::string_view text) {
+  if (text.size() > kMaxTopologyBytes) {
+    return invalidArgumentError("topology text of " + std::to_string(text.size()) + " bytes exceeds the limit of " +
+                                std::to_string(kMaxTopologyBytes));
+  }
+  const auto lines = splitString(text, '\n');
+  bool header = false;
+  int ranks = 0;
+  Topology topology;
+  DeviceModel device;
+  for (std::size_t i = 0; i < lines.size(); ++i) {
+    const int line = static_cast<int>(i) + 1;
+    std::string content = lines[i];
+    if (content.size() > kMaxTopologyLineBytes) {
+      return lineError(line, "longer than " + std::to_string(kMaxTopologyLineBytes) + " bytes");
+    }
+    if (const auto hash = content.find('#'); hash != std::string::npos) content.resize(hash);
+    if (!content.empty() && content.back() == '\r') content.pop_back();
+    const auto words = splitWords(content);
+    if (words.empty()) continue;
+    const std::string& keyword = words[0];
+    if (!header) {
+      if (keyword != "peerreduce-topology" || words.size() != 2 || words[1] != "1") {
+        return lineError(line, "the first line must be 'peerreduce-topology 1'");
+      }
+      header = true;
+      continue;
+    }
+    if (keyword == "ranks") {
+      if (ranks != 0) return lineError(line, "ranks given twice");
+      if (words.size() != 2) return lineError(line, "expected 'ranks N'");
+      auto n = parseInt64(words[1], 1, kMaxWorldSize, "ranks");
+      if (!n.isOk()) return lineError(line, n.status().message());
+      ranks = static_cast<int>(*n);
+      topology = Topology(ranks);
+      continue;
+    }
+    if (ranks == 0) return lineError(line, "'ranks N' must come before '" + keyword + "'");
+    if (keyword == "device") {
+      PR_RETURN_IF_ERROR(parseDevice(words, device, line));
+    } else if (keyword == "default") {
+      PR_ASSIGN_OR_RETURN(LinkInfo link, parseLink(words, 1, line));
+      for (int a = 0; a < ranks; ++a) {
+        for (int b = 0; b < ranks; ++b) {
+          if (a != b) topology.setLink(a, b, link);
+        }
+      }
+    } else if (keyword == "link" || keyword == "nolink") {
+      if (words.size() < 2) return lineError(line, "expected ranks after '" + keyword + "'");
+      std::size_t index = 1;
+      PR_ASSIGN_OR_RETURN(Endpoints ends, parseEndpoints(words, index, ranks, line));
+      LinkInfo link;
+      if (keyword == "link") {
+        PR_ASSIGN_OR_RETURN(link, parseLink(words, index, line));
+      } else if (index != words.size()) {
+        return lineError(line, "nolink takes only the ranks");
+      }
+      topology.setLink(ends.from, ends.to, link);
+      if (ends.both) topology.setLink(ends.to, ends.from, link);
+    } else {
+      return lineError(line, "unknown keyword '" + keyword.substr(0, 32) + "' (ranks, device, default, link, nolink)");
+    }
+  }
+  if (!header) return invalidArgumentError("topology text is empty; it must start with 'peerreduce-topology 1'");
+  if (ranks == 0) return invalidArgumentError("topology text has no 'ranks N' line");
+  topology.setDevice(device);
+  return topology;
+}
+
+StatusOr<Topology> loadTopologyFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return invalidArgumentError("cannot open topology file '" + path + "'");
+  std::string text;
+  text.resize(kMaxTopologyBytes + 1);
+  in.read(text.data(), static_cast<std::streamsize>(text.size()));
+  text.resize(static_cast<std::size_t>(in.gcount()));
+  auto topology = parseTopologyText(text);
+  if (!topology.isOk()) return topology.status().withContext("topology file '" + path + "'");
+  return topology;
+}
+
+std::string formatTopology(const Topology& topology) {
+  std::ostringstream out;
+  out.precision(17);
+  const DeviceModel& d = topology.device();
+  out << "peerreduce-topology 1\nranks " << topology.worldSize() << "\n";
+  out << "device step_overhead_us=" << d.step_overhead_us << " signal_overhead_us=" << d.signal_overhead_us
+      << " local_gbps=" << d.local_bandwidth_gbps << " ingress_gbps=" << d.ingress_bandwidth_gbps << "\n";
+  for (int a = 0; a < topology.worldSize(); ++a) {
+    for (int b = 0; b < topology.worldSize(); ++b) {
+      const LinkInfo& l = topology.link(a, b);
+      if (a == b || !l.connected()) continue;
+      out << "link " << a << ">" << b << " " << linkClassName(l.link_class) << " " << l.latency_us << " "
+          << l.bandwidth_gbps << "\n";
+    }
+  }
+  return out.str();
+}
+
+}  // namespace peerreduce

@@ -1,0 +1,24 @@
+// Strict parsing of numbers and lists from untrusted text (environment variables, files, command
+// lines): whole-string matches only, range and overflow checks, errors naming what was parsed.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "peerreduce/status.h"
+
+namespace peerreduce {
+
+// Splits on `separator`; an empty input gives one empty field. Bounded by the input's length.
+std::vector<std::string> splitString(std::string_view text, char separator);
+// Splits on runs of spaces and tabs, dropping empty fields.
+std::vector<std::string> splitWords(std::string_view text);
+
+// A decimal integer (optional leading '-') in [low, high]; `what` names it in errors.
+StatusOr<std::int64_t> parseInt64(std::string_view text, std::int64_t low, std::int64_t high, const char* what);
+// A finite decimal number ("1", "0.5", "1e3"); NaN, infinities and trailing junk are rejected.
+StatusOr<double> parseDouble(std::string_view text, const char* what);
+
+}  // namespace peerreduce
