@@ -55,6 +55,8 @@ inline constexpr cudaStreamCaptureMode hipStreamCaptureModeThreadLocal = cudaStr
 inline constexpr cudaStreamCaptureStatus hipStreamCaptureStatusNone = cudaStreamCaptureStatusNone;
 inline constexpr cudaDeviceAttr hipDeviceAttributeMultiprocessorCount = cudaDevAttrMultiProcessorCount;
 inline constexpr cudaDeviceAttr hipDeviceAttributePciBusId = cudaDevAttrPciBusId;
+inline constexpr cudaDeviceAttr hipDeviceAttributeComputeCapabilityMajor = cudaDevAttrComputeCapabilityMajor;
+inline constexpr cudaDeviceAttr hipDeviceAttributeComputeCapabilityMinor = cudaDevAttrComputeCapabilityMinor;
 
 inline hipError_t hipGetDeviceCount(int* count) { return cudaGetDeviceCount(count); }
 inline hipError_t hipSetDevice(int device) { return cudaSetDevice(device); }

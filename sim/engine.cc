@@ -118,6 +118,37 @@ Status SimEngine::connectPeers(int rank, const std::vector<std::vector<std::byte
   return Status::ok();
 }
 
+// A simulated GPU cannot reach memory it has no link to, whatever the plan says: a plan that would
+// touch such a peer is refused before it runs, naming the step and the missing link.
+Status SimEngine::checkLinks(int rank, const RankProgram& program) const {
+  for (std::size_t index = 0; index < program.steps.size(); ++index) {
+    const Step& s = program.steps[index];
+    // The ranks whose memory this step reads, writes or signals.
+    std::vector<int> touched;
+    if (s.kind == StepKind::kSignal) touched.push_back(s.peer);
+    if (s.kind == StepKind::kCopy || s.kind == StepKind::kReduce) {
+      touched.push_back(s.dst.rank);
+      for (std::uint32_t i = 0; i < s.src_count && s.src_begin + i < program.sources.size(); ++i) {
+        touched.push_back(program.sources[s.src_begin + i].rank);
+      }
+    }
+    for (int peer : touched) {
+      if (peer == rank) continue;
+      if (peer < 0 || peer >= world_size_) {
+        return invalidArgumentError("simulated rank " + std::to_string(rank) + ": step #" + std::to_string(index) +
+                                    " names rank " + std::to_string(peer) + " of a world of " +
+                                    std::to_string(world_size_));
+      }
+      if (!topology_.link(rank, peer).connected()) {
+        return unavailableError("simulated rank " + std::to_string(rank) + ": step #" + std::to_string(index) + " (" +
+                                describeStep(program, s) + ") needs link " + std::to_string(rank) + "->" +
+                                std::to_string(peer) + ", which this topology does not have");
+      }
+    }
+  }
+  return Status::ok();
+}
+
 Status SimEngine::submit(int rank, const ExecutionRequest& request) {
   std::lock_guard<std::mutex> lock(mutex_);
   RankState& state = *ranks_[static_cast<std::size_t>(rank)];
@@ -132,6 +163,7 @@ Status SimEngine::submit(int rank, const ExecutionRequest& request) {
     return invalidArgumentError(who + "plan uses " + std::to_string(request.plan->num_flags) + " flags; at most " +
                                 std::to_string(kMaxFlags));
   }
+  PR_RETURN_IF_ERROR(checkLinks(rank, request.plan->programs[static_cast<std::size_t>(rank)]));
   const std::size_t elem = dataTypeSize(request.dtype);
   if (elem == 0 || !isValidReduceOp(request.op)) return invalidArgumentError(who + "invalid dtype or op");
   // Steps address the user's buffers through the layout: one made for another count or chunking would

@@ -104,6 +104,7 @@ class SimEngine {
   void timeoutEarliestWait();
   std::byte* resolve(int rank, const Operation& op, const BufferRef& ref, int chunk);
   std::string describeSite(const AccessSite& site) const;
+  Status checkLinks(int rank, const RankProgram& program) const;
   Status runLocked();
   // Waits in synchronize until the round of `generation` is over; false at the deadline or on abort.
   bool waitForRound(std::unique_lock<std::mutex>& lock, int rank, std::uint64_t generation,

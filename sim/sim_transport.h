@@ -13,6 +13,7 @@ class SimTransport final : public Transport {
   SimTransport(std::shared_ptr<SimEngine> engine, int rank) : engine_(std::move(engine)), rank_(rank) {}
 
   std::string name() const override { return "simulator"; }
+  std::string architecture() const override { return "simulator"; }
   int rank() const override { return rank_; }
   int worldSize() const override { return engine_->worldSize(); }
   StatusOr<std::vector<std::byte>> openSymmetric(std::size_t bytes) override {

@@ -19,13 +19,35 @@
 namespace peerreduce {
 
 struct PlanRequest {
+  // A constructor rather than aggregate initialisation, so call sites name only what they need.
+  PlanRequest(Algorithm algorithm_in = Algorithm::kOneShot, int world_size_in = 1, bool in_place_in = false,
+              std::vector<int> ring_order_in = {}, std::vector<int> tree_parent_in = {}, int pipeline_in = 1)
+      : algorithm(algorithm_in),
+        world_size(world_size_in),
+        in_place(in_place_in),
+        ring_order(std::move(ring_order_in)),
+        tree_parent(std::move(tree_parent_in)),
+        pipeline(pipeline_in) {}
+
   Algorithm algorithm = Algorithm::kOneShot;  // not kAuto: selection happens before planning
   int world_size = 1;
   bool in_place = false;
+  std::vector<int> ring_order;   // kRing: the cycle to follow (a permutation); empty = 0, 1, ..., n-1
+  std::vector<int> tree_parent;  // kTree: each rank's parent, -1 for the root; empty = a star around 0
+  int pipeline = 1;              // kTree: chunks the buffer moves in
+
+  // Hash of every field (the plan cache's key) and a short name of the variant ("ring over 0-2-1-3").
+  std::uint64_t fingerprint() const;
+  friend bool operator==(const PlanRequest&, const PlanRequest&) = default;
 };
 
-// Builds the plan, or says why it cannot (kAuto, world size out of 1..kMaxWorldSize).
+// Most chunks a tree plan pipelines (each needs two scratch slots).
+inline constexpr int kMaxTreePipeline = 64;
+
+// Builds the plan, or says why it cannot (kAuto, world size out of 1..kMaxWorldSize, a ring order that
+// is not a permutation, a tree that is not a tree).
 StatusOr<Plan> buildPlan(const PlanRequest& request);
+Status checkPermutation(const std::vector<int>& order, int world_size);
 
 // The individual generators; preconditions: 1 <= world_size <= kMaxWorldSize.
 Plan buildOneShotPlan(int world_size, bool in_place);

@@ -2,6 +2,7 @@
 
 #include "algorithms/algorithms.h"
 #include "plan/plan_builder.h"
+#include "util/hash.h"
 
 namespace peerreduce {
 
@@ -16,18 +17,60 @@ StatusOr<Plan> buildPlan(const PlanRequest& request) {
   switch (request.algorithm) {
     case Algorithm::kOneShot: return buildOneShotPlan(request.world_size, request.in_place);
     case Algorithm::kTwoShot: return buildTwoShotPlan(request.world_size, request.in_place);
-    case Algorithm::kRing: return buildRingPlan(request.world_size, request.in_place);
+    case Algorithm::kRing: {
+      if (request.ring_order.empty()) return buildRingPlan(request.world_size, request.in_place);
+      PR_RETURN_IF_ERROR(checkPermutation(request.ring_order, request.world_size));
+      return buildRingPlanOver(request.ring_order, request.in_place);
+    }
     case Algorithm::kRecursiveDoubling: return buildRecursiveDoublingPlan(request.world_size, request.in_place);
     case Algorithm::kRabenseifner: return buildRabenseifnerPlan(request.world_size, request.in_place);
     case Algorithm::kTree: {
-      // Without a topology, the tree of a full mesh: a star around rank 0.
-      PR_ASSIGN_OR_RETURN(SpanningTree tree, shallowestSpanningTree(Topology::fullMesh(request.world_size)));
-      return buildTreePlan(tree, 1, request.in_place);
+      if (request.pipeline < 1 || request.pipeline > kMaxTreePipeline) {
+        return invalidArgumentError("tree pipeline of " + std::to_string(request.pipeline) + " chunks; supported 1.." +
+                                    std::to_string(kMaxTreePipeline));
+      }
+      SpanningTree tree;
+      if (request.tree_parent.empty()) {
+        // Without a topology, the tree of a full mesh: a star around rank 0.
+        PR_ASSIGN_OR_RETURN(tree, shallowestSpanningTree(Topology::fullMesh(request.world_size)));
+      } else {
+        PR_ASSIGN_OR_RETURN(tree, treeFromParents(request.tree_parent));
+      }
+      return buildTreePlan(tree, request.pipeline, request.in_place);
     }
     case Algorithm::kAuto:
       return invalidArgumentError("buildPlan needs a concrete algorithm; 'auto' is resolved by the selector first");
   }
   return invalidArgumentError("unknown algorithm value " + std::to_string(static_cast<int>(request.algorithm)));
+}
+
+Status checkPermutation(const std::vector<int>& order, int world_size) {
+  if (static_cast<int>(order.size()) != world_size) {
+    return invalidArgumentError("ring order lists " + std::to_string(order.size()) + " ranks for a world of " +
+                                std::to_string(world_size));
+  }
+  std::vector<bool> seen(static_cast<std::size_t>(world_size), false);
+  for (int r : order) {
+    if (r < 0 || r >= world_size || seen[static_cast<std::size_t>(r)]) {
+      return invalidArgumentError("ring order is not a permutation of 0.." + std::to_string(world_size - 1) +
+                                  " (rank " + std::to_string(r) + ")");
+    }
+    seen[static_cast<std::size_t>(r)] = true;
+  }
+  return Status::ok();
+}
+
+std::uint64_t PlanRequest::fingerprint() const {
+  Fnv1a hash;
+  hash.add(static_cast<int>(algorithm));
+  hash.add(world_size);
+  hash.add(in_place);
+  hash.add(pipeline);
+  hash.add(ring_order.size());
+  for (int r : ring_order) hash.add(r);
+  hash.add(tree_parent.size());
+  for (int p : tree_parent) hash.add(p);
+  return hash.value();
 }
 
 Plan buildSingleRankPlan(Algorithm algorithm, bool in_place) {

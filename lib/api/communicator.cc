@@ -10,6 +10,8 @@
 #include "algorithms/algorithms.h"
 #include "api/argument_checks.h"
 #include "api/communicator_impl.h"
+#include "api/topology_agreement.h"
+#include "util/hash.h"
 #include "plan/plan_cache.h"
 #include "select/segmenting.h"
 #include "util/log.h"
@@ -119,42 +121,59 @@ Status exchangeSymmetricMemory(Communicator::Impl& impl) {
   return agreeOnOutcome(impl, impl.transport->connectPeers(records), "map its peers' memory");
 }
 
-Status buildPlans(Communicator::Impl& impl) {
-  const auto link = impl.topology.accessMatrix();
-  std::vector<SelectorCandidate> candidates;
-  for (int a = 1; a < kAlgorithmCount; ++a) {
-    const auto algorithm = static_cast<Algorithm>(a);
-    // A forced algorithm is the only one that will ever run: plan and verify just that one.
-    if (impl.config.algorithm != Algorithm::kAuto && algorithm != impl.config.algorithm) continue;
-    for (int in_place = 0; in_place < 2; ++in_place) {
-      // The out-of-place plan is always verified against the links: that is how a plan that needs a
-      // missing link is found and left out. The in-place variant only when verify_plans is set.
-      const bool verify = impl.config.verify_plans || in_place == 0;
-      PR_ASSIGN_OR_RETURN(VerifiedPlan entry, cachedPlan(PlanRequest{algorithm, impl.size, in_place == 1}, link, verify));
-      if (entry.verified && !entry.report.ok()) {
-        const bool link_problem = entry.report.problems.front().find("no link") != std::string::npos;
-        if (!link_problem) return entry.report.toStatus(entry.plan->description);
-        PR_INFO(impl.rank, "%s is not usable on this topology: %s", std::string(algorithmName(algorithm)).c_str(),
-                entry.report.problems.front().c_str());
-        break;
-      }
-      PR_RETURN_IF_ERROR(impl.transport->preparePlan(entry.plan));
-      impl.plans[static_cast<std::size_t>(a)][static_cast<std::size_t>(in_place)] = entry.plan;
+// Every rank must use the same value (a file's contents, say): all fail with kMismatch otherwise.
+std::uint64_t Fnv1aOf(const std::string& text) {
+  Fnv1a hash;
+  hash.addString(text);
+  return hash.value();
+}
+
+Status agreeOnValue(const Communicator::Impl& impl, std::uint64_t value, const char* what) {
+  std::vector<std::uint64_t> all(static_cast<std::size_t>(impl.size));
+  PR_RETURN_IF_ERROR(impl.bootstrap->allGather(
+      asBytes(value), std::span<std::byte>(reinterpret_cast<std::byte*>(all.data()), all.size() * sizeof(std::uint64_t)),
+      impl.config.timeout));
+  for (int r = 0; r < impl.size; ++r) {
+    if (all[static_cast<std::size_t>(r)] != value) {
+      return mismatchError("rank " + std::to_string(r) + " has a different " + what + " than rank " +
+                           std::to_string(impl.rank));
     }
-    if (const auto& plan = impl.plans[static_cast<std::size_t>(a)][0]) candidates.push_back({plan});
   }
-  // Checked before "no candidates": a forced algorithm is the only candidate, so an unusable one must be
-  // reported as the configuration's problem, not as a topology on which nothing could run.
-  if (impl.config.algorithm != Algorithm::kAuto &&
-      !impl.plans[static_cast<std::size_t>(impl.config.algorithm)][0]) {
-    return invalidArgumentError("the configured algorithm " + std::string(algorithmName(impl.config.algorithm)) +
-                                " cannot run on this topology (" + impl.topology.describe() +
-                                "); unset PEERREDUCE_ALGO or pick another");
-  }
-  if (candidates.empty()) {
+  return Status::ok();
+}
+
+Status loadTuning(Communicator::Impl& impl) {
+  if (impl.config.tuning_file.empty()) return Status::ok();
+  auto table = TuningTable::load(impl.config.tuning_file);
+  if (!table.isOk()) return table.status();
+  impl.tuning = std::move(table).value();
+  return Status::ok();
+}
+
+Status buildPlans(Communicator::Impl& impl) {
+  PR_ASSIGN_OR_RETURN(CandidateSet set, buildCandidates(impl.size, impl.topology, impl.config.verify_plans,
+                                                        impl.config.algorithm));
+  impl.excluded = set.excluded;
+  for (const std::string& why : set.excluded) PR_INFO(impl.rank, "not usable here: %s", why.c_str());
+  if (set.candidates.empty()) {
+    if (impl.config.algorithm != Algorithm::kAuto) {
+      return invalidArgumentError("the configured algorithm " + std::string(algorithmName(impl.config.algorithm)) +
+                                  " cannot run on this topology (" + impl.topology.describe() + ": " +
+                                  (set.excluded.empty() ? std::string("no plan") : set.excluded.front()) +
+                                  "); unset PEERREDUCE_ALGO or pick another");
+    }
     return unavailableError("no allreduce algorithm can run on this topology (" + impl.topology.describe() + ")");
   }
-  PR_ASSIGN_OR_RETURN(impl.selector, AlgorithmSelector::create(candidates, impl.topology, impl.config.scratch_bytes));
+  std::vector<SelectorCandidate> selectable;
+  for (const Candidate& c : set.candidates) {
+    for (const auto& plan : c.plans) PR_RETURN_IF_ERROR(impl.transport->preparePlan(plan));
+    selectable.push_back({c.plans[0]});
+  }
+  impl.candidates = std::move(set.candidates);
+  SelectorTuning tuning;
+  if (impl.tuning) tuning = SelectorTuning{&*impl.tuning, impl.architecture};
+  PR_ASSIGN_OR_RETURN(impl.selector,
+                      AlgorithmSelector::create(selectable, impl.topology, impl.config.scratch_bytes, tuning));
   return Status::ok();
 }
 
@@ -162,11 +181,18 @@ Status createImpl(Communicator::Impl& impl) {
   PR_RETURN_IF_ERROR(impl.config.validate());
   PR_RETURN_IF_ERROR(agreeOnCreation(impl));
   PR_RETURN_IF_ERROR(exchangeSymmetricMemory(impl));
-  impl.topology = impl.transport->topology();
-  if (impl.topology.worldSize() != impl.size) {
-    return internalError(impl.transport->name() + " reports a topology of " + std::to_string(impl.topology.worldSize()) +
+  const Topology local = impl.transport->topology();
+  if (local.worldSize() != impl.size) {
+    return internalError(impl.transport->name() + " reports a topology of " + std::to_string(local.worldSize()) +
                          " ranks for a world of " + std::to_string(impl.size));
   }
+  PR_ASSIGN_OR_RETURN(AgreedTopology agreed, agreeOnTopology(impl.rank, impl.size, local, impl.transport->architecture(),
+                                                             *impl.bootstrap, impl.config));
+  impl.topology = std::move(agreed.topology);
+  impl.architecture = std::move(agreed.architecture);
+  PR_RETURN_IF_ERROR(agreeOnOutcome(impl, loadTuning(impl), "read the tuning table (PEERREDUCE_TUNING_FILE)"));
+  PR_RETURN_IF_ERROR(agreeOnValue(impl, impl.tuning ? Fnv1aOf(impl.tuning->format()) : 0,
+                                  "tuning table (PEERREDUCE_TUNING_FILE contents)"));
   PR_RETURN_IF_ERROR(agreeOnOutcome(impl, buildPlans(impl), "build and verify its plans"));
   PR_INFO(impl.rank, "communicator ready: %d ranks over %s, %s; %s", impl.size, impl.transport->name().c_str(),
           impl.topology.describe().c_str(), impl.config.describe().c_str());
@@ -225,10 +251,9 @@ Status Communicator::allreduce(const void* send, void* recv, std::size_t count, 
   if (count == 0) return Status::ok();
   const std::size_t elem = dataTypeSize(dtype);
   const bool in_place = send == recv;
-  const Algorithm algorithm =
-      impl.config.algorithm != Algorithm::kAuto ? impl.config.algorithm : impl.selector->choose(count * elem);
-  const std::shared_ptr<const Plan>& plan =
-      impl.plans[static_cast<std::size_t>(algorithm)][static_cast<std::size_t>(in_place)];
+  const Candidate& candidate = impl.candidates[static_cast<std::size_t>(impl.selector->chooseCandidate(count * elem))];
+  const Algorithm algorithm = candidate.algorithm;
+  const std::shared_ptr<const Plan>& plan = candidate.plans[static_cast<std::size_t>(in_place)];
   const std::size_t segment = maxSegmentCount(*plan, elem, impl.config.scratch_bytes);
   if (segment == 0) {
     return outOfMemoryError("allreduce on rank " + std::to_string(impl.rank) + ": " +
@@ -275,7 +300,11 @@ StatusOr<SelectionReport> Communicator::explainSelection(std::size_t count, Data
   }
   SelectionReport report;
   report.forced = impl_->config.algorithm != Algorithm::kAuto;
-  report.chosen = report.forced ? impl_->config.algorithm : impl_->selector->choose(count * elem);
+  const int chosen = impl_->selector->chooseCandidate(count * elem);
+  report.chosen = impl_->candidates[static_cast<std::size_t>(chosen)].algorithm;
+  report.plan = impl_->candidates[static_cast<std::size_t>(chosen)].plans[0]->description;
+  report.tuned = impl_->selector->tuned(count * elem);
+  report.excluded = impl_->excluded;
   report.candidates = impl_->selector->estimate(count, elem);
   return report;
 }

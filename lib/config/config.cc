@@ -93,6 +93,8 @@ StatusOr<Config> Config::fromEnvironment(const Config& base, const std::function
       return invalidArgumentError("PEERREDUCE_VERIFY_PLANS='" + s + "' is not 1/0/true/false/on/off");
     }
   }
+  if (const char* v = read("PEERREDUCE_LINK_MASK"); v != nullptr) config.link_mask = v;
+  if (const char* v = read("PEERREDUCE_TUNING_FILE"); v != nullptr) config.tuning_file = v;
   PR_RETURN_IF_ERROR(config.validate());
   return config;
 }
@@ -112,6 +114,18 @@ Status Config::validate() const {
                                 std::to_string(kMinScratchBytes) + ".." + std::to_string(kMaxScratchBytes) +
                                 " (PEERREDUCE_SCRATCH_BYTES)");
   }
+  // The mask's syntax is checked here; its ranks against the world size at communicator creation.
+  constexpr std::size_t kMaxMaskChars = 16384;  // all 2016 pairs of 64 ranks at 6 characters each fit
+  if (link_mask.size() > kMaxMaskChars) {
+    return invalidArgumentError("link mask of " + std::to_string(link_mask.size()) + " characters exceeds " +
+                                std::to_string(kMaxMaskChars) + " (PEERREDUCE_LINK_MASK)");
+  }
+  for (char c : link_mask) {
+    if (!((c >= '0' && c <= '9') || c == '-' || c == ',')) {
+      return invalidArgumentError("link mask '" + link_mask.substr(0, 64) +
+                                  "' may hold only digits, '-' and ',' (e.g. 0-1,2-3) (PEERREDUCE_LINK_MASK)");
+    }
+  }
   return Status::ok();
 }
 
@@ -121,12 +135,15 @@ std::uint64_t Config::fingerprint() const {
   hash.add(static_cast<std::int64_t>(timeout.count()));
   hash.add(scratch_bytes);
   hash.add(verify_plans);
+  hash.addString(link_mask);
+  hash.addString(tuning_file);
   return hash.value();
 }
 
 std::string Config::describe() const {
   return "algorithm=" + std::string(algorithmName(algorithm)) + " timeout_ms=" + std::to_string(timeout.count()) +
-         " scratch_bytes=" + std::to_string(scratch_bytes) + " verify_plans=" + (verify_plans ? "1" : "0");
+         " scratch_bytes=" + std::to_string(scratch_bytes) + " verify_plans=" + (verify_plans ? "1" : "0") +
+         (link_mask.empty() ? "" : " link_mask=" + link_mask) + (tuning_file.empty() ? "" : " tuning_file=" + tuning_file);
 }
 
 }  // namespace peerreduce

@@ -89,6 +89,14 @@ class GpuTransport final : public Transport {
   ~GpuTransport() override { release(); }
 
   std::string name() const override { return std::string(PR_GPU_PLATFORM_NAME) + " gpu " + std::to_string(device_); }
+  std::string architecture() const override {
+    int major = 0;
+    int minor = 0;
+    (void)hipDeviceGetAttribute(&major, hipDeviceAttributeComputeCapabilityMajor, device_);
+    (void)hipDeviceGetAttribute(&minor, hipDeviceAttributeComputeCapabilityMinor, device_);
+    return std::string(PR_GPU_PLATFORM_NAME) == "cuda" ? "sm_" + std::to_string(major) + std::to_string(minor)
+                                                       : "gfx_" + std::to_string(major) + std::to_string(minor);
+  }
   int rank() const override { return rank_; }
   int worldSize() const override { return world_size_; }
 

@@ -76,6 +76,7 @@ StatusOr<AlgorithmEstimate> estimateOperation(const Plan& plan, std::size_t coun
   const std::size_t rest = count - full * segment;
   AlgorithmEstimate estimate;
   estimate.algorithm = plan.algorithm;
+  estimate.plan = plan.description;
   estimate.segments = static_cast<int>(std::min<std::size_t>(full + (rest ? 1 : 0), 1u << 30));
   if (full > 0) {
     PR_ASSIGN_OR_RETURN(PlanCost cost,
@@ -91,11 +92,19 @@ StatusOr<AlgorithmEstimate> estimateOperation(const Plan& plan, std::size_t coun
 }
 
 StatusOr<std::shared_ptr<const AlgorithmSelector>> AlgorithmSelector::create(
-    const std::vector<SelectorCandidate>& candidates, const Topology& topology, std::size_t scratch_bytes) {
+    const std::vector<SelectorCandidate>& candidates, const Topology& topology, std::size_t scratch_bytes,
+    const SelectorTuning& tuning) {
   if (candidates.empty()) return invalidArgumentError("algorithm selector needs at least one candidate plan");
   static std::mutex memo_mutex;
   static std::map<std::uint64_t, std::shared_ptr<const AlgorithmSelector>> memo;
-  const std::uint64_t key = fingerprint(candidates, topology, scratch_bytes);
+  std::uint64_t key = fingerprint(candidates, topology, scratch_bytes);
+  if (tuning.table != nullptr) {
+    Fnv1a hash;
+    hash.add(key);
+    hash.addString(tuning.architecture);
+    hash.addString(tuning.table->format());
+    key = hash.value();
+  }
   // Held while computing: the ranks of an in-process world ask at the same moment, and the first one
   // builds the table for all of them instead of each building its own.
   std::lock_guard<std::mutex> lock(memo_mutex);
@@ -106,29 +115,29 @@ StatusOr<std::shared_ptr<const AlgorithmSelector>> AlgorithmSelector::create(
   selector->scratch_bytes_ = scratch_bytes;
   if (candidates.size() == 1) {
     // Nothing to choose (a forced algorithm): no need to evaluate anything.
-    selector->table_.fill(candidates.front().plan->algorithm);
+    selector->table_.fill(0);
     return std::shared_ptr<const AlgorithmSelector>(std::move(selector));
   }
   // The cheapest candidate changes at a few crossovers only. Evaluate one bucket per octave, and all
   // four buckets of an octave only where the winner differs from a neighbouring octave's.
   PlanCostEvaluator evaluator(selector->topology_);
-  auto cheapest = [&](int bucket) -> StatusOr<Algorithm> {
+  auto cheapest = [&](int bucket) -> StatusOr<int> {
     const std::size_t count = std::max<std::size_t>(1, bucketMiddleBytes(bucket) / kTableElemSize);
     const auto estimates = selector->estimate(count, kTableElemSize, evaluator);
     if (estimates.empty()) {
       return outOfMemoryError("no algorithm fits in " + std::to_string(scratch_bytes) +
                               " bytes of scratch (raise PEERREDUCE_SCRATCH_BYTES)");
     }
-    return estimates.front().algorithm;
+    return estimates.front().candidate;
   };
   constexpr int kProbe = kSelectorBucketsPerOctave / 2;  // the bucket that stands for its octave
-  std::array<Algorithm, kSelectorMaxLog2 + 1> per_octave{};
+  std::array<int, kSelectorMaxLog2 + 1> per_octave{};
   for (int octave = 0; octave <= kSelectorMaxLog2; ++octave) {
     PR_ASSIGN_OR_RETURN(per_octave[static_cast<std::size_t>(octave)],
                         cheapest(octave * kSelectorBucketsPerOctave + kProbe));
   }
   for (int octave = 0; octave <= kSelectorMaxLog2; ++octave) {
-    const Algorithm here = per_octave[static_cast<std::size_t>(octave)];
+    const int here = per_octave[static_cast<std::size_t>(octave)];
     const bool uniform = (octave == 0 || per_octave[static_cast<std::size_t>(octave - 1)] == here) &&
                          (octave == kSelectorMaxLog2 || per_octave[static_cast<std::size_t>(octave + 1)] == here);
     for (int q = 0; q < kSelectorBucketsPerOctave; ++q) {
@@ -137,6 +146,23 @@ StatusOr<std::shared_ptr<const AlgorithmSelector>> AlgorithmSelector::create(
         selector->table_[static_cast<std::size_t>(bucket)] = here;
       } else {
         PR_ASSIGN_OR_RETURN(selector->table_[static_cast<std::size_t>(bucket)], cheapest(bucket));
+      }
+    }
+  }
+  // Measured choices override the model where the tuning table covers a bucket: the cheapest candidate
+  // of the measured algorithm (a tree, say, comes in several pipelining variants).
+  if (tuning.table != nullptr) {
+    const int world = topology.worldSize();
+    for (int bucket = 0; bucket < kSelectorBuckets; ++bucket) {
+      const std::size_t middle = bucketMiddleBytes(bucket);
+      const auto measured = tuning.table->lookup(tuning.architecture, world, middle);
+      if (!measured) continue;
+      const std::size_t count = std::max<std::size_t>(1, middle / kTableElemSize);
+      for (const AlgorithmEstimate& e : selector->estimate(count, kTableElemSize, evaluator)) {
+        if (e.algorithm != *measured) continue;
+        selector->table_[static_cast<std::size_t>(bucket)] = e.candidate;
+        selector->tuned_[static_cast<std::size_t>(bucket)] = true;
+        break;
       }
     }
   }
@@ -154,9 +180,11 @@ std::vector<AlgorithmEstimate> AlgorithmSelector::estimate(std::size_t count, st
 std::vector<AlgorithmEstimate> AlgorithmSelector::estimate(std::size_t count, std::size_t elem_size,
                                                            PlanCostEvaluator& evaluator) const {
   std::vector<AlgorithmEstimate> estimates;
-  for (const auto& candidate : candidates_) {
-    auto e = estimateOperation(*candidate.plan, count, elem_size, evaluator, scratch_bytes_);
-    if (e.isOk()) estimates.push_back(*e);
+  for (std::size_t i = 0; i < candidates_.size(); ++i) {
+    auto e = estimateOperation(*candidates_[i].plan, count, elem_size, evaluator, scratch_bytes_);
+    if (!e.isOk()) continue;
+    e->candidate = static_cast<int>(i);
+    estimates.push_back(*e);
   }
   // Stable order on ties: the candidate listed first wins, on every rank.
   std::stable_sort(estimates.begin(), estimates.end(),

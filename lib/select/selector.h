@@ -10,6 +10,7 @@
 
 #include <array>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "peerreduce/communicator.h"
@@ -17,6 +18,7 @@
 #include "peerreduce/status.h"
 #include "peerreduce/topology.h"
 #include "select/plan_cost.h"
+#include "select/tuning_table.h"
 
 namespace peerreduce {
 
@@ -30,14 +32,26 @@ struct SelectorCandidate {
   std::shared_ptr<const Plan> plan;
 };
 
+// Measured choices that override the cost model (select/tuning_table.h), for one architecture.
+struct SelectorTuning {
+  const TuningTable* table = nullptr;  // null: cost model only
+  std::string architecture;
+};
+
 class AlgorithmSelector {
  public:
   // `candidates`: the out-of-place plans the selector may choose from (at least one).
   static StatusOr<std::shared_ptr<const AlgorithmSelector>> create(const std::vector<SelectorCandidate>& candidates,
-                                                                   const Topology& topology,
-                                                                   std::size_t scratch_bytes);
+                                                                   const Topology& topology, std::size_t scratch_bytes,
+                                                                   const SelectorTuning& tuning = {});
 
-  Algorithm choose(std::size_t bytes) const { return table_[bucketOf(bytes)]; }
+  // The candidate (index into the list given to create) to run for `bytes`, and its algorithm.
+  int chooseCandidate(std::size_t bytes) const { return table_[static_cast<std::size_t>(bucketOf(bytes))]; }
+  Algorithm choose(std::size_t bytes) const {
+    return candidates_[static_cast<std::size_t>(chooseCandidate(bytes))].plan->algorithm;
+  }
+  // Whether the choice for `bytes` came from the tuning table rather than the cost model.
+  bool tuned(std::size_t bytes) const { return tuned_[static_cast<std::size_t>(bucketOf(bytes))]; }
 
   // Predicted time of every candidate for `count` elements of `elem_size` bytes, cheapest first.
   // Candidates that cannot run in the scratch are left out.
@@ -52,7 +66,8 @@ class AlgorithmSelector {
   std::vector<SelectorCandidate> candidates_;
   Topology topology_;
   std::size_t scratch_bytes_ = 0;
-  std::array<Algorithm, kSelectorBuckets> table_{};
+  std::array<int, kSelectorBuckets> table_{};
+  std::array<bool, kSelectorBuckets> tuned_{};
 };
 
 // Predicted time of `plan` for `count` elements, split into segments that fit `scratch_bytes`.

@@ -117,7 +117,8 @@ Status checkConnected(const Topology& topology) {
   for (std::size_t g = 1; g < groups.size(); ++g) {
     for (int r : groups[g]) unreachable += (unreachable.empty() ? "" : ",") + std::to_string(r);
   }
-  return unavailableError("ranks " + unreachable + " cannot be reached from rank 0, directly or through other ranks (" +
+  const bool one = groups.size() == 2 && groups[1].size() == 1;
+  return unavailableError((one ? "rank " : "ranks ") + unreachable + " cannot be reached from rank 0, directly or through other ranks (" +
                           std::to_string(groups.size()) + " disconnected groups in " + topology.describe() +
                           "); allow host-staged links or remove them from the link mask");
 }
@@ -142,6 +143,38 @@ std::optional<std::vector<int>> findHamiltonianCycle(const Topology& topology, s
   }
   if (speeds.empty()) return std::nullopt;
   return CycleSearch(topology, *speeds.rbegin(), budget).run();
+}
+
+StatusOr<SpanningTree> treeFromParents(const std::vector<int>& parent) {
+  const int n = static_cast<int>(parent.size());
+  SpanningTree tree;
+  tree.parent = parent;
+  tree.children.assign(static_cast<std::size_t>(n), {});
+  tree.root = -1;
+  for (int r = 0; r < n; ++r) {
+    const int p = parent[static_cast<std::size_t>(r)];
+    if (p == -1) {
+      if (tree.root != -1) return invalidArgumentError("tree has two roots, " + std::to_string(tree.root) + " and " + std::to_string(r));
+      tree.root = r;
+    } else if (p < 0 || p >= n || p == r) {
+      return invalidArgumentError("tree parent of rank " + std::to_string(r) + " is " + std::to_string(p));
+    } else {
+      tree.children[static_cast<std::size_t>(p)].push_back(r);
+    }
+  }
+  if (tree.root < 0) return invalidArgumentError("tree has no root (a rank with parent -1)");
+  // Every rank must reach the root without a cycle: walk up at most n steps from each.
+  for (int r = 0; r < n; ++r) {
+    int v = r;
+    int depth = 0;
+    while (v != tree.root && depth <= n) {
+      v = parent[static_cast<std::size_t>(v)];
+      ++depth;
+    }
+    if (v != tree.root) return invalidArgumentError("tree parents form a cycle through rank " + std::to_string(r));
+    tree.height = std::max(tree.height, depth);
+  }
+  return tree;
 }
 
 StatusOr<SpanningTree> shallowestSpanningTree(const Topology& topology) {

@@ -42,5 +42,7 @@ struct SpanningTree {
   int height = 0;                          // hops from the root to the deepest rank
 };
 StatusOr<SpanningTree> shallowestSpanningTree(const Topology& topology);
+// The tree with these parents (-1 for exactly one root); kInvalidArgument if they do not form a tree.
+StatusOr<SpanningTree> treeFromParents(const std::vector<int>& parent);
 
 }  // namespace peerreduce

@@ -27,7 +27,9 @@ StatusOr<std::uint64_t> parseUnsigned(const std::string& flag, const std::string
 
 std::string cliUsage() {
   return "usage: peerreduce-sim [allreduce] [options]\n"
+         "       peerreduce-sim predict --ranks N [--topology T] [--mask M] [--dtype T]\n"
          "Runs an allreduce on simulated GPUs, checks it against an independent reference, and says what ran.\n"
+         "predict prints the cost model's time for every algorithm at 4 KiB .. 256 MiB and the selector's pick.\n"
          "  --ranks N          simulated GPUs, 1..64 (default 8)\n"
          "  --count N          elements per rank (default 1048576)\n"
          "  --dtype T          int8 uint8 int32 uint32 int64 uint64 fp16 bf16 fp32 fp64 (default bf16)\n"
@@ -38,6 +40,8 @@ std::string cliUsage() {
          "  --in-place         send buffer = receive buffer\n"
          "  --no-race-check    skip the happens-before checker (faster)\n"
          "  --trace FILE       write a Chrome trace (open in ui.perfetto.dev)\n"
+         "  --topology T       full-mesh (default), ring, mesh2d:RxC, pcie:K, random:DENSITY[:SEED], or a topology file\n"
+         "  --mask PAIRS       forbid direct links, e.g. 0-1,2-3 (as PEERREDUCE_LINK_MASK)\n"
          "  --json             print one JSON object instead of text\n"
          "  --help             this text\n"
          "Exit status: 0 verified, 1 the result or the run was wrong, 2 bad input.\n";
@@ -52,11 +56,14 @@ StatusOr<CliOptions> parseCliOptions(const std::vector<std::string>& args) {
   }
   if (args[0] == "allreduce") {
     ++i;
+  } else if (args[0] == "predict") {
+    options.command = CliCommand::kPredict;
+    ++i;
   } else if (args[0] == "help" || args[0] == "--help" || args[0] == "-h") {
     options.command = CliCommand::kHelp;
     return options;
   } else if (args[0].rfind("--", 0) != 0) {
-    return invalidArgumentError("unknown command '" + args[0] + "'; the command is 'allreduce' (or none)");
+    return invalidArgumentError("unknown command '" + args[0] + "'; the commands are 'allreduce' (the default), 'predict' and 'help'");
   }
   auto value = [&](const std::string& flag) -> StatusOr<std::string> {
     if (i + 1 >= args.size()) return invalidArgumentError(flag + " needs a value");
@@ -93,6 +100,11 @@ StatusOr<CliOptions> parseCliOptions(const std::vector<std::string>& args) {
     } else if (flag == "--trace") {
       PR_ASSIGN_OR_RETURN(options.trace_path, value(flag));
       if (options.trace_path.empty()) return invalidArgumentError("--trace needs a file name");
+    } else if (flag == "--topology") {
+      PR_ASSIGN_OR_RETURN(options.topology, value(flag));
+      if (options.topology.empty()) return invalidArgumentError("--topology needs a name or a file");
+    } else if (flag == "--mask") {
+      PR_ASSIGN_OR_RETURN(options.mask, value(flag));
     } else if (flag == "--in-place") {
       options.in_place = true;
     } else if (flag == "--no-race-check") {
@@ -114,6 +126,8 @@ std::string cliCommandLine(const CliOptions& o) {
   if (o.iterations != 1) line += " --iterations " + std::to_string(o.iterations);
   if (o.in_place) line += " --in-place";
   if (!o.race_checking) line += " --no-race-check";
+  if (!o.topology.empty()) line += " --topology " + o.topology;
+  if (!o.mask.empty()) line += " --mask " + o.mask;
   return line;
 }
 

@@ -12,7 +12,7 @@
 
 namespace peerreduce::sim {
 
-enum class CliCommand { kAllreduce, kHelp };
+enum class CliCommand { kAllreduce, kPredict, kHelp };
 
 struct CliOptions {
   CliCommand command = CliCommand::kAllreduce;
@@ -28,6 +28,8 @@ struct CliOptions {
   bool race_checking = true;
   int iterations = 1;
   std::string trace_path;  // empty: no trace
+  std::string topology;    // generator name (full-mesh, ring, mesh2d:RxC, pcie:K, random:D[:S]) or a file; empty: full mesh
+  std::string mask;        // link mask "A-B,C-D" (PEERREDUCE_LINK_MASK semantics)
 };
 
 // Largest --count: 2^32 elements, 32 GiB per rank of fp64, beyond what the host can simulate anyway.

@@ -1,4 +1,5 @@
 // peerreduce-sim: runs an allreduce on simulated GPUs, checks it, and says what ran.
+#include <algorithm>
 #include <cinttypes>
 #include <cstdio>
 #include <cstring>
@@ -11,6 +12,8 @@
 #include "peerreduce/communicator.h"
 #include "support/reference.h"
 #include "sim_cluster.h"
+#include "topology/generators.h"
+#include "topology/topology_file.h"
 #include "util/log.h"
 
 namespace peerreduce::sim {
@@ -60,19 +63,58 @@ void fail(RunReport& report, const std::string& what) {
   if (report.verdict == "ok") report.verdict = what;
 }
 
+// The simulated machine's links: a generator name or a topology file, with the mask's links removed
+// (the simulator itself then refuses any step over them, not only the planner).
+StatusOr<Topology> simulatedTopology(const CliOptions& o) {
+  Topology topology = Topology::fullMesh(o.ranks);
+  if (!o.topology.empty()) {
+    auto named = parseTopologySpec(o.topology, o.ranks);
+    if (named.isOk()) {
+      topology = *named;
+    } else {
+      auto from_file = loadTopologyFile(o.topology);
+      if (!from_file.isOk()) {
+        return invalidArgumentError("--topology " + o.topology + " is neither a known topology (" +
+                                    named.status().message() + ") nor a readable topology file (" +
+                                    from_file.status().message() + ")");
+      }
+      topology = *from_file;
+      if (topology.worldSize() != o.ranks) {
+        return invalidArgumentError("--topology " + o.topology + " describes " + std::to_string(topology.worldSize()) +
+                                    " ranks but --ranks is " + std::to_string(o.ranks));
+      }
+    }
+  }
+  if (!o.mask.empty()) {
+    PR_ASSIGN_OR_RETURN(topology, applyLinkMask(topology, o.mask));
+  }
+  return topology;
+}
+
+StatusOr<Config> cliConfig(const CliOptions& o) {
+  PR_ASSIGN_OR_RETURN(Config config, Config::fromEnvironment());
+  if (o.algorithm != Algorithm::kAuto) config.algorithm = o.algorithm;
+  if (!o.mask.empty()) config.link_mask = o.mask;
+  return config;
+}
+
 Status runAllreduce(RunReport& report) {
   const CliOptions& o = report.options;
   SimOptions sim_options;
   sim_options.seed = o.seed;
   sim_options.race_checking = o.race_checking;
   sim_options.record_trace = !o.trace_path.empty();
-  PR_ASSIGN_OR_RETURN(Config config, Config::fromEnvironment());
-  if (o.algorithm != Algorithm::kAuto) config.algorithm = o.algorithm;
+  PR_ASSIGN_OR_RETURN(sim_options.topology, simulatedTopology(o));
+  PR_ASSIGN_OR_RETURN(Config config, cliConfig(o));
   PR_ASSIGN_OR_RETURN(auto cluster, SimCluster::create(o.ranks, sim_options, config));
   report.topology = cluster->comm(0).topology().describe();
   PR_ASSIGN_OR_RETURN(report.selection, cluster->comm(0).explainSelection(o.count, o.dtype));
   for (const auto& c : report.selection.candidates) {
-    if (c.algorithm == report.selection.chosen) report.predicted_us = c.predicted_us;
+    // The chosen variant (several candidates may share an algorithm: trees of different pipelines).
+    if (c.algorithm == report.selection.chosen && c.plan == report.selection.plan) {
+      report.predicted_us = c.predicted_us;
+      break;
+    }
   }
 
   const std::size_t elem = dataTypeSize(o.dtype);
@@ -104,10 +146,8 @@ Status runAllreduce(RunReport& report) {
   report.races = cluster->world().raceReports();
   report.fingerprint = cluster->world().traceFingerprint();
   if (!o.trace_path.empty()) PR_RETURN_IF_ERROR(cluster->world().writeChromeTrace(o.trace_path));
-  if (o.count > 0) {
-    auto plan = report.selection.chosen;
-    report.plan_description = std::string(algorithmName(plan));
-  }
+  report.plan_description = report.selection.plan.empty() ? std::string(algorithmName(report.selection.chosen))
+                                                          : report.selection.plan;
 
   // Verdict: guards intact, every rank bitwise equal, equal to the reference, no race.
   auto output = [&](int r) -> const unsigned char* {
@@ -160,12 +200,17 @@ void printText(const RunReport& r) {
   std::printf("  reproduce:   %s\n", cliCommandLine(o).c_str());
   std::printf("  topology:    %s\n", r.topology.c_str());
   std::printf("  algorithm:   %s (%s)\n", std::string(algorithmName(r.selection.chosen)).c_str(),
-              r.selection.forced ? "forced by --algo / PEERREDUCE_ALGO" : "chosen by the cost model");
+              r.selection.forced  ? "forced by --algo / PEERREDUCE_ALGO"
+              : r.selection.tuned ? "chosen by the tuning table (PEERREDUCE_TUNING_FILE)"
+                                  : "the cheapest candidate in the cost model");
+  std::printf("  route:       %s\n", r.plan_description.c_str());
   std::printf("  candidates:  ");
   for (const auto& c : r.selection.candidates) {
-    std::printf("%s %.2f us%s; ", std::string(algorithmName(c.algorithm)).c_str(), c.predicted_us,
-                c.segments > 1 ? (" (" + std::to_string(c.segments) + " segments)").c_str() : "");
+    const std::string segments = c.segments > 1 ? " (" + std::to_string(c.segments) + " segments)" : "";
+    std::printf("%s %.2f us%s; ", c.plan.empty() ? std::string(algorithmName(c.algorithm)).c_str() : c.plan.c_str(),
+                c.predicted_us, segments.c_str());
   }
+  for (const auto& why : r.selection.excluded) std::printf("\n  excluded:    %s", why.c_str());
   std::printf("\n  executed:    %" PRIu64 " steps in %" PRIu64 " plan executions over all ranks\n", r.stats.steps,
               r.stats.operations);
   std::uint64_t total = 0, peak = 0;
@@ -222,26 +267,86 @@ void printJson(const RunReport& r) {
   for (std::size_t i = 0; i < r.selection.candidates.size(); ++i) {
     const auto& c = r.selection.candidates[i];
     char buf[160];
-    std::snprintf(buf, sizeof(buf), "%s{\"algorithm\":\"%s\",\"predicted_time_us\":%.4f,\"segments\":%d}", i ? "," : "",
+    std::snprintf(buf, sizeof(buf), "%s{\"algorithm\":\"%s\",\"predicted_time_us\":%.4f,\"segments\":%d,\"plan\":", i ? "," : "",
                   std::string(algorithmName(c.algorithm)).c_str(), c.predicted_us, c.segments);
-    candidates += buf;
+    candidates += buf + jsonString(c.plan) + "}";
   }
   candidates += "]";
   std::string races = "[";
   for (std::size_t i = 0; i < r.races.size(); ++i) races += (i ? "," : "") + jsonString(r.races[i]);
   races += "]";
+  std::string excluded = "[";
+  for (std::size_t i = 0; i < r.selection.excluded.size(); ++i) excluded += (i ? "," : "") + jsonString(r.selection.excluded[i]);
+  excluded += "]";
   char fingerprint[32];
   std::snprintf(fingerprint, sizeof(fingerprint), "0x%016" PRIx64, r.fingerprint);
   std::printf(
       "{\"algorithm\":\"%s\",\"forced\":%s,\"ranks\":%d,\"count\":%zu,\"dtype\":\"%s\",\"op\":\"%s\",\"in_place\":%s,"
       "\"seed\":%" PRIu64 ",\"iterations\":%d,\"verdict\":%s,\"predicted_time_us\":%.4f,\"simulated_time_us\":%.4f,"
       "\"steps\":%" PRIu64 ",\"plan_executions\":%" PRIu64 ",\"ranks_agree\":%s,\"races\":%s,\"candidates\":%s,"
-      "\"link_bytes\":%s,\"topology\":%s,\"trace_fingerprint\":\"%s\",\"command\":%s}\n",
+      "\"link_bytes\":%s,\"topology\":%s,\"route\":%s,\"excluded\":%s,\"trace_fingerprint\":\"%s\",\"command\":%s}\n",
       std::string(algorithmName(r.selection.chosen)).c_str(), r.selection.forced ? "true" : "false", n, o.count,
       std::string(dataTypeName(o.dtype)).c_str(), std::string(reduceOpName(o.op)).c_str(), o.in_place ? "true" : "false",
       o.seed, o.iterations, jsonString(r.verdict).c_str(), r.predicted_us * o.iterations, r.stats.virtual_time_us,
       r.stats.steps, r.stats.operations, r.ranks_agree ? "true" : "false", races.c_str(), candidates.c_str(),
-      links.c_str(), jsonString(r.topology).c_str(), fingerprint, jsonString(cliCommandLine(o)).c_str());
+      links.c_str(), jsonString(r.topology).c_str(), jsonString(r.plan_description).c_str(), excluded.c_str(), fingerprint, jsonString(cliCommandLine(o)).c_str());
+}
+
+std::string sizeName(std::size_t bytes) {
+  if (bytes >= (std::size_t{1} << 20)) return std::to_string(bytes >> 20) + " MiB";
+  return std::to_string(bytes >> 10) + " KiB";
+}
+
+// `predict`: the cost model's time of every candidate at 4 KiB .. 256 MiB and the selector's pick, as a
+// Markdown table (docs/ALGORITHMS.md is made with it).
+Status runPredict(const CliOptions& o) {
+  SimOptions sim_options;
+  sim_options.seed = o.seed;
+  PR_ASSIGN_OR_RETURN(sim_options.topology, simulatedTopology(o));
+  PR_ASSIGN_OR_RETURN(Config config, cliConfig(o));
+  PR_ASSIGN_OR_RETURN(auto cluster, SimCluster::create(o.ranks, sim_options, config));
+  const std::size_t elem = dataTypeSize(o.dtype);
+  std::vector<std::size_t> sizes;
+  for (std::size_t bytes = std::size_t{4} << 10; bytes <= (std::size_t{256} << 20); bytes *= 4) sizes.push_back(bytes);
+  std::vector<SelectionReport> reports;
+  for (std::size_t bytes : sizes) {
+    PR_ASSIGN_OR_RETURN(auto report, cluster->comm(0).explainSelection(bytes / elem, o.dtype));
+    reports.push_back(std::move(report));
+  }
+  // Columns: every candidate, in the order of the smallest size's report (the same set at every size).
+  std::vector<std::pair<int, std::string>> columns;
+  for (const auto& c : reports.front().candidates) {
+    columns.emplace_back(c.candidate, c.plan.empty() ? std::string(algorithmName(c.algorithm)) : c.plan);
+  }
+  std::sort(columns.begin(), columns.end());
+  std::printf("Predicted time (us) of each candidate, %d ranks, %s, topology %s%s%s\n\n", o.ranks,
+              std::string(dataTypeName(o.dtype)).c_str(), o.topology.empty() ? "full-mesh" : o.topology.c_str(),
+              o.mask.empty() ? "" : ", mask ", o.mask.c_str());
+  std::printf("| size |");
+  for (const auto& [index, name] : columns) std::printf(" %s |", name.c_str());
+  std::printf(" picked |\n|---|");
+  for (std::size_t i = 0; i < columns.size(); ++i) std::printf("---:|");
+  std::printf("---|\n");
+  for (std::size_t i = 0; i < sizes.size(); ++i) {
+    std::printf("| %s |", sizeName(sizes[i]).c_str());
+    for (const auto& [index, name] : columns) {
+      const AlgorithmEstimate* found = nullptr;
+      for (const auto& c : reports[i].candidates) found = c.candidate == index ? &c : found;
+      if (found == nullptr) {
+        std::printf(" - |");
+      } else if (found->segments > 1) {
+        std::printf(" %.1f (%d segments) |", found->predicted_us, found->segments);
+      } else {
+        std::printf(" %.1f |", found->predicted_us);
+      }
+    }
+    std::printf(" %s%s |\n", reports[i].plan.empty() ? std::string(algorithmName(reports[i].chosen)).c_str()
+                                                     : reports[i].plan.c_str(),
+                reports[i].forced ? " (forced)" : reports[i].tuned ? " (tuning table)" : "");
+  }
+  for (const auto& why : reports.front().excluded) std::printf("\nexcluded: %s", why.c_str());
+  std::printf("\n");
+  return Status::ok();
 }
 
 int run(const std::vector<std::string>& args) {
@@ -262,6 +367,12 @@ int run(const std::vector<std::string>& args) {
   if (parsed->command == CliCommand::kHelp) {
     std::printf("%s", cliUsage().c_str());
     return kExitOk;
+  }
+  if (parsed->command == CliCommand::kPredict) {
+    const Status predicted = runPredict(*parsed);
+    if (predicted.isOk()) return kExitOk;
+    std::fprintf(stderr, "peerreduce-sim: %s\n", predicted.toString().c_str());
+    return predicted.code() == ErrorCode::kInvalidArgument ? kExitBadInput : kExitWrong;
   }
   RunReport report;
   report.options = *parsed;

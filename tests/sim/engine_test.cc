@@ -238,6 +238,29 @@ TEST(SimEngineSubmit, RejectsAMissingPlanOrOneForAnotherWorld) {
   expectError(c.transport(0).submit(r, nullptr), ErrorCode::kInvalidArgument, {"uses 9 flags", "at most 8"});
 }
 
+// The simulator enforces its own links: a plan that reads, writes or signals over a link the topology
+// lacks is refused before it runs, whatever the planner believed.
+TEST(SimEngineSubmit, RefusesAPlanThatNeedsAMissingLink) {
+  sim::SimOptions options;
+  auto ring = Topology::fullMesh(4);
+  ring.setLink(0, 2, LinkInfo{});
+  ring.setLink(2, 0, LinkInfo{});
+  options.topology = ring;
+  auto c = makeConnectedWorld(4, options);
+  auto r = c.request(0, sharedPlan(Algorithm::kOneShot, 4), 16);
+  expectError(c.transport(0).submit(r, nullptr), ErrorCode::kUnavailable, {"rank 0", "needs link 0->2"});
+  // A ring that only reads from its neighbours over present links runs.
+  auto ring_plan = buildPlan(PlanRequest{Algorithm::kRing, 4, false, {0, 1, 2, 3}});
+  ASSERT_TRUE(ring_plan.isOk());
+  r = c.request(1, std::make_shared<const Plan>(*ring_plan), 16);
+  EXPECT_TRUE(c.transport(1).submit(r, nullptr).isOk());
+  // A step naming a rank outside the world is refused too.
+  Plan stray = *sharedPlan(Algorithm::kOneShot, 4);
+  stray.programs[3].sources[0].rank = 9;
+  r = c.request(3, std::make_shared<const Plan>(stray), 16);
+  expectError(c.transport(3).submit(r, nullptr), ErrorCode::kInvalidArgument, {"names rank 9"});
+}
+
 TEST(SimEngineSubmit, RejectsAnInvalidDtypeOrOp) {
   auto c = makeConnectedWorld(2);
   auto r = c.request(0, sharedPlan(Algorithm::kOneShot, 2), 16);

@@ -6,6 +6,10 @@
 //   PEERREDUCE_TIMEOUT_MS     bound on every wait, 1 .. 86400000
 //   PEERREDUCE_SCRATCH_BYTES  scratch per rank, e.g. 33554432, 32M, 32MiB (64 KiB .. 64 GiB)
 //   PEERREDUCE_VERIFY_PLANS   1 | 0: run the plan verifier on every plan at creation
+//   PEERREDUCE_LINK_MASK      pairs of ranks that must not use their direct link, e.g. "0-1,2-3": the
+//                             same partial-connectivity scenario on the simulator and on real GPUs
+//   PEERREDUCE_TUNING_FILE    a tuning table (docs/ALGORITHMS.md) whose measured choices override the
+//                             cost model where they apply
 //   PEERREDUCE_DEBUG          WARN | INFO | TRACE: logging (read by the logger, not stored here)
 // A malformed value is a kInvalidArgument error naming the variable, the value and what is accepted.
 //
@@ -42,6 +46,8 @@ struct Config {
   std::chrono::milliseconds timeout{kDefaultTimeoutMs};
   std::size_t scratch_bytes = kDefaultScratchBytes;
   bool verify_plans = true;
+  std::string link_mask;    // "A-B,C-D": links removed in both directions (checked at creation)
+  std::string tuning_file;  // path of a tuning table; empty = none
 
   // `base` with the PEERREDUCE_* variables applied. `getenv` is injectable for tests.
   static StatusOr<Config> fromEnvironment(const Config& base,

@@ -52,6 +52,8 @@ class Transport {
   virtual ~Transport() = default;
 
   virtual std::string name() const = 0;
+  // The device architecture tuning tables are keyed by ("simulator", "sm_90", "gfx90a", ...).
+  virtual std::string architecture() const { return "unknown"; }
   virtual int rank() const = 0;
   virtual int worldSize() const = 0;
 
@@ -77,6 +79,7 @@ class TransportWrapper : public Transport {
   explicit TransportWrapper(std::shared_ptr<Transport> target) : target_(std::move(target)) {}
 
   std::string name() const override { return target_->name(); }
+  std::string architecture() const override { return target_->architecture(); }
   int rank() const override { return target_->rank(); }
   int worldSize() const override { return target_->worldSize(); }
   StatusOr<std::vector<std::byte>> openSymmetric(std::size_t bytes) override { return target_->openSymmetric(bytes); }

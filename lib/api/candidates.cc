@@ -1,0 +1,79 @@
+#include "api/candidates.h"
+
+#include "algorithms/algorithms.h"
+#include "plan/plan_cache.h"
+#include "topology/routes.h"
+
+namespace peerreduce {
+namespace {
+
+bool fullMesh(const Topology& topology) {
+  for (int a = 0; a < topology.worldSize(); ++a) {
+    for (int b = 0; b < topology.worldSize(); ++b) {
+      if (!usablePair(topology, a, b)) return false;
+    }
+  }
+  return true;
+}
+
+// Builds and verifies both placements of `request`; a plan that needs a missing link is reported in
+// `excluded` instead (any other verification problem is a bug and fails creation).
+Status addCandidate(PlanRequest request, const std::vector<std::vector<bool>>& link, bool verify_in_place,
+                    CandidateSet& set) {
+  Candidate candidate;
+  candidate.algorithm = request.algorithm;
+  for (int in_place = 0; in_place < 2; ++in_place) {
+    request.in_place = in_place == 1;
+    // The out-of-place plan is always verified against the links: that is how a plan that needs a
+    // missing link is found. The in-place variant only when verify_plans is set.
+    const bool verify = in_place == 0 || verify_in_place;
+    PR_ASSIGN_OR_RETURN(VerifiedPlan entry, cachedPlan(request, link, verify));
+    if (entry.verified && !entry.report.ok()) {
+      const std::string& problem = entry.report.problems.front();
+      if (problem.find("no link") == std::string::npos) return entry.report.toStatus(entry.plan->description);
+      set.excluded.push_back(std::string(algorithmName(request.algorithm)) + ": " + problem);
+      return Status::ok();
+    }
+    candidate.plans[static_cast<std::size_t>(in_place)] = entry.plan;
+  }
+  set.candidates.push_back(std::move(candidate));
+  return Status::ok();
+}
+
+}  // namespace
+
+StatusOr<CandidateSet> buildCandidates(int n, const Topology& topology, bool verify_in_place, Algorithm only) {
+  const auto link = topology.accessMatrix();
+  const bool mesh = fullMesh(topology);
+  CandidateSet set;
+  auto wanted = [&](Algorithm a) { return only == Algorithm::kAuto || only == a; };
+  for (Algorithm a : {Algorithm::kOneShot, Algorithm::kTwoShot, Algorithm::kRecursiveDoubling, Algorithm::kRabenseifner}) {
+    if (!wanted(a)) continue;
+    if (!mesh && n > 1) {
+      set.excluded.push_back(std::string(algorithmName(a)) + ": needs a link between every pair of ranks");
+      continue;
+    }
+    PR_RETURN_IF_ERROR(addCandidate(PlanRequest{a, n, false, {}, {}, 1}, link, verify_in_place, set));
+  }
+  if (wanted(Algorithm::kRing)) {
+    PlanRequest ring{Algorithm::kRing, n, false, {}, {}, 1};
+    if (!mesh) {
+      if (auto cycle = findHamiltonianCycle(topology)) {
+        ring.ring_order = *cycle;
+      } else {
+        set.excluded.push_back("ring: no cycle through every rank over the usable links was found");
+      }
+    }
+    if (mesh || !ring.ring_order.empty()) PR_RETURN_IF_ERROR(addCandidate(ring, link, verify_in_place, set));
+  }
+  if (wanted(Algorithm::kTree)) {
+    PR_ASSIGN_OR_RETURN(SpanningTree tree, shallowestSpanningTree(topology));
+    for (int pipeline : {1, kTreePipelinedChunks}) {
+      PR_RETURN_IF_ERROR(addCandidate(PlanRequest{Algorithm::kTree, n, false, {}, tree.parent, pipeline}, link,
+                                      verify_in_place, set));
+    }
+  }
+  return set;
+}
+
+}  // namespace peerreduce

@@ -1,0 +1,94 @@
+#include "api/topology_agreement.h"
+
+#include <cmath>
+#include <cstring>
+#include <vector>
+
+#include "peerreduce/types.h"
+#include "topology/generators.h"
+#include "topology/routes.h"
+
+namespace peerreduce {
+namespace {
+
+constexpr std::size_t kArchitectureChars = 32;  // "sm_90", "gfx90a", "simulator": short device names
+constexpr double kMaxLinkValue = 1e9;           // microseconds or GB/s beyond any real interconnect
+
+struct LinkEntry {
+  std::uint8_t link_class;
+  std::uint8_t reserved[7];
+  double latency_us;
+  double bandwidth_gbps;
+};
+
+// One rank's contribution: its row of the link matrix and its device model. Fixed size, so every
+// rank sends the same number of bytes whatever the world size.
+struct RowBlock {
+  char architecture[kArchitectureChars];
+  double step_overhead_us;
+  double signal_overhead_us;
+  double local_bandwidth_gbps;
+  double ingress_bandwidth_gbps;
+  LinkEntry links[kMaxWorldSize];
+};
+
+bool finiteIn(double v, double low, double high) { return std::isfinite(v) && v >= low && v <= high; }
+
+}  // namespace
+
+StatusOr<AgreedTopology> agreeOnTopology(int rank, int size, const Topology& local, const std::string& architecture,
+                                         Bootstrap& bootstrap, const Config& config) {
+  RowBlock mine{};
+  std::strncpy(mine.architecture, architecture.c_str(), kArchitectureChars - 1);
+  const DeviceModel& device = local.device();
+  mine.step_overhead_us = device.step_overhead_us;
+  mine.signal_overhead_us = device.signal_overhead_us;
+  mine.local_bandwidth_gbps = device.local_bandwidth_gbps;
+  mine.ingress_bandwidth_gbps = device.ingress_bandwidth_gbps;
+  for (int peer = 0; peer < size; ++peer) {
+    const LinkInfo& l = local.link(rank, peer);
+    mine.links[peer] = LinkEntry{static_cast<std::uint8_t>(l.link_class), {}, l.latency_us, l.bandwidth_gbps};
+  }
+  std::vector<RowBlock> rows(static_cast<std::size_t>(size));
+  PR_RETURN_IF_ERROR(bootstrap.allGather(
+      std::span<const std::byte>(reinterpret_cast<const std::byte*>(&mine), sizeof(mine)),
+      std::span<std::byte>(reinterpret_cast<std::byte*>(rows.data()), rows.size() * sizeof(RowBlock)), config.timeout));
+
+  AgreedTopology agreed;
+  agreed.topology = Topology(size);
+  for (int from = 0; from < size; ++from) {
+    const RowBlock& row = rows[static_cast<std::size_t>(from)];
+    const std::string who = "topology row from rank " + std::to_string(from) + ": ";
+    if (row.architecture[kArchitectureChars - 1] != '\0') return corruptError(who + "architecture name not terminated");
+    for (int to = 0; to < size; ++to) {
+      const LinkEntry& e = row.links[to];
+      if (e.link_class > static_cast<std::uint8_t>(LinkClass::kHostStaged)) {
+        return corruptError(who + "link to rank " + std::to_string(to) + " has class " + std::to_string(e.link_class));
+      }
+      const auto link_class = static_cast<LinkClass>(e.link_class);
+      if (link_class != LinkClass::kNone && (!finiteIn(e.latency_us, 0, kMaxLinkValue) ||
+                                             !finiteIn(e.bandwidth_gbps, 1e-9, kMaxLinkValue))) {
+        return corruptError(who + "link to rank " + std::to_string(to) + " has latency " + std::to_string(e.latency_us) +
+                            " us and bandwidth " + std::to_string(e.bandwidth_gbps) + " GB/s");
+      }
+      if (from != to) agreed.topology.setLink(from, to, LinkInfo{link_class, e.latency_us, e.bandwidth_gbps});
+    }
+  }
+  const RowBlock& first = rows.front();
+  if (!finiteIn(first.step_overhead_us, 0, kMaxLinkValue) || !finiteIn(first.signal_overhead_us, 0, kMaxLinkValue) ||
+      !finiteIn(first.local_bandwidth_gbps, 1e-9, kMaxLinkValue) ||
+      !finiteIn(first.ingress_bandwidth_gbps, 1e-9, kMaxLinkValue)) {
+    return corruptError("topology row from rank 0: device model out of range");
+  }
+  // The device model of rank 0 stands for all (a node's GPUs are alike; any choice just has to agree).
+  agreed.topology.setDevice(DeviceModel{first.step_overhead_us, first.signal_overhead_us, first.local_bandwidth_gbps,
+                                        first.ingress_bandwidth_gbps});
+  agreed.architecture = first.architecture;
+  auto masked = applyLinkMask(agreed.topology, config.link_mask);
+  if (!masked.isOk()) return masked.status().withContext("PEERREDUCE_LINK_MASK");
+  agreed.topology = std::move(masked).value();
+  PR_RETURN_IF_ERROR(checkConnected(agreed.topology));
+  return agreed;
+}
+
+}  // namespace peerreduce

@@ -1,0 +1,26 @@
+// Agreeing on the topology at communicator creation.
+//
+// Each rank knows its own outgoing links best (on GPUs, from its own access probe), so each sends its
+// row of the link matrix and its device model through the bootstrap, and every rank assembles the same
+// matrix from the rows (row r from rank r). Then the configured link mask removes the pairs it names,
+// and a world the remaining links do not connect (directly or through relays) is refused with a typed
+// error naming the unreachable ranks. Everything received is validated: a malformed row is kCorrupt.
+#pragma once
+
+#include <string>
+
+#include "peerreduce/bootstrap.h"
+#include "peerreduce/config.h"
+#include "peerreduce/topology.h"
+
+namespace peerreduce {
+
+struct AgreedTopology {
+  Topology topology;         // the assembled matrix, masked
+  std::string architecture;  // rank 0's device architecture, for tuning-table lookups
+};
+
+StatusOr<AgreedTopology> agreeOnTopology(int rank, int size, const Topology& local, const std::string& architecture,
+                                         Bootstrap& bootstrap, const Config& config);
+
+}  // namespace peerreduce
