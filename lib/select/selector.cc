@@ -118,6 +118,10 @@ StatusOr<std::shared_ptr<const AlgorithmSelector>> AlgorithmSelector::create(
     selector->table_.fill(0);
     return std::shared_ptr<const AlgorithmSelector>(std::move(selector));
   }
+  // The decision (docs/ALGORITHMS.md, "How the selector decides"): the cheapest candidate plan under the
+  // phase model, segments included; no hand-set thresholds. On a full mesh that is one-shot for small
+  // messages (one latency), two-shot for large ones (least data per link); on partial topologies the
+  // shallow tree for small messages and the ring for large ones.
   // The cheapest candidate changes at a few crossovers only. Evaluate one bucket per octave, and all
   // four buckets of an octave only where the winner differs from a neighbouring octave's.
   PlanCostEvaluator evaluator(selector->topology_);

@@ -314,11 +314,22 @@ Status runPredict(const CliOptions& o) {
     reports.push_back(std::move(report));
   }
   // Columns: every candidate, in the order of the smallest size's report (the same set at every size).
+  // Headers are algorithm names; variants of one algorithm (tree pipelines) add the last clause of
+  // their description. The full descriptions follow the table.
   std::vector<std::pair<int, std::string>> columns;
+  std::vector<std::pair<int, std::string>> descriptions;
   for (const auto& c : reports.front().candidates) {
-    columns.emplace_back(c.candidate, c.plan.empty() ? std::string(algorithmName(c.algorithm)) : c.plan);
+    int same = 0;
+    for (const auto& other : reports.front().candidates) same += other.algorithm == c.algorithm ? 1 : 0;
+    std::string header(algorithmName(c.algorithm));
+    const auto clause = c.plan.rfind(", ");
+    if (same > 1 && clause != std::string::npos) header += " (" + c.plan.substr(clause + 2) + ")";
+    columns.emplace_back(c.candidate, header);
+    const bool plan_names_itself = c.plan.rfind(std::string(algorithmName(c.algorithm)), 0) == 0;
+    descriptions.emplace_back(c.candidate, plan_names_itself && same == 1 ? c.plan : header + ": " + c.plan);
   }
   std::sort(columns.begin(), columns.end());
+  std::sort(descriptions.begin(), descriptions.end());
   std::printf("Predicted time (us) of each candidate, %d ranks, %s, topology %s%s%s\n\n", o.ranks,
               std::string(dataTypeName(o.dtype)).c_str(), o.topology.empty() ? "full-mesh" : o.topology.c_str(),
               o.mask.empty() ? "" : ", mask ", o.mask.c_str());
@@ -340,10 +351,16 @@ Status runPredict(const CliOptions& o) {
         std::printf(" %.1f |", found->predicted_us);
       }
     }
-    std::printf(" %s%s |\n", reports[i].plan.empty() ? std::string(algorithmName(reports[i].chosen)).c_str()
-                                                     : reports[i].plan.c_str(),
+    std::string picked(algorithmName(reports[i].chosen));
+    for (const auto& c : reports[i].candidates) {
+      if (c.algorithm != reports[i].chosen || c.plan != reports[i].plan) continue;
+      for (const auto& [index, name] : columns) picked = index == c.candidate ? name : picked;
+    }
+    std::printf(" %s%s |\n", picked.c_str(),
                 reports[i].forced ? " (forced)" : reports[i].tuned ? " (tuning table)" : "");
   }
+  std::printf("\n");
+  for (const auto& [index, text] : descriptions) std::printf("- %s\n", text.c_str());
   for (const auto& why : reports.front().excluded) std::printf("\nexcluded: %s", why.c_str());
   std::printf("\n");
   return Status::ok();
