@@ -190,6 +190,23 @@ prResult_t prCommRank(prComm_t comm, int* rank) noexcept {
   });
 }
 
+prResult_t prCommMemoryStats(prComm_t comm, prMemoryStats_t* stats) noexcept {
+  constexpr const char* kFunction = "prCommMemoryStats";
+  return guarded(kFunction, [&]() -> prResult_t {
+    if (comm == nullptr) return nullArgument(kFunction, "comm", kCommHint);
+    if (stats == nullptr) {
+      return nullArgument(kFunction, "stats", "pass the address of a prMemoryStats_t to receive the statistics");
+    }
+    const peerreduce::PoolStats s = comm->comm->memoryStats();
+    *stats = prMemoryStats_t{s.capacity_bytes,     s.quota_bytes,        s.bytes_in_use,
+                             s.peak_bytes_in_use,  s.live_blocks,        s.allocations,
+                             s.failed_allocations, s.free_blocks,        s.largest_free_block_bytes,
+                             s.fragmentation,      s.defragmentations,   s.blocks_moved,
+                             s.bytes_moved};
+    return prSuccess;
+  });
+}
+
 prResult_t prCommSize(prComm_t comm, int* size) noexcept {
   constexpr const char* kFunction = "prCommSize";
   return guarded(kFunction, [&]() -> prResult_t {

@@ -1,4 +1,5 @@
 // Communicator: creation (agreement, symmetric memory, plans, selector) and the allreduce path.
+// The pool and the memory API are in communicator_memory.cc.
 #include "peerreduce/communicator.h"
 
 #include <cstring>
@@ -90,7 +91,7 @@ Status agreeOnOutcome(const Communicator::Impl& impl, const Status& local, const
 }
 
 Status exchangeSymmetricMemory(Communicator::Impl& impl) {
-  auto record = impl.transport->openSymmetric(impl.config.scratch_bytes);
+  auto record = impl.transport->openSymmetric(impl.config.memory.pool_bytes);
   PeerRecordBlock mine{};
   if (record.isOk() && record->size() > kMaxPeerRecordBytes) {
     record = internalError(impl.transport->name() + " made a peer record of " + std::to_string(record->size()) +
@@ -180,6 +181,8 @@ Status buildPlans(Communicator::Impl& impl) {
 Status createImpl(Communicator::Impl& impl) {
   PR_RETURN_IF_ERROR(impl.config.validate());
   PR_RETURN_IF_ERROR(agreeOnCreation(impl));
+  // Settings are agreed by now, so every rank gets the same outcome (and the same pool).
+  PR_RETURN_IF_ERROR(createPool(impl));
   PR_RETURN_IF_ERROR(exchangeSymmetricMemory(impl));
   const Topology local = impl.transport->topology();
   if (local.worldSize() != impl.size) {
@@ -254,12 +257,15 @@ Status Communicator::allreduce(const void* send, void* recv, std::size_t count, 
   const Candidate& candidate = impl.candidates[static_cast<std::size_t>(impl.selector->chooseCandidate(count * elem))];
   const Algorithm algorithm = candidate.algorithm;
   const std::shared_ptr<const Plan>& plan = candidate.plans[static_cast<std::size_t>(in_place)];
-  const std::size_t segment = maxSegmentCount(*plan, elem, impl.config.scratch_bytes);
+  // The copy pins the scratch in place until the segments are submitted.
+  PR_ASSIGN_OR_RETURN(const PoolBlock scratch, leaseScratch(impl));
+  const std::size_t segment = maxSegmentCount(*plan, elem, scratch.size());
   if (segment == 0) {
     return outOfMemoryError("allreduce on rank " + std::to_string(impl.rank) + ": " +
                             std::string(algorithmName(algorithm)) + " needs " + std::to_string(plan->scratch_slots) +
-                            " scratch slots but only " + std::to_string(impl.config.scratch_bytes) +
-                            " bytes of scratch exist; raise PEERREDUCE_SCRATCH_BYTES");
+                            " scratch slots but only " + std::to_string(scratch.size()) +
+                            " bytes of scratch exist (preferred " + std::to_string(impl.config.scratch_bytes) +
+                            "); raise PEERREDUCE_SCRATCH_BYTES, or free symmetric pool blocks");
   }
   PR_TRACE(impl.rank, "allreduce %zu x %s %s via %s in %zu segment(s)", count, std::string(dataTypeName(dtype)).c_str(),
            std::string(reduceOpName(op)).c_str(), std::string(algorithmName(algorithm)).c_str(),
@@ -269,6 +275,7 @@ Status Communicator::allreduce(const void* send, void* recv, std::size_t count, 
   request.dtype = dtype;
   request.op = op;
   request.timeout = impl.config.timeout;
+  request.scratch_offset = scratch.offset();
   for (std::size_t done = 0; done < count; done += segment) {
     request.count = std::min(segment, count - done);
     request.send = static_cast<const std::byte*>(send) + done * elem;

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "api/candidates.h"
+#include "memory/symmetric_pool.h"
 #include "peerreduce/communicator.h"
 #include "select/selector.h"
 #include "select/tuning_table.h"
@@ -27,6 +28,18 @@ struct Communicator::Impl {
   std::vector<std::string> excluded;  // algorithms that cannot run here, with the reason
   std::optional<TuningTable> tuning;
   std::shared_ptr<const AlgorithmSelector> selector;
+  // The books of this rank's symmetric region (the transport owns the region). Every rank makes the
+  // same pool calls in the same order, so blocks have the same offsets everywhere.
+  std::optional<SymmetricPool> pool;
+  // The scratch lease: one handle, so compaction may move it between operations; allreduce copies it
+  // (pinning it) while it submits.
+  PoolBlock scratch;
 };
+
+// Creates the pool for the region the transport opened and takes the scratch (communicator_memory.cc).
+Status createPool(Communicator::Impl& impl);
+// The scratch for one allreduce, pinned by the returned copy: the lease when it has the preferred
+// size, else a new best-effort block (communicator_memory.cc).
+StatusOr<PoolBlock> leaseScratch(Communicator::Impl& impl);
 
 }  // namespace peerreduce

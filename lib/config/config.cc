@@ -95,6 +95,9 @@ StatusOr<Config> Config::fromEnvironment(const Config& base, const std::function
   }
   if (const char* v = read("PEERREDUCE_LINK_MASK"); v != nullptr) config.link_mask = v;
   if (const char* v = read("PEERREDUCE_TUNING_FILE"); v != nullptr) config.tuning_file = v;
+  auto memory = MemorySettings::fromEnvironment(config.memory, read);
+  if (!memory.isOk()) return memory.status();
+  config.memory = *memory;
   PR_RETURN_IF_ERROR(config.validate());
   return config;
 }
@@ -126,7 +129,7 @@ Status Config::validate() const {
                                   "' may hold only digits, '-' and ',' (e.g. 0-1,2-3) (PEERREDUCE_LINK_MASK)");
     }
   }
-  return Status::ok();
+  return memory.validate();
 }
 
 std::uint64_t Config::fingerprint() const {
@@ -137,13 +140,21 @@ std::uint64_t Config::fingerprint() const {
   hash.add(verify_plans);
   hash.addString(link_mask);
   hash.addString(tuning_file);
+  // The pool is symmetric: ranks with different pool settings would place blocks at different offsets.
+  hash.add(memory.pool_bytes);
+  hash.add(memory.pool_quota_bytes);
+  hash.add(memory.pool_alignment_bytes);
+  hash.add(memory.defrag_threshold);
+  hash.add(memory.pinned_limit_bytes);
   return hash.value();
 }
 
 std::string Config::describe() const {
   return "algorithm=" + std::string(algorithmName(algorithm)) + " timeout_ms=" + std::to_string(timeout.count()) +
          " scratch_bytes=" + std::to_string(scratch_bytes) + " verify_plans=" + (verify_plans ? "1" : "0") +
-         (link_mask.empty() ? "" : " link_mask=" + link_mask) + (tuning_file.empty() ? "" : " tuning_file=" + tuning_file);
+         (link_mask.empty() ? "" : " link_mask=" + link_mask) + (tuning_file.empty() ? "" : " tuning_file=" + tuning_file) +
+         // Like the optional settings above, the memory settings are listed only when not the defaults.
+         (memory == MemorySettings{} ? "" : " " + memory.describe());
 }
 
 }  // namespace peerreduce

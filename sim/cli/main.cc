@@ -38,6 +38,7 @@ struct RunReport {
   std::string topology;
   bool ranks_agree = true;
   std::string reference_problem;
+  PoolStats memory;  // rank 0's symmetric pool after the run (every rank's must be identical)
 };
 
 std::string jsonString(const std::string& text) {
@@ -143,6 +144,14 @@ Status runAllreduce(RunReport& report) {
   PR_RETURN_IF_ERROR(cluster->runUntilIdle());
 
   report.stats = cluster->world().stats();
+  // The pools are symmetric: every rank made the same calls, so every rank's statistics are the same.
+  report.memory = cluster->comm(0).memoryStats();
+  for (int r = 1; r < o.ranks; ++r) {
+    if (!(cluster->comm(r).memoryStats() == report.memory)) {
+      fail(report, "rank " + std::to_string(r) + "'s symmetric pool differs from rank 0's: " +
+                       describe(cluster->comm(r).memoryStats()) + " vs " + describe(report.memory));
+    }
+  }
   report.races = cluster->world().raceReports();
   report.fingerprint = cluster->world().traceFingerprint();
   if (!o.trace_path.empty()) PR_RETURN_IF_ERROR(cluster->world().writeChromeTrace(o.trace_path));
@@ -246,6 +255,13 @@ void printText(const RunReport& r) {
   std::printf("  races:       %s\n", r.races.empty() ? "none (happens-before checked)" : r.races.front().c_str());
   std::printf("  ranks agree: %s\n", r.ranks_agree ? "bitwise identical on every rank" : "NO");
   std::printf("  reference:   %s\n", r.reference_problem.empty() ? "every element within tolerance" : r.reference_problem.c_str());
+  const PoolStats& m = r.memory;
+  std::printf("  memory:      pool %s per rank, %s in use (peak %s) in %" PRIu64 " blocks; %" PRIu64
+              " allocations, %" PRIu64 " failed; %" PRIu64 " free blocks, largest %s; fragmentation %.3f; %" PRIu64
+              " compactions\n",
+              mib(m.capacity_bytes).c_str(), mib(m.bytes_in_use).c_str(), mib(m.peak_bytes_in_use).c_str(),
+              m.live_blocks, m.allocations, m.failed_allocations, m.free_blocks,
+              mib(m.largest_free_block_bytes).c_str(), m.fragmentation, m.defragmentations);
   std::printf("  fingerprint: 0x%016" PRIx64 "\n", r.fingerprint);
   if (!o.trace_path.empty()) std::printf("  trace:       %s (open in ui.perfetto.dev)\n", o.trace_path.c_str());
   std::printf("  verdict:     %s\n", r.verdict.c_str());
@@ -280,16 +296,27 @@ void printJson(const RunReport& r) {
   excluded += "]";
   char fingerprint[32];
   std::snprintf(fingerprint, sizeof(fingerprint), "0x%016" PRIx64, r.fingerprint);
+  const PoolStats& m = r.memory;
+  char memory[640];
+  std::snprintf(memory, sizeof(memory),
+                "{\"capacity_bytes\":%" PRIu64 ",\"quota_bytes\":%" PRIu64 ",\"bytes_in_use\":%" PRIu64
+                ",\"peak_bytes_in_use\":%" PRIu64 ",\"live_blocks\":%" PRIu64 ",\"allocations\":%" PRIu64
+                ",\"failed_allocations\":%" PRIu64 ",\"free_blocks\":%" PRIu64 ",\"largest_free_block_bytes\":%" PRIu64
+                ",\"fragmentation\":%.6f,\"defragmentations\":%" PRIu64 ",\"blocks_moved\":%" PRIu64 "}",
+                m.capacity_bytes, m.quota_bytes, m.bytes_in_use, m.peak_bytes_in_use, m.live_blocks, m.allocations,
+                m.failed_allocations, m.free_blocks, m.largest_free_block_bytes, m.fragmentation, m.defragmentations,
+                m.blocks_moved);
   std::printf(
       "{\"algorithm\":\"%s\",\"forced\":%s,\"ranks\":%d,\"count\":%zu,\"dtype\":\"%s\",\"op\":\"%s\",\"in_place\":%s,"
       "\"seed\":%" PRIu64 ",\"iterations\":%d,\"verdict\":%s,\"predicted_time_us\":%.4f,\"simulated_time_us\":%.4f,"
       "\"steps\":%" PRIu64 ",\"plan_executions\":%" PRIu64 ",\"ranks_agree\":%s,\"races\":%s,\"candidates\":%s,"
-      "\"link_bytes\":%s,\"topology\":%s,\"route\":%s,\"excluded\":%s,\"trace_fingerprint\":\"%s\",\"command\":%s}\n",
+      "\"link_bytes\":%s,\"topology\":%s,\"route\":%s,\"excluded\":%s,\"memory\":%s,\"trace_fingerprint\":\"%s\","
+      "\"command\":%s}\n",
       std::string(algorithmName(r.selection.chosen)).c_str(), r.selection.forced ? "true" : "false", n, o.count,
       std::string(dataTypeName(o.dtype)).c_str(), std::string(reduceOpName(o.op)).c_str(), o.in_place ? "true" : "false",
       o.seed, o.iterations, jsonString(r.verdict).c_str(), r.predicted_us * o.iterations, r.stats.virtual_time_us,
       r.stats.steps, r.stats.operations, r.ranks_agree ? "true" : "false", races.c_str(), candidates.c_str(),
-      links.c_str(), jsonString(r.topology).c_str(), jsonString(r.plan_description).c_str(), excluded.c_str(), fingerprint, jsonString(cliCommandLine(o)).c_str());
+      links.c_str(), jsonString(r.topology).c_str(), jsonString(r.plan_description).c_str(), excluded.c_str(), memory, fingerprint, jsonString(cliCommandLine(o)).c_str());
 }
 
 std::string sizeName(std::size_t bytes) {

@@ -313,6 +313,35 @@ TEST(CApiErrors, NullHandlesAndOutPointersAreRejectedByName) {
   EXPECT_EQ(prCommGetAsyncError(comm), prSuccess);
 }
 
+TEST(CApi, MemoryStatsDescribeTheSymmetricPoolOnEveryRank) {
+  SimWorldFixture fixture(2);
+  ASSERT_TRUE(fixture.ready());
+  for (prComm_t comm : fixture.comms) {
+    prMemoryStats_t stats;
+    std::memset(&stats, 0xff, sizeof(stats));
+    ASSERT_EQ(prCommMemoryStats(comm, &stats), prSuccess) << prGetLastError();
+    // The default pool holds the default scratch, taken at creation in one allocation.
+    EXPECT_EQ(stats.capacity_bytes, std::uint64_t{64} << 20);
+    EXPECT_EQ(stats.quota_bytes, std::uint64_t{64} << 20);
+    EXPECT_EQ(stats.bytes_in_use, std::uint64_t{32} << 20);
+    EXPECT_EQ(stats.peak_bytes_in_use, std::uint64_t{32} << 20);
+    EXPECT_EQ(stats.live_blocks, 1u);
+    EXPECT_EQ(stats.allocations, 1u);
+    EXPECT_EQ(stats.failed_allocations, 0u);
+    EXPECT_EQ(stats.free_blocks, 1u);
+    EXPECT_EQ(stats.largest_free_block_bytes, std::uint64_t{32} << 20);
+    EXPECT_EQ(stats.fragmentation, 0.0);
+    EXPECT_EQ(stats.defragmentations, 0u);
+    EXPECT_EQ(stats.blocks_moved, 0u);
+    EXPECT_EQ(stats.bytes_moved, 0u);
+  }
+  prMemoryStats_t untouched{};
+  untouched.allocations = 77;
+  expectRejected(prCommMemoryStats(nullptr, &untouched), prInvalidArgument, "comm");
+  EXPECT_EQ(untouched.allocations, 77u);
+  expectRejected(prCommMemoryStats(fixture.comms[0], nullptr), prInvalidArgument, "stats");
+}
+
 TEST(CApiErrors, WorldSizeOutsideOneTo64IsRejectedAndWorldIsNull) {
   for (int nranks : {0, 65, -1}) {
     SCOPED_TRACE(nranks);

@@ -267,5 +267,51 @@ TEST(ConfigFingerprint, ChangesWithEverySettingAndOnlyThen) {
   }
 }
 
+TEST(ConfigMemory, EnvironmentSetsThePoolSettingsAndTheyAreDescribedOnlyWhenNotDefault) {
+  EXPECT_EQ(Config{}.memory, MemorySettings{});
+  auto config = fromFake({{"PEERREDUCE_POOL_BYTES", "128M"},
+                          {"PEERREDUCE_POOL_QUOTA_BYTES", "96M"},
+                          {"PEERREDUCE_POOL_ALIGNMENT", "4K"},
+                          {"PEERREDUCE_POOL_DEFRAG_THRESHOLD", "0.25"},
+                          {"PEERREDUCE_PINNED_LIMIT_BYTES", "1G"}});
+  ASSERT_TRUE(config.isOk()) << config.status().toString();
+  EXPECT_EQ(config->memory.pool_bytes, std::size_t{128} << 20);
+  EXPECT_EQ(config->memory.pool_quota_bytes, std::size_t{96} << 20);
+  EXPECT_EQ(config->memory.pool_alignment_bytes, std::size_t{4} << 10);
+  EXPECT_EQ(config->memory.defrag_threshold, 0.25);
+  EXPECT_EQ(config->memory.pinned_limit_bytes, std::size_t{1} << 30);
+  EXPECT_TRUE(contains(config->describe(), " pool_bytes=134217728 pool_quota_bytes=100663296")) << config->describe();
+  EXPECT_FALSE(contains(Config{}.describe(), "pool_bytes")) << Config{}.describe();
+}
+
+TEST(ConfigMemory, BadPoolSettingsNameTheVariableFromTheEnvironmentAndFromCode) {
+  auto bad_env = fromFake({{"PEERREDUCE_POOL_BYTES", "3M"}});
+  ASSERT_FALSE(bad_env.isOk());
+  EXPECT_EQ(bad_env.status().code(), ErrorCode::kInvalidArgument);
+  EXPECT_TRUE(contains(bad_env.status().message(), "PEERREDUCE_POOL_BYTES")) << bad_env.status().message();
+  auto bad_threshold = fromFake({{"PEERREDUCE_POOL_DEFRAG_THRESHOLD", "high"}});
+  ASSERT_FALSE(bad_threshold.isOk());
+  EXPECT_TRUE(contains(bad_threshold.status().message(), "PEERREDUCE_POOL_DEFRAG_THRESHOLD"));
+  Config code;
+  code.memory.pool_quota_bytes = code.memory.pool_bytes + 1;
+  const Status status = code.validate();
+  EXPECT_EQ(status.code(), ErrorCode::kInvalidArgument);
+  EXPECT_TRUE(contains(status.message(), "PEERREDUCE_POOL_QUOTA_BYTES")) << status.message();
+}
+
+TEST(ConfigMemory, EveryPoolSettingChangesTheFingerprint) {
+  // Ranks with different pools would place blocks at different offsets: creation must see it.
+  const std::uint64_t base = Config{}.fingerprint();
+  for (int field = 0; field < 5; ++field) {
+    Config c;
+    if (field == 0) c.memory.pool_bytes *= 2;
+    if (field == 1) c.memory.pool_quota_bytes = kIpcGranularityBytes;
+    if (field == 2) c.memory.pool_alignment_bytes *= 2;
+    if (field == 3) c.memory.defrag_threshold = 0.75;
+    if (field == 4) c.memory.pinned_limit_bytes *= 2;
+    EXPECT_NE(c.fingerprint(), base) << "field " << field;
+  }
+}
+
 }  // namespace
 }  // namespace peerreduce

@@ -20,6 +20,13 @@ void* operator new(std::size_t bytes) {
   throw std::bad_alloc();
 }
 void* operator new[](std::size_t bytes) { return operator new(bytes); }
+// The nothrow forms too: their memory is freed by the replaced operator delete below, so leaving them to
+// the runtime would pair its allocation with our free (the simulator's regions use new (std::nothrow)).
+void* operator new(std::size_t bytes, const std::nothrow_t&) noexcept {
+  g_heap_allocations.fetch_add(1, std::memory_order_relaxed);
+  return std::malloc(bytes == 0 ? 1 : bytes);
+}
+void* operator new[](std::size_t bytes, const std::nothrow_t& tag) noexcept { return operator new(bytes, tag); }
 void operator delete(void* p) noexcept { std::free(p); }
 void operator delete[](void* p) noexcept { std::free(p); }
 void operator delete(void* p, std::size_t) noexcept { std::free(p); }

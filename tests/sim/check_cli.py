@@ -9,7 +9,7 @@ Used by tests/sim/CMakeLists.txt. Everything after "--" is passed to peerreduce-
   --no-stdout REGEX         stdout must not match; repeatable
   --stderr REGEX            stderr must match; repeatable
   --json-verdict REGEX      stdout is exactly one JSON object whose "verdict" matches
-  --json-keys KEY...        stdout is one JSON object with these keys
+  --json-keys KEY...        stdout is one JSON object with these keys ("a.b" names key b of object a)
   --json-equals KEY=VALUE.. stdout is one JSON object with these values (compared as JSON text or string)
   --trace-file PATH         after the run, PATH exists and is a Chrome trace (JSON with traceEvents)
 """
@@ -33,6 +33,16 @@ def load_single_json_object(text, problems):
     if not isinstance(value, dict):
         problems.append(f"stdout is JSON but not an object: {type(value).__name__}")
         return None
+    return value
+
+
+def lookup(report, dotted):
+    """The value at a dotted key path ("memory.bytes_in_use"), or None when a step is missing."""
+    value = report
+    for part in dotted.split("."):
+        if not isinstance(value, dict) or part not in value:
+            return None
+        value = value[part]
     return value
 
 
@@ -73,7 +83,7 @@ def main():
         report = load_single_json_object(result.stdout, problems)
         if report is not None:
             for key in args.json_keys:
-                if key not in report:
+                if lookup(report, key) is None:
                     problems.append(f"JSON has no key {key!r}")
             if args.json_verdict is not None:
                 verdict = report.get("verdict")
@@ -81,7 +91,7 @@ def main():
                     problems.append(f"JSON verdict {verdict!r} does not match {args.json_verdict!r}")
             for pair in args.json_equals:
                 key, _, want = pair.partition("=")
-                got = report.get(key)
+                got = lookup(report, key)
                 if got is None or (json.dumps(got) != want and got != want):
                     problems.append(f"JSON {key} is {got!r}, expected {want}")
     if args.trace_file:

@@ -10,7 +10,13 @@
 // - It enqueues the work on `stream` and returns (like a kernel launch); synchronize(stream) waits,
 //   bounded by the configured timeout, and returns the operation's error if it failed.
 // - Every rank ends with the same bits; the same inputs give the same bits on every run.
-// - The allreduce path allocates nothing: plans and scratch are made at creation.
+// - The allreduce path allocates no heap memory: plans are made at creation; scratch is a block of the
+//   symmetric pool (docs/MEMORY.md), taken at creation and kept. When the pool cannot give the
+//   preferred Config::scratch_bytes (other blocks hold it), allreduce runs in more segments through
+//   the scratch it can get, down to kMinScratchBytes; below that it returns kOutOfMemory on every
+//   rank, and works again once memory is returned.
+// - Memory calls marked "collective" change the symmetric pool: every rank makes them at the same
+//   point of its sequence of allreduce and memory calls, so every rank's pool stays identical.
 // - No exception escapes; errors are Status values.
 //
 // Thread safety: one thread at a time per Communicator; different Communicators (ranks) may be used
@@ -31,6 +37,7 @@
 
 #include "peerreduce/bootstrap.h"
 #include "peerreduce/config.h"
+#include "peerreduce/memory.h"
 #include "peerreduce/status.h"
 #include "peerreduce/topology.h"
 #include "peerreduce/transport.h"
@@ -79,6 +86,23 @@ class Communicator {
 
   // What allreduce() chooses for `count` elements of `dtype` (deterministic, the same on every rank).
   StatusOr<SelectionReport> explainSelection(std::size_t count, DataType dtype) const;
+
+  // This rank's symmetric pool: bytes in use, peak, allocations, failures, free blocks, largest free
+  // block, fragmentation, compactions (the same on every rank).
+  PoolStats memoryStats() const;
+  // Collective. Compacts idle pool-internal scratch (docs/MEMORY.md says what moves and what cannot);
+  // returns the number of blocks moved.
+  std::size_t defragment();
+  // Collective. A block of `bytes` of the symmetric pool for the application (kUserBuffer: never
+  // moves). kOutOfMemory names what was asked, what is free, the largest free block and the setting to
+  // raise; kInvalidArgument for 0 bytes. Work submitted before the call may still read its range:
+  // synchronize before writing to it.
+  StatusOr<SymmetricBlock> allocateSymmetric(std::size_t bytes);
+  // Collective. Returns the communicator's scratch to the pool (to make room for application blocks);
+  // the next allreduce takes scratch again, as much of the preferred size as it can get.
+  void releaseScratch();
+  // Size of the scratch block held now (0 after releaseScratch or a failed allreduce).
+  std::size_t scratchBytesHeld() const;
 
   struct Impl;
 

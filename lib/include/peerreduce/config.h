@@ -11,6 +11,8 @@
 //   PEERREDUCE_TUNING_FILE    a tuning table (docs/ALGORITHMS.md) whose measured choices override the
 //                             cost model where they apply
 //   PEERREDUCE_DEBUG          WARN | INFO | TRACE: logging (read by the logger, not stored here)
+//   PEERREDUCE_POOL_*, PEERREDUCE_PINNED_LIMIT_BYTES: the memory settings (Config::memory; the list
+//                             and accepted ranges are in peerreduce/memory.h)
 // A malformed value is a kInvalidArgument error naming the variable, the value and what is accepted.
 //
 // Example:
@@ -25,6 +27,7 @@
 #include <functional>
 #include <string>
 
+#include "peerreduce/memory.h"
 #include "peerreduce/status.h"
 #include "peerreduce/types.h"
 
@@ -48,6 +51,9 @@ struct Config {
   bool verify_plans = true;
   std::string link_mask;    // "A-B,C-D": links removed in both directions (checked at creation)
   std::string tuning_file;  // path of a tuning table; empty = none
+  // The symmetric pool and pinned host memory. scratch_bytes is what an allreduce asks of the pool;
+  // creation refuses a pool too small to hold it.
+  MemorySettings memory;
 
   // `base` with the PEERREDUCE_* variables applied. `getenv` is injectable for tests.
   static StatusOr<Config> fromEnvironment(const Config& base,

@@ -35,6 +35,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <string>
 
 #include "peerreduce/status.h"
@@ -157,6 +158,32 @@ struct MemorySettings {
   std::string describe() const;
 
   friend bool operator==(const MemorySettings&, const MemorySettings&) = default;
+};
+
+// A block of a communicator's symmetric pool held by the application (Communicator::allocateSymmetric):
+// the same offset and size on every rank, never moved by defragmentation. Copies share the block; it
+// returns to the pool when the last copy is dropped (reset() or destruction), so it cannot be freed
+// twice. It may outlive its communicator: the pool's books stay alive with it. Same thread rules as the
+// Communicator: drop copies on the thread that uses it.
+class SymmetricBlock {
+ public:
+  SymmetricBlock() = default;
+  bool valid() const { return holder_ != nullptr; }
+  std::size_t offset() const { return offset_; }  // in every rank's symmetric region
+  std::size_t size() const { return size_; }      // the request rounded up to 16 bytes
+  void reset() {
+    holder_.reset();
+    offset_ = 0;
+    size_ = 0;
+  }
+
+ private:
+  friend class Communicator;
+  SymmetricBlock(std::shared_ptr<const void> holder, std::size_t offset, std::size_t size)
+      : holder_(std::move(holder)), offset_(offset), size_(size) {}
+  std::shared_ptr<const void> holder_;  // the pool block (an internal handle), type-erased
+  std::size_t offset_ = 0;
+  std::size_t size_ = 0;
 };
 
 }  // namespace peerreduce

@@ -179,6 +179,25 @@ prResult_t prCommDestroy(prComm_t comm) PEERREDUCE_NOEXCEPT;
 prResult_t prCommRank(prComm_t comm, int* rank) PEERREDUCE_NOEXCEPT;
 prResult_t prCommSize(prComm_t comm, int* size) PEERREDUCE_NOEXCEPT;
 
+/* Statistics of a communicator's symmetric memory pool (docs/MEMORY.md); the same on every rank. */
+typedef struct {
+  uint64_t capacity_bytes;     /* the pool: PEERREDUCE_POOL_BYTES */
+  uint64_t quota_bytes;        /* limit on bytes_in_use: PEERREDUCE_POOL_QUOTA_BYTES, or the capacity */
+  uint64_t bytes_in_use;
+  uint64_t peak_bytes_in_use;
+  uint64_t live_blocks;
+  uint64_t allocations;        /* successful, since creation */
+  uint64_t failed_allocations; /* refused for lack of memory, since creation */
+  uint64_t free_blocks;
+  uint64_t largest_free_block_bytes;
+  double fragmentation;        /* 1 - largest free block / free bytes; 0 when nothing is free */
+  uint64_t defragmentations;   /* compaction passes run */
+  uint64_t blocks_moved;
+  uint64_t bytes_moved;
+} prMemoryStats_t;
+/* Fills *stats with the pool's statistics now. Does not block and changes nothing. */
+prResult_t prCommMemoryStats(prComm_t comm, prMemoryStats_t* stats) PEERREDUCE_NOEXCEPT;
+
 /* Short static name of a result ("success", "invalid argument", ...); "unknown result" for other values. */
 const char* prGetErrorString(prResult_t result) PEERREDUCE_NOEXCEPT;
 /* The full message of the last failing peerreduce call on this thread, or "" if none has failed. */

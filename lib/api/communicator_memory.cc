@@ -1,0 +1,80 @@
+// Communicator: its symmetric pool - creation, the scratch lease of each allreduce, and the memory API.
+#include <algorithm>
+#include <memory>
+#include <string>
+
+#include "api/communicator_impl.h"
+#include "peerreduce/communicator.h"
+#include "peerreduce/plan.h"
+
+namespace peerreduce {
+namespace {
+
+// Scratch slots start on kScratchSlotAlignBytes (plans' slot size is a multiple of it), so the block
+// must too; a larger pool default alignment is kept.
+std::size_t scratchAlignment(const MemorySettings& memory) {
+  return std::max(kScratchSlotAlignBytes, memory.pool_alignment_bytes);
+}
+
+// The least scratch an allreduce accepts before it fails: kMinScratchBytes, the least any
+// configuration may have, which every shipped plan over up to kMaxWorldSize ranks can run in (one
+// element per chunk at least). Below it the operation would be mostly per-segment overhead.
+std::size_t minimumScratch(const Config& config) { return std::min(config.scratch_bytes, kMinScratchBytes); }
+
+}  // namespace
+
+Status createPool(Communicator::Impl& impl) {
+  if (impl.config.scratch_bytes > impl.config.memory.pool_bytes) {
+    return invalidArgumentError("scratch of " + std::to_string(impl.config.scratch_bytes) +
+                                " bytes does not fit the symmetric pool of " +
+                                std::to_string(impl.config.memory.pool_bytes) +
+                                " bytes; raise PEERREDUCE_POOL_BYTES or lower PEERREDUCE_SCRATCH_BYTES");
+  }
+  PR_ASSIGN_OR_RETURN(SymmetricPool pool,
+                      SymmetricPool::create(SymmetricPoolOptions::fromSettings(impl.config.memory, impl.rank)));
+  impl.pool.emplace(std::move(pool));
+  // Taken now, while the pool is empty, so the allreduce path normally makes no pool call at all.
+  PR_ASSIGN_OR_RETURN(PoolBlock lease, leaseScratch(impl));
+  (void)lease;
+  return Status::ok();
+}
+
+StatusOr<PoolBlock> leaseScratch(Communicator::Impl& impl) {
+  const std::size_t preferred = impl.config.scratch_bytes;
+  if (impl.scratch.valid() && impl.scratch.size() >= preferred) return impl.scratch;
+  // Less than preferred (an earlier exhaustion) or none: give it back first, so its range counts as
+  // free, then take as much as the pool has. Every rank's pool is in the same state, so every rank gets
+  // the same size at the same offset and plans the same segments; an exhaustion is symmetric.
+  impl.scratch.reset();
+  auto block = impl.pool->allocateBestEffort(preferred, minimumScratch(impl.config), BlockKind::kScratch,
+                                             scratchAlignment(impl.config.memory));
+  if (!block.isOk()) {
+    return block.status().withContext(
+        "rank " + std::to_string(impl.rank) + ": no room for even the minimum scratch of " +
+        std::to_string(minimumScratch(impl.config)) + " bytes (preferred " + std::to_string(preferred) +
+        ", PEERREDUCE_SCRATCH_BYTES); release symmetric blocks (allocateSymmetric) or raise the pool");
+  }
+  impl.scratch = std::move(block).value();
+  return impl.scratch;
+}
+
+PoolStats Communicator::memoryStats() const { return impl_->pool->stats(); }
+
+std::size_t Communicator::defragment() { return impl_->pool->defragment().size(); }
+
+StatusOr<SymmetricBlock> Communicator::allocateSymmetric(std::size_t bytes) {
+  auto block = impl_->pool->allocate(bytes, BlockKind::kUserBuffer);
+  if (!block.isOk()) {
+    return block.status().withContext("allocateSymmetric(" + std::to_string(bytes) + ") on rank " +
+                                      std::to_string(impl_->rank));
+  }
+  const std::size_t offset = block->offset();
+  const std::size_t size = block->size();
+  return SymmetricBlock(std::make_shared<const PoolBlock>(std::move(block).value()), offset, size);
+}
+
+void Communicator::releaseScratch() { impl_->scratch.reset(); }
+
+std::size_t Communicator::scratchBytesHeld() const { return impl_->scratch.size(); }
+
+}  // namespace peerreduce
