@@ -52,6 +52,7 @@ using peerreduce::capi::guarded;
 using peerreduce::capi::kWorldHint;
 using peerreduce::capi::nullArgument;
 using peerreduce::capi::toResult;
+using peerreduce::capi::unknownHandle;
 
 extern "C" {
 
@@ -64,7 +65,9 @@ prResult_t prSimWorldCreate(int nranks, uint64_t seed, prSimWorld_t* world) noex
     options.seed = seed;
     auto created = peerreduce::sim::SimWorld::create(nranks, options);
     if (!created.isOk()) return toResult(kFunction, created.status());
-    *world = new prSimWorld{std::move(created).value()};
+    auto made = std::make_unique<prSimWorld>(prSimWorld{std::move(created).value()});
+    peerreduce::capi::liveWorlds().add(made.get());
+    *world = made.release();
     return prSuccess;
   });
 }
@@ -73,6 +76,7 @@ prResult_t prSimWorldDestroy(prSimWorld_t world) noexcept {
   constexpr const char* kFunction = "prSimWorldDestroy";
   return guarded(kFunction, [&]() -> prResult_t {
     if (world == nullptr) return nullArgument(kFunction, "world", kWorldHint);
+    if (!peerreduce::capi::liveWorlds().remove(world)) return unknownHandle(kFunction, "world", kWorldHint);
     delete world;
     return prSuccess;
   });
@@ -82,18 +86,22 @@ prResult_t prSimWorldRun(prSimWorld_t world) noexcept {
   constexpr const char* kFunction = "prSimWorldRun";
   return guarded(kFunction, [&]() -> prResult_t {
     if (world == nullptr) return nullArgument(kFunction, "world", kWorldHint);
+    if (!peerreduce::capi::liveWorlds().contains(world)) return unknownHandle(kFunction, "world", kWorldHint);
     return toResult(kFunction, world->world->runUntilIdle());
   });
 }
 
 prResult_t prCommInitSimAll(prSimWorld_t world, const prConfig_t* config, prComm_t* comms) noexcept {
   constexpr const char* kFunction = "prCommInitSimAll";
-  const int size = world != nullptr ? world->world->worldSize() : 0;
+  // The size is read before the checks (to clear `comms` whatever happens), so only from a live world.
+  const bool live = world != nullptr && peerreduce::capi::liveWorlds().contains(world);
+  const int size = live ? world->world->worldSize() : 0;
   if (comms != nullptr) {
     for (int r = 0; r < size; ++r) comms[r] = nullptr;
   }
   return guarded(kFunction, [&]() -> prResult_t {
     if (world == nullptr) return nullArgument(kFunction, "world", kWorldHint);
+    if (!live) return unknownHandle(kFunction, "world", kWorldHint);
     if (comms == nullptr) {
       return nullArgument(kFunction, "comms", "pass an array of as many prComm_t as the world has ranks");
     }
@@ -123,6 +131,13 @@ prResult_t prCommInitSimAll(prSimWorld_t world, const prConfig_t* config, prComm
     for (const auto& status : results) {
       if (!status.isOk()) return toResult(kFunction, peerreduce::capi::mostInformative(results));
     }
+    try {
+      for (std::size_t i = 0; i < n; ++i) peerreduce::capi::liveComms().add(made[i].get());
+    } catch (...) {
+      // `made` frees them all on the way out: none may stay registered.
+      for (std::size_t i = 0; i < n; ++i) peerreduce::capi::liveComms().remove(made[i].get());
+      throw;
+    }
     for (std::size_t i = 0; i < n; ++i) comms[i] = made[i].release();
     return prSuccess;
   });
@@ -133,6 +148,7 @@ prResult_t prCommInitSimRank(prSimWorld_t world, int rank, const prConfig_t* con
   if (comm != nullptr) *comm = nullptr;
   return guarded(kFunction, [&]() -> prResult_t {
     if (world == nullptr) return nullArgument(kFunction, "world", kWorldHint);
+    if (!peerreduce::capi::liveWorlds().contains(world)) return unknownHandle(kFunction, "world", kWorldHint);
     if (comm == nullptr) return nullArgument(kFunction, "comm", "pass the address of a prComm_t to receive it");
     const int size = world->world->worldSize();
     if (rank < 0 || rank >= size) {
@@ -145,6 +161,7 @@ prResult_t prCommInitSimRank(prSimWorld_t world, int rank, const prConfig_t* con
     std::unique_ptr<prComm> made;
     const peerreduce::Status status = peerreduce::capi::createSimComm(world->world, rank, *config_or, made);
     if (!status.isOk()) return toResult(kFunction, status);
+    peerreduce::capi::liveComms().add(made.get());
     *comm = made.release();
     return prSuccess;
   });

@@ -43,6 +43,7 @@ SimEngine::SimEngine(int world_size, SimOptions options)
       prng_(options_.seed),
       counters_(static_cast<std::size_t>(world_size) * static_cast<std::size_t>(world_size) * kMaxFlags),
       races_(world_size, [this](const AccessSite& site) { return describeSite(site); }),
+      agreement_(world_size),
       trace_(options_.record_trace),
       link_scratch_(static_cast<std::size_t>(world_size) * static_cast<std::size_t>(world_size), 0),
       recent_plans_(static_cast<std::size_t>(world_size)),
@@ -187,6 +188,20 @@ Status SimEngine::submit(int rank, const ExecutionRequest& request) {
     return outOfMemoryError(who + "operation needs " + std::to_string(needed) + " bytes of scratch at offset " +
                             std::to_string(request.scratch_offset) + " but the region has " +
                             std::to_string(state.memory_bytes));
+  }
+  // Last, so that a request refused above leaves no trace in the agreement and consumes no number.
+  const Plan& plan = *request.plan;
+  const Status agreed = agreement_.record(
+      rank, state.next_seq,
+      OperationDescriptor{request.count, request.dtype, request.op, plan.algorithm, plan.num_chunks, plan.scratch_slots,
+                          plan.num_flags});
+  if (!agreed.isOk()) {
+    // Every rank that already submitted this operation fails too: its peers' plans disagree with its
+    // own, so it would wait for signals never sent or read scratch laid out for another count.
+    for (int r = 0; r < world_size_; ++r) {
+      if (r == rank || ranks_[static_cast<std::size_t>(r)]->next_seq > state.next_seq) failRank(r, agreed);
+    }
+    return agreed;
   }
   Operation op;
   op.request = request;

@@ -25,6 +25,7 @@
 
 #include "peerreduce/simulator.h"
 #include "peerreduce/transport.h"
+#include "op_agreement.h"
 #include "plan/flag_epochs.h"
 #include "prng.h"
 #include "race_checker.h"
@@ -123,6 +124,7 @@ class SimEngine {
   std::vector<std::unique_ptr<RankState>> ranks_;
   std::vector<Counter> counters_;  // (holder * n + writer) * kMaxFlags + flag
   RaceChecker races_;
+  OperationAgreement agreement_;  // every rank's k-th operation must be the same allreduce
   TraceRecorder trace_;
   SimStats stats_;
   std::vector<std::uint64_t> link_scratch_;

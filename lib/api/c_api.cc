@@ -120,7 +120,9 @@ StatusOr<Config> toConfig(const prConfig_t* config) {
 }  // namespace peerreduce::capi
 
 using peerreduce::capi::guarded;
+using peerreduce::capi::liveComms;
 using peerreduce::capi::nullArgument;
+using peerreduce::capi::unknownHandle;
 using peerreduce::capi::toResult;
 
 namespace {
@@ -148,6 +150,7 @@ prResult_t prAllReduce(const void* sendbuff, void* recvbuff, size_t count, prDat
   constexpr const char* kFunction = "prAllReduce";
   return guarded(kFunction, [&]() -> prResult_t {
     if (comm == nullptr) return nullArgument(kFunction, "comm", kCommHint);
+    if (!liveComms().contains(comm)) return unknownHandle(kFunction, "comm", kCommHint);
     // Unknown enum values go through as they are: the C++ API rejects them with the valid range.
     return toResult(kFunction, comm->comm->allreduce(sendbuff, recvbuff, count,
                                                      static_cast<peerreduce::DataType>(static_cast<int>(datatype)),
@@ -159,6 +162,7 @@ prResult_t prCommSynchronize(prComm_t comm, void* stream) noexcept {
   constexpr const char* kFunction = "prCommSynchronize";
   return guarded(kFunction, [&]() -> prResult_t {
     if (comm == nullptr) return nullArgument(kFunction, "comm", kCommHint);
+    if (!liveComms().contains(comm)) return unknownHandle(kFunction, "comm", kCommHint);
     return toResult(kFunction, comm->comm->synchronize(stream));
   });
 }
@@ -167,6 +171,7 @@ prResult_t prCommGetAsyncError(prComm_t comm) noexcept {
   constexpr const char* kFunction = "prCommGetAsyncError";
   return guarded(kFunction, [&]() -> prResult_t {
     if (comm == nullptr) return nullArgument(kFunction, "comm", kCommHint);
+    if (!liveComms().contains(comm)) return unknownHandle(kFunction, "comm", kCommHint);
     return toResult(kFunction, comm->comm->asyncError());
   });
 }
@@ -175,6 +180,8 @@ prResult_t prCommDestroy(prComm_t comm) noexcept {
   constexpr const char* kFunction = "prCommDestroy";
   return guarded(kFunction, [&]() -> prResult_t {
     if (comm == nullptr) return nullArgument(kFunction, "comm", kCommHint);
+    // remove() both checks and retires the handle, so two racing destroys cannot both delete it.
+    if (!liveComms().remove(comm)) return unknownHandle(kFunction, "comm", kCommHint);
     delete comm;
     return prSuccess;
   });
@@ -184,6 +191,7 @@ prResult_t prCommRank(prComm_t comm, int* rank) noexcept {
   constexpr const char* kFunction = "prCommRank";
   return guarded(kFunction, [&]() -> prResult_t {
     if (comm == nullptr) return nullArgument(kFunction, "comm", kCommHint);
+    if (!liveComms().contains(comm)) return unknownHandle(kFunction, "comm", kCommHint);
     if (rank == nullptr) return nullArgument(kFunction, "rank", "pass the address of an int to receive the rank");
     *rank = comm->comm->rank();
     return prSuccess;
@@ -194,6 +202,7 @@ prResult_t prCommMemoryStats(prComm_t comm, prMemoryStats_t* stats) noexcept {
   constexpr const char* kFunction = "prCommMemoryStats";
   return guarded(kFunction, [&]() -> prResult_t {
     if (comm == nullptr) return nullArgument(kFunction, "comm", kCommHint);
+    if (!liveComms().contains(comm)) return unknownHandle(kFunction, "comm", kCommHint);
     if (stats == nullptr) {
       return nullArgument(kFunction, "stats", "pass the address of a prMemoryStats_t to receive the statistics");
     }
@@ -211,6 +220,7 @@ prResult_t prCommSize(prComm_t comm, int* size) noexcept {
   constexpr const char* kFunction = "prCommSize";
   return guarded(kFunction, [&]() -> prResult_t {
     if (comm == nullptr) return nullArgument(kFunction, "comm", kCommHint);
+    if (!liveComms().contains(comm)) return unknownHandle(kFunction, "comm", kCommHint);
     if (size == nullptr) return nullArgument(kFunction, "size", "pass the address of an int to receive the size");
     *size = comm->comm->size();
     return prSuccess;

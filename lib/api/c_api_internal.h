@@ -13,6 +13,7 @@
 #include "peerreduce/config.h"
 #include "peerreduce/peerreduce.h"
 #include "peerreduce/status.h"
+#include "api/handle_registry.h"
 
 namespace peerreduce::sim {
 class SimWorld;
@@ -39,6 +40,13 @@ prResult_t recordError(const char* function, const Status& status) noexcept;
 // prInvalidArgument for a NULL handle or out-pointer: "<argument> is NULL; <hint>".
 inline prResult_t nullArgument(const char* function, const char* argument, const char* hint) noexcept {
   return recordError(function, ErrorCode::kInvalidArgument, {argument, " is NULL; ", hint});
+}
+
+// prInvalidArgument for a handle that is not live (destroyed, or never made by this library). The
+// pointer is only compared, never read.
+inline prResult_t unknownHandle(const char* function, const char* argument, const char* hint) noexcept {
+  return recordError(function, ErrorCode::kInvalidArgument,
+                     {argument, " is not a live handle (destroyed already, or not made by peerreduce); ", hint});
 }
 
 // prSuccess, or the error of `status` recorded for `function`.

@@ -18,6 +18,7 @@
 
 #include "device_plan.h"
 #include "gpu/gpu_check.h"
+#include "gpu/peer_record.h"
 #include "peerreduce/config.h"
 #include "peerreduce/gpu.h"
 #include "plan/flag_epochs.h"
@@ -40,8 +41,6 @@ constexpr std::size_t kHeaderBytes = 256;  // the probe token, padded so the cou
 constexpr std::size_t kCounterBytes = sizeof(std::uint64_t) * kCounterCount;
 // IPC exports whole allocations at this granularity on NVIDIA and AMD; rounding up wastes nothing.
 constexpr std::size_t kIpcGranularity = std::size_t{2} << 20;
-constexpr std::uint32_t kRecordMagic = 0x50524750;  // "PRGP"
-constexpr std::uint32_t kRecordVersion = 1;
 constexpr std::uint64_t kTokenMagic = 0x7065657272656475ull;  // "peerredu"
 // Bytes each block of a kernel should have to itself before another block is worth launching (one
 // pass of 512 threads x 4 vectors x 16 bytes).
@@ -55,19 +54,9 @@ constexpr int kDefaultMaxBlocks = 32;
 constexpr int kSyncTimeoutFactor = 2;
 constexpr auto kSyncPollInterval = std::chrono::microseconds(20);
 
-struct PeerRecord {
-  std::uint32_t magic;
-  std::uint32_t version;
-  std::int32_t rank;
-  std::int32_t device;
-  std::int64_t pid;
-  std::uint64_t region_bytes;
-  std::uint64_t region_address;  // usable directly by another rank of the same process
-  std::uint64_t token;
-  std::int32_t max_blocks;
-  std::int32_t reserved;
-  hipIpcMemHandle_t handle;
-};
+// The record's layout and validation live in gpu/peer_record.h (host-only, fuzzed); the IPC handle
+// travels in it as opaque bytes.
+static_assert(sizeof(hipIpcMemHandle_t) == kIpcHandleBytes, "the IPC handle does not fit the peer record");
 
 std::uint64_t tokenFor(int rank, std::int64_t pid) {
   return kTokenMagic ^ (static_cast<std::uint64_t>(rank) * 0x9e3779b97f4a7c15ull) ^ static_cast<std::uint64_t>(pid);
@@ -119,19 +108,18 @@ class GpuTransport final : public Transport {
     PR_GPU_CHECK(rank_, hipHostGetDevicePointer(reinterpret_cast<void**>(&error_device_), error_, 0));
     PR_GPU_CHECK(rank_, hipMalloc(reinterpret_cast<void**>(&peer_table_), sizeof(PeerTable)));
     PeerRecord record{};
-    record.magic = kRecordMagic;
-    record.version = kRecordVersion;
     record.rank = rank_;
+    record.world_size = world_size_;
     record.device = device_;
     record.pid = ::getpid();
     record.region_bytes = region_bytes_;
     record.region_address = reinterpret_cast<std::uint64_t>(region_);
     record.token = token;
     record.max_blocks = max_blocks_;
-    PR_GPU_CHECK(rank_, hipIpcGetMemHandle(&record.handle, region_));
-    std::vector<std::byte> out(sizeof(record));
-    std::memcpy(out.data(), &record, sizeof(record));
-    return out;
+    hipIpcMemHandle_t handle;
+    PR_GPU_CHECK(rank_, hipIpcGetMemHandle(&handle, region_));
+    std::memcpy(record.ipc_handle, &handle, sizeof(handle));
+    return encodePeerRecord(record);
   }
 
   Status connectPeers(const std::vector<std::vector<std::byte>>& records) override {
@@ -147,18 +135,8 @@ class GpuTransport final : public Transport {
     for (int peer = 0; peer < world_size_; ++peer) {
       const auto& bytes = records[static_cast<std::size_t>(peer)];
       const std::string who = "rank " + std::to_string(rank_) + " mapping rank " + std::to_string(peer) + ": ";
-      if (bytes.size() != sizeof(PeerRecord)) return corruptError(who + "record has the wrong size");
-      PeerRecord record;
-      std::memcpy(&record, bytes.data(), sizeof(record));
-      if (record.magic != kRecordMagic || record.version != kRecordVersion) {
-        return corruptError(who + "record is not a peerreduce GPU record of version " + std::to_string(kRecordVersion));
-      }
-      if (record.rank != peer) return corruptError(who + "record names rank " + std::to_string(record.rank));
-      if (record.region_bytes != region_bytes_) {
-        return corruptError(who + "region of " + std::to_string(record.region_bytes) + " bytes, this rank's is " +
-                            std::to_string(region_bytes_) + " (every rank must use the same scratch size)");
-      }
-      if (record.max_blocks < 1) return corruptError(who + "record allows no blocks");
+      PR_ASSIGN_OR_RETURN(const PeerRecord record,
+                          decodePeerRecord(bytes, peer, PeerRecordExpectation{rank_, world_size_, region_bytes_}));
       agreed_blocks_ = std::min(agreed_blocks_, record.max_blocks);
       unsigned char* base = nullptr;
       if (peer == rank_) {
@@ -178,7 +156,9 @@ class GpuTransport final : public Transport {
         (void)hipGetLastError();  // clear the "already enabled" error
         base = reinterpret_cast<unsigned char*>(record.region_address);
       } else {
-        PR_GPU_CHECK(rank_, hipIpcOpenMemHandle(reinterpret_cast<void**>(&base), record.handle,
+        hipIpcMemHandle_t handle;
+        std::memcpy(&handle, record.ipc_handle, sizeof(handle));
+        PR_GPU_CHECK(rank_, hipIpcOpenMemHandle(reinterpret_cast<void**>(&base), handle,
                                                 hipIpcMemLazyEnablePeerAccess));
         opened_.push_back(base);
       }

@@ -1,0 +1,53 @@
+// The record a GPU rank sends its peers at creation (through the bootstrap) so they can map its
+// symmetric region: written by GpuTransport::openSymmetric, read by connectPeers.
+//
+// Host-only on purpose (no GPU header): the bytes come from another process and are untrusted, so
+// their validation is plain code that the fuzzers (fuzz/peer_record_fuzz.cc) and unit tests reach
+// in a build without a GPU. The IPC handle itself is opaque here; only the GPU runtime can judge it.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "peerreduce/status.h"
+
+namespace peerreduce::gpu {
+
+inline constexpr std::uint32_t kPeerRecordMagic = 0x50524750;  // "PRGP"
+// Version 2 carries the sender's world size, so ranks started with different sizes fail at creation.
+inline constexpr std::uint32_t kPeerRecordVersion = 2;
+inline constexpr std::size_t kIpcHandleBytes = 64;  // cudaIpcMemHandle_t and hipIpcMemHandle_t alike
+// Blocks a kernel may use: more than any GPU has SMs or CUs, so a larger value is corruption.
+inline constexpr std::int32_t kMaxPeerBlocks = 4096;
+
+struct PeerRecord {
+  std::uint32_t magic = kPeerRecordMagic;
+  std::uint32_t version = kPeerRecordVersion;
+  std::int32_t rank = 0;
+  std::int32_t device = 0;
+  std::int64_t pid = 0;
+  std::uint64_t region_bytes = 0;
+  std::uint64_t region_address = 0;  // usable directly by another rank of the same process
+  std::uint64_t token = 0;
+  std::int32_t max_blocks = 0;
+  std::int32_t world_size = 0;
+  std::byte ipc_handle[kIpcHandleBytes] = {};
+};
+
+std::vector<std::byte> encodePeerRecord(const PeerRecord& record);
+
+// What the receiving rank expects of every record.
+struct PeerRecordExpectation {
+  int rank = 0;        // the receiver, for messages
+  int world_size = 1;  // the receiver's world size
+  std::uint64_t region_bytes = 0;  // every rank's region has the receiver's size
+};
+
+// The record `peer` sent, or kCorrupt (malformed: size, magic, version, out-of-range values) or
+// kMismatch (well formed but from a rank configured differently: another world size or region size),
+// naming the receiver, the peer and the field.
+StatusOr<PeerRecord> decodePeerRecord(std::span<const std::byte> bytes, int peer, const PeerRecordExpectation& expect);
+
+}  // namespace peerreduce::gpu

@@ -1,0 +1,102 @@
+// The GPU transport's peer record (lib/gpu/peer_record.h), validated without a GPU: every malformed
+// or mismatched field is refused with the right code and a message naming receiver, peer and field.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <initializer_list>
+#include <limits>
+#include <string>
+
+#include "gpu/peer_record.h"
+
+namespace peerreduce::gpu {
+namespace {
+
+constexpr std::uint64_t kRegion = std::uint64_t{4} << 20;
+const PeerRecordExpectation kExpect{1, 4, kRegion};  // rank 1 of 4 receives
+
+PeerRecord genuine(int peer) {
+  PeerRecord record;
+  record.rank = peer;
+  record.world_size = 4;
+  record.device = peer;
+  record.pid = 4242;
+  record.region_bytes = kRegion;
+  record.region_address = 0x7f0000000000ull;
+  record.token = 99;
+  record.max_blocks = 32;
+  return record;
+}
+
+void expectRefused(const std::vector<std::byte>& bytes, int peer, ErrorCode code, std::initializer_list<const char*> parts) {
+  auto decoded = decodePeerRecord(bytes, peer, kExpect);
+  ASSERT_FALSE(decoded.isOk());
+  EXPECT_EQ(decoded.status().code(), code) << decoded.status().toString();
+  const std::string text = decoded.status().toString();
+  EXPECT_NE(text.find("rank 1 mapping rank " + std::to_string(peer)), std::string::npos) << text;
+  for (const char* part : parts) EXPECT_NE(text.find(part), std::string::npos) << text << " lacks " << part;
+}
+
+template <typename Edit>
+std::vector<std::byte> edited(int peer, Edit edit) {
+  PeerRecord record = genuine(peer);
+  edit(record);
+  return encodePeerRecord(record);
+}
+
+TEST(GpuPeerRecord, AGenuineRecordDecodesToItsFields) {
+  auto decoded = decodePeerRecord(encodePeerRecord(genuine(2)), 2, kExpect);
+  ASSERT_TRUE(decoded.isOk()) << decoded.status().toString();
+  EXPECT_EQ(decoded->rank, 2);
+  EXPECT_EQ(decoded->region_bytes, kRegion);
+  EXPECT_EQ(decoded->max_blocks, 32);
+  EXPECT_EQ(decoded->token, 99u);
+}
+
+TEST(GpuPeerRecord, WrongLengthIsCorrupt) {
+  auto bytes = encodePeerRecord(genuine(2));
+  bytes.pop_back();
+  expectRefused(bytes, 2, ErrorCode::kCorrupt, {"record of 119 bytes, expected 120"});
+  bytes.resize(200);
+  expectRefused(bytes, 2, ErrorCode::kCorrupt, {"200 bytes"});
+  expectRefused({}, 2, ErrorCode::kCorrupt, {"0 bytes"});
+}
+
+TEST(GpuPeerRecord, WrongMagicOrVersionIsCorrupt) {
+  expectRefused(edited(0, [](PeerRecord& r) { r.magic ^= 1; }), 0, ErrorCode::kCorrupt, {"not a peerreduce GPU record"});
+  expectRefused(edited(0, [](PeerRecord& r) { r.version = 1; }), 0, ErrorCode::kCorrupt, {"version 2"});
+}
+
+TEST(GpuPeerRecord, AnotherWorldSizeIsAMismatch) {
+  expectRefused(edited(3, [](PeerRecord& r) { r.world_size = 8; }), 3, ErrorCode::kMismatch,
+                {"created for 8 ranks, this rank for 4"});
+}
+
+TEST(GpuPeerRecord, ARankOutOfRangeOrOfAnotherPeerIsCorrupt) {
+  expectRefused(edited(2, [](PeerRecord& r) { r.rank = 4; }), 2, ErrorCode::kCorrupt, {"names rank 4", "0..3"});
+  expectRefused(edited(2, [](PeerRecord& r) { r.rank = -1; }), 2, ErrorCode::kCorrupt, {"names rank -1"});
+  expectRefused(edited(2, [](PeerRecord& r) { r.rank = 1; }), 2, ErrorCode::kCorrupt, {"names rank 1"});
+}
+
+TEST(GpuPeerRecord, ARegionOfAnotherSizeIsAMismatch) {
+  expectRefused(edited(0, [](PeerRecord& r) { r.region_bytes = kRegion * 2; }), 0, ErrorCode::kMismatch,
+                {"region of 8388608 bytes", "4194304", "same scratch size"});
+}
+
+TEST(GpuPeerRecord, BlockCountsOutsideOneToTheMaximumAreCorrupt) {
+  expectRefused(edited(0, [](PeerRecord& r) { r.max_blocks = 0; }), 0, ErrorCode::kCorrupt, {"allows 0 blocks"});
+  expectRefused(edited(0, [](PeerRecord& r) { r.max_blocks = kMaxPeerBlocks + 1; }), 0, ErrorCode::kCorrupt,
+                {"allows 4097 blocks"});
+  auto most = decodePeerRecord(edited(0, [](PeerRecord& r) { r.max_blocks = kMaxPeerBlocks; }), 0, kExpect);
+  EXPECT_TRUE(most.isOk()) << most.status().toString();
+}
+
+TEST(GpuPeerRecord, ANegativeDeviceOrARegionThatWrapsIsCorrupt) {
+  expectRefused(edited(0, [](PeerRecord& r) { r.device = -3; }), 0, ErrorCode::kCorrupt, {"device -3"});
+  expectRefused(edited(0, [](PeerRecord& r) { r.region_address = 0; }), 0, ErrorCode::kCorrupt, {"region address 0"});
+  expectRefused(edited(0, [](PeerRecord& r) { r.region_address = std::numeric_limits<std::uint64_t>::max() - 10; }), 0,
+                ErrorCode::kCorrupt, {"cannot hold 4194304 bytes"});
+}
+
+}  // namespace
+}  // namespace peerreduce::gpu
