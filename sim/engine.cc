@@ -77,7 +77,7 @@ StatusOr<std::vector<std::byte>> SimEngine::openSymmetric(int rank, std::size_t 
   state.memory.reset(new (std::nothrow) std::byte[bytes]);
   if (!state.memory) {
     return outOfMemoryError("simulated rank " + std::to_string(rank) + " could not allocate " + std::to_string(bytes) +
-                            " bytes of symmetric memory in host RAM; lower PEERREDUCE_SCRATCH_BYTES");
+                            " bytes of symmetric memory in host RAM; lower PEERREDUCE_POOL_BYTES");
   }
   state.memory_bytes = bytes;
   const SymmetricRecord record{kSymmetricMagic, static_cast<std::uint32_t>(rank), world_id_, bytes};
