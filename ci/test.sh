@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The project's test command (README, .ci/run): on a fresh machine installs what it needs, builds
 # everything once with ASan + UBSan + coverage (preset "ci"), runs every test with ctest, reports how
-# many allreduce property cases ran, and enforces the coverage gates on lib/ and sim/.
+# many allreduce property cases ran, enforces the coverage gates on lib/ and sim/, and runs every fuzz
+# target for a bounded time (ci/fuzz.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 start=$(date +%s)
@@ -24,4 +25,7 @@ cases=$(awk '{s += $2} END {print s + 0}' "$case_log")
 echo "allreduce cases executed by the property and case suites: $cases"
 
 coverage/gate.sh "$build"
+
+# Every libFuzzer target for a bounded time (35 s x 8 targets keeps this under 5 minutes).
+FUZZ_SECONDS="${FUZZ_SECONDS:-35}" ci/fuzz.sh
 echo "ci/test.sh: passed in $(( $(date +%s) - start )) s"

@@ -46,3 +46,11 @@ elseif(PEERREDUCE_GPU STREQUAL "hip")
   set(PEERREDUCE_HIP_ARCH "gfx90a" CACHE STRING "AMD GPU architecture for --offload-arch")
   add_compile_definitions(PEERREDUCE_GPU_HIP __HIP_PLATFORM_AMD__)
 endif()
+
+if(PEERREDUCE_BUILD_FUZZERS)
+  if(NOT CMAKE_CXX_COMPILER_ID MATCHES "Clang")
+    message(FATAL_ERROR "PEERREDUCE_BUILD_FUZZERS needs clang (libFuzzer); use the preset 'fuzz'")
+  endif()
+  # Coverage feedback for libFuzzer in every library the targets reach, not only in the targets.
+  add_compile_options("$<${peerreduce_host_languages}:-fsanitize=fuzzer-no-link>")
+endif()

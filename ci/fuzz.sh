@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# Runs every libFuzzer target in fuzz/ for a bounded time and prints how many inputs each executed.
+# Usage: ci/fuzz.sh [target...]      (default: all targets)
+#   FUZZ_SECONDS   seconds per target (default 45)
+# Builds the "fuzz" preset (clang 14, ASan + UBSan + libFuzzer) into build/fuzz. Each target starts
+# from its seed corpus fuzz/corpus/<name>/ (read only) and writes what it discovers to
+# build/fuzz/fuzz-work/<name>/. A crash, sanitizer report, leak, timeout or failed oracle stops that
+# target, leaves the input in build/fuzz/fuzz-artifacts/<name>/ and makes this script exit non-zero.
+# After fixing the bug, add that input to fuzz/corpus/<name>/: ctest replays it from then on.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+seconds="${FUZZ_SECONDS:-45}"
+all_targets=(config tuning_table topology cli_options peer_record topology_agreement bootstrap_messages plan_verifier)
+targets=("$@")
+if ((${#targets[@]} == 0)); then targets=("${all_targets[@]}"); fi
+
+cmake --preset fuzz >/dev/null
+cmake --build --preset fuzz
+
+build=build/fuzz
+# Leaks are bugs; abort so that libFuzzer keeps the input of a sanitizer report.
+export ASAN_OPTIONS="detect_leaks=1:abort_on_error=1"
+export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
+rows=()
+failed=()
+for t in "${targets[@]}"; do
+  exe="$build/fuzz/${t}_fuzz"
+  if [[ ! -x "$exe" ]]; then
+    echo "ci/fuzz.sh: no target '$t' (known: ${all_targets[*]})" >&2
+    exit 2
+  fi
+  work="$build/fuzz-work/$t"
+  artifacts="$build/fuzz-artifacts/$t"
+  mkdir -p "$work" "$artifacts"
+  log="$build/fuzz-work/$t.log"
+  echo "ci/fuzz.sh: $t for ${seconds} s"
+  status=0
+  # -timeout: one input running 10 s is a hang; -rss_limit_mb: memory blow-ups are bugs too.
+  "$exe" -max_total_time="$seconds" -print_final_stats=1 -timeout=10 -rss_limit_mb=2048 \
+    -artifact_prefix="$artifacts/" "$work" "fuzz/corpus/$t" >"$log" 2>&1 || status=$?
+  execs=$(awk '/stat::number_of_executed_units:/ {print $2}' "$log" | tail -n 1)
+  corpus=$(find "$work" -type f | wc -l)
+  seeds=$(find "fuzz/corpus/$t" -type f | wc -l)
+  verdict="ok"
+  if ((status != 0)); then
+    verdict="FAILED (exit $status)"
+    failed+=("$t")
+    grep -E "ERROR|fuzz oracle failed|SUMMARY|Test unit written" "$log" | head -n 8 >&2 || true
+  fi
+  rows+=("$(printf '| %-18s | %12s | %9s | %9s | %s |' "$t" "${execs:-?}" "$seeds" "$corpus" "$verdict")")
+done
+
+echo
+echo "fuzzing summary (${seconds} s per target)"
+printf '| %-18s | %12s | %9s | %9s | %s |\n' "target" "executions" "seeds" "found" "result"
+printf '| %-18s | %12s | %9s | %9s | %s |\n' "---" "---:" "---:" "---:" "---"
+printf '%s\n' "${rows[@]}"
+if ((${#failed[@]} > 0)); then
+  echo "ci/fuzz.sh: failing targets: ${failed[*]}; inputs in $build/fuzz-artifacts/<target>/, logs in $build/fuzz-work/" >&2
+  echo "reproduce: $build/fuzz/<target>_fuzz <input>; after the fix, add the input to fuzz/corpus/<target>/" >&2
+  exit 1
+fi
