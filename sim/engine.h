@@ -46,6 +46,8 @@ class SimEngine {
   StatusOr<std::vector<std::byte>> openSymmetric(int rank, std::size_t bytes);
   Status connectPeers(int rank, const std::vector<std::vector<std::byte>>& records);
   Topology topology() const { return topology_; }
+  // `rank`'s symmetric region (host memory), null before openSymmetric. Defined in engine_region.cc.
+  std::byte* regionOf(int rank);
 
   Status submit(int rank, const ExecutionRequest& request);
   // Collective on the simulator: returns when every rank has called it and the submitted work ran.

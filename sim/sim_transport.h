@@ -1,16 +1,19 @@
-// SimTransport: one rank's Transport onto a SimEngine.
+// SimTransport: one rank's Transport onto a SimEngine, and onto its world's SimBufferRegistry for
+// user-buffer registration.
 #pragma once
 
 #include <memory>
 
 #include "engine.h"
+#include "sim_buffer_registry.h"
 #include "peerreduce/transport.h"
 
 namespace peerreduce::sim {
 
 class SimTransport final : public Transport {
  public:
-  SimTransport(std::shared_ptr<SimEngine> engine, int rank) : engine_(std::move(engine)), rank_(rank) {}
+  SimTransport(std::shared_ptr<SimEngine> engine, std::shared_ptr<SimBufferRegistry> buffers, int rank)
+      : engine_(std::move(engine)), buffers_(std::move(buffers)), rank_(rank) {}
 
   std::string name() const override { return "simulator"; }
   std::string architecture() const override { return "simulator"; }
@@ -31,9 +34,26 @@ class SimTransport final : public Transport {
   }
   Status asyncError() const override { return engine_->asyncError(rank_); }
   void abort() override { engine_->abort(rank_); }
+  std::byte* localRegion() override { return engine_->regionOf(rank_); }
+
+  StatusOr<BufferAllocation> allocationOf(const void* ptr, std::size_t bytes) override {
+    return buffers_->allocationOf(rank_, ptr, bytes);
+  }
+  StatusOr<std::vector<std::byte>> exportBuffer(const void* base, std::size_t bytes) override {
+    return buffers_->exportBuffer(rank_, base, bytes);
+  }
+  void releaseBuffer(const void* base, std::size_t /*bytes*/) override { buffers_->releaseBuffer(rank_, base); }
+  StatusOr<PeerBufferView> openPeerBuffer(int peer, const std::vector<std::byte>& record, std::size_t offset,
+                                          std::size_t bytes) override {
+    return buffers_->openPeerBuffer(rank_, peer, record, offset, bytes);
+  }
+
+  // The world's registry: tests declare allocations (trackAllocation) and count live exports.
+  SimBufferRegistry& buffers() { return *buffers_; }
 
  private:
   std::shared_ptr<SimEngine> engine_;
+  std::shared_ptr<SimBufferRegistry> buffers_;
   int rank_;
 };
 

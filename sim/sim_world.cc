@@ -23,7 +23,10 @@ StatusOr<std::shared_ptr<SimWorld>> SimWorld::create(int world_size, SimOptions 
   std::shared_ptr<SimWorld> world(new SimWorld());
   world->engine_ = std::make_shared<SimEngine>(world_size, std::move(options));
   PR_ASSIGN_OR_RETURN(world->bootstraps_, createInProcessGroup(world_size));
-  for (int r = 0; r < world_size; ++r) world->transports_.push_back(std::make_shared<SimTransport>(world->engine_, r));
+  auto buffers = std::make_shared<SimBufferRegistry>(world_size, world->engine_->worldId());
+  for (int r = 0; r < world_size; ++r) {
+    world->transports_.push_back(std::make_shared<SimTransport>(world->engine_, buffers, r));
+  }
   return world;
 }
 

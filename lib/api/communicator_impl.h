@@ -8,7 +8,9 @@
 #include <string>
 #include <vector>
 
+#include "api/buffer_registrations.h"
 #include "api/candidates.h"
+#include "memory/pinned_host_pool.h"
 #include "memory/symmetric_pool.h"
 #include "peerreduce/communicator.h"
 #include "select/selector.h"
@@ -34,6 +36,10 @@ struct Communicator::Impl {
   // The scratch lease: one handle, so compaction may move it between operations; allreduce copies it
   // (pinning it) while it submits.
   PoolBlock scratch;
+  // Page-locked host memory for host-staged paths, bounded by Config::memory.pinned_limit_bytes.
+  std::optional<PinnedHostPool> pinned;
+  // Registered user buffers; declared last so they end before anything they could refer to.
+  BufferRegistrations buffers;
 };
 
 // Creates the pool for the region the transport opened and takes the scratch (communicator_memory.cc).

@@ -33,6 +33,10 @@ Status createPool(Communicator::Impl& impl) {
   PR_ASSIGN_OR_RETURN(SymmetricPool pool,
                       SymmetricPool::create(SymmetricPoolOptions::fromSettings(impl.config.memory, impl.rank)));
   impl.pool.emplace(std::move(pool));
+  // Pinned memory is taken lazily by acquire; creating the pool only checks and records its limit.
+  const PinnedHostPoolOptions pinned_options{.limit_bytes = impl.config.memory.pinned_limit_bytes, .rank = impl.rank};
+  PR_ASSIGN_OR_RETURN(PinnedHostPool pinned, PinnedHostPool::create(pinned_options));
+  impl.pinned.emplace(std::move(pinned));
   // Taken now, while the pool is empty, so the allreduce path normally makes no pool call at all.
   PR_ASSIGN_OR_RETURN(PoolBlock lease, leaseScratch(impl));
   (void)lease;
@@ -70,7 +74,10 @@ StatusOr<SymmetricBlock> Communicator::allocateSymmetric(std::size_t bytes) {
   }
   const std::size_t offset = block->offset();
   const std::size_t size = block->size();
-  return SymmetricBlock(std::make_shared<const PoolBlock>(std::move(block).value()), offset, size);
+  // The region is opened after the pool is created, so its address is asked for here, not kept.
+  std::byte* region = impl_->transport->localRegion();
+  return SymmetricBlock(std::make_shared<const PoolBlock>(std::move(block).value()), offset, size,
+                        region != nullptr ? region + offset : nullptr);
 }
 
 void Communicator::releaseScratch() { impl_->scratch.reset(); }

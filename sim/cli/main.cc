@@ -39,6 +39,7 @@ struct RunReport {
   bool ranks_agree = true;
   std::string reference_problem;
   PoolStats memory;  // rank 0's symmetric pool after the run (every rank's must be identical)
+  PinnedStats pinned;  // rank 0's pinned host pool (per rank, not symmetric: host-staged paths only)
 };
 
 std::string jsonString(const std::string& text) {
@@ -152,6 +153,7 @@ Status runAllreduce(RunReport& report) {
                        describe(cluster->comm(r).memoryStats()) + " vs " + describe(report.memory));
     }
   }
+  report.pinned = cluster->comm(0).pinnedStats();
   report.races = cluster->world().raceReports();
   report.fingerprint = cluster->world().traceFingerprint();
   if (!o.trace_path.empty()) PR_RETURN_IF_ERROR(cluster->world().writeChromeTrace(o.trace_path));
@@ -262,6 +264,12 @@ void printText(const RunReport& r) {
               mib(m.capacity_bytes).c_str(), mib(m.bytes_in_use).c_str(), mib(m.peak_bytes_in_use).c_str(),
               m.live_blocks, m.allocations, m.failed_allocations, m.free_blocks,
               mib(m.largest_free_block_bytes).c_str(), m.fragmentation, m.defragmentations);
+  const PinnedStats& p = r.pinned;
+  std::printf("  pinned:      limit %s, %s pinned (peak %s), %s in use in %" PRIu64 " blocks, %s idle; %" PRIu64
+              " acquisitions, %" PRIu64 " reuses, %" PRIu64 " evictions, %" PRIu64 " failed\n",
+              mib(p.limit_bytes).c_str(), mib(p.bytes_pinned).c_str(), mib(p.peak_bytes_pinned).c_str(),
+              mib(p.bytes_in_use).c_str(), p.blocks_in_use, mib(p.bytes_idle).c_str(), p.acquisitions, p.reuses,
+              p.evictions, p.failures);
   std::printf("  fingerprint: 0x%016" PRIx64 "\n", r.fingerprint);
   if (!o.trace_path.empty()) std::printf("  trace:       %s (open in ui.perfetto.dev)\n", o.trace_path.c_str());
   std::printf("  verdict:     %s\n", r.verdict.c_str());
@@ -297,15 +305,24 @@ void printJson(const RunReport& r) {
   char fingerprint[32];
   std::snprintf(fingerprint, sizeof(fingerprint), "0x%016" PRIx64, r.fingerprint);
   const PoolStats& m = r.memory;
-  char memory[640];
+  const PinnedStats& p = r.pinned;
+  char pinned[512];
+  std::snprintf(pinned, sizeof(pinned),
+                "{\"limit_bytes\":%" PRIu64 ",\"bytes_pinned\":%" PRIu64 ",\"peak_bytes_pinned\":%" PRIu64
+                ",\"bytes_in_use\":%" PRIu64 ",\"bytes_idle\":%" PRIu64 ",\"blocks_in_use\":%" PRIu64
+                ",\"blocks_idle\":%" PRIu64 ",\"acquisitions\":%" PRIu64 ",\"reuses\":%" PRIu64
+                ",\"evictions\":%" PRIu64 ",\"failures\":%" PRIu64 "}",
+                p.limit_bytes, p.bytes_pinned, p.peak_bytes_pinned, p.bytes_in_use, p.bytes_idle, p.blocks_in_use,
+                p.blocks_idle, p.acquisitions, p.reuses, p.evictions, p.failures);
+  char memory[1280];
   std::snprintf(memory, sizeof(memory),
                 "{\"capacity_bytes\":%" PRIu64 ",\"quota_bytes\":%" PRIu64 ",\"bytes_in_use\":%" PRIu64
                 ",\"peak_bytes_in_use\":%" PRIu64 ",\"live_blocks\":%" PRIu64 ",\"allocations\":%" PRIu64
                 ",\"failed_allocations\":%" PRIu64 ",\"free_blocks\":%" PRIu64 ",\"largest_free_block_bytes\":%" PRIu64
-                ",\"fragmentation\":%.6f,\"defragmentations\":%" PRIu64 ",\"blocks_moved\":%" PRIu64 "}",
+                ",\"fragmentation\":%.6f,\"defragmentations\":%" PRIu64 ",\"blocks_moved\":%" PRIu64 ",\"pinned\":%s}",
                 m.capacity_bytes, m.quota_bytes, m.bytes_in_use, m.peak_bytes_in_use, m.live_blocks, m.allocations,
                 m.failed_allocations, m.free_blocks, m.largest_free_block_bytes, m.fragmentation, m.defragmentations,
-                m.blocks_moved);
+                m.blocks_moved, pinned);
   std::printf(
       "{\"algorithm\":\"%s\",\"forced\":%s,\"ranks\":%d,\"count\":%zu,\"dtype\":\"%s\",\"op\":\"%s\",\"in_place\":%s,"
       "\"seed\":%" PRIu64 ",\"iterations\":%d,\"verdict\":%s,\"predicted_time_us\":%.4f,\"simulated_time_us\":%.4f,"

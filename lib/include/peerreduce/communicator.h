@@ -38,6 +38,7 @@
 #include "peerreduce/bootstrap.h"
 #include "peerreduce/config.h"
 #include "peerreduce/memory.h"
+#include "peerreduce/registered_buffer.h"
 #include "peerreduce/status.h"
 #include "peerreduce/topology.h"
 #include "peerreduce/transport.h"
@@ -103,6 +104,23 @@ class Communicator {
   void releaseScratch();
   // Size of the scratch block held now (0 after releaseScratch or a failed allreduce).
   std::size_t scratchBytesHeld() const;
+
+  // This rank's pinned host pool (Config::memory.pinned_limit_bytes, PEERREDUCE_PINNED_LIMIT_BYTES):
+  // bytes pinned, in use and idle, reuses, evictions, failures.
+  PinnedStats pinnedStats() const;
+
+  // Collective. Registers this rank's [ptr, ptr + bytes) with its peers (registered_buffer.h): the
+  // allocation containing it is exported once (cached by its base), the records are exchanged through
+  // the Bootstrap, and every rank opens its peers' buffers. If any rank fails, every rank returns an
+  // error naming the first rank that failed, and no registration is left behind. kUnsupported where
+  // the transport cannot export buffers.
+  StatusOr<RegisteredBuffer> registerBuffer(const void* ptr, std::size_t bytes);
+  // Collective. Ends a registration made by this communicator; every copy of the handle becomes
+  // invalid. kInvalidArgument (on every rank, changing nothing) when any rank's handle is not a live
+  // registration of its communicator.
+  Status deregisterBuffer(const RegisteredBuffer& buffer);
+  // The registration cache: allocations exported, registrations, cache hits, releases.
+  RegistrationStats registrationStats() const;
 
   struct Impl;
 

@@ -2,8 +2,9 @@
 //
 // Two kinds of pool back every transport:
 // - The symmetric pool: one region per rank, taken from the transport when a communicator is created
-//   (IPC-shareable device memory on GPUs, host memory on the simulator). Scratch, flags and user
-//   buffers are sub-allocated from it. Every rank runs the same sequence of pool calls, and the pool
+//   (IPC-shareable device memory on GPUs, host memory on the simulator). Scratch and application
+//   blocks are sub-allocated from it; flags and signal counters are the transport's, at fixed offsets
+//   outside it (docs/MEMORY.md says why). Every rank runs the same sequence of pool calls, and the pool
 //   is deterministic, so a block has the same offset on every rank and a peer addresses it as
 //   "peer region base + offset".
 // - The pinned host pool: page-locked host memory for host-staged paths, bounded by a byte limit,
@@ -36,6 +37,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <span>
 #include <string>
 
 #include "peerreduce/status.h"
@@ -165,25 +167,36 @@ struct MemorySettings {
 // returns to the pool when the last copy is dropped (reset() or destruction), so it cannot be freed
 // twice. It may outlive its communicator: the pool's books stay alive with it. Same thread rules as the
 // Communicator: drop copies on the thread that uses it.
+//
+// Where the transport's region is host-addressable (the simulator), data() and bytes() reach this rank's
+// bytes of the block; on device memory data() is null and bytes() says kUnsupported. The pointer stays
+// valid while the transport lives (the region is the transport's, not the block's).
 class SymmetricBlock {
  public:
   SymmetricBlock() = default;
   bool valid() const { return holder_ != nullptr; }
   std::size_t offset() const { return offset_; }  // in every rank's symmetric region
   std::size_t size() const { return size_; }      // the request rounded up to 16 bytes
+  // This rank's first byte of the block, or null (no host-addressable region, or an empty handle).
+  std::byte* data() const { return local_; }
+  // [offset, offset + length) of this rank's block. kInvalidArgument when the range leaves the block
+  // (overflow included) or the handle is empty; kUnsupported when the region is not host-addressable.
+  StatusOr<std::span<std::byte>> bytes(std::size_t offset, std::size_t length) const;
   void reset() {
     holder_.reset();
     offset_ = 0;
     size_ = 0;
+    local_ = nullptr;
   }
 
  private:
   friend class Communicator;
-  SymmetricBlock(std::shared_ptr<const void> holder, std::size_t offset, std::size_t size)
-      : holder_(std::move(holder)), offset_(offset), size_(size) {}
+  SymmetricBlock(std::shared_ptr<const void> holder, std::size_t offset, std::size_t size, std::byte* local)
+      : holder_(std::move(holder)), offset_(offset), size_(size), local_(local) {}
   std::shared_ptr<const void> holder_;  // the pool block (an internal handle), type-erased
   std::size_t offset_ = 0;
   std::size_t size_ = 0;
+  std::byte* local_ = nullptr;  // region base + offset_, when the region is host-addressable
 };
 
 }  // namespace peerreduce

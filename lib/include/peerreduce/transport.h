@@ -8,6 +8,11 @@
 //      it returns once enqueued (like a kernel launch), not when the data is reduced;
 //   4. synchronize(stream, timeout): wait, bounded, until everything submitted on the stream is done,
 //      and report any error it ended with.
+// Optional hooks (defaults: kUnsupported / null), used outside the allreduce path:
+//   - user-buffer registration: allocationOf, exportBuffer, releaseBuffer on the owner;
+//     openPeerBuffer on every peer (GPU IPC shares whole allocations, so a record names an allocation
+//     and peers add the buffer's offset inside it);
+//   - localRegion: this rank's symmetric region, where the host can address it (the simulator).
 // TransportWrapper forwards everything to another Transport, so a decorator (the fault injector)
 // overrides only what it needs.
 //
@@ -47,6 +52,20 @@ struct ExecutionRequest {
   std::chrono::milliseconds timeout{30000};
 };
 
+// The allocation containing a buffer (what GPU IPC exports: cuMemGetAddressRange's answer).
+struct BufferAllocation {
+  const void* base = nullptr;
+  std::size_t bytes = 0;
+};
+
+// A peer's registered buffer as this rank reaches it: a mapped device pointer on GPUs, the peer's host
+// memory on the simulator. Writable: algorithms may deliver results into a peer's registered buffer.
+struct PeerBufferView {
+  int peer = -1;
+  std::byte* data = nullptr;
+  std::size_t bytes = 0;
+};
+
 class Transport {
  public:
   virtual ~Transport() = default;
@@ -72,6 +91,28 @@ class Transport {
   virtual Status asyncError() const = 0;
   // Makes every wait of this rank return promptly with kAborted. Safe from any thread.
   virtual void abort() = 0;
+
+  // This rank's symmetric region as the host can address it, or null where it cannot (device memory).
+  // Valid from openSymmetric until the transport is destroyed.
+  virtual std::byte* localRegion() { return nullptr; }
+
+  // User-buffer registration (optional). allocationOf: the allocation containing [ptr, ptr + bytes).
+  virtual StatusOr<BufferAllocation> allocationOf(const void* /*ptr*/, std::size_t /*bytes*/) {
+    return unsupportedError(name() + " cannot register user buffers (no allocationOf)");
+  }
+  // A record (at most kMaxPeerRecordBytes) from which peers open the allocation [base, base + bytes).
+  virtual StatusOr<std::vector<std::byte>> exportBuffer(const void* /*base*/, std::size_t /*bytes*/) {
+    return unsupportedError(name() + " cannot export user buffers to peers");
+  }
+  // Ends an export made by exportBuffer; records of it no longer open.
+  virtual void releaseBuffer(const void* /*base*/, std::size_t /*bytes*/) {}
+  // Opens [offset, offset + bytes) of the allocation `peer` exported as `record`. A record that is not a
+  // live export of `peer` in this world is kCorrupt; a range outside the exported allocation or a peer
+  // outside the world is kInvalidArgument; each names what was wrong.
+  virtual StatusOr<PeerBufferView> openPeerBuffer(int /*peer*/, const std::vector<std::byte>& /*record*/,
+                                                  std::size_t /*offset*/, std::size_t /*bytes*/) {
+    return unsupportedError(name() + " cannot open peers' user buffers");
+  }
 };
 
 class TransportWrapper : public Transport {
@@ -96,6 +137,18 @@ class TransportWrapper : public Transport {
   }
   Status asyncError() const override { return target_->asyncError(); }
   void abort() override { target_->abort(); }
+  std::byte* localRegion() override { return target_->localRegion(); }
+  StatusOr<BufferAllocation> allocationOf(const void* ptr, std::size_t bytes) override {
+    return target_->allocationOf(ptr, bytes);
+  }
+  StatusOr<std::vector<std::byte>> exportBuffer(const void* base, std::size_t bytes) override {
+    return target_->exportBuffer(base, bytes);
+  }
+  void releaseBuffer(const void* base, std::size_t bytes) override { target_->releaseBuffer(base, bytes); }
+  StatusOr<PeerBufferView> openPeerBuffer(int peer, const std::vector<std::byte>& record, std::size_t offset,
+                                          std::size_t bytes) override {
+    return target_->openPeerBuffer(peer, record, offset, bytes);
+  }
 
  protected:
   Transport& target() { return *target_; }
