@@ -47,6 +47,27 @@ inline rc::Gen<std::size_t> genCount(int world_size) {
       rc::gen::weightedOneOf<std::size_t>({{1, zero}, {1, one}, {3, primes}, {3, near_multiple}, {6, small}, {1, large}}));
 }
 
+// Small worlds (1..16 ranks, or the hardware's) and counts below 4096 elements: the cheap cases, so a
+// CI run can afford many thousands of them; the large ones come from genAllreduceCase.
+inline rc::Gen<int> genSmallWorldSize() {
+  if (const int fixed = worldProvider().fixedWorldSize(); fixed > 0) return rc::gen::just(fixed);
+  return uniform(rc::gen::inRange(1, 17));
+}
+
+inline rc::Gen<std::size_t> genSmallCount(int world_size) {
+  const std::size_t n = static_cast<std::size_t>(world_size);
+  auto near_multiple = rc::gen::map(rc::gen::pair(rc::gen::inRange<std::size_t>(1, 64), rc::gen::inRange(-1, 2)),
+                                    [n](std::pair<std::size_t, int> p) {
+                                      return p.first * n + static_cast<std::size_t>(static_cast<long>(p.second) + 1) - 1;
+                                    });
+  auto primes = rc::gen::element<std::size_t>(2, 3, 5, 7, 11, 13, 31, 61, 127, 251, 509, 1021);
+  return uniform(rc::gen::weightedOneOf<std::size_t>({{1, rc::gen::just<std::size_t>(0)},
+                                                      {1, rc::gen::just<std::size_t>(1)},
+                                                      {3, primes},
+                                                      {3, near_multiple},
+                                                      {6, rc::gen::inRange<std::size_t>(2, 4096)}}));
+}
+
 inline rc::Gen<DataType> genDataType() {
   return uniform(rc::gen::element(DataType::kInt8, DataType::kUint8, DataType::kInt32, DataType::kUint32, DataType::kInt64,
                           DataType::kUint64, DataType::kFloat16, DataType::kBFloat16, DataType::kFloat32,
@@ -62,11 +83,11 @@ inline rc::Gen<Algorithm> genAlgorithm() {
                                   Algorithm::kRecursiveDoubling, Algorithm::kRabenseifner));
 }
 
-inline rc::Gen<AllreduceCase> genAllreduceCase() {
-  return rc::gen::mapcat(genWorldSize(), [](int world_size) {
+inline rc::Gen<AllreduceCase> genAllreduceCase(bool small = false) {
+  return rc::gen::mapcat(small ? genSmallWorldSize() : genWorldSize(), [small](int world_size) {
     return rc::gen::build<AllreduceCase>(
         rc::gen::set(&AllreduceCase::world_size, rc::gen::just(world_size)),
-        rc::gen::set(&AllreduceCase::count, genCount(world_size)),
+        rc::gen::set(&AllreduceCase::count, small ? genSmallCount(world_size) : genCount(world_size)),
         rc::gen::set(&AllreduceCase::dtype, genDataType()), rc::gen::set(&AllreduceCase::op, genReduceOp()),
         rc::gen::set(&AllreduceCase::algorithm, genAlgorithm()),
         rc::gen::set(&AllreduceCase::in_place, rc::gen::arbitrary<bool>()),
