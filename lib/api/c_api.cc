@@ -176,6 +176,16 @@ prResult_t prCommGetAsyncError(prComm_t comm) noexcept {
   });
 }
 
+prResult_t prCommAbort(prComm_t comm) noexcept {
+  constexpr const char* kFunction = "prCommAbort";
+  return guarded(kFunction, [&]() -> prResult_t {
+    if (comm == nullptr) return nullArgument(kFunction, "comm", kCommHint);
+    if (!liveComms().contains(comm)) return unknownHandle(kFunction, "comm", kCommHint);
+    comm->comm->abort();
+    return prSuccess;
+  });
+}
+
 prResult_t prCommDestroy(prComm_t comm) noexcept {
   constexpr const char* kFunction = "prCommDestroy";
   return guarded(kFunction, [&]() -> prResult_t {

@@ -247,9 +247,26 @@ StatusOr<std::unique_ptr<Communicator>> Communicator::create(int rank, int size,
   }
 }
 
+namespace {
+
+Status abortedStatus(const Communicator::Impl& impl, const char* what) {
+  return abortedError("rank " + std::to_string(impl.rank) + ": " + what +
+                      " on a communicator that was aborted; destroy it and create a new one");
+}
+
+}  // namespace
+
+void Communicator::abort() {
+  impl_->aborted.store(true, std::memory_order_release);
+  impl_->transport->abort();
+}
+
+bool Communicator::aborted() const { return impl_->aborted.load(std::memory_order_acquire); }
+
 Status Communicator::allreduce(const void* send, void* recv, std::size_t count, DataType dtype, ReduceOp op,
                                StreamHandle stream) {
   Impl& impl = *impl_;
+  if (aborted()) return abortedStatus(impl, "allreduce");
   PR_RETURN_IF_ERROR(checkAllreduceArguments(send, recv, count, dtype, op, impl.rank));
   if (count == 0) return Status::ok();
   const std::size_t elem = dataTypeSize(dtype);
@@ -286,9 +303,15 @@ Status Communicator::allreduce(const void* send, void* recv, std::size_t count, 
   return Status::ok();
 }
 
-Status Communicator::synchronize(StreamHandle stream) { return impl_->transport->synchronize(stream, impl_->config.timeout); }
+Status Communicator::synchronize(StreamHandle stream) {
+  if (aborted()) return abortedStatus(*impl_, "synchronize");
+  return impl_->transport->synchronize(stream, impl_->config.timeout);
+}
 
-Status Communicator::asyncError() const { return impl_->transport->asyncError(); }
+Status Communicator::asyncError() const {
+  if (aborted()) return abortedStatus(*impl_, "the operations were ended");
+  return impl_->transport->asyncError();
+}
 
 int Communicator::rank() const { return impl_->rank; }
 int Communicator::size() const { return impl_->size; }

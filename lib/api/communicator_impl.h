@@ -1,6 +1,8 @@
 // The state behind a Communicator (internal).
 #pragma once
 
+#include <atomic>
+
 #include <array>
 #include <optional>
 #include <memory>
@@ -19,6 +21,8 @@
 namespace peerreduce {
 
 struct Communicator::Impl {
+  // Set by abort() from any thread; every later operation refuses with kAborted.
+  std::atomic<bool> aborted{false};
   int rank = 0;
   int size = 1;
   Config config;

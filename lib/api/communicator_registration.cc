@@ -73,6 +73,10 @@ Status openPeers(Communicator::Impl& impl, const std::vector<RegistrationBlock>&
 
 StatusOr<RegisteredBuffer> Communicator::registerBuffer(const void* ptr, std::size_t bytes) {
   Impl& impl = *impl_;
+  if (aborted()) {
+    return abortedError("rank " + std::to_string(impl.rank) +
+                        ": registerBuffer on a communicator that was aborted; destroy it and create a new one");
+  }
   auto reg = impl.buffers.registerLocal(impl.transport, impl.rank, ptr, bytes);
   // Drops this call's reference to the export when the registration as a whole fails.
   const auto undo = [&] {

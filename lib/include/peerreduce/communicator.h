@@ -79,6 +79,11 @@ class Communicator {
   Status synchronize(StreamHandle stream = nullptr);
   // The first error an enqueued operation ended with, or ok. Does not block.
   Status asyncError() const;
+  // Ends every wait of this rank promptly (kAborted) and refuses every later allreduce, synchronize
+  // and registration with kAborted, writing nothing. Safe from any thread, and safe when every rank
+  // aborts at once. The communicator stays destroyable; make a new one to continue.
+  void abort();
+  bool aborted() const;
 
   int rank() const;
   int size() const;

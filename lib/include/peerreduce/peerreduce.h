@@ -174,6 +174,9 @@ prResult_t prAllReduce(const void* sendbuff, void* recvbuff, size_t count, prDat
 prResult_t prCommSynchronize(prComm_t comm, void* stream) PEERREDUCE_NOEXCEPT;
 /* The first error an enqueued operation of `comm` ended with, or prSuccess. Does not block. */
 prResult_t prCommGetAsyncError(prComm_t comm) PEERREDUCE_NOEXCEPT;
+/* Ends every wait of `comm` promptly and makes every later call on it return prAborted, writing nothing.
+ * Safe from any thread and when every rank aborts at once; destroy the communicator afterwards. */
+prResult_t prCommAbort(prComm_t comm) PEERREDUCE_NOEXCEPT;
 /* Ends a communicator; complete its operations first. */
 prResult_t prCommDestroy(prComm_t comm) PEERREDUCE_NOEXCEPT;
 prResult_t prCommRank(prComm_t comm, int* rank) PEERREDUCE_NOEXCEPT;
