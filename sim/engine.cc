@@ -238,6 +238,7 @@ int SimEngine::fenceBlocker(int rank) {
 SimEngine::Readiness SimEngine::readiness(int rank) {
   RankState& state = *ranks_[static_cast<std::size_t>(rank)];
   if (state.queue.empty()) return Readiness::kIdle;
+  if (faults_.any && halted(rank)) return Readiness::kIdle;  // a crashed rank never acts again
   if (state.aborted.load(std::memory_order_relaxed)) return Readiness::kReady;  // step() fails the op
   Operation& op = state.queue.front();
   bool ready = true;
@@ -370,6 +371,7 @@ void SimEngine::step(int rank) {
   }
   const RankProgram& program = plan.programs[static_cast<std::size_t>(rank)];
   const Step& s = program.steps[op.pc];
+  if (faults_.any && faultBeforeStep(rank, op, s)) return;
   const double start = state.clock_us;
   TraceEvent event;
   event.rank = rank;
@@ -404,6 +406,7 @@ void SimEngine::step(int rank) {
       c.count += 1;
       Arrival arrival;
       arrival.time_us = state.clock_us + timing_.signalLatencyUs(rank, s.peer);
+      if (faults_.any) arrival.time_us += extraSignalDelay(rank, s.peer);
       if (options_.race_checking) {
         races_.tick(rank);
         arrival.clock = races_.clock(rank);
@@ -444,6 +447,7 @@ void SimEngine::timeoutEarliestWait() {
   for (int r = 0; r < world_size_; ++r) {
     RankState& state = *ranks_[static_cast<std::size_t>(r)];
     if (state.queue.empty()) continue;
+    if (faults_.any && halted(r)) continue;  // a crashed rank waits for nothing; its peers time out
     const double deadline = state.queue.front().wait_start_us + options_.wait_timeout_us;
     if (deadline < earliest) {
       earliest = deadline;

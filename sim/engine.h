@@ -56,6 +56,16 @@ class SimEngine {
   Status asyncError(int rank) const;
   void abort(int rank);
 
+  // Fault hooks (engine_faults.cc), used by the fault injector (lib/faults) through SimFaultHooks.
+  // A dead link fails the first step that crosses it with kLinkDown naming the link and the step;
+  // a delay adds virtual latency to every signal from `from` to `to`; a stall adds virtual time to a
+  // rank's clock before its next action; a halt lets a rank execute `actions` more actions and then
+  // never again (a crash in the middle of an operation).
+  void setLinkDown(int from, int to, bool down);
+  void setSignalDelay(int from, int to, double delay_us);
+  void stallRank(int rank, double stall_us);
+  void haltRank(int rank, std::uint64_t actions);
+
   SimStats stats() const;
   std::vector<std::string> raceReports() const;
   std::uint64_t traceFingerprint() const;
@@ -94,6 +104,20 @@ class SimEngine {
     std::atomic<bool> aborted{false};
   };
   enum class Readiness { kReady, kBlocked, kIdle };
+  // Injected faults (engine_faults.cc); `any` keeps the fault-free path to one branch.
+  struct FaultState {
+    bool any = false;
+    std::vector<char> link_down;       // n x n, [from * n + to]
+    std::vector<double> signal_delay;  // n x n, extra virtual latency of signals
+    std::vector<double> stall_us;      // per rank, added to its clock before its next action
+    std::vector<std::int64_t> actions_left;  // per rank, -1: not halted
+  };
+  void ensureFaultState();
+  bool halted(int rank) const;
+  // Applies stalls and halts before `rank` acts; fails the operation on a dead link. True when the
+  // rank must not execute `s` now.
+  bool faultBeforeStep(int rank, Operation& op, const Step& s);
+  double extraSignalDelay(int from, int to) const;
 
   Counter& counter(int holder, int writer, int flag);
   Readiness readiness(int rank);
@@ -129,6 +153,7 @@ class SimEngine {
   OperationAgreement agreement_;  // every rank's k-th operation must be the same allreduce
   TraceRecorder trace_;
   SimStats stats_;
+  FaultState faults_;
   std::vector<std::uint64_t> link_scratch_;
   std::vector<const void*> sources_;  // reused per reduce step: the hot path allocates nothing
   std::uint64_t next_trace_id_ = 1;

@@ -5,6 +5,7 @@
 // enqueue), then runUntilIdle(). Used by peerreduce-sim, the benchmarks and the in-process test world.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <vector>
 
@@ -15,7 +16,13 @@ namespace peerreduce::sim {
 
 class SimCluster {
  public:
-  static StatusOr<std::unique_ptr<SimCluster>> create(int world_size, SimOptions options, Config config);
+  // Wraps rank r's transport before its communicator is created (the fault injector, say). Called
+  // for every rank on the creating thread, before any rank starts.
+  using TransportDecorator =
+      std::function<std::shared_ptr<Transport>(const std::shared_ptr<SimWorld>& world, int rank,
+                                               std::shared_ptr<Transport> transport)>;
+  static StatusOr<std::unique_ptr<SimCluster>> create(int world_size, SimOptions options, Config config,
+                                                      const TransportDecorator& decorate = nullptr);
 
   int size() const { return world_->worldSize(); }
   Communicator& comm(int rank) { return *comms_[static_cast<std::size_t>(rank)]; }

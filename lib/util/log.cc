@@ -36,6 +36,12 @@ int initLogLevelFromEnvironment() {
 
 void setLogLevel(LogLevel level) { detail::g_log_level.store(static_cast<int>(level)); }
 
+namespace {
+std::atomic<bool> g_log_muted{false};
+}  // namespace
+
+void setLogMuted(bool muted) { g_log_muted.store(muted, std::memory_order_relaxed); }
+
 const char* logLevelName(LogLevel level) {
   switch (level) {
     case LogLevel::kWarn: return "WARN";
@@ -46,6 +52,7 @@ const char* logLevelName(LogLevel level) {
 }
 
 void logLine(LogLevel level, int rank, const char* format, ...) {
+  if (g_log_muted.load(std::memory_order_relaxed)) return;
   char message[1024];
   va_list args;
   va_start(args, format);

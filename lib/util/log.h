@@ -24,6 +24,9 @@ inline bool logEnabled(LogLevel level) { return static_cast<int>(level) <= stati
 
 // Overrides PEERREDUCE_DEBUG (tests and tools).
 void setLogLevel(LogLevel level);
+// Drops every line, warnings included: for tools that provoke thousands of failures on purpose (the
+// fault campaign) and report them in their own summary.
+void setLogMuted(bool muted);
 const char* logLevelName(LogLevel level);
 
 // rank < 0 means "no rank" (process-wide events).

@@ -15,6 +15,7 @@
 #include "topology/generators.h"
 #include "topology/topology_file.h"
 #include "util/log.h"
+#include "campaign.h"
 
 namespace peerreduce::sim {
 namespace {
@@ -469,5 +470,9 @@ int run(const std::vector<std::string>& args) {
 
 int main(int argc, char** argv) {
   std::vector<std::string> args(argv + 1, argv + argc);
+  // The fault campaign has options of its own (sim/campaign/campaign.h); the allreduce path is unchanged.
+  if (!args.empty() && args[0] == "campaign") {
+    return peerreduce::sim::campaign::campaignMain(std::vector<std::string>(args.begin() + 1, args.end()));
+  }
   return peerreduce::sim::run(args);
 }

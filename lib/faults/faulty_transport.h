@@ -1,0 +1,123 @@
+// FaultyTransport: a decorator over any Transport that injects faults at named sites.
+//
+// Sites (each error typed and naming the rank, peer or link and the step):
+//   openSymmetric  pool exhaustion, transient or persistent       -> kOutOfMemory
+//   connectPeers   an IPC handle that fails to open               -> kUnavailable naming the peer
+//                  a corrupt or truncated peer record, forwarded so the inner transport must refuse it (kCorrupt)
+//   submit         a crashed rank forwards nothing                 -> kPeerLost naming itself
+//                  a plan step over a dead link                    -> kLinkDown naming the link and the step
+//                  a rank stalled forever withholds its work (its peers time out)
+//   virtual time   stalls for a while, delayed signals, links that die and crashes in the middle of an
+//                  operation go through FaultHooks, which the simulator implements (SimFaultHooks);
+//                  on a transport without hooks they strike at the next submit instead.
+// Faults come from a schedule (inject) or from BUGGIFY-style sites that a run switches on with a
+// probability (enableSites): code paths that are rare in production fire often under test.
+//
+// One FaultController is shared by the transports of all ranks of a world: it holds what is broken.
+// Thread safety: the controller locks; ranks may use their transports from their own threads.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "faults/fault_plan.h"
+#include "peerreduce/transport.h"
+
+namespace peerreduce::faults {
+
+// Faults that need the transport's clock (virtual time on the simulator).
+class FaultHooks {
+ public:
+  virtual ~FaultHooks() = default;
+  virtual void setLinkDown(int from, int to, bool down) = 0;
+  virtual void setSignalDelay(int from, int to, double delay_us) = 0;
+  virtual void stallRank(int rank, double stall_us) = 0;
+  // `rank` executes `actions` more actions and then never again.
+  virtual void haltRank(int rank, std::uint64_t actions) = 0;
+};
+
+// BUGGIFY sites: places in the transport that misbehave (within the contract) when switched on.
+enum class BuggifySite : int {
+  kSubmitStall = 0,     // a short stall before an operation (well under the wait deadline)
+  kSubmitSlowSignal,    // one signal path is slow for an operation
+  kOpenExhausted,       // symmetric memory cannot be opened on the first try
+};
+inline constexpr int kBuggifySiteCount = 3;
+
+class FaultController {
+ public:
+  FaultController(int world_size, std::shared_ptr<FaultHooks> hooks);
+
+  int worldSize() const { return world_size_; }
+  bool hasHooks() const { return hooks_ != nullptr; }
+
+  // Makes `fault` take effect now (the caller decides when: before an operation's submits, or after
+  // them for a fault in the middle of an operation). kInvalidArgument for ranks outside the world.
+  Status inject(const Fault& fault);
+  // Ends every fault that is not permanent (stalls, delays, exhaustion, bad records, IPC failures).
+  void healTransient();
+  // BUGGIFY: switches on the sites in `mask`; each then fires with `probability` per visit, drawn
+  // from `draw` (a seeded generator returning uniform values in [0, 1)).
+  void enableSites(std::uint32_t mask, double probability, std::function<double()> draw);
+  std::uint64_t sitesFired() const;
+
+  // Canary: a deliberately broken injector that reports success on a rank whose operation failed.
+  // The campaign must catch it (tests/faults/); never set outside that test.
+  void setSwallowErrorsCanary(bool on);
+
+  bool crashed(int rank) const;
+  bool stalledForever(int rank) const;
+  bool linkDown(int from, int to) const;  // either direction counts for routing
+  std::vector<std::pair<int, int>> deadLinks() const;  // from < to, each once
+
+ private:
+  friend class FaultyTransport;
+  bool fire(BuggifySite site);
+  Status checkOpen(int rank);
+  Status editRecords(int rank, std::vector<std::vector<std::byte>>& records);
+  // kPeerLost / kLinkDown / withheld: what submit on `rank` must do before forwarding.
+  enum class SubmitVerdict { kForward, kRefuse, kWithhold };
+  SubmitVerdict beforeSubmit(int rank, const ExecutionRequest& request, Status* refusal, std::uint64_t* halt_after);
+  void afterSubmit(int rank, std::uint64_t halt_after);
+  Status rankStatus(int rank) const;
+  bool swallowErrors() const;
+
+  struct PendingCrash {
+    bool pending = false;
+    std::uint64_t step = 0;
+  };
+  const int world_size_;
+  std::shared_ptr<FaultHooks> hooks_;
+  mutable std::mutex mutex_;
+  std::vector<char> crashed_, stalled_forever_;
+  std::vector<PendingCrash> pending_crash_;
+  std::vector<char> link_down_;              // n x n
+  std::vector<char> ipc_fail_, bad_record_;  // n x n: [rank * n + peer]; bad_record_: 1 corrupt, 2 truncated
+  std::vector<int> exhausted_;               // per rank: >0 failures left, -1 persistent
+  std::uint32_t site_mask_ = 0;
+  double site_probability_ = 0.0;
+  std::function<double()> draw_;
+  std::uint64_t sites_fired_ = 0;
+  bool swallow_canary_ = false;
+};
+
+class FaultyTransport : public TransportWrapper {
+ public:
+  FaultyTransport(std::shared_ptr<Transport> target, std::shared_ptr<FaultController> controller)
+      : TransportWrapper(std::move(target)), controller_(std::move(controller)) {}
+
+  std::string name() const override { return "faulty(" + TransportWrapper::name() + ")"; }
+  StatusOr<std::vector<std::byte>> openSymmetric(std::size_t bytes) override;
+  Status connectPeers(const std::vector<std::vector<std::byte>>& records) override;
+  Status submit(const ExecutionRequest& request, StreamHandle stream) override;
+  Status synchronize(StreamHandle stream, std::chrono::milliseconds timeout) override;
+  Status asyncError() const override;
+
+ private:
+  std::shared_ptr<FaultController> controller_;
+};
+
+}  // namespace peerreduce::faults

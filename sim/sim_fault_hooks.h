@@ -1,0 +1,34 @@
+// SimFaultHooks: the fault injector's virtual-time hooks (faults::FaultHooks) onto a simulated world.
+// Bound to one world at a time (bind), so a fault controller can outlive the worlds a scenario
+// re-creates; unbound, the hooks do nothing.
+#pragma once
+
+#include <memory>
+
+#include "engine.h"
+#include "faults/faulty_transport.h"
+#include "peerreduce/simulator.h"
+
+namespace peerreduce::sim {
+
+class SimFaultHooks final : public faults::FaultHooks {
+ public:
+  void bind(std::shared_ptr<SimWorld> world) { world_ = std::move(world); }
+  void setLinkDown(int from, int to, bool down) override {
+    if (world_) world_->engine().setLinkDown(from, to, down);
+  }
+  void setSignalDelay(int from, int to, double delay_us) override {
+    if (world_) world_->engine().setSignalDelay(from, to, delay_us);
+  }
+  void stallRank(int rank, double stall_us) override {
+    if (world_) world_->engine().stallRank(rank, stall_us);
+  }
+  void haltRank(int rank, std::uint64_t actions) override {
+    if (world_) world_->engine().haltRank(rank, actions);
+  }
+
+ private:
+  std::shared_ptr<SimWorld> world_;
+};
+
+}  // namespace peerreduce::sim
