@@ -4,6 +4,7 @@
 #include <string>
 
 #include "api/communicator_impl.h"
+#include "memory/host_allocator.h"
 #include "peerreduce/communicator.h"
 #include "peerreduce/plan.h"
 
@@ -35,7 +36,7 @@ Status createPool(Communicator::Impl& impl) {
   impl.pool.emplace(std::move(pool));
   // Pinned memory is taken lazily by acquire; creating the pool only checks and records its limit.
   const PinnedHostPoolOptions pinned_options{.limit_bytes = impl.config.memory.pinned_limit_bytes, .rank = impl.rank};
-  PR_ASSIGN_OR_RETURN(PinnedHostPool pinned, PinnedHostPool::create(pinned_options));
+  PR_ASSIGN_OR_RETURN(PinnedHostPool pinned, PinnedHostPool::create(pinned_options, platformHostAllocator()));
   impl.pinned.emplace(std::move(pinned));
   // Taken now, while the pool is empty, so the allreduce path normally makes no pool call at all.
   PR_ASSIGN_OR_RETURN(PoolBlock lease, leaseScratch(impl));

@@ -1,4 +1,5 @@
 // The GPU transport in a build without a GPU platform (PEERREDUCE_GPU=none): it says so.
+#include "memory/host_allocator.h"
 #include "peerreduce/gpu.h"
 
 namespace peerreduce {
@@ -10,5 +11,7 @@ StatusOr<std::shared_ptr<Transport>> createGpuTransport(int rank, int /*world_si
 }
 
 const char* gpuPlatformName() { return "none"; }
+
+std::shared_ptr<HostAllocator> platformHostAllocator() { return systemHostAllocator(); }
 
 }  // namespace peerreduce

@@ -5,9 +5,8 @@
 // - SystemHostAllocator (here, CPU-only machines and the simulator): page-aligned host memory from
 //   std::aligned_alloc, locked with mlock() where the system allows (RLIMIT_MEMLOCK, CAP_IPC_LOCK);
 //   when it does not, lock() fails and the pool uses the memory unlocked, counting it in its stats.
-// - The GPU allocator (later, with GpuTransport): allocate = hipHostMalloc / cudaHostAlloc (memory that
-//   is pinned and mapped for the device at once, so lock() succeeds without work), or, for memory the
-//   application owns, hipHostRegister / cudaHostRegister inside lock().
+// - GpuHostAllocator (gpu/gpu_host_allocator.cc, GPU builds): allocate = hipHostMalloc, portable and
+//   mapped (pinned for every device at once, so lock() succeeds without work).
 // Tests inject their own (failure injection, call logs).
 //
 // Contract: allocate() returns memory aligned to `alignment` (a power of two) of at least `bytes`, or
@@ -53,5 +52,9 @@ class SystemHostAllocator : public HostAllocator {
 
 // A process-wide SystemHostAllocator.
 std::shared_ptr<HostAllocator> systemHostAllocator();
+
+// The allocator of this build's platform: the GPU runtime's pinned memory in GPU builds
+// (gpu/gpu_host_allocator.cc), the system allocator otherwise (gpu/gpu_none.cc).
+std::shared_ptr<HostAllocator> platformHostAllocator();
 
 }  // namespace peerreduce
