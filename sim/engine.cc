@@ -124,27 +124,18 @@ Status SimEngine::connectPeers(int rank, const std::vector<std::vector<std::byte
 Status SimEngine::checkLinks(int rank, const RankProgram& program) const {
   for (std::size_t index = 0; index < program.steps.size(); ++index) {
     const Step& s = program.steps[index];
-    // The ranks whose memory this step reads, writes or signals.
-    std::vector<int> touched;
-    if (s.kind == StepKind::kSignal) touched.push_back(s.peer);
-    if (s.kind == StepKind::kCopy || s.kind == StepKind::kReduce) {
-      touched.push_back(s.dst.rank);
-      for (std::uint32_t i = 0; i < s.src_count && s.src_begin + i < program.sources.size(); ++i) {
-        touched.push_back(program.sources[s.src_begin + i].rank);
-      }
+    const auto stray = firstTouchedPeer(program, s, rank, [&](int peer) { return peer < 0 || peer >= world_size_; });
+    if (stray) {
+      return invalidArgumentError("simulated rank " + std::to_string(rank) + ": step #" + std::to_string(index) +
+                                  " names rank " + std::to_string(*stray) + " of a world of " +
+                                  std::to_string(world_size_));
     }
-    for (int peer : touched) {
-      if (peer == rank) continue;
-      if (peer < 0 || peer >= world_size_) {
-        return invalidArgumentError("simulated rank " + std::to_string(rank) + ": step #" + std::to_string(index) +
-                                    " names rank " + std::to_string(peer) + " of a world of " +
-                                    std::to_string(world_size_));
-      }
-      if (!topology_.link(rank, peer).connected()) {
-        return unavailableError("simulated rank " + std::to_string(rank) + ": step #" + std::to_string(index) + " (" +
-                                describeStep(program, s) + ") needs link " + std::to_string(rank) + "->" +
-                                std::to_string(peer) + ", which this topology does not have");
-      }
+    const auto unlinked =
+        firstTouchedPeer(program, s, rank, [&](int peer) { return !topology_.link(rank, peer).connected(); });
+    if (unlinked) {
+      return unavailableError("simulated rank " + std::to_string(rank) + ": step #" + std::to_string(index) + " (" +
+                              describeStep(program, s) + ") needs link " + std::to_string(rank) + "->" +
+                              std::to_string(*unlinked) + ", which this topology does not have");
     }
   }
   return Status::ok();

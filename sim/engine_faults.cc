@@ -65,22 +65,13 @@ bool SimEngine::faultBeforeStep(int rank, Operation& op, const Step& s) {
   if (left > 0) --left;
   // The ranks whose memory this step crosses a link to (a wait reads only this rank's own counter).
   const RankProgram& program = op.request.plan->programs[r];
-  auto crosses = [&](int peer) {
-    return peer != rank && peer >= 0 && peer < world_size_ &&
-           faults_.link_down[static_cast<std::size_t>(rank * world_size_ + peer)] != 0;
-  };
-  int dead_peer = -1;
-  if (s.kind == StepKind::kSignal && crosses(s.peer)) dead_peer = s.peer;
-  if (s.kind == StepKind::kCopy || s.kind == StepKind::kReduce) {
-    if (crosses(s.dst.rank)) dead_peer = s.dst.rank;
-    for (std::uint32_t i = 0; dead_peer < 0 && i < s.src_count && s.src_begin + i < program.sources.size(); ++i) {
-      if (crosses(program.sources[s.src_begin + i].rank)) dead_peer = program.sources[s.src_begin + i].rank;
-    }
-  }
-  if (dead_peer < 0) return false;
+  const auto dead_peer = firstTouchedPeer(program, s, rank, [&](int peer) {
+    return peer >= 0 && peer < world_size_ && faults_.link_down[static_cast<std::size_t>(rank * world_size_ + peer)] != 0;
+  });
+  if (!dead_peer) return false;
   failRank(rank, linkDownError("rank " + std::to_string(rank) + " op " + std::to_string(op.seq) + " step #" +
                                std::to_string(op.pc) + " (" + describeStep(program, s) + "): link " +
-                               std::to_string(rank) + "->" + std::to_string(dead_peer) + " is down"));
+                               std::to_string(rank) + "->" + std::to_string(*dead_peer) + " is down"));
   return true;
 }
 

@@ -11,23 +11,12 @@ std::string rankName(int rank) { return "rank " + std::to_string(rank); }
 int firstStepOverDeadLink(const Plan& plan, int rank, const std::vector<char>& link_down, int n, int* dead_peer) {
   const RankProgram& program = plan.programs[static_cast<std::size_t>(rank)];
   auto dead = [&](int peer) {
-    return peer != rank && peer >= 0 && peer < n && link_down[static_cast<std::size_t>(rank * n + peer)] != 0;
+    return peer >= 0 && peer < n && link_down[static_cast<std::size_t>(rank * n + peer)] != 0;
   };
   for (std::size_t i = 0; i < program.steps.size(); ++i) {
-    const Step& s = program.steps[i];
-    std::vector<int> touched;
-    if (s.kind == StepKind::kSignal) touched.push_back(s.peer);
-    if (s.kind == StepKind::kCopy || s.kind == StepKind::kReduce) {
-      touched.push_back(s.dst.rank);
-      for (std::uint32_t k = 0; k < s.src_count && s.src_begin + k < program.sources.size(); ++k) {
-        touched.push_back(program.sources[s.src_begin + k].rank);
-      }
-    }
-    for (int peer : touched) {
-      if (dead(peer)) {
-        *dead_peer = peer;
-        return static_cast<int>(i);
-      }
+    if (const auto peer = firstTouchedPeer(program, program.steps[i], rank, dead)) {
+      *dead_peer = *peer;
+      return static_cast<int>(i);
     }
   }
   return -1;

@@ -26,6 +26,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -114,6 +115,24 @@ std::size_t scratchBytes(const Plan& plan, const ChunkLayout& layout, std::size_
 
 // One line per step, e.g. "r1 #3 reduce c2 [s0.0 s1.0] -> s1.4 final", for logs and failures.
 std::string describeStep(const RankProgram& program, const Step& step);
+
+// The first rank other than `self` whose memory `step` reads, writes or signals (a wait touches only
+// its own counters) and for which `match(peer)` holds; none when no such rank (a peer may itself be
+// out of range, negative included, which is what range checks look for). Allocates nothing, so submit
+// paths can call it per step. Sources past the end of `program.sources` are ignored (the verifier
+// reports them).
+template <typename Match>
+std::optional<int> firstTouchedPeer(const RankProgram& program, const Step& step, int self, Match&& match) {
+  auto check = [&](int peer) { return peer != self && match(peer); };
+  if (step.kind == StepKind::kSignal) return check(step.peer) ? std::optional<int>(step.peer) : std::nullopt;
+  if (step.kind != StepKind::kCopy && step.kind != StepKind::kReduce) return std::nullopt;
+  if (check(step.dst.rank)) return step.dst.rank;
+  for (std::uint32_t i = 0; i < step.src_count && step.src_begin + i < program.sources.size(); ++i) {
+    const int peer = program.sources[step.src_begin + i].rank;
+    if (check(peer)) return peer;
+  }
+  return std::nullopt;
+}
 std::string describeRankProgram(const RankProgram& program, int rank);
 
 }  // namespace peerreduce
