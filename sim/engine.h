@@ -65,6 +65,9 @@ class SimEngine {
   void setSignalDelay(int from, int to, double delay_us);
   void stallRank(int rank, double stall_us);
   void haltRank(int rank, std::uint64_t actions);
+  // The simulator's failure detector (a model of heartbeats over each link): `peer` is kLost once it
+  // halted, kLinkDown when the link between it and `rank` is down in either direction, else kAlive.
+  PeerHealth peerHealth(int rank, int peer) const;
 
   SimStats stats() const;
   std::vector<std::string> raceReports() const;

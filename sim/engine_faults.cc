@@ -46,6 +46,18 @@ void SimEngine::haltRank(int rank, std::uint64_t actions) {
   faults_.actions_left[static_cast<std::size_t>(rank)] = static_cast<std::int64_t>(actions);
 }
 
+PeerHealth SimEngine::peerHealth(int rank, int peer) const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (peer < 0 || peer >= world_size_ || rank < 0 || rank >= world_size_) return PeerHealth::kUnknown;
+  if (!faults_.any) return PeerHealth::kAlive;
+  if (halted(peer)) return PeerHealth::kLost;
+  if (peer != rank && (faults_.link_down[static_cast<std::size_t>(rank * world_size_ + peer)] != 0 ||
+                       faults_.link_down[static_cast<std::size_t>(peer * world_size_ + rank)] != 0)) {
+    return PeerHealth::kLinkDown;
+  }
+  return PeerHealth::kAlive;
+}
+
 bool SimEngine::halted(int rank) const { return faults_.actions_left[static_cast<std::size_t>(rank)] == 0; }
 
 double SimEngine::extraSignalDelay(int from, int to) const {

@@ -1,6 +1,6 @@
 #include "sim_cluster.h"
 
-#include <thread>
+#include "rank_threads.h"
 
 namespace peerreduce::sim {
 
@@ -11,32 +11,26 @@ StatusOr<std::unique_ptr<SimCluster>> SimCluster::create(int world_size, SimOpti
   for (int r = 0; r < world_size; ++r) {
     transports.push_back(decorate ? decorate(world, r, world->transport(r)) : world->transport(r));
   }
+  return createWith(world, [&](int r) {
+    return Communicator::create(r, world_size, world->bootstrap(r), transports[static_cast<std::size_t>(r)], config);
+  });
+}
+
+StatusOr<std::unique_ptr<SimCluster>> SimCluster::createWith(std::shared_ptr<SimWorld> world,
+                                                             const CommunicatorMaker& make) {
+  const int n = world->worldSize();
   auto cluster = std::unique_ptr<SimCluster>(new SimCluster());
-  cluster->world_ = world;
-  cluster->comms_.resize(static_cast<std::size_t>(world_size));
-  std::vector<Status> results(static_cast<std::size_t>(world_size));
-  std::vector<std::thread> threads;
-  threads.reserve(static_cast<std::size_t>(world_size));
-  // Joins whatever was started, also when starting a thread throws (destroying a joinable thread aborts).
-  struct Joiner {
-    std::vector<std::thread>& threads;
-    ~Joiner() {
-      for (auto& t : threads) {
-        if (t.joinable()) t.join();
-      }
+  cluster->world_ = std::move(world);
+  cluster->comms_.resize(static_cast<std::size_t>(n));
+  std::vector<Status> results(static_cast<std::size_t>(n));
+  runOnRankThreads(n, [&](int r) {
+    auto comm = make(r);
+    if (comm.isOk()) {
+      cluster->comms_[static_cast<std::size_t>(r)] = std::move(comm).value();
+    } else {
+      results[static_cast<std::size_t>(r)] = comm.status();
     }
-  } joiner{threads};
-  for (int r = 0; r < world_size; ++r) {
-    threads.emplace_back([&, r] {
-      auto comm = Communicator::create(r, world_size, world->bootstrap(r), transports[static_cast<std::size_t>(r)], config);
-      if (comm.isOk()) {
-        cluster->comms_[static_cast<std::size_t>(r)] = std::move(comm).value();
-      } else {
-        results[static_cast<std::size_t>(r)] = comm.status();
-      }
-    });
-  }
-  for (auto& t : threads) t.join();
+  });
   for (const auto& status : results) PR_RETURN_IF_ERROR(status);
   return cluster;
 }

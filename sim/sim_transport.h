@@ -34,6 +34,7 @@ class SimTransport final : public Transport {
   }
   Status asyncError() const override { return engine_->asyncError(rank_); }
   void abort() override { engine_->abort(rank_); }
+  PeerHealth peerHealth(int peer) const override { return engine_->peerHealth(rank_, peer); }
   std::byte* localRegion() override { return engine_->regionOf(rank_); }
 
   StatusOr<BufferAllocation> allocationOf(const void* ptr, std::size_t bytes) override {

@@ -97,11 +97,12 @@ void FaultController::healTransient() {
   }
 }
 
-void FaultController::enableSites(std::uint32_t mask, double probability, std::function<double()> draw) {
+void FaultController::enableSites(std::uint32_t mask, double probability, std::uint64_t seed) {
   std::lock_guard<std::mutex> lock(mutex_);
   site_mask_ = mask;
   site_probability_ = probability;
-  draw_ = std::move(draw);
+  site_seed_ = seed;
+  site_visits_.assign(static_cast<std::size_t>(world_size_) * kBuggifySiteCount, 0);
 }
 
 std::uint64_t FaultController::sitesFired() const {
@@ -145,10 +146,24 @@ std::vector<std::pair<int, int>> FaultController::deadLinks() const {
   return out;
 }
 
+// Called with the mutex held. A splitmix64 finaliser over (seed, rank, site, visit): independent of
+// the order in which ranks get here.
+double FaultController::draw(int rank, BuggifySite site) {
+  const std::size_t i = static_cast<std::size_t>(rank) * kBuggifySiteCount + static_cast<std::size_t>(site);
+  std::uint64_t z = site_seed_ ^ (static_cast<std::uint64_t>(i) << 40) ^ site_visits_[i]++;
+  for (int round = 0; round < 2; ++round) {
+    z += 0x9e3779b97f4a7c15ull;
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    z ^= z >> 31;
+  }
+  return static_cast<double>(z >> 11) * 0x1.0p-53;
+}
+
 // Called with the mutex held.
-bool FaultController::fire(BuggifySite site) {
-  if (!((site_mask_ >> static_cast<int>(site)) & 1u) || !draw_) return false;
-  if (draw_() >= site_probability_) return false;
+bool FaultController::fire(int rank, BuggifySite site) {
+  if (!((site_mask_ >> static_cast<int>(site)) & 1u)) return false;
+  if (draw(rank, site) >= site_probability_) return false;
   ++sites_fired_;
   return true;
 }
@@ -156,7 +171,7 @@ bool FaultController::fire(BuggifySite site) {
 Status FaultController::checkOpen(int rank) {
   std::lock_guard<std::mutex> lock(mutex_);
   int& left = exhausted_[static_cast<std::size_t>(rank)];
-  const bool buggified = left == 0 && fire(BuggifySite::kOpenExhausted);
+  const bool buggified = left == 0 && fire(rank, BuggifySite::kOpenExhausted);
   if (left == 0 && !buggified) return Status::ok();
   const bool persistent = left < 0;
   if (left > 0) --left;
@@ -216,9 +231,9 @@ FaultController::SubmitVerdict FaultController::beforeSubmit(int rank, const Exe
       return SubmitVerdict::kRefuse;
     }
   }
-  if (hooks_ && fire(BuggifySite::kSubmitStall)) hooks_->stallRank(rank, 1.0 + 50.0 * draw_());
-  if (hooks_ && world_size_ > 1 && fire(BuggifySite::kSubmitSlowSignal)) {
-    hooks_->setSignalDelay(rank, (rank + 1) % world_size_, 1.0 + 100.0 * draw_());
+  if (hooks_ && fire(rank, BuggifySite::kSubmitStall)) hooks_->stallRank(rank, 1.0 + 50.0 * draw(rank, BuggifySite::kSubmitStall));
+  if (hooks_ && world_size_ > 1 && fire(rank, BuggifySite::kSubmitSlowSignal)) {
+    hooks_->setSignalDelay(rank, (rank + 1) % world_size_, 1.0 + 100.0 * draw(rank, BuggifySite::kSubmitSlowSignal));
   }
   return SubmitVerdict::kForward;
 }
@@ -275,6 +290,17 @@ Status FaultyTransport::asyncError() const {
   if (controller_->swallowErrors()) return Status::ok();  // the canary's bug: failures look like success
   PR_RETURN_IF_ERROR(controller_->rankStatus(rank()));
   return TransportWrapper::asyncError();
+}
+
+}  // namespace peerreduce::faults
+
+namespace peerreduce::faults {
+
+PeerHealth FaultyTransport::peerHealth(int peer) const {
+  if (peer < 0 || peer >= controller_->worldSize()) return PeerHealth::kUnknown;
+  if (controller_->crashed(peer) || controller_->stalledForever(peer)) return PeerHealth::kLost;
+  if (peer != rank() && controller_->linkDown(rank(), peer)) return PeerHealth::kLinkDown;
+  return TransportWrapper::peerHealth(peer);
 }
 
 }  // namespace peerreduce::faults

@@ -59,9 +59,10 @@ class FaultController {
   Status inject(const Fault& fault);
   // Ends every fault that is not permanent (stalls, delays, exhaustion, bad records, IPC failures).
   void healTransient();
-  // BUGGIFY: switches on the sites in `mask`; each then fires with `probability` per visit, drawn
-  // from `draw` (a seeded generator returning uniform values in [0, 1)).
-  void enableSites(std::uint32_t mask, double probability, std::function<double()> draw);
+  // BUGGIFY: switches on the sites in `mask`; each then fires with `probability` per visit. The draws
+  // are a function of (seed, rank, site, visit number of that rank at that site), so a run replays
+  // bit for bit even when ranks visit sites from different threads in a different order.
+  void enableSites(std::uint32_t mask, double probability, std::uint64_t seed);
   std::uint64_t sitesFired() const;
 
   // Canary: a deliberately broken injector that reports success on a rank whose operation failed.
@@ -75,7 +76,8 @@ class FaultController {
 
  private:
   friend class FaultyTransport;
-  bool fire(BuggifySite site);
+  bool fire(int rank, BuggifySite site);
+  double draw(int rank, BuggifySite site);  // uniform in [0, 1), the next of this rank's and site's stream
   Status checkOpen(int rank);
   Status editRecords(int rank, std::vector<std::vector<std::byte>>& records);
   // kPeerLost / kLinkDown / withheld: what submit on `rank` must do before forwarding.
@@ -99,7 +101,8 @@ class FaultController {
   std::vector<int> exhausted_;               // per rank: >0 failures left, -1 persistent
   std::uint32_t site_mask_ = 0;
   double site_probability_ = 0.0;
-  std::function<double()> draw_;
+  std::uint64_t site_seed_ = 0;
+  std::vector<std::uint64_t> site_visits_;  // per rank x site
   std::uint64_t sites_fired_ = 0;
   bool swallow_canary_ = false;
 };
@@ -115,6 +118,9 @@ class FaultyTransport : public TransportWrapper {
   Status submit(const ExecutionRequest& request, StreamHandle stream) override;
   Status synchronize(StreamHandle stream, std::chrono::milliseconds timeout) override;
   Status asyncError() const override;
+  // The injected faults as a failure detector sees them (a crashed or forever-stalled rank is lost, an
+  // injected dead link is down); otherwise the inner transport's view.
+  PeerHealth peerHealth(int peer) const override;
 
  private:
   std::shared_ptr<FaultController> controller_;

@@ -272,6 +272,17 @@ class GpuTransport final : public Transport {
                         " ms; the peer stalled, crashed or runs a different operation");
   }
 
+  // The device error word is the detector's evidence: the peer a wait timed out on is lost (it stalled
+  // or crashed). Without a timeout nothing is known either way.
+  PeerHealth peerHealth(int peer) const override {
+    if (peer < 0 || peer >= world_size_) return PeerHealth::kUnknown;
+    const auto* report = const_cast<const volatile ErrorReport*>(error_);
+    if (report == nullptr || report->code == 0 || report->code == static_cast<std::uint64_t>(ErrorCode::kAborted)) {
+      return peer == rank_ ? PeerHealth::kAlive : PeerHealth::kUnknown;
+    }
+    return static_cast<int>(report->peer) == peer ? PeerHealth::kLost : PeerHealth::kUnknown;
+  }
+
   void abort() override {
     if (abort_word_ != nullptr) *reinterpret_cast<volatile std::uint32_t*>(abort_word_) = 1;
   }

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <memory>
 #include <string>
 #include <utility>
 
@@ -87,26 +88,21 @@ namespace detail {
 // The bookkeeping. Ranges of the region are segments (allocated or free) in a doubly linked list in
 // address order; allocated segments point to a slot (the handles' target: refcount, alignment, kind),
 // so a block keeps its slot when compaction gives it another segment. Free segments are also keys in
-// `free_`, sorted by (size, offset): best fit is a binary search. All tables are sized at creation.
+// `free_`, sorted by (size, offset): best fit is a binary search. All tables reserve their capacity at creation.
 //
 // Table sizes: with free neighbours always coalesced, A allocated segments leave at most A + 1 free
 // ones, so 2 * max_blocks + 1 segments and max_blocks + 1 free keys always suffice.
 class PoolState {
  public:
   explicit PoolState(const SymmetricPoolOptions& options) : options_(options) {
+    // Capacity is reserved now, so no later call allocates; entries are made on first use (a fresh
+    // index when no returned one is spare), which keeps creation cheap for large max_blocks.
     const std::size_t max_blocks = options.max_blocks;
-    segments_.resize(2 * max_blocks + 1);
-    spare_segments_.resize(segments_.size());
-    slots_.resize(max_blocks);
-    spare_slots_.resize(max_blocks);
-    free_.resize(max_blocks + 1);
-    // Spare stacks pop the lowest index first, so slot and segment numbers are deterministic too.
-    for (std::size_t i = 0; i < spare_segments_.size(); ++i) {
-      spare_segments_[i] = static_cast<std::uint32_t>(spare_segments_.size() - 1 - i);
-    }
-    spare_segment_count_ = spare_segments_.size();
-    for (std::size_t i = 0; i < max_blocks; ++i) spare_slots_[i] = static_cast<std::uint32_t>(max_blocks - 1 - i);
-    spare_slot_count_ = max_blocks;
+    segments_.reserve(2 * max_blocks + 1);
+    spare_segments_.reserve(2 * max_blocks + 1);
+    slots_.reserve(max_blocks);
+    spare_slots_.reserve(max_blocks);
+    free_ = std::make_unique_for_overwrite<FreeKey[]>(max_blocks + 1);
     quota_ = options.quota_bytes == 0 ? options.capacity_bytes : options.quota_bytes;
     head_ = newSegment();
     segments_[head_] = Segment{0, options.capacity_bytes, kNone, kNone, kNone};
@@ -170,7 +166,7 @@ class PoolState {
     bytes_in_use_ -= segments_[seg].size;
     --live_blocks_;
     releaseSegment(seg);
-    spare_slots_[spare_slot_count_++] = slot;
+    spare_slots_.push_back(slot);
     // Automatic compaction fires when fragmentation crosses the threshold upwards and re-arms once it
     // falls to half of it: where fixed blocks keep fragmentation high, a pass cannot help, and running
     // one on every release would cost O(blocks) each time.
@@ -306,7 +302,7 @@ class PoolState {
   // A new block in free segment `seg`, at its lowest offset aligned to `alignment`.
   std::uint32_t place(std::uint32_t seg, std::size_t size, std::size_t alignment, BlockKind kind) {
     const std::uint32_t placed = carve(seg, alignUp(segments_[seg].offset, alignment), size);
-    const std::uint32_t slot = spare_slots_[--spare_slot_count_];  // live < max_blocks was checked
+    const std::uint32_t slot = newSlot();  // live < max_blocks was checked
     slots_[slot] = Slot{1, placed, alignment, kind};
     segments_[placed].slot = slot;
     bytes_in_use_ += size;
@@ -321,7 +317,7 @@ class PoolState {
   // equal sizes. Binary search to the first key of size >= `size`, then at most free_count_ keys.
   std::uint32_t findBestFit(std::size_t size, std::size_t alignment) const {
     const FreeKey probe{size, 0, 0};
-    const FreeKey* begin = free_.data();
+    const FreeKey* begin = free_.get();
     const FreeKey* end = begin + free_count_;
     for (const FreeKey* k = std::lower_bound(begin, end, probe, keyLess); k != end; ++k) {
       const std::size_t pad = alignUp(k->offset, alignment) - k->offset;
@@ -403,7 +399,7 @@ class PoolState {
       } else {
         head_ = seg;
       }
-      spare_segments_[spare_segment_count_++] = p;
+      spare_segments_.push_back(p);
     }
     if (s.next != kNone && segments_[s.next].slot == kNone) {
       const std::uint32_t n = s.next;
@@ -411,16 +407,35 @@ class PoolState {
       s.size += segments_[n].size;
       s.next = segments_[n].next;
       if (s.next != kNone) segments_[s.next].prev = seg;
-      spare_segments_[spare_segment_count_++] = n;
+      spare_segments_.push_back(n);
     }
     insertFreeKey(seg);
   }
 
-  std::uint32_t newSegment() { return spare_segments_[--spare_segment_count_]; }
+  // A returned index when one is spare (most recently returned first), else the next fresh one: the
+  // same order as a stack filled with every index, lowest on top, so numbering stays deterministic.
+  std::uint32_t newSegment() {
+    if (!spare_segments_.empty()) {
+      const std::uint32_t seg = spare_segments_.back();
+      spare_segments_.pop_back();
+      return seg;
+    }
+    segments_.emplace_back();  // within the reserved capacity: at most 2 * max_blocks + 1 segments exist
+    return static_cast<std::uint32_t>(segments_.size() - 1);
+  }
+  std::uint32_t newSlot() {
+    if (!spare_slots_.empty()) {
+      const std::uint32_t slot = spare_slots_.back();
+      spare_slots_.pop_back();
+      return slot;
+    }
+    slots_.emplace_back();  // within the reserved capacity: at most max_blocks live blocks
+    return static_cast<std::uint32_t>(slots_.size() - 1);
+  }
 
   void insertFreeKey(std::uint32_t seg) {
     const FreeKey key{segments_[seg].size, segments_[seg].offset, seg};
-    FreeKey* begin = free_.data();
+    FreeKey* begin = free_.get();
     FreeKey* end = begin + free_count_;
     FreeKey* at = std::upper_bound(begin, end, key, keyLess);
     std::move_backward(at, end, end + 1);  // free_count_ <= max_blocks, so end + 1 is in the table
@@ -430,7 +445,7 @@ class PoolState {
 
   void removeFreeKey(std::uint32_t seg) {
     const FreeKey key{segments_[seg].size, segments_[seg].offset, seg};
-    FreeKey* begin = free_.data();
+    FreeKey* begin = free_.get();
     FreeKey* end = begin + free_count_;
     FreeKey* at = std::lower_bound(begin, end, key, keyLess);
     std::move(at + 1, end, at);
@@ -462,11 +477,9 @@ class PoolState {
   SymmetricPoolOptions options_;
   std::vector<Segment> segments_;
   std::vector<std::uint32_t> spare_segments_;
-  std::size_t spare_segment_count_ = 0;
   std::vector<Slot> slots_;
   std::vector<std::uint32_t> spare_slots_;
-  std::size_t spare_slot_count_ = 0;
-  std::vector<FreeKey> free_;
+  std::unique_ptr<FreeKey[]> free_;  // max_blocks + 1 keys, the first free_count_ in use
   std::size_t free_count_ = 0;
   std::uint32_t head_ = kNone;
 
@@ -504,7 +517,7 @@ Status PoolState::checkConsistency() const {
       if (prev_free) return broken("adjacent free segments at " + std::to_string(s.offset));
       ++frees;
       const FreeKey key{s.size, s.offset, cur};
-      const FreeKey* begin = free_.data();
+      const FreeKey* begin = free_.get();
       const FreeKey* end = begin + free_count_;
       const FreeKey* at = std::lower_bound(begin, end, key, keyLess);
       if (at == end || at->segment != cur || at->size != s.size || at->offset != s.offset) {
@@ -526,9 +539,9 @@ Status PoolState::checkConsistency() const {
   if (cur != kNone) return broken("address list longer than the table");
   if (covered != options_.capacity_bytes) return broken("segments cover " + std::to_string(covered) + " bytes");
   if (in_use != bytes_in_use_) return broken("bytes in use");
-  if (live != live_blocks_ || live + spare_slot_count_ != slots_.size()) return broken("live block count");
+  if (live != live_blocks_ || live + spare_slots_.size() != slots_.size()) return broken("live block count");
   if (frees != free_count_) return broken("free index size");
-  if (segments + spare_segment_count_ != segments_.size()) return broken("segment table accounting");
+  if (segments + spare_segments_.size() != segments_.size()) return broken("segment table accounting");
   if (idle_movable != idle_movable_) return broken("idle movable count");
   for (std::size_t i = 1; i < free_count_; ++i) {
     if (!keyLess(free_[i - 1], free_[i])) return broken("free index order");

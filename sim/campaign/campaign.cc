@@ -1,9 +1,11 @@
 #include "campaign.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <limits>
 
+#include "campaign_workers.h"
 #include "peerreduce/status.h"
 #include "prng.h"
 #include "util/log.h"
@@ -35,9 +37,50 @@ std::string jsonString(const std::string& s) {
 
 }  // namespace
 
+bool campaignPassed(const CampaignReport& r) {
+  return r.safety_failures + r.liveness_failures == 0 && r.worker_error.empty();
+}
+
 std::string replayCommand(std::uint64_t seed, bool canary) {
   return "peerreduce-sim campaign --seeds 1 --seed " + std::to_string(seed) + (canary ? " --canary swallow-errors" : "");
 }
+
+namespace {
+
+// Adds scenario `r` of `seed` to the report. Called in seed order, so the report (and its
+// fingerprint) is the same whatever the number of jobs.
+void accumulate(CampaignReport& report, const Scenario& scenario, const ScenarioResult& r, std::uint64_t seed) {
+  report.scenarios += 1;
+  report.ops_ok += static_cast<std::uint64_t>(r.ops_ok);
+  report.ops_failed += static_cast<std::uint64_t>(r.ops_failed);
+  report.creation_refusals += static_cast<std::uint64_t>(r.creation_refusals);
+  report.shrinks += static_cast<std::uint64_t>(r.shrinks);
+  report.buggify_fired += r.buggify_fired;
+  for (int k = 0; k < faults::kFaultKindCount; ++k) {
+    const auto kk = static_cast<std::size_t>(k);
+    if (scenario.mix.has(static_cast<faults::FaultKind>(k))) report.mixes_with[kk] += 1;
+    report.kinds[kk].injected += r.kinds[kk].injected;
+    report.kinds[kk].ops_failed += r.kinds[kk].ops_failed;
+    report.kinds[kk].recoveries += r.kinds[kk].recoveries;
+    report.kinds[kk].recovery_us += r.kinds[kk].recovery_us;
+    report.kinds[kk].max_recovery_us = std::max(report.kinds[kk].max_recovery_us, r.kinds[kk].max_recovery_us);
+  }
+  for (std::size_t c = 0; c < r.error_codes.size(); ++c) report.error_codes[c] += static_cast<std::uint64_t>(r.error_codes[c]);
+  report.fingerprint = deriveSeed(report.fingerprint ^ r.fingerprint, seed);
+  if (!r.safety_ok) report.safety_failures += 1;
+  if (!r.liveness_ok) report.liveness_failures += 1;
+  if ((!r.safety_ok || !r.liveness_ok) && report.failures.size() < kMaxListedFailures) {
+    report.failures.push_back({seed, r.problem, scenario.describe(), replayCommand(seed, report.options.swallow_errors_canary)});
+  }
+}
+
+// Scenarios run in batches, whose results are accumulated in seed order before the next batch starts
+// (memory stays bounded). With jobs > 1 each batch runs in worker processes (campaign_workers.h).
+constexpr std::uint64_t kBatchSeeds = 512;
+// A batch takes seconds; a worker still running after this is stuck.
+constexpr double kBatchDeadlineSeconds = 900.0;
+
+}  // namespace
 
 CampaignReport runCampaign(const CampaignOptions& options) {
   CampaignReport report;
@@ -47,32 +90,22 @@ CampaignReport runCampaign(const CampaignOptions& options) {
   setLogMuted(true);
   ScenarioOptions scenario_options;
   scenario_options.swallow_errors_canary = options.swallow_errors_canary;
-  for (std::uint64_t i = 0; i < options.seeds; ++i) {
-    const std::uint64_t seed = options.first_seed + i;
-    const Scenario scenario = drawScenario(seed);
-    const ScenarioResult r = runScenario(scenario, scenario_options);
-    report.scenarios += 1;
-    report.ops_ok += static_cast<std::uint64_t>(r.ops_ok);
-    report.ops_failed += static_cast<std::uint64_t>(r.ops_failed);
-    report.creation_refusals += static_cast<std::uint64_t>(r.creation_refusals);
-    report.shrinks += static_cast<std::uint64_t>(r.shrinks);
-    report.buggify_fired += r.buggify_fired;
-    for (int k = 0; k < faults::kFaultKindCount; ++k) {
-      const auto kk = static_cast<std::size_t>(k);
-      if (scenario.mix.has(static_cast<faults::FaultKind>(k))) report.mixes_with[kk] += 1;
-      report.kinds[kk].injected += r.kinds[kk].injected;
-      report.kinds[kk].ops_failed += r.kinds[kk].ops_failed;
-      report.kinds[kk].recoveries += r.kinds[kk].recoveries;
-      report.kinds[kk].recovery_us += r.kinds[kk].recovery_us;
-      report.kinds[kk].max_recovery_us = std::max(report.kinds[kk].max_recovery_us, r.kinds[kk].max_recovery_us);
+  const int jobs = std::clamp(options.jobs, 1, kMaxCampaignJobs);
+  for (std::uint64_t first = 0; first < options.seeds && report.worker_error.empty(); first += kBatchSeeds) {
+    const std::uint64_t batch = std::min(kBatchSeeds, options.seeds - first);
+    const std::uint64_t batch_seed = options.first_seed + first;
+    std::vector<ScenarioResult> results;
+    if (jobs == 1) {
+      for (std::uint64_t i = 0; i < batch; ++i) results.push_back(runScenario(drawScenario(batch_seed + i), scenario_options));
+    } else {
+      auto ran = runScenariosInWorkers(batch_seed, batch, jobs, scenario_options, kBatchDeadlineSeconds);
+      if (!ran.isOk()) {
+        report.worker_error = ran.status().message();
+        break;
+      }
+      results = std::move(ran).value();
     }
-    for (std::size_t c = 0; c < r.error_codes.size(); ++c) report.error_codes[c] += static_cast<std::uint64_t>(r.error_codes[c]);
-    report.fingerprint = deriveSeed(report.fingerprint ^ r.fingerprint, seed);
-    if (!r.safety_ok) report.safety_failures += 1;
-    if (!r.liveness_ok) report.liveness_failures += 1;
-    if ((!r.safety_ok || !r.liveness_ok) && report.failures.size() < kMaxListedFailures) {
-      report.failures.push_back({seed, r.problem, scenario.describe(), replayCommand(seed, options.swallow_errors_canary)});
-    }
+    for (std::uint64_t i = 0; i < batch; ++i) accumulate(report, drawScenario(batch_seed + i), results[i], batch_seed + i);
   }
   setLogMuted(false);
   report.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
@@ -115,8 +148,10 @@ std::string formatText(const CampaignReport& r) {
          std::to_string(r.liveness_failures) + "\n";
   char fp[32];
   std::snprintf(fp, sizeof(fp), "%016llx", static_cast<unsigned long long>(r.fingerprint));
-  out += "fingerprint: " + std::string(fp) + "\nwall time: " + fixed(r.wall_seconds, 2) + " s\n";
-  out += std::string("verdict: ") + (r.safety_failures + r.liveness_failures == 0 ? "ok" : "FAILED") + "\n";
+  out += "fingerprint: " + std::string(fp) + "\nwall time: " + fixed(r.wall_seconds, 2) + " s with " +
+         std::to_string(std::clamp(r.options.jobs, 1, kMaxCampaignJobs)) + " jobs\n";
+  if (!r.worker_error.empty()) out += "FAILED: " + r.worker_error + "\n";
+  out += std::string("verdict: ") + (campaignPassed(r) ? "ok" : "FAILED") + "\n";
   return out;
 }
 
@@ -146,8 +181,10 @@ std::string formatJson(const CampaignReport& r) {
     out += (i ? "," : "") + std::string("{\"seed\":") + std::to_string(f.seed) + ",\"problem\":" + jsonString(f.problem) +
            ",\"scenario\":" + jsonString(f.scenario) + ",\"replay\":" + jsonString(f.replay) + "}";
   }
-  out += "],\"fingerprint\":\"" + std::string(fp) + "\",\"wall_seconds\":" + fixed(r.wall_seconds, 3) + ",\"verdict\":" +
-         (r.safety_failures + r.liveness_failures == 0 ? "\"ok\"" : "\"failed\"") + "}\n";
+  out += "],\"fingerprint\":\"" + std::string(fp) + "\",\"wall_seconds\":" + fixed(r.wall_seconds, 3) + ",\"jobs\":" +
+         std::to_string(std::clamp(r.options.jobs, 1, kMaxCampaignJobs)) +
+         ",\"worker_error\":" + jsonString(r.worker_error) + ",\"verdict\":" + (campaignPassed(r) ? "\"ok\"" : "\"failed\"") +
+         "}\n";
   return out;
 }
 
@@ -169,6 +206,15 @@ int campaignMain(const std::vector<std::string>& args) {
         return 2;
       }
       (count ? options.seeds : options.first_seed) = static_cast<std::uint64_t>(*n);
+    } else if (flag == "--jobs") {
+      const std::string* v = next();
+      auto n = v ? parseInt64(*v, 1, kMaxCampaignJobs, "--jobs")
+                 : StatusOr<std::int64_t>(invalidArgumentError("--jobs needs a value"));
+      if (!n.isOk()) {
+        std::fprintf(stderr, "peerreduce-sim campaign: %s\n", n.status().toString().c_str());
+        return 2;
+      }
+      options.jobs = static_cast<int>(*n);
     } else if (flag == "--json") {
       options.json = true;
     } else if (flag == "--canary") {
@@ -179,8 +225,9 @@ int campaignMain(const std::vector<std::string>& args) {
       }
       options.swallow_errors_canary = true;
     } else if (flag == "--help" || flag == "-h") {
-      std::printf("usage: peerreduce-sim campaign [--seeds N] [--seed S] [--json] [--canary swallow-errors]\n"
+      std::printf("usage: peerreduce-sim campaign [--seeds N] [--seed S] [--jobs J] [--json] [--canary swallow-errors]\n"
                   "Runs N seeded fault scenarios (seeds S..S+N-1) and checks safety and liveness.\n"
+                  "--jobs J runs J scenarios at a time (1..64, default 1); the report does not depend on it.\n"
                   "Exit status: 0 no failure, 1 a safety or liveness failure, 2 bad input.\n");
       return 0;
     } else {
@@ -191,7 +238,7 @@ int campaignMain(const std::vector<std::string>& args) {
   const CampaignReport report = runCampaign(options);
   const std::string text = options.json ? formatJson(report) : formatText(report);
   std::fwrite(text.data(), 1, text.size(), stdout);
-  return report.safety_failures + report.liveness_failures == 0 ? 0 : 1;
+  return campaignPassed(report) ? 0 : 1;
 }
 
 }  // namespace peerreduce::sim::campaign

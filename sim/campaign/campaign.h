@@ -15,7 +15,9 @@ struct CampaignOptions {
   std::uint64_t seeds = 100;
   bool json = false;
   bool swallow_errors_canary = false;
+  int jobs = 1;  // worker processes running scenarios at once; the report does not depend on it
 };
+inline constexpr int kMaxCampaignJobs = 64;
 
 struct CampaignFailure {
   std::uint64_t seed = 0;
@@ -35,11 +37,14 @@ struct CampaignReport {
   std::vector<std::uint64_t> error_codes = std::vector<std::uint64_t>(16, 0);
   std::vector<CampaignFailure> failures;  // the first kMaxListedFailures
   std::uint64_t fingerprint = 0;          // of every scenario's fingerprint, in seed order
+  std::string worker_error;               // a worker process died or hung: the campaign failed
   double wall_seconds = 0.0;
 };
 inline constexpr std::size_t kMaxListedFailures = 20;
 
 std::string replayCommand(std::uint64_t seed, bool canary);
+// No safety or liveness failure, and every worker finished.
+bool campaignPassed(const CampaignReport& report);
 CampaignReport runCampaign(const CampaignOptions& options);
 std::string formatText(const CampaignReport& report);
 std::string formatJson(const CampaignReport& report);

@@ -1,11 +1,14 @@
 // runScenario: creation, operations with faults, recovery by abort + agreement + shrink, and the
 // safety and liveness checks of every step.
 #include <algorithm>
+#include <chrono>
 #include <cstring>
+#include <functional>
 
 #include "faults/faulty_transport.h"
 #include "peerreduce/recovery.h"
 #include "prng.h"
+#include "rank_threads.h"
 #include "scenario.h"
 #include "sim_cluster.h"
 #include "sim_fault_hooks.h"
@@ -18,6 +21,8 @@ using faults::FaultController;
 using faults::FaultKind;
 
 constexpr std::size_t kGuardBytes = 64;
+// Real time: every rank of a scenario is a thread of this process, so the agreement completes at once.
+constexpr std::chrono::milliseconds kAgreementTimeout{30000};
 constexpr std::byte kGuard{0xa5};
 constexpr std::byte kPoison{0x5a};
 
@@ -76,7 +81,7 @@ bool typedCreationFailure(const Status& s) {
 
 class Runner {
  public:
-  Runner(const Scenario& s, const ScenarioOptions& o) : s_(s), o_(o), prng_(deriveSeed(s.seed, 0xb0661)) {
+  Runner(const Scenario& s, const ScenarioOptions& o) : s_(s), o_(o) {
     result_.seed = s.seed;
   }
 
@@ -110,29 +115,42 @@ class Runner {
     return c;
   }
 
-  // A world of the current survivors (ids_) over topology_, every transport behind the injector.
-  Status createWorld(const std::vector<Fault>& creation_faults, std::uint32_t sites) {
-    const int n = static_cast<int>(ids_.size());
+  // A simulated world of `n` ranks over topology_, with a new injector (creation faults, BUGGIFY
+  // sites) and every rank's transport behind it.
+  Status prepareWorld(int n, const std::vector<Fault>& creation_faults, std::uint32_t sites) {
     hooks_ = std::make_shared<SimFaultHooks>();
     controller_ = std::make_shared<FaultController>(n, hooks_);
     controller_->setSwallowErrorsCanary(o_.swallow_errors_canary);
-    controller_->enableSites(sites, 0.1, [this] { return prng_.unit(); });
+    controller_->enableSites(sites, 0.1, deriveSeed(s_.seed, 0xb0661 + static_cast<std::uint64_t>(result_.shrinks) * 2 +
+                                                             (sites == s_.buggify_sites ? 0 : 1)));
     for (const Fault& f : creation_faults) PR_RETURN_IF_ERROR(controller_->inject(f));
     SimOptions options;
     options.seed = deriveSeed(s_.seed, 0x5100 + static_cast<std::uint64_t>(result_.shrinks));
     options.topology = topology_;
     options.wait_timeout_us = kScenarioWaitTimeoutUs;
-    auto controller = controller_;
-    auto hooks = hooks_;
-    cluster_.reset();
-    auto made = SimCluster::create(n, options, config(),
-                                   [&](const std::shared_ptr<SimWorld>& world, int, std::shared_ptr<Transport> t) {
-                                     hooks->bind(world);
-                                     return std::make_shared<faults::FaultyTransport>(std::move(t), controller);
-                                   });
-    if (!made.isOk()) return made.status();
-    cluster_ = std::move(made).value();
+    PR_ASSIGN_OR_RETURN(world_, SimWorld::create(n, options));
+    hooks_->bind(world_);
+    transports_.clear();
+    for (int r = 0; r < n; ++r) {
+      transports_.push_back(std::make_shared<faults::FaultyTransport>(world_->transport(r), controller_));
+    }
     return Status::ok();
+  }
+
+  // Collective creation of the prepared world's communicators: `make(r)` on every rank's thread.
+  Status createComms(const SimCluster::CommunicatorMaker& make) {
+    PR_ASSIGN_OR_RETURN(cluster_, SimCluster::createWith(world_, make));
+    return Status::ok();
+  }
+
+  // A world of the current survivors (ids_) over topology_, every transport behind the injector.
+  Status createWorld(const std::vector<Fault>& creation_faults, std::uint32_t sites) {
+    const int n = static_cast<int>(ids_.size());
+    cluster_.reset();
+    PR_RETURN_IF_ERROR(prepareWorld(n, creation_faults, sites));
+    return createComms([&](int r) {
+      return Communicator::create(r, n, world_->bootstrap(r), transports_[static_cast<std::size_t>(r)], config());
+    });
   }
 
   bool createFirstWorld() {
@@ -258,44 +276,48 @@ class Runner {
     recover(op, k, detection_us, active);
   }
 
-  // Every survivor aborts, reports what its detector saw, agrees, shrinks; the shrunk world must
-  // complete a fault-free allreduce within kRecoveryBoundUs.
+  // Every rank aborts; each reports what its failure detector saw (Communicator::failureReport) and
+  // takes part in the agreement over the world's bootstrap (failed ranks too: their threads live on);
+  // the largest group shrinks (shrinkCommunicator), the failed ranks learn they are out (kPeerLost);
+  // the shrunk world must complete a fault-free allreduce within kRecoveryBoundUs.
   void recover(const ScenarioOp& op, int k, double detection_us, const std::vector<FaultKind>& active) {
     const int n = static_cast<int>(ids_.size());
     for (int r = 0; r < n; ++r) cluster_->comm(r).abort();
     controller_->healTransient();
-    std::vector<FailureReport> reports;
+    std::vector<StatusOr<FailureDecision>> decided(static_cast<std::size_t>(n), internalError("agreement not run"));
+    runOnRankThreads(n, [&](int r) {
+      decided[static_cast<std::size_t>(r)] = agreeOnFailures(*cluster_->world().bootstrap(r), topology_,
+                                                             cluster_->comm(r).failureReport(), kAgreementTimeout);
+    });
+    std::vector<FailureDecision> decisions;
     for (int r = 0; r < n; ++r) {
-      if (controller_->crashed(r) || controller_->stalledForever(r)) continue;
-      FailureReport report;
-      report.rank = r;
-      for (int p = 0; p < n; ++p) {
-        // Heartbeats travel over links: a rank notices the loss of a peer it is linked to.
-        if (p != r && topology_.link(r, p).connected() && (controller_->crashed(p) || controller_->stalledForever(p))) {
-          report.lost_ranks.push_back(p);
-        }
-        if (p != r && topology_.link(r, p).connected() && controller_->linkDown(r, p)) report.dead_links.emplace_back(r, p);
+      const auto& d = decided[static_cast<std::size_t>(r)];
+      if (!d.isOk()) {
+        safety("rank " + std::to_string(ids_[static_cast<std::size_t>(r)]) + ": the agreement failed: " + d.status().toString());
+        return;
       }
-      reports.push_back(std::move(report));
-    }
-    auto decisions = agreeOnFailures(topology_, reports);
-    if (!decisions.isOk()) {
-      safety("agreement refused the reports: " + decisions.status().toString());
-      return;
+      decisions.push_back(*d);
     }
     // The group that goes on: the largest (ties: the one holding the lowest rank).
     const FailureDecision* chosen = nullptr;
-    for (const auto& d : *decisions) {
-      if (!decisionsAgree(*decisions, d.rank)) {
+    for (const auto& d : decisions) {
+      if (!std::binary_search(d.survivors.begin(), d.survivors.end(), d.rank)) continue;  // a failed rank
+      if (!decisionsAgree(decisions, d.rank)) {
         safety("survivors of rank " + std::to_string(ids_[static_cast<std::size_t>(d.rank)]) + "'s group disagree on the failed set");
         return;
       }
-      if (d.survivors.empty()) continue;
       if (!chosen || d.survivors.size() > chosen->survivors.size()) chosen = &d;
     }
     if (!chosen) {
       liveness("op " + std::to_string(k) + ": no survivor group");
       return;
+    }
+    for (int r = 0; r < n; ++r) {
+      const bool failed = controller_->crashed(r) || controller_->stalledForever(r);
+      if (failed && std::binary_search(chosen->survivors.begin(), chosen->survivors.end(), r)) {
+        safety("the agreement kept rank " + std::to_string(ids_[static_cast<std::size_t>(r)]) + ", which failed");
+        return;
+      }
     }
     auto plan = planShrink(topology_, *chosen);
     if (!plan.isOk()) {
@@ -304,15 +326,39 @@ class Runner {
     }
     std::vector<int> next_ids;
     for (int old : plan->old_rank) next_ids.push_back(ids_[static_cast<std::size_t>(old)]);
+    const std::vector<int> old_ids = ids_;
+    std::unique_ptr<SimCluster> old_cluster = std::move(cluster_);
     ids_ = next_ids;
     topology_ = plan->topology;
     result_.shrinks += 1;
     result_.buggify_fired += controller_->sitesFired();
-    Status made = createWorld({}, s_.buggify_sites);
+    // The failed ranks (and the groups that do not go on) are told so by shrinkCommunicator.
+    for (int r = 0; r < n; ++r) {
+      if (std::binary_search(chosen->survivors.begin(), chosen->survivors.end(), r)) continue;
+      if (std::binary_search(decisions[static_cast<std::size_t>(r)].survivors.begin(),
+                             decisions[static_cast<std::size_t>(r)].survivors.end(), r)) {
+        continue;  // a survivor of a smaller group: it would go on alone
+      }
+      auto out = shrinkCommunicator(old_cluster->comm(r), decisions[static_cast<std::size_t>(r)], nullptr, nullptr);
+      if (out.isOk() || out.status().code() != ErrorCode::kPeerLost) {
+        safety("rank " + std::to_string(old_ids[static_cast<std::size_t>(r)]) +
+               ", declared failed, was not refused by the shrink: " + out.status().toString());
+        return;
+      }
+    }
+    auto shrink = [&](std::uint32_t sites) -> Status {
+      PR_RETURN_IF_ERROR(prepareWorld(static_cast<int>(ids_.size()), {}, sites));
+      return createComms([&](int i) {
+        const int old = plan->old_rank[static_cast<std::size_t>(i)];
+        return shrinkCommunicator(old_cluster->comm(old), decisions[static_cast<std::size_t>(old)], world_->bootstrap(i),
+                                  transports_[static_cast<std::size_t>(i)]);
+      });
+    };
+    Status made = shrink(s_.buggify_sites);
     if (!made.isOk() && typedCreationFailure(made)) {
       // The BUGGIFY exhaustion site may fire on the new world too: retry once with it off.
       result_.creation_refusals += 1;
-      made = createWorld({}, s_.buggify_sites & ~(1u << static_cast<int>(faults::BuggifySite::kOpenExhausted)));
+      made = shrink(s_.buggify_sites & ~(1u << static_cast<int>(faults::BuggifySite::kOpenExhausted)));
     }
     if (!made.isOk()) {
       liveness("op " + std::to_string(k) + ": the shrunk world (" + plan->describe() + ") cannot be created: " +
@@ -360,12 +406,13 @@ class Runner {
 
   const Scenario& s_;
   const ScenarioOptions& o_;
-  Prng prng_;
   ScenarioResult result_;
   std::vector<int> ids_;  // original rank of each current rank
   Topology topology_;
   std::shared_ptr<SimFaultHooks> hooks_;
   std::shared_ptr<FaultController> controller_;
+  std::shared_ptr<SimWorld> world_;
+  std::vector<std::shared_ptr<Transport>> transports_;
   std::unique_ptr<SimCluster> cluster_;
 };
 

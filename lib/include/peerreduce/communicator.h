@@ -38,6 +38,7 @@
 #include "peerreduce/bootstrap.h"
 #include "peerreduce/config.h"
 #include "peerreduce/memory.h"
+#include "peerreduce/recovery.h"
 #include "peerreduce/registered_buffer.h"
 #include "peerreduce/status.h"
 #include "peerreduce/topology.h"
@@ -84,6 +85,10 @@ class Communicator {
   // aborts at once. The communicator stays destroyable; make a new one to continue.
   void abort();
   bool aborted() const;
+  // What this rank's failure detector saw (the transport's PeerHealth of every linked peer and of this
+  // rank itself): the peers lost, this rank too when it failed, and the dead links at its end. The
+  // input to agreeOnFailures (peerreduce/recovery.h). Does not block; valid after abort.
+  FailureReport failureReport() const;
 
   int rank() const;
   int size() const;

@@ -1,10 +1,19 @@
 // Recovery after a failure, in the spirit of ULFM and NCCL's abort/shrink:
 //   1. every surviving rank notices the failure (asyncError: kTimeout, kPeerLost, kLinkDown...);
-//   2. every survivor aborts its communicator (Communicator::abort, safe when all abort at once);
-//   3. the survivors agree on what failed (agreeOnFailures): ranks and links;
-//   4. they shrink (planShrink): a new world of the survivors, renumbered in the order of their old
-//      ranks, whose topology lacks the dead links, so the candidates re-plan rings and trees around
-//      them; the next allreduce on the new communicator runs over the remaining links.
+//   2. every rank aborts its communicator (Communicator::abort, safe when all abort at once);
+//   3. each rank asks its failure detector what it saw (Communicator::failureReport);
+//   4. the ranks agree on what failed (agreeOnFailures over the old world's bootstrap): ranks and links;
+//   5. the survivors shrink (shrinkCommunicator, built on planShrink): a new world of the survivors,
+//      renumbered in the order of their old ranks, whose topology lacks the dead links, so the
+//      candidates re-plan rings and trees around them; the next allreduce runs over the remaining
+//      links. A rank the agreement declared failed gets kPeerLost from shrinkCommunicator and leaves.
+//
+// Example (every rank of the old world, after allreduce or synchronize failed):
+//   comm->abort();
+//   auto decision = peerreduce::agreeOnFailures(*bootstrap, comm->topology(), comm->failureReport(),
+//                                               std::chrono::seconds(10));
+//   // survivors make the new world's bootstrap (MPI_Comm_split by decision->survivors) and transport
+//   auto next = peerreduce::shrinkCommunicator(*comm, *decision, new_bootstrap, new_transport);
 //
 // Agreement: each survivor contributes what its own failure detector saw (ranks it lost, links that
 // stopped working at its end). Reports travel one hop per round over links neither end reported
@@ -15,20 +24,26 @@
 // continues; the campaign takes the largest).
 #pragma once
 
+#include <chrono>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "peerreduce/bootstrap.h"
 #include "peerreduce/status.h"
 #include "peerreduce/topology.h"
 
 namespace peerreduce {
 
-// What one survivor's failure detector saw.
+class Communicator;
+class Transport;
+
+// What one rank's failure detector saw.
 struct FailureReport {
   int rank = -1;
-  std::vector<int> lost_ranks;                    // peers it stopped hearing from
+  std::vector<int> lost_ranks;                    // peers it stopped hearing from; itself when it failed
   std::vector<std::pair<int, int>> dead_links;    // links at its end that stopped working
 };
 
@@ -46,6 +61,16 @@ struct FailureDecision {
 StatusOr<std::vector<FailureDecision>> agreeOnFailures(const Topology& topology,
                                                        const std::vector<FailureReport>& reports);
 
+// The same agreement run by every rank of a world: collective over `bootstrap` (the old world's, which
+// must still connect every rank: ranks of one process, or MPI processes whose GPU rather than process
+// failed). Each rank contributes `mine`; reports are all-gathered and every rank computes the
+// agreement above on the reports of the ranks no report names lost (a lost rank relays nothing),
+// returning its own decision; a lost rank gets the largest group's decision, which lacks it. kInvalidArgument (on the rank that
+// passed it) for a report of another rank, naming ranks outside the world, or naming a link not at
+// the reporter's end; the bootstrap's kTimeout naming the ranks that never arrived.
+StatusOr<FailureDecision> agreeOnFailures(Bootstrap& bootstrap, const Topology& topology, const FailureReport& mine,
+                                          std::chrono::milliseconds timeout);
+
 // True when every decision in `decisions` that belongs to the group of `rank` equals its decision.
 bool decisionsAgree(const std::vector<FailureDecision>& decisions, int rank);
 
@@ -57,5 +82,15 @@ struct ShrinkPlan {
 };
 // kUnavailable when the survivors cannot all reach one another over the remaining links.
 StatusOr<ShrinkPlan> planShrink(const Topology& topology, const FailureDecision& decision);
+
+// Collective over the survivors: the communicator of the shrunk world. This rank's new rank is its
+// position in decision.survivors; `bootstrap` and `transport` are the new world's (size: the number of
+// survivors). The configuration is `old`'s, with the link mask renumbered and extended by the dead
+// links, so the candidates avoid them. kPeerLost when the agreement declared this rank failed;
+// kInvalidArgument when the decision is another rank's or the bootstrap or transport is not this
+// rank's in a world of the survivors; kUnavailable when the survivors cannot reach one another.
+StatusOr<std::unique_ptr<Communicator>> shrinkCommunicator(const Communicator& old, const FailureDecision& decision,
+                                                           std::shared_ptr<Bootstrap> bootstrap,
+                                                           std::shared_ptr<Transport> transport);
 
 }  // namespace peerreduce

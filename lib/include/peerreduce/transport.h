@@ -66,6 +66,10 @@ struct PeerBufferView {
   std::size_t bytes = 0;
 };
 
+// What a transport's failure detector concludes about a peer, or about this rank itself (recovery:
+// Communicator::failureReport). kUnknown where it has no evidence either way.
+enum class PeerHealth { kAlive, kUnknown, kLost, kLinkDown };
+
 class Transport {
  public:
   virtual ~Transport() = default;
@@ -91,6 +95,9 @@ class Transport {
   virtual Status asyncError() const = 0;
   // Makes every wait of this rank return promptly with kAborted. Safe from any thread.
   virtual void abort() = 0;
+  // The failure detector's view of `peer` (this rank's own when peer == rank(): kLost when this rank
+  // itself stopped working). Does not block. Peers outside the world are kUnknown.
+  virtual PeerHealth peerHealth(int /*peer*/) const { return PeerHealth::kUnknown; }
 
   // This rank's symmetric region as the host can address it, or null where it cannot (device memory).
   // Valid from openSymmetric until the transport is destroyed.
@@ -137,6 +144,7 @@ class TransportWrapper : public Transport {
   }
   Status asyncError() const override { return target_->asyncError(); }
   void abort() override { target_->abort(); }
+  PeerHealth peerHealth(int peer) const override { return target_->peerHealth(peer); }
   std::byte* localRegion() override { return target_->localRegion(); }
   StatusOr<BufferAllocation> allocationOf(const void* ptr, std::size_t bytes) override {
     return target_->allocationOf(ptr, bytes);
