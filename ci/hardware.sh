@@ -22,7 +22,8 @@ package)
   ci/install-deps.sh test
   build=build/hw
   cmake -S . -B "$build" -G Ninja -DPEERREDUCE_GPU=cuda -DCMAKE_CUDA_COMPILER=/usr/local/cuda/bin/nvcc \
-    -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPEERREDUCE_COVERAGE=ON -DPEERREDUCE_WERROR=ON
+    -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPEERREDUCE_COVERAGE=ON -DPEERREDUCE_WERROR=ON \
+    -DCMAKE_CXX_FLAGS=-fprofile-update=atomic  # counters updated by several threads (MPI, GPU runtime) stay exact
   cmake --build "$build" --target peerreduce_property_tests peerreduce_hardware_tests peerreduce-bench peerreduce-gpu-debug peerreduce-p2p-probe
   rm -rf .hw && mkdir -p .hw
   cp "$build/tests/properties/peerreduce_property_tests" "$build/tests/hardware/peerreduce_hardware_tests" \
@@ -34,6 +35,7 @@ package)
 run)
   out="${OUT:-$PWD/hw-out}"
   mkdir -p "$out"
+  export GTEST_COLOR=no      # plain summaries, so the lines below can be found in the logs
   export NCCL_NVLS_ENABLE=0  # never NVLink multicast: it can take a shared host's GPUs out of service
   cases="${HW_CASES:-200}"
   seed="${HW_SEED:-1}"
@@ -50,9 +52,10 @@ run)
     for suite in "peerreduce_property_tests" "peerreduce_hardware_tests"; do
       log="$out/${suite}-np${np}.log"
       echo "=== $suite np=$np (cases per property $cases, seed $seed)"
-      GCOV_PREFIX="$out/gcda/np$np" RC_PARAMS="seed=$seed max_success=$cases" \
-        "${mpi[@]}" -np "$np" .hw/"$suite" > "$log" 2>&1 || status=1
-      grep -E "\[  (PASSED|FAILED) \]|tests ran|^\[1,0\]<stdout>:peerreduce tests" "$log" | grep "1,0\]" || tail -20 "$log"
+      # One coverage prefix per rank: ranks never write the same .gcda file (report merges them).
+      RC_PARAMS="seed=$seed max_success=$cases" "${mpi[@]}" -np "$np" \
+        bash -c 'GCOV_PREFIX="$0/rank$OMPI_COMM_WORLD_RANK" exec "$@"' "$out/gcda/np$np" .hw/"$suite" > "$log" 2>&1 || status=1
+      grep -E "\[  (PASSED|FAILED)  \]|tests ran|^\[1,0\]<stdout>:peerreduce tests" "$log" | grep "1,0\]" || tail -20 "$log"
     done
   done
   if [[ "${HW_SANITIZE:-1}" != 0 ]]; then
@@ -86,16 +89,32 @@ report)
   build="$(cat .hw/build-dir)"
   tmp="$(mktemp -d)"
   tar xzf "$dir/gcda.tgz" -C "$tmp"
-  # The .gcda files were written under <prefix>/<absolute build path>; merge every rank's into the build.
+  # The .gcda files were written under <prefix>/<absolute build path>, one prefix per run and rank;
+  # merge them into the build one file at a time (gcov-tool merges whole directories).
   find "$build" -name '*.gcda' -delete
-  for prefix in "$tmp"/gcda/*; do
+  for prefix in "$tmp"/gcda/*/*; do
     (cd "$prefix$build" && find . -name '*.gcda' -print0 | while IFS= read -r -d '' f; do
-      mkdir -p "$build/$(dirname "$f")"
-      if [[ -f "$build/$f" ]]; then gcov-tool merge -o "$build/$(dirname "$f")" "$(dirname "$f")" "$build/$(dirname "$f")" >/dev/null 2>&1 || true
-      else cp "$f" "$build/$f"; fi
+      dest="$build/$f"
+      mkdir -p "$(dirname "$dest")"
+      if [[ -f "$dest" ]]; then
+        one="$(mktemp -d)" && mkdir -p "$one/a" "$one/b" "$one/out"
+        cp "$f" "$one/a/" && cp "$dest" "$one/b/"
+        gcov-tool merge -o "$one/out" "$one/a" "$one/b" >/dev/null && cp "$one/out/$(basename "$f")" "$dest"
+        rm -rf "$one"
+      else
+        cp "$f" "$dest"
+      fi
     done)
   done
-  coverage/gate.sh "$build" "${HW_LINE_MIN:-60}" "${HW_BRANCH_MIN:-30}"
+  # The gate covers what only this stage runs: the GPU transport, its peer records and pinned host
+  # memory, and the MPI bootstrap (the simulator's CI gates the rest of lib/ at 90% / 70%). The whole
+  # of lib/ is reported too, for information.
+  COVERAGE_FILTERS="lib/" coverage/gate.sh "$build" 0 0 | grep -E "^(lines|branches):" | sed 's/^/all of lib\/ /'
+  cp "$build/coverage-report.txt" "$build/coverage-report-lib.txt"
+  # Branches: every GPU runtime call has an error branch (PR_GPU_CHECK) that only a failing GPU takes,
+  # so branch coverage of this code stays far below its line coverage.
+  COVERAGE_FILTERS="lib/gpu/ lib/bootstrap/mpi_bootstrap.cc" \
+    coverage/gate.sh "$build" "${HW_LINE_MIN:-80}" "${HW_BRANCH_MIN:-25}"
   ;;
 *)
   echo "usage: ci/hardware.sh package | run [NP...] | report DIR" >&2

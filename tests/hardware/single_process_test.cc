@@ -1,0 +1,94 @@
+// Hardware-only: one process drives every visible GPU, one thread per rank, through the in-process
+// bootstrap; the GPU transport maps peers of the same process directly (peer access) instead of through
+// IPC handles. Runs on MPI rank 0 only; the other processes wait for the verdict.
+#include <gtest/gtest.h>
+#include <mpi.h>
+
+#include <thread>
+#include <vector>
+
+#include "peerreduce/bootstrap.h"
+#include "peerreduce/gpu.h"
+#include "portability.h"
+#include "world_provider.h"
+
+namespace peerreduce::testing {
+namespace {
+
+constexpr std::size_t kCount = 1 << 16;
+
+float valueOf(int rank, std::size_t i) { return static_cast<float>((rank + 1) * 3 + static_cast<int>(i % 11)); }
+
+TEST(SingleProcess, OneProcessDrivesEveryGpuWithOneThreadPerRank) {
+  WorldProvider& provider = worldProvider();
+  ASSERT_TRUE(provider.onHardware()) << "run under mpirun in a GPU build";
+  auto verdicts = provider.acquire(provider.fixedWorldSize(), Config{}, 1);
+  ASSERT_TRUE(verdicts.isOk()) << verdicts.status().toString();
+  int mpi_rank = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &mpi_rank);
+  bool ok = true;
+  int devices = 0;
+  // No ASSERT below: rank 0 must reach the verdict collective whatever happens, or the others wait.
+  auto group = createInProcessGroup(2);
+  if (mpi_rank == 0) {
+    ok = hipGetDeviceCount(&devices) == hipSuccess && devices >= 2;
+    EXPECT_TRUE(ok) << "needs at least 2 visible GPUs, found " << devices;
+    if (ok) group = createInProcessGroup(devices);
+    ok = ok && group.isOk();
+  }
+  if (mpi_rank == 0 && ok) {
+    std::vector<Status> results(static_cast<std::size_t>(devices));
+    std::vector<int> wrong(static_cast<std::size_t>(devices), 0);
+    std::vector<std::thread> threads;
+    for (int r = 0; r < devices; ++r) {
+      threads.emplace_back([&, r] {
+        Status& st = results[static_cast<std::size_t>(r)];
+        if (hipSetDevice(r) != hipSuccess) {
+          st = unavailableError("hipSetDevice failed");
+          return;
+        }
+        GpuTransportOptions options;
+        options.device = r;
+        auto transport = createGpuTransport(r, devices, options);
+        if (!transport.isOk()) {
+          st = transport.status();
+          return;
+        }
+        auto comm = Communicator::create(r, devices, (*group)[static_cast<std::size_t>(r)], *transport);
+        if (!comm.isOk()) {
+          st = comm.status();
+          return;
+        }
+        float* buffer = nullptr;
+        std::vector<float> host(kCount);
+        for (std::size_t i = 0; i < kCount; ++i) host[i] = valueOf(r, i);
+        (void)hipMalloc(reinterpret_cast<void**>(&buffer), kCount * sizeof(float));
+        (void)hipMemcpy(buffer, host.data(), kCount * sizeof(float), hipMemcpyHostToDevice);
+        for (int round = 0; round < 3 && st.isOk(); ++round) {
+          // Round 0 reduces the inputs; later rounds reduce the previous result again (x devices).
+          st = (*comm)->allreduce(buffer, buffer, kCount, DataType::kFloat32, ReduceOp::kSum);
+          if (st.isOk()) st = (*comm)->synchronize();
+        }
+        std::vector<float> out(kCount);
+        (void)hipMemcpy(out.data(), buffer, kCount * sizeof(float), hipMemcpyDeviceToHost);
+        for (std::size_t i = 0; i < kCount; ++i) {
+          float sum = 0;
+          for (int p = 0; p < devices; ++p) sum += valueOf(p, i);
+          const float want = sum * static_cast<float>(devices) * static_cast<float>(devices);
+          if (out[i] != want) ++wrong[static_cast<std::size_t>(r)];
+        }
+        (void)hipFree(buffer);
+      });
+    }
+    for (auto& t : threads) t.join();
+    for (int r = 0; r < devices; ++r) {
+      EXPECT_TRUE(results[static_cast<std::size_t>(r)].isOk()) << "rank " << r << ": " << results[static_cast<std::size_t>(r)].toString();
+      EXPECT_EQ(wrong[static_cast<std::size_t>(r)], 0) << "rank " << r;
+      ok = ok && results[static_cast<std::size_t>(r)].isOk() && wrong[static_cast<std::size_t>(r)] == 0;
+    }
+  }
+  EXPECT_TRUE((*verdicts)->allRanksAgree(ok));
+}
+
+}  // namespace
+}  // namespace peerreduce::testing
