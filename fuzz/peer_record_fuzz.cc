@@ -4,7 +4,8 @@
 // patches of single bytes, truncation or extension of one record, a missing or extra record.
 // Oracles: the simulator accepts only records identical to the genuine ones (every field of its
 // record is checked exactly); a GPU record is accepted only if its identity fields (magic, version,
-// rank, world size, region size) are the genuine ones and its values are in range.
+// rank, world size, region size) are the genuine ones and its values are in range. The buffer records
+// of registration (gpu::decodeBufferRecord) are fuzzed the same way.
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -90,14 +91,48 @@ void fuzzGpu(fuzz::FuzzInput& input) {
   }
 }
 
+// Buffer records (registration): accepted only with the genuine identity and sane values.
+void fuzzGpuBuffer(fuzz::FuzzInput& input) {
+  const int n = input.intIn(2, 8);
+  const int receiver = input.intIn(0, n - 1);
+  Records genuine;
+  for (int r = 0; r < n; ++r) {
+    gpu::BufferRecord record;
+    record.rank = r;
+    record.device = r;
+    record.pid = 1000 + r;
+    record.export_id = 1 + static_cast<std::uint64_t>(r);
+    record.base = 0x7f2000000000ull + (static_cast<std::uint64_t>(r) << 24);
+    record.bytes = std::uint64_t{1} << 20;
+    genuine.push_back(gpu::encodeBufferRecord(record));
+  }
+  Records received = genuine;
+  corrupt(input, received);
+  for (std::size_t peer = 0; peer < received.size(); ++peer) {
+    auto record = gpu::decodeBufferRecord(received[peer], static_cast<int>(peer), receiver);
+    if (!record.isOk()) continue;
+    if (record->rank != static_cast<int>(peer) || record->magic != gpu::kBufferRecordMagic ||
+        record->version != gpu::kBufferRecordVersion) {
+      fuzz::oracleFailed("a GPU buffer record with a wrong identity was accepted");
+    }
+    if (record->base == 0 || record->bytes == 0 || record->base + record->bytes < record->base || record->pid <= 0 ||
+        record->device < 0 || record->export_id == 0) {
+      fuzz::oracleFailed("a GPU buffer record with an out-of-range value was accepted");
+    }
+  }
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   fuzz::FuzzInput input(data, size);
-  if (input.byte() % 2 == 0) {
+  const int target = input.byte() % 3;
+  if (target == 0) {
     fuzzSimulator(input);
-  } else {
+  } else if (target == 1) {
     fuzzGpu(input);
+  } else {
+    fuzzGpuBuffer(input);
   }
   return 0;
 }

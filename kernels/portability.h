@@ -23,6 +23,7 @@
 #define PR_GLOBAL __global__
 #define PR_INLINE __forceinline__
 #elif defined(PEERREDUCE_GPU_CUDA)
+#include <cuda.h>  // the driver API: only for the allocation range of a pointer (hipMemGetAddressRange)
 #include <cuda_runtime.h>
 #define PR_GPU_PLATFORM_NAME "cuda"
 #define PR_HOST_DEVICE __host__ __device__
@@ -118,6 +119,15 @@ inline hipError_t hipIpcOpenMemHandle(void** ptr, hipIpcMemHandle_t handle, unsi
   return cudaIpcOpenMemHandle(ptr, handle, flags);
 }
 inline hipError_t hipIpcCloseMemHandle(void* ptr) { return cudaIpcCloseMemHandle(ptr); }
+// The allocation containing `ptr`: the CUDA runtime has no equivalent, the driver does.
+inline hipError_t hipMemGetAddressRange(void** base, std::size_t* size, void* ptr) {
+  CUdeviceptr b = 0;
+  std::size_t s = 0;
+  if (cuMemGetAddressRange(&b, &s, reinterpret_cast<CUdeviceptr>(ptr)) != CUDA_SUCCESS) return cudaErrorInvalidValue;
+  *base = reinterpret_cast<void*>(b);
+  *size = s;
+  return cudaSuccess;
+}
 inline hipError_t hipDeviceGetPCIBusId(char* id, int length, int device) { return cudaDeviceGetPCIBusId(id, length, device); }
 #else
 #define PR_GPU_PLATFORM_NAME "none"

@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <map>
@@ -57,6 +58,12 @@ constexpr auto kSyncPollInterval = std::chrono::microseconds(20);
 // The record's layout and validation live in gpu/peer_record.h (host-only, fuzzed); the IPC handle
 // travels in it as opaque bytes.
 static_assert(sizeof(hipIpcMemHandle_t) == kIpcHandleBytes, "the IPC handle does not fit the peer record");
+
+std::string pointerText(const void* p) {
+  char text[32];
+  std::snprintf(text, sizeof(text), "%p", p);
+  return text;
+}
 
 std::uint64_t tokenFor(int rank, std::int64_t pid) {
   return kTokenMagic ^ (static_cast<std::uint64_t>(rank) * 0x9e3779b97f4a7c15ull) ^ static_cast<std::uint64_t>(pid);
@@ -272,6 +279,85 @@ class GpuTransport final : public Transport {
                         " ms; the peer stalled, crashed or runs a different operation");
   }
 
+  // User-buffer registration. The allocation of a device pointer is found with the runtime's address
+  // range query; it is exported once (the communicator's cache keys by base) as an IPC handle in a
+  // BufferRecord; peers of another process open the handle (each export once, kept open until this
+  // transport ends), peers of this process use the address directly.
+  StatusOr<BufferAllocation> allocationOf(const void* ptr, std::size_t bytes) override {
+    PR_GPU_CHECK(rank_, hipSetDevice(device_));
+    void* base = nullptr;
+    std::size_t size = 0;
+    if (hipMemGetAddressRange(&base, &size, const_cast<void*>(ptr)) != hipSuccess) {
+      (void)hipGetLastError();
+      return invalidArgumentError("rank " + std::to_string(rank_) + ": buffer at " + pointerText(ptr) +
+                                  " is not device memory allocated with hipMalloc/cudaMalloc; register device buffers");
+    }
+    const auto p = reinterpret_cast<std::uintptr_t>(ptr);
+    const auto b = reinterpret_cast<std::uintptr_t>(base);
+    if (bytes > size - (p - b)) {
+      return invalidArgumentError("rank " + std::to_string(rank_) + ": buffer of " + std::to_string(bytes) +
+                                  " bytes at " + pointerText(ptr) + " runs past the end of its allocation of " +
+                                  std::to_string(size) + " bytes");
+    }
+    return BufferAllocation{base, size};
+  }
+
+  StatusOr<std::vector<std::byte>> exportBuffer(const void* base, std::size_t bytes) override {
+    const auto b = reinterpret_cast<std::uintptr_t>(base);
+    if (exports_.contains(b)) {
+      return internalError("rank " + std::to_string(rank_) + ": allocation at " + pointerText(base) + " is already exported");
+    }
+    PR_GPU_CHECK(rank_, hipSetDevice(device_));
+    hipIpcMemHandle_t handle;
+    PR_GPU_CHECK(rank_, hipIpcGetMemHandle(&handle, const_cast<void*>(base)));
+    BufferRecord record{};
+    record.rank = rank_;
+    record.device = device_;
+    record.pid = ::getpid();
+    record.export_id = next_export_id_++;
+    record.base = b;
+    record.bytes = bytes;
+    std::memcpy(record.ipc_handle, &handle, sizeof(handle));
+    exports_.emplace(b, record.export_id);
+    return encodeBufferRecord(record);
+  }
+
+  void releaseBuffer(const void* base, std::size_t /*bytes*/) override {
+    exports_.erase(reinterpret_cast<std::uintptr_t>(base));
+  }
+
+  StatusOr<PeerBufferView> openPeerBuffer(int peer, const std::vector<std::byte>& bytes, std::size_t offset,
+                                          std::size_t length) override {
+    if (peer < 0 || peer >= world_size_ || peer == rank_) {
+      return invalidArgumentError("rank " + std::to_string(rank_) + ": cannot open a buffer of rank " +
+                                  std::to_string(peer) + " in a world of " + std::to_string(world_size_));
+    }
+    PR_ASSIGN_OR_RETURN(const BufferRecord record, decodeBufferRecord(bytes, peer, rank_));
+    if (length == 0 || offset > record.bytes || length > record.bytes - offset) {
+      return invalidArgumentError("rank " + std::to_string(rank_) + " opening a buffer of rank " + std::to_string(peer) +
+                                  ": range at offset " + std::to_string(offset) + " of " + std::to_string(length) +
+                                  " bytes is outside the registered allocation of " + std::to_string(record.bytes) +
+                                  " bytes");
+    }
+    unsigned char* base = nullptr;
+    if (record.pid == ::getpid()) {
+      base = reinterpret_cast<unsigned char*>(record.base);  // peer access was enabled by connectPeers
+    } else {
+      const auto key = std::make_pair(peer, record.export_id);
+      auto it = opened_buffers_.find(key);
+      if (it == opened_buffers_.end()) {
+        PR_GPU_CHECK(rank_, hipSetDevice(device_));
+        hipIpcMemHandle_t handle;
+        std::memcpy(&handle, record.ipc_handle, sizeof(handle));
+        void* mapped = nullptr;
+        PR_GPU_CHECK(rank_, hipIpcOpenMemHandle(&mapped, handle, hipIpcMemLazyEnablePeerAccess));
+        it = opened_buffers_.emplace(key, mapped).first;
+      }
+      base = static_cast<unsigned char*>(it->second);
+    }
+    return PeerBufferView{peer, reinterpret_cast<std::byte*>(base + offset), length};
+  }
+
   // The device error word is the detector's evidence: the peer a wait timed out on is lost (it stalled
   // or crashed). Without a timeout nothing is known either way.
   PeerHealth peerHealth(int peer) const override {
@@ -366,6 +452,8 @@ class GpuTransport final : public Transport {
       (void)hipFree(plan.done_to);
     }
     for (void* p : opened_) (void)hipIpcCloseMemHandle(p);
+    for (auto& [key, p] : opened_buffers_) (void)hipIpcCloseMemHandle(p);
+    opened_buffers_.clear();
     (void)hipFree(peer_table_);
     (void)hipFree(control_);
     (void)hipHostFree(abort_word_);
@@ -384,6 +472,9 @@ class GpuTransport final : public Transport {
   std::uint64_t timeout_ns_ = static_cast<std::uint64_t>(kDefaultTimeoutMs) * 1000000ull;
   std::size_t region_bytes_ = 0;
   unsigned char* region_ = nullptr;
+  std::map<std::uintptr_t, std::uint64_t> exports_;                 // registered allocations: base -> export id
+  std::uint64_t next_export_id_ = 1;
+  std::map<std::pair<int, std::uint64_t>, void*> opened_buffers_;  // (peer, export id) -> mapping
   ControlBlock* control_ = nullptr;
   PeerTable* peer_table_ = nullptr;
   std::uint32_t* abort_word_ = nullptr;

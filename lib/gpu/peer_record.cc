@@ -10,6 +10,22 @@ namespace peerreduce::gpu {
 // would be indeterminate.
 static_assert(sizeof(PeerRecord) == 4 * 4 + 8 * 4 + 4 * 2 + kIpcHandleBytes);
 
+namespace {
+
+// A record of exactly sizeof(Record) bytes, copied out (the bytes may be unaligned), or kCorrupt.
+template <typename Record>
+StatusOr<Record> fromBytes(std::span<const std::byte> bytes, const std::string& who) {
+  if (bytes.size() != sizeof(Record)) {
+    return corruptError(who + "record of " + std::to_string(bytes.size()) + " bytes, expected " +
+                        std::to_string(sizeof(Record)));
+  }
+  Record record;
+  std::memcpy(&record, bytes.data(), sizeof(record));
+  return record;
+}
+
+}  // namespace
+
 std::vector<std::byte> encodePeerRecord(const PeerRecord& record) {
   std::vector<std::byte> out(sizeof(record));
   std::memcpy(out.data(), &record, sizeof(record));
@@ -18,12 +34,7 @@ std::vector<std::byte> encodePeerRecord(const PeerRecord& record) {
 
 StatusOr<PeerRecord> decodePeerRecord(std::span<const std::byte> bytes, int peer, const PeerRecordExpectation& expect) {
   const std::string who = "rank " + std::to_string(expect.rank) + " mapping rank " + std::to_string(peer) + ": ";
-  if (bytes.size() != sizeof(PeerRecord)) {
-    return corruptError(who + "record of " + std::to_string(bytes.size()) + " bytes, expected " +
-                        std::to_string(sizeof(PeerRecord)));
-  }
-  PeerRecord record;
-  std::memcpy(&record, bytes.data(), sizeof(record));
+  PR_ASSIGN_OR_RETURN(const PeerRecord record, fromBytes<PeerRecord>(bytes, who));
   if (record.magic != kPeerRecordMagic || record.version != kPeerRecordVersion) {
     return corruptError(who + "record is not a peerreduce GPU record of version " + std::to_string(kPeerRecordVersion));
   }
@@ -50,6 +61,32 @@ StatusOr<PeerRecord> decodePeerRecord(std::span<const std::byte> bytes, int peer
       record.region_address > std::numeric_limits<std::uint64_t>::max() - record.region_bytes) {
     return corruptError(who + "record's region address " + std::to_string(record.region_address) +
                         " cannot hold " + std::to_string(record.region_bytes) + " bytes");
+  }
+  return record;
+}
+
+static_assert(sizeof(BufferRecord) == 4 * 4 + 8 * 4 + kIpcHandleBytes);
+
+std::vector<std::byte> encodeBufferRecord(const BufferRecord& record) {
+  std::vector<std::byte> out(sizeof(record));
+  std::memcpy(out.data(), &record, sizeof(record));
+  return out;
+}
+
+StatusOr<BufferRecord> decodeBufferRecord(std::span<const std::byte> bytes, int peer, int receiver) {
+  const std::string who = "rank " + std::to_string(receiver) + " opening a buffer of rank " + std::to_string(peer) + ": ";
+  PR_ASSIGN_OR_RETURN(const BufferRecord record, fromBytes<BufferRecord>(bytes, who));
+  if (record.magic != kBufferRecordMagic || record.version != kBufferRecordVersion) {
+    return corruptError(who + "record is not a peerreduce GPU buffer record of version " +
+                        std::to_string(kBufferRecordVersion));
+  }
+  if (record.rank != peer) return corruptError(who + "record names rank " + std::to_string(record.rank));
+  if (record.base == 0 || record.bytes == 0 || record.bytes > std::numeric_limits<std::uint64_t>::max() - record.base) {
+    return corruptError(who + "record names an allocation of " + std::to_string(record.bytes) + " bytes at " +
+                        std::to_string(record.base) + ", which is empty or wraps the address space");
+  }
+  if (record.pid <= 0 || record.device < 0 || record.export_id == 0) {
+    return corruptError(who + "record has a pid, device or export id out of range");
   }
   return record;
 }

@@ -50,4 +50,26 @@ struct PeerRecordExpectation {
 // naming the receiver, the peer and the field.
 StatusOr<PeerRecord> decodePeerRecord(std::span<const std::byte> bytes, int peer, const PeerRecordExpectation& expect);
 
+// The record of a user buffer's allocation (Communicator::registerBuffer): written by
+// GpuTransport::exportBuffer, read by openPeerBuffer on the peers. Untrusted like PeerRecord.
+inline constexpr std::uint32_t kBufferRecordMagic = 0x50524742;  // "PRGB"
+inline constexpr std::uint32_t kBufferRecordVersion = 1;
+
+struct BufferRecord {
+  std::uint32_t magic = kBufferRecordMagic;
+  std::uint32_t version = kBufferRecordVersion;
+  std::int32_t rank = 0;
+  std::int32_t device = 0;
+  std::int64_t pid = 0;
+  std::uint64_t export_id = 0;  // per exporting rank: a new export of the same base gets a new id
+  std::uint64_t base = 0;       // the allocation's address in the exporting process
+  std::uint64_t bytes = 0;      // the allocation's size
+  std::byte ipc_handle[kIpcHandleBytes] = {};
+};
+
+std::vector<std::byte> encodeBufferRecord(const BufferRecord& record);
+// The buffer record `peer` sent to `receiver`, checked for size, magic, version, the sender's rank,
+// a non-null base and a size that does not wrap the address space; kCorrupt naming the field.
+StatusOr<BufferRecord> decodeBufferRecord(std::span<const std::byte> bytes, int peer, int receiver);
+
 }  // namespace peerreduce::gpu

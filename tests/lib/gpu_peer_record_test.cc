@@ -98,5 +98,71 @@ TEST(GpuPeerRecord, ANegativeDeviceOrARegionThatWrapsIsCorrupt) {
                 ErrorCode::kCorrupt, {"cannot hold 4194304 bytes"});
 }
 
+// --- the buffer record of a registered allocation ---
+
+BufferRecord genuineBuffer(int peer) {
+  BufferRecord record;
+  record.rank = peer;
+  record.device = peer;
+  record.pid = 4242;
+  record.export_id = 7;
+  record.base = 0x7f1000000000ull;
+  record.bytes = std::uint64_t{1} << 20;
+  return record;
+}
+
+void expectBufferRefused(const BufferRecord& record, std::initializer_list<const char*> words) {
+  auto decoded = decodeBufferRecord(encodeBufferRecord(record), 2, 1);
+  ASSERT_FALSE(decoded.isOk());
+  EXPECT_EQ(decoded.status().code(), ErrorCode::kCorrupt);
+  EXPECT_NE(decoded.status().message().find("rank 1 opening a buffer of rank 2"), std::string::npos)
+      << decoded.status().toString();
+  for (const char* w : words) EXPECT_NE(decoded.status().message().find(w), std::string::npos) << decoded.status().toString();
+}
+
+TEST(GpuBufferRecord, AGenuineRecordRoundTrips) {
+  auto decoded = decodeBufferRecord(encodeBufferRecord(genuineBuffer(2)), 2, 1);
+  ASSERT_TRUE(decoded.isOk()) << decoded.status().toString();
+  EXPECT_EQ(decoded->base, 0x7f1000000000ull);
+  EXPECT_EQ(decoded->bytes, std::uint64_t{1} << 20);
+  EXPECT_EQ(decoded->export_id, 7u);
+}
+
+TEST(GpuBufferRecord, WrongSizeMagicVersionOrRankIsCorrupt) {
+  std::vector<std::byte> bytes = encodeBufferRecord(genuineBuffer(2));
+  bytes.pop_back();
+  auto cut = decodeBufferRecord(bytes, 2, 1);
+  EXPECT_EQ(cut.status().code(), ErrorCode::kCorrupt);
+  EXPECT_NE(cut.status().message().find("bytes, expected"), std::string::npos);
+  BufferRecord r = genuineBuffer(2);
+  r.magic = kPeerRecordMagic;  // a creation record is not a buffer record
+  expectBufferRefused(r, {"not a peerreduce GPU buffer record"});
+  r = genuineBuffer(2);
+  r.version = 9;
+  expectBufferRefused(r, {"version 1"});
+  expectBufferRefused(genuineBuffer(3), {"names rank 3"});
+}
+
+TEST(GpuBufferRecord, AnEmptyOrWrappingAllocationOrBadIdentityIsCorrupt) {
+  BufferRecord r = genuineBuffer(2);
+  r.base = 0;
+  expectBufferRefused(r, {"empty or wraps"});
+  r = genuineBuffer(2);
+  r.bytes = 0;
+  expectBufferRefused(r, {"empty or wraps"});
+  r = genuineBuffer(2);
+  r.base = std::numeric_limits<std::uint64_t>::max() - 10;
+  expectBufferRefused(r, {"empty or wraps"});
+  r = genuineBuffer(2);
+  r.pid = 0;
+  expectBufferRefused(r, {"pid, device or export id"});
+  r = genuineBuffer(2);
+  r.device = -1;
+  expectBufferRefused(r, {"pid, device or export id"});
+  r = genuineBuffer(2);
+  r.export_id = 0;
+  expectBufferRefused(r, {"pid, device or export id"});
+}
+
 }  // namespace
 }  // namespace peerreduce::gpu
