@@ -1,12 +1,16 @@
 #!/usr/bin/env bash
-# Installs the Debian packages peerreduce needs, only those missing. Usage: ci/install-deps.sh [build|test]
+# Installs the Debian packages peerreduce needs, only those missing. Usage: ci/install-deps.sh [build|test|hip]
 #   build: compiler, CMake, Ninja (enough for ci/run-sim.sh)
 #   test:  also GoogleTest, RapidCheck, gcovr, Open MPI, clang with libFuzzer (for ci/test.sh)
+#   hip:   also the HIP compiler and runtime for AMD (ci/gpu-compile.sh hip)
 set -euo pipefail
 level="${1:-test}"
 packages=(g++ cmake ninja-build)
-if [[ "$level" == "test" ]]; then
+if [[ "$level" == "test" || "$level" == "hip" ]]; then
   packages+=(libgtest-dev librapidcheck-dev gcovr libopenmpi-dev openmpi-bin clang libclang-rt-14-dev python3)
+fi
+if [[ "$level" == "hip" ]]; then
+  packages+=(hipcc libamdhip64-dev rocm-device-libs)
 fi
 missing=()
 for p in "${packages[@]}"; do

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The project's test command (README, .ci/run): on a fresh machine installs what it needs, builds
 # everything once with ASan + UBSan + coverage (preset "ci"), runs every test with ctest, reports how
-# many allreduce property cases ran, enforces the coverage gates on lib/ and sim/, and runs every fuzz
-# target for a bounded time (ci/fuzz.sh).
+# many allreduce property cases ran, enforces the coverage gates on lib/ and sim/, compiles the CUDA and
+# HIP code paths (ci/gpu-compile.sh: no GPU here, so they are compiled and linked, not run), and runs
+# every fuzz target for a bounded time (ci/fuzz.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 start=$(date +%s)
@@ -25,6 +26,8 @@ cases=$(awk '{s += $2} END {print s + 0}' "$case_log")
 echo "allreduce cases executed by the property and case suites: $cases"
 
 coverage/gate.sh "$build"
+
+ci/gpu-compile.sh cuda hip
 
 # Every libFuzzer target for a bounded time (35 s x 8 targets keeps this under 5 minutes).
 FUZZ_SECONDS="${FUZZ_SECONDS:-35}" ci/fuzz.sh
