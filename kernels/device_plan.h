@@ -105,6 +105,13 @@ struct LaunchArgs {
   const std::uint32_t* abort_word;  // host-mapped; non-zero makes every wait give up
   ErrorReport* error;               // host-mapped
   std::uint64_t timeout_ns;
+  // Fused kernels (kernels/fused_kernels.cu), chosen by the host when the rank's program is exactly
+  // that shape (lib/gpu/fused_shape.h); the plan's steps are then not read, only its counts.
+  std::int32_t fused;             // 0: interpret the plan; 1: one-shot; 2: two-shot
+  std::int32_t ready_flag;        // the plan's "my input is published" flag
+  std::int32_t result_flag;       // two-shot: the plan's "my chunk's result is ready" flag
+  std::uint32_t ready_wait_step;  // program index of the first ready wait (error reports name steps)
+  std::uint32_t result_wait_step; // two-shot: program index of the first result wait
 };
 
 }  // namespace peerreduce::gpu

@@ -23,28 +23,13 @@
 // this rank failed, or when timeout_ns passed; the first failure is written to the host-mapped error
 // report and the kernel returns. It never traps.
 #include "device_plan.h"
+#include "plan_device.cuh"
 #include "plan_kernel_launch.h"
 #include "portability.h"
 #include "reduce_ops.h"
 
 namespace peerreduce::gpu {
 namespace {
-
-using kernels::BFloat16;
-using kernels::Half;
-
-constexpr int kVectorBytes = 16;
-constexpr int kMaxSources = kMaxRanks + 1;  // one-shot reads every rank; the tree adds its own input
-constexpr std::uint32_t kPollsPerClockRead = 64;  // read the timer every 64 polls: it costs more than a poll
-constexpr std::uint64_t kErrorTimeout = 3;        // ErrorCode::kTimeout
-constexpr std::uint64_t kErrorAborted = 7;        // ErrorCode::kAborted
-constexpr std::int32_t kOpAvg = 4;                // ReduceOp::kAvg
-constexpr int kDoneFlagId = 0;                    // plan.h kDoneFlag
-
-struct alignas(16) Vector {
-  unsigned char bytes[kVectorBytes];
-};
-static_assert(sizeof(Bytes16) == sizeof(Vector), "16-byte loads and stores must match");
 
 __device__ unsigned char* resolve(const LaunchArgs& a, const DeviceRef& ref, std::uint64_t chunk_begin) {
   switch (ref.kind) {
@@ -53,153 +38,6 @@ __device__ unsigned char* resolve(const LaunchArgs& a, const DeviceRef& ref, std
     default:
       return a.peers->scratch[ref.rank] + a.scratch_offset + static_cast<std::uint64_t>(ref.slot) * a.slot_bytes;
   }
-}
-
-// Thread 0 polls `counter` until it reaches `target`; every thread learns whether that happened.
-__device__ bool waitFor(const LaunchArgs& a, const std::uint64_t* counter, std::uint64_t target, std::uint64_t step,
-                        int peer) {
-  __shared__ int ok;
-  if (threadIdx.x == 0) {
-    ok = 1;
-    const std::uint64_t start = globalTimerNs();
-    std::uint64_t value = loadRelaxedSystem(counter);
-    // Bounded: ends by the deadline, the abort word, or another block's failure.
-    for (std::uint32_t polls = 1; value < target; ++polls) {
-      std::uint64_t code = 0;
-      if (loadVolatile(a.abort_word) != 0) code = kErrorAborted;
-      if (code == 0 && (polls % kPollsPerClockRead) == 0) {
-        if (*reinterpret_cast<volatile std::uint32_t*>(&a.control->failed) != 0) code = kErrorAborted;
-        if (globalTimerNs() - start > a.timeout_ns) code = kErrorTimeout;
-      }
-      if (code != 0) {
-        atomicExch(&a.control->failed, 1u);
-        if (atomicCAS(reinterpret_cast<unsigned long long*>(&a.error->code), 0ull, code) == 0ull) {
-          a.error->step = step;
-          a.error->peer = static_cast<std::uint64_t>(peer);
-          a.error->value = (value << 32) | (target & 0xffffffffull);
-          __threadfence_system();
-        }
-        ok = 0;
-        break;
-      }
-      pollPause();
-      value = loadRelaxedSystem(counter);
-    }
-    // One acquiring load once the value is there: it orders what follows after the writer's release
-    // (an acquire costs an L1 invalidation; a full system fence here would serialise across blocks).
-    if (ok) (void)loadAcquireSystem(counter);
-  }
-  __syncthreads();
-  return ok != 0;
-}
-
-// `fence_first`: the block wrote or read data since its last signal, so all its threads must be done
-// and their accesses ordered before the signal: one barrier and one system-scope fence serve a run of
-// consecutive signals, each of which is then a relaxed increment.
-__device__ void signalPeer(const LaunchArgs& a, int peer, int flag, bool fence_first) {
-  if (fence_first) __syncthreads();
-  if (threadIdx.x == 0) {
-    if (fence_first) fenceReleaseSystem();
-    atomicAddRelaxedSystem(a.peers->counters[peer] + counterIndex(a.rank, flag, static_cast<int>(blockIdx.x)), 1);
-  }
-}
-
-__device__ bool aligned(const void* p) { return (reinterpret_cast<std::uintptr_t>(p) % kVectorBytes) == 0; }
-
-// Vectors each thread keeps in flight per source: several independent 16-byte loads per thread hide
-// the latency of remote (NVLink) reads, which one load at a time cannot.
-constexpr int kUnroll = 4;
-
-template <typename T, typename Op>
-__device__ void reduceVectors(T* dst, T* const* srcs, int nsrc, std::uint64_t vectors, bool finalize,
-                              int world_size) {
-  constexpr int kPerVector = kVectorBytes / sizeof(T);
-  using Acc = kernels::AccumulatorT<T>;
-  const std::uint64_t stride = static_cast<std::uint64_t>(blockDim.x) * kUnroll;
-  for (std::uint64_t base = threadIdx.x; base < vectors; base += stride) {
-    Acc acc[kUnroll][kPerVector];
-    Bytes16 next[kUnroll];
-#pragma unroll
-    for (int u = 0; u < kUnroll; ++u) {
-      const std::uint64_t v = base + static_cast<std::uint64_t>(u) * blockDim.x;
-      if (v < vectors) next[u] = loadStreaming16(reinterpret_cast<const Vector*>(srcs[0]) + v);
-    }
-    // Software pipeline: the loads of source s+1 are in flight while source s is folded in.
-    for (int s = 0; s < nsrc; ++s) {
-      Bytes16 current[kUnroll];
-#pragma unroll
-      for (int u = 0; u < kUnroll; ++u) current[u] = next[u];
-      if (s + 1 < nsrc) {
-#pragma unroll
-        for (int u = 0; u < kUnroll; ++u) {
-          const std::uint64_t v = base + static_cast<std::uint64_t>(u) * blockDim.x;
-          if (v < vectors) next[u] = loadStreaming16(reinterpret_cast<const Vector*>(srcs[s + 1]) + v);
-        }
-      }
-#pragma unroll
-      for (int u = 0; u < kUnroll; ++u) {
-        const T* elems = reinterpret_cast<const T*>(current[u].words);
-#pragma unroll
-        for (int e = 0; e < kPerVector; ++e) {
-          const Acc value = kernels::loadElement<T>(elems[e]);
-          acc[u][e] = s == 0 ? value : Op::apply(acc[u][e], value);
-        }
-      }
-    }
-#pragma unroll
-    for (int u = 0; u < kUnroll; ++u) {
-      const std::uint64_t v = base + static_cast<std::uint64_t>(u) * blockDim.x;
-      if (v >= vectors) continue;
-      Vector out;
-      T* outs = reinterpret_cast<T*>(out.bytes);
-#pragma unroll
-      for (int e = 0; e < kPerVector; ++e) {
-        outs[e] = kernels::storeElement<T>(finalize ? kernels::finalizeAvg<T>(acc[u][e], world_size) : acc[u][e]);
-      }
-      reinterpret_cast<Vector*>(dst)[v] = out;
-    }
-  }
-}
-
-template <typename T, typename Op>
-__device__ void reduceSlice(T* dst, T* const* srcs, int nsrc, std::uint64_t n, bool finalize, int world_size) {
-  constexpr int kPerVector = kVectorBytes / sizeof(T);
-  bool vectorizable = aligned(dst);
-  for (int s = 0; s < nsrc; ++s) vectorizable = vectorizable && aligned(srcs[s]);
-  std::uint64_t done = 0;
-  if (vectorizable) {
-    const std::uint64_t vectors = n / kPerVector;
-    reduceVectors<T, Op>(dst, srcs, nsrc, vectors, finalize, world_size);
-    done = vectors * kPerVector;
-  }
-  for (std::uint64_t i = done + threadIdx.x; i < n; i += blockDim.x) {
-    kernels::AccumulatorT<T> acc = kernels::loadElement<T>(srcs[0][i]);
-    for (int s = 1; s < nsrc; ++s) acc = Op::apply(acc, kernels::loadElement<T>(srcs[s][i]));
-    dst[i] = kernels::storeElement<T>(finalize ? kernels::finalizeAvg<T>(acc, world_size) : acc);
-  }
-}
-
-__device__ void copySlice(unsigned char* dst, const unsigned char* src, std::uint64_t bytes) {
-  std::uint64_t done = 0;
-  if (aligned(dst) && aligned(src)) {
-    const std::uint64_t vectors = bytes / kVectorBytes;
-    const std::uint64_t stride = static_cast<std::uint64_t>(blockDim.x) * kUnroll;
-    for (std::uint64_t base = threadIdx.x; base < vectors; base += stride) {
-      Bytes16 data[kUnroll];
-#pragma unroll
-      for (int u = 0; u < kUnroll; ++u) {
-        const std::uint64_t v = base + static_cast<std::uint64_t>(u) * blockDim.x;
-        if (v < vectors) data[u] = loadStreaming16(reinterpret_cast<const Vector*>(src) + v);
-      }
-#pragma unroll
-      for (int u = 0; u < kUnroll; ++u) {
-        const std::uint64_t v = base + static_cast<std::uint64_t>(u) * blockDim.x;
-        if (v < vectors) reinterpret_cast<Bytes16*>(dst)[v] = data[u];
-      }
-    }
-    done = vectors * kVectorBytes;
-  }
-  for (std::uint64_t i = done + threadIdx.x; i < bytes; i += blockDim.x) dst[i] = src[i];
 }
 
 template <typename T, typename Op>
@@ -230,78 +68,6 @@ __device__ void dataStep(const LaunchArgs& a, const DeviceStep& step, bool is_re
   const bool divide = step.finalize != 0 && a.op == kOpAvg;
   reduceSlice<T, Op>(reinterpret_cast<T*>(destination), reinterpret_cast<T* const*>(sources),
                      static_cast<int>(step.src_count), hi - lo, divide, a.world_size);
-}
-
-// Entry fence: every peer finished with this rank's memory in earlier operations. One thread per peer
-// polls that peer's rank-level done counter, then fences so the peers' reads are ordered before every
-// write this block makes.
-__device__ bool passEntryFence(const LaunchArgs& a, const std::uint64_t* my_counters) {
-  __shared__ int fence_ok;
-  if (threadIdx.x == 0) fence_ok = 1;
-  __syncthreads();
-  const int peer = static_cast<int>(threadIdx.x);
-  if (peer < a.world_size && peer != a.rank) {
-    const std::uint32_t index = counterIndex(peer, kDoneFlagId, 0);
-    const std::uint64_t target = a.control->base[index];
-    const std::uint64_t start = globalTimerNs();
-    std::uint64_t value = loadRelaxedSystem(my_counters + index);
-    // Bounded: ends by the deadline, the abort word, or another block's failure.
-    for (std::uint32_t polls = 1; value < target; ++polls) {
-      std::uint64_t code = 0;
-      if (loadVolatile(a.abort_word) != 0) code = kErrorAborted;
-      if (code == 0 && (polls % kPollsPerClockRead) == 0) {
-        if (*reinterpret_cast<volatile std::uint32_t*>(&a.control->failed) != 0) code = kErrorAborted;
-        if (globalTimerNs() - start > a.timeout_ns) code = kErrorTimeout;
-      }
-      if (code != 0) {
-        atomicExch(&a.control->failed, 1u);
-        if (atomicCAS(reinterpret_cast<unsigned long long*>(&a.error->code), 0ull, code) == 0ull) {
-          a.error->step = kFenceStep;
-          a.error->peer = static_cast<std::uint64_t>(peer);
-          a.error->value = (value << 32) | (target & 0xffffffffull);
-          __threadfence_system();
-        }
-        fence_ok = 0;
-        break;
-      }
-      pollPause();
-      value = loadRelaxedSystem(my_counters + index);
-    }
-    (void)loadAcquireSystem(my_counters + index);
-  }
-  __syncthreads();
-  return fence_ok != 0;
-}
-
-// The end of a launch: the last block to finish (all others have finished their accesses) sends the
-// rank-level done signals and advances every base.
-__device__ void finishLaunch(const LaunchArgs& a) {
-  __shared__ int last;
-  __syncthreads();
-  if (threadIdx.x == 0) {
-    __threadfence();  // this block's accesses happen before its count is seen
-    last = atomicAdd(&a.control->finished, 1u) == gridDim.x - 1;
-  }
-  __syncthreads();
-  if (!last) return;
-  if (threadIdx.x == 0) fenceReleaseSystem();  // every block's accesses before the done signals
-  __syncthreads();
-  const int peer = static_cast<int>(threadIdx.x);
-  if (peer < a.world_size && peer != a.rank && a.done_to[peer] != 0) {
-    atomicAddRelaxedSystem(a.peers->counters[peer] + counterIndex(a.rank, kDoneFlagId, 0), a.done_to[peer]);
-  }
-  // Data flags: one counter per block. Done flags: one per rank (block 0 slot).
-  const int blocks = static_cast<int>(gridDim.x);
-  const int counters = a.world_size * kMaxDeviceFlags * blocks;
-  for (int k = static_cast<int>(threadIdx.x); k < counters; k += static_cast<int>(blockDim.x)) {
-    const int b = k % blocks;
-    const int flag = (k / blocks) % kMaxDeviceFlags;
-    const int writer = k / (blocks * kMaxDeviceFlags);
-    if (flag == kDoneFlagId && b != 0) continue;
-    a.control->base[counterIndex(writer, flag, b)] += a.signal_counts[writer * kMaxDeviceFlags + flag];
-  }
-  if (threadIdx.x == 0) a.control->finished = 0;
-  __threadfence();
 }
 
 template <typename T, typename Op>
@@ -349,6 +115,7 @@ hipError_t launchForType(const LaunchArgs& args, int op, unsigned blocks, hipStr
 }  // namespace
 
 hipError_t launchPlanKernel(const LaunchArgs& args, int dtype, unsigned blocks, hipStream_t stream) {
+  if (args.fused != 0) return launchFusedKernel(args, dtype, blocks, stream);
   switch (dtype) {
     case 0: return launchForType<std::int8_t>(args, args.op, blocks, stream);
     case 1: return launchForType<std::uint8_t>(args, args.op, blocks, stream);

@@ -14,10 +14,12 @@
 #include <cstdlib>
 #include <cstring>
 #include <map>
+#include <string>
 #include <thread>
 #include <vector>
 
 #include "device_plan.h"
+#include "gpu/fused_shape.h"
 #include "gpu/gpu_check.h"
 #include "gpu/peer_record.h"
 #include "peerreduce/config.h"
@@ -75,13 +77,14 @@ struct DevicePlan {
   std::uint32_t* signal_counts = nullptr;
   std::uint32_t* done_to = nullptr;
   std::uint32_t num_steps = 0;
+  FusedShape shape;  // a fused kernel runs the program when it has that shape
 };
 
 class GpuTransport final : public Transport {
  public:
-  GpuTransport(int rank, int world_size, int device, int max_blocks, std::uint64_t bytes_per_block)
+  GpuTransport(int rank, int world_size, int device, int max_blocks, std::uint64_t bytes_per_block, bool fused_kernels)
       : rank_(rank), world_size_(world_size), device_(device), max_blocks_(max_blocks),
-        bytes_per_block_(bytes_per_block) {}
+        bytes_per_block_(bytes_per_block), fused_kernels_(fused_kernels) {}
   ~GpuTransport() override { release(); }
 
   std::string name() const override { return std::string(PR_GPU_PLATFORM_NAME) + " gpu " + std::to_string(device_); }
@@ -236,6 +239,11 @@ class GpuTransport final : public Transport {
     args.error = error_device_;
     timeout_ns_ = static_cast<std::uint64_t>(request.timeout.count()) * 1000000ull;
     args.timeout_ns = timeout_ns_;
+    args.fused = static_cast<std::int32_t>(plan->shape.kind);
+    args.ready_flag = plan->shape.ready_flag;
+    args.result_flag = plan->shape.result_flag;
+    args.ready_wait_step = plan->shape.ready_wait_step;
+    args.result_wait_step = plan->shape.result_wait_step;
     const std::uint64_t bytes = static_cast<std::uint64_t>(request.count) * elem;
     const auto blocks = static_cast<unsigned>(
         std::max<std::uint64_t>(1, std::min<std::uint64_t>((bytes + bytes_per_block_ - 1) / bytes_per_block_,
@@ -390,6 +398,7 @@ class GpuTransport final : public Transport {
     auto it = plans_.find(plan.get());
     if (it == plans_.end()) {
       DevicePlan device;
+      if (fused_kernels_) device.shape = matchFusedShape(*plan, rank_);
       const RankProgram& program = plan->programs[static_cast<std::size_t>(rank_)];
       std::vector<DeviceStep> steps;
       for (const Step& s : program.steps) {
@@ -467,6 +476,7 @@ class GpuTransport final : public Transport {
   int device_;
   int max_blocks_;
   std::uint64_t bytes_per_block_;
+  bool fused_kernels_;
   int agreed_blocks_ = 1;
   bool connected_ = false;
   std::uint64_t timeout_ns_ = static_cast<std::uint64_t>(kDefaultTimeoutMs) * 1000000ull;
@@ -515,8 +525,12 @@ StatusOr<std::shared_ptr<Transport>> createGpuTransport(int rank, int world_size
   if (const char* v = std::getenv("PEERREDUCE_GPU_BYTES_PER_BLOCK"); v != nullptr && *v != '\0') {
     bytes_per_block = std::max<std::uint64_t>(1024, std::strtoull(v, nullptr, 10));
   }
+  // PEERREDUCE_GPU_FUSED=0 runs every program through the interpreter (to measure the fused kernels
+  // against it). Fused and interpreted launches follow the same protocol, so ranks may even differ.
+  bool fused = true;
+  if (const char* v = std::getenv("PEERREDUCE_GPU_FUSED"); v != nullptr && std::string(v) == "0") fused = false;
   return std::shared_ptr<Transport>(
-      std::make_shared<gpu::GpuTransport>(rank, world_size, device, max_blocks, bytes_per_block));
+      std::make_shared<gpu::GpuTransport>(rank, world_size, device, max_blocks, bytes_per_block, fused));
 }
 
 const char* gpuPlatformName() { return PR_GPU_PLATFORM_NAME; }

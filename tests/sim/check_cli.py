@@ -20,7 +20,8 @@ import re
 import subprocess
 import sys
 
-# peerreduce-sim's own runs finish in seconds; a hang must fail the test, not stall CI.
+# peerreduce-sim's own runs finish in seconds (longer ones pass --timeout); a hang must fail the test,
+# not stall CI.
 RUN_TIMEOUT_S = 100
 
 
@@ -62,11 +63,13 @@ def main():
     parser.add_argument("--json-keys", nargs="+", default=[])
     parser.add_argument("--json-equals", nargs="+", default=[])
     parser.add_argument("--trace-file")
+    parser.add_argument("--timeout", type=float, default=RUN_TIMEOUT_S,
+                        help="seconds the command may run (default %(default)s)")
     args = parser.parse_args(ours)
 
     if args.trace_file and os.path.exists(args.trace_file):
         os.remove(args.trace_file)  # a stale file from an earlier run must not pass the check
-    result = subprocess.run([args.exe] + theirs, capture_output=True, text=True, timeout=RUN_TIMEOUT_S)
+    result = subprocess.run([args.exe] + theirs, capture_output=True, text=True, timeout=args.timeout)
     problems = []
     if result.returncode != args.exit:
         problems.append(f"exit status {result.returncode}, expected {args.exit}")
