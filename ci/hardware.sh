@@ -30,6 +30,8 @@ package)
     "$build/bench/peerreduce-bench" "$build/tests/hardware/peerreduce-gpu-debug" "$build/bench/peerreduce-p2p-probe" .hw/
   strip --strip-debug .hw/peerreduce*  # debug info is not needed there; the transfer limit is 64 MiB
   echo "$PWD/$build" > .hw/build-dir
+  # The coverage notes (.gcno) of this build match only .gcda files from these binaries: report checks.
+  sha256sum "$build/tests/hardware/peerreduce_hardware_tests" | cut -d' ' -f1 > .hw/build-id
   du -sh .hw
   ;;
 run)
@@ -87,6 +89,10 @@ run)
 report)
   dir="${1:?usage: ci/hardware.sh report DIR}"
   build="$(cat .hw/build-dir)"
+  if [[ "$(sha256sum "$build/tests/hardware/peerreduce_hardware_tests" | cut -d' ' -f1)" != "$(cat .hw/build-id)" ]]; then
+    echo "report: $build was rebuilt since 'package'; its coverage notes no longer match what ran. Package and run again." >&2
+    exit 1
+  fi
   tmp="$(mktemp -d)"
   tar xzf "$dir/gcda.tgz" -C "$tmp"
   # The .gcda files were written under <prefix>/<absolute build path>, one prefix per run and rank;
