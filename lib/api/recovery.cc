@@ -99,6 +99,15 @@ StatusOr<std::vector<FailureDecision>> agreeOnFailures(const Topology& topology,
   return out;
 }
 
+const FailureDecision* largestGroup(const std::vector<FailureDecision>& decisions) {
+  const FailureDecision* chosen = nullptr;
+  for (const FailureDecision& d : decisions) {
+    if (!std::binary_search(d.survivors.begin(), d.survivors.end(), d.rank)) continue;  // a failed rank
+    if (!chosen || d.survivors.size() > chosen->survivors.size()) chosen = &d;
+  }
+  return chosen;
+}
+
 bool decisionsAgree(const std::vector<FailureDecision>& decisions, int rank) {
   const FailureDecision* mine = nullptr;
   for (const auto& d : decisions) {

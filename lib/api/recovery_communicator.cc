@@ -94,13 +94,12 @@ StatusOr<FailureDecision> agreeOnFailures(Bootstrap& bootstrap, const Topology& 
     reports.push_back(std::move(report));
   }
   PR_ASSIGN_OR_RETURN(std::vector<FailureDecision> decisions, agreeOnFailures(topology, reports));
-  // A failed rank learns the decision of the largest group (ties: the one holding the lowest rank):
-  // it is not among the survivors, which is what it needs to know.
-  const FailureDecision* chosen = nullptr;
   for (const FailureDecision& d : decisions) {
     if (d.rank == me) return d;
-    if (!chosen || d.survivors.size() > chosen->survivors.size()) chosen = &d;
   }
+  // A failed rank learns the decision of the largest group: it is not among the survivors, which is
+  // what it needs to know.
+  const FailureDecision* chosen = largestGroup(decisions);
   FailureDecision out;
   if (chosen) out = *chosen;
   out.rank = me;

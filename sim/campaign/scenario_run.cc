@@ -298,16 +298,14 @@ class Runner {
       }
       decisions.push_back(*d);
     }
-    // The group that goes on: the largest (ties: the one holding the lowest rank).
-    const FailureDecision* chosen = nullptr;
     for (const auto& d : decisions) {
       if (!std::binary_search(d.survivors.begin(), d.survivors.end(), d.rank)) continue;  // a failed rank
       if (!decisionsAgree(decisions, d.rank)) {
         safety("survivors of rank " + std::to_string(ids_[static_cast<std::size_t>(d.rank)]) + "'s group disagree on the failed set");
         return;
       }
-      if (!chosen || d.survivors.size() > chosen->survivors.size()) chosen = &d;
     }
+    const FailureDecision* chosen = largestGroup(decisions);  // the group that goes on
     if (!chosen) {
       liveness("op " + std::to_string(k) + ": no survivor group");
       return;

@@ -11,6 +11,7 @@
 #include "cli/cli_options.h"
 #include "peerreduce/communicator.h"
 #include "support/reference.h"
+#include "json_text.h"
 #include "sim_cluster.h"
 #include "topology/generators.h"
 #include "topology/topology_file.h"
@@ -42,25 +43,6 @@ struct RunReport {
   PoolStats memory;  // rank 0's symmetric pool after the run (every rank's must be identical)
   PinnedStats pinned;  // rank 0's pinned host pool (per rank, not symmetric: host-staged paths only)
 };
-
-std::string jsonString(const std::string& text) {
-  std::string out = "\"";
-  for (char c : text) {
-    if (c == '"' || c == '\\') {
-      out += '\\';
-      out += c;
-    } else if (c == '\n') {
-      out += "\\n";
-    } else if (static_cast<unsigned char>(c) < 0x20) {
-      char buf[8];
-      std::snprintf(buf, sizeof(buf), "\\u%04x", c);
-      out += buf;
-    } else {
-      out += c;
-    }
-  }
-  return out + "\"";
-}
 
 void fail(RunReport& report, const std::string& what) {
   if (report.verdict == "ok") report.verdict = what;

@@ -84,18 +84,15 @@ std::vector<StatusOr<FailureDecision>> FaultyWorld::abortAndAgree() {
 }
 
 StatusOr<std::unique_ptr<FaultyWorld>> FaultyWorld::shrink(const std::vector<FailureDecision>& decisions) {
-  const FailureDecision* chosen = nullptr;
   for (const FailureDecision& d : decisions) {
-    if (!std::binary_search(d.survivors.begin(), d.survivors.end(), d.rank)) {
-      auto refused = shrinkCommunicator(comm(d.rank), d, nullptr, nullptr);
-      if (refused.isOk() || refused.status().code() != ErrorCode::kPeerLost) {
-        return internalError("rank " + std::to_string(d.rank) + " was declared failed but shrink did not say so: " +
-                             refused.status().toString());
-      }
-      continue;
+    if (std::binary_search(d.survivors.begin(), d.survivors.end(), d.rank)) continue;
+    auto refused = shrinkCommunicator(comm(d.rank), d, nullptr, nullptr);
+    if (refused.isOk() || refused.status().code() != ErrorCode::kPeerLost) {
+      return internalError("rank " + std::to_string(d.rank) + " was declared failed but shrink did not say so: " +
+                           refused.status().toString());
     }
-    if (!chosen || d.survivors.size() > chosen->survivors.size()) chosen = &d;
   }
+  const FailureDecision* chosen = largestGroup(decisions);
   if (!chosen) return unavailableError("no survivors");
   PR_ASSIGN_OR_RETURN(ShrinkPlan plan, planShrink(topology_, *chosen));
   PR_ASSIGN_OR_RETURN(auto w, prepare(plan.topology, config_, wait_timeout_us_));

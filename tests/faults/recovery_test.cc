@@ -67,6 +67,20 @@ TEST(FailureAgreement, ACrashedMiddleOfALineSplitsTheSurvivorsIntoTwoGroups) {
   EXPECT_FALSE(decisionsAgree(*decided, 1));  // rank 1 made no decision
 }
 
+TEST(FailureAgreement, TheLargestGroupGoesOnAndTiesGoToTheLowestRank) {
+  FailureDecision lost{0, {1, 2}, {0}, {}, 0};  // rank 0 failed: its decision lacks it
+  FailureDecision a{1, {1, 2}, {0, 3, 4}, {}, 0};
+  FailureDecision b{3, {3, 4}, {0, 1, 2}, {}, 0};
+  FailureDecision c{5, {5, 6, 7}, {0, 1, 2, 3, 4}, {}, 0};
+  const std::vector<FailureDecision> tie{lost, a, b};
+  ASSERT_NE(largestGroup(tie), nullptr);
+  EXPECT_EQ(largestGroup(tie)->rank, 1);  // equal sizes: the first, holding the lowest rank
+  const std::vector<FailureDecision> bigger{lost, a, b, c};
+  EXPECT_EQ(largestGroup(bigger)->rank, 5);
+  EXPECT_EQ(largestGroup({lost}), nullptr);  // nobody keeps its own rank
+  EXPECT_EQ(largestGroup({}), nullptr);
+}
+
 TEST(FailureAgreement, DeadLinksAreAgreedAndRemovedByTheShrink) {
   const Topology t = Topology::fullMesh(4);
   auto decided = agreeOnFailures(t, {FailureReport{0, {}, {{0, 2}}}, FailureReport{1, {}, {}}, FailureReport{2, {}, {{2, 0}}},

@@ -65,11 +65,17 @@ StatusOr<std::vector<FailureDecision>> agreeOnFailures(const Topology& topology,
 // must still connect every rank: ranks of one process, or MPI processes whose GPU rather than process
 // failed). Each rank contributes `mine`; reports are all-gathered and every rank computes the
 // agreement above on the reports of the ranks no report names lost (a lost rank relays nothing),
-// returning its own decision; a lost rank gets the largest group's decision, which lacks it. kInvalidArgument (on the rank that
-// passed it) for a report of another rank, naming ranks outside the world, or naming a link not at
-// the reporter's end; the bootstrap's kTimeout naming the ranks that never arrived.
+// returning its own decision; a lost rank gets the largest group's decision, which lacks it.
+// kInvalidArgument (on the rank that passed it) for a report of another rank, naming ranks outside the
+// world, or naming a link not at the reporter's end; the bootstrap's kTimeout naming the ranks that
+// never arrived.
 StatusOr<FailureDecision> agreeOnFailures(Bootstrap& bootstrap, const Topology& topology, const FailureReport& mine,
                                           std::chrono::milliseconds timeout);
+
+// The group that goes on when a partition leaves several: among the decisions of ranks that survive
+// in them, the one with the most survivors (ties: the first, so the group holding the lowest rank when
+// decisions are in rank order). Null when no decision keeps its own rank.
+const FailureDecision* largestGroup(const std::vector<FailureDecision>& decisions);
 
 // True when every decision in `decisions` that belongs to the group of `rank` equals its decision.
 bool decisionsAgree(const std::vector<FailureDecision>& decisions, int rank);
