@@ -125,7 +125,7 @@ __global__ void __launch_bounds__(kPlanKernelThreads) twoShotKernel(LaunchArgs a
 
 template <typename T, typename Op>
 void launchShape(const LaunchArgs& args, unsigned blocks, hipStream_t stream) {
-  if (args.fused == 1) {
+  if (args.fused == kFusedOneShot) {
     oneShotKernel<T, Op><<<blocks, kPlanKernelThreads, 0, stream>>>(args);
   } else {
     twoShotKernel<T, Op><<<blocks, kPlanKernelThreads, 0, stream>>>(args);

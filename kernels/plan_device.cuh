@@ -1,27 +1,19 @@
-// Device code shared by the GPU kernels (the plan interpreter and the fused kernels): bounded waits on
-// per-block counters, signals, the entry fence, the end of a launch, and the 16-byte copy and reduce
-// loops that fold sources in the plan's order with the simulator's arithmetic (kernels/reduce_ops.h).
+// Device code shared by the plan interpreter and the fused kernels: bounded waits on per-block
+// counters, signals, the entry fence, the end of a launch, and the 16-byte copy and reduce loops that
+// fold sources in the plan's order with the simulator's arithmetic (kernels/reduce_ops.h).
 // Included by the .cu files only; everything is internal to each kernel object.
 #pragma once
 
-#include "device_plan.h"
-#include "portability.h"
-#include "reduce_ops.h"
+#include "device_common.cuh"
 
 namespace peerreduce::gpu {
 namespace {
 
-
 using kernels::BFloat16;
 using kernels::Half;
 
-constexpr int kVectorBytes = 16;
 constexpr int kMaxSources = kMaxRanks + 1;  // one-shot reads every rank; the tree adds its own input
-constexpr std::uint32_t kPollsPerClockRead = 64;  // read the timer every 64 polls: it costs more than a poll
-constexpr std::uint64_t kErrorTimeout = 3;        // ErrorCode::kTimeout
-constexpr std::uint64_t kErrorAborted = 7;        // ErrorCode::kAborted
-constexpr std::int32_t kOpAvg = 4;                // ReduceOp::kAvg
-constexpr int kDoneFlagId = 0;                    // plan.h kDoneFlag
+constexpr int kDoneFlagId = 0;              // plan.h kDoneFlag
 
 struct alignas(16) Vector {
   unsigned char bytes[kVectorBytes];
@@ -38,20 +30,9 @@ __device__ bool waitFor(const LaunchArgs& a, const std::uint64_t* counter, std::
     std::uint64_t value = loadRelaxedSystem(counter);
     // Bounded: ends by the deadline, the abort word, or another block's failure.
     for (std::uint32_t polls = 1; value < target; ++polls) {
-      std::uint64_t code = 0;
-      if (loadVolatile(a.abort_word) != 0) code = kErrorAborted;
-      if (code == 0 && (polls % kPollsPerClockRead) == 0) {
-        if (*reinterpret_cast<volatile std::uint32_t*>(&a.control->failed) != 0) code = kErrorAborted;
-        if (globalTimerNs() - start > a.timeout_ns) code = kErrorTimeout;
-      }
+      const std::uint64_t code = pollVerdict(a, polls, start);
       if (code != 0) {
-        atomicExch(&a.control->failed, 1u);
-        if (atomicCAS(reinterpret_cast<unsigned long long*>(&a.error->code), 0ull, code) == 0ull) {
-          a.error->step = step;
-          a.error->peer = static_cast<std::uint64_t>(peer);
-          a.error->value = (value << 32) | (target & 0xffffffffull);
-          __threadfence_system();
-        }
+        recordFailure(a, code, step, peer, value, target);
         ok = 0;
         break;
       }
@@ -76,8 +57,6 @@ __device__ void signalPeer(const LaunchArgs& a, int peer, int flag, bool fence_f
     atomicAddRelaxedSystem(a.peers->counters[peer] + counterIndex(a.rank, flag, static_cast<int>(blockIdx.x)), 1);
   }
 }
-
-__device__ bool aligned(const void* p) { return (reinterpret_cast<std::uintptr_t>(p) % kVectorBytes) == 0; }
 
 // Vectors each thread keeps in flight per source: several independent 16-byte loads per thread hide
 // the latency of remote (NVLink) reads, which one load at a time cannot.
@@ -190,20 +169,9 @@ __device__ bool passEntryFence(const LaunchArgs& a, const std::uint64_t* my_coun
     std::uint64_t value = loadRelaxedSystem(my_counters + index);
     // Bounded: ends by the deadline, the abort word, or another block's failure.
     for (std::uint32_t polls = 1; value < target; ++polls) {
-      std::uint64_t code = 0;
-      if (loadVolatile(a.abort_word) != 0) code = kErrorAborted;
-      if (code == 0 && (polls % kPollsPerClockRead) == 0) {
-        if (*reinterpret_cast<volatile std::uint32_t*>(&a.control->failed) != 0) code = kErrorAborted;
-        if (globalTimerNs() - start > a.timeout_ns) code = kErrorTimeout;
-      }
+      const std::uint64_t code = pollVerdict(a, polls, start);
       if (code != 0) {
-        atomicExch(&a.control->failed, 1u);
-        if (atomicCAS(reinterpret_cast<unsigned long long*>(&a.error->code), 0ull, code) == 0ull) {
-          a.error->step = kFenceStep;
-          a.error->peer = static_cast<std::uint64_t>(peer);
-          a.error->value = (value << 32) | (target & 0xffffffffull);
-          __threadfence_system();
-        }
+        recordFailure(a, code, kFenceStep, peer, value, target);
         fence_ok = 0;
         break;
       }

@@ -1,5 +1,6 @@
-// Host entry points to the GPU kernels: the plan interpreter (kernels/plan_interpreter.cu) and the
-// fused one-shot and two-shot kernels (kernels/fused_kernels.cu).
+// Host entry points to the GPU kernels: the plan interpreter (kernels/plan_interpreter.cu), the fused
+// one-shot and two-shot kernels (kernels/fused_kernels.cu) and the low-latency one-shot
+// (kernels/line_kernels.cu).
 #pragma once
 
 #include "device_plan.h"
@@ -13,9 +14,11 @@ inline constexpr unsigned kPlanKernelThreads = 512;
 
 // Launches the interpreter for one rank's program with `blocks` blocks on `stream`. dtype and op are
 // DataType and ReduceOp values (checked by the caller). Returns the launch's error, if any.
-// With args.fused set, launches the fused kernel of that shape instead.
+// With args.fused set, launches the fused or low-latency kernel of that shape instead.
 hipError_t launchPlanKernel(const LaunchArgs& args, int dtype, unsigned blocks, hipStream_t stream);
 // The fused kernel of args.fused (1 one-shot, 2 two-shot).
 hipError_t launchFusedKernel(const LaunchArgs& args, int dtype, unsigned blocks, hipStream_t stream);
+// The low-latency one-shot (args.fused == kLowLatencyOneShot; args.line_capacity and the peers' lines set).
+hipError_t launchLowLatencyKernel(const LaunchArgs& args, int dtype, unsigned blocks, hipStream_t stream);
 
 }  // namespace peerreduce::gpu

@@ -199,6 +199,41 @@ PR_DEVICE PR_INLINE Bytes16 loadStreaming16(const void* address) {
 #endif
 }
 
+// Low-latency lines: 16 bytes written and read as one access, in which each 8-byte half (4 bytes of
+// data, 4 bytes of flag) is single-copy atomic, so a reader that sees the flag of a half sees its data.
+// Volatile: never cached in L1, never merged or split by the compiler.
+PR_DEVICE PR_INLINE void storeLine16(void* address, const Bytes16& line) {
+#if defined(__HIPCC__)
+  auto* p = reinterpret_cast<std::uint64_t*>(address);
+  const std::uint64_t lo = (static_cast<std::uint64_t>(line.words[1]) << 32) | line.words[0];
+  const std::uint64_t hi = (static_cast<std::uint64_t>(line.words[3]) << 32) | line.words[2];
+  __hip_atomic_store(p, lo, __ATOMIC_RELAXED, __HIP_MEMORY_SCOPE_SYSTEM);
+  __hip_atomic_store(p + 1, hi, __ATOMIC_RELAXED, __HIP_MEMORY_SCOPE_SYSTEM);
+#else
+  asm volatile("st.volatile.global.v4.u32 [%0], {%1, %2, %3, %4};" ::"l"(address), "r"(line.words[0]),
+               "r"(line.words[1]), "r"(line.words[2]), "r"(line.words[3])
+               : "memory");
+#endif
+}
+PR_DEVICE PR_INLINE Bytes16 loadLine16(const void* address) {
+  Bytes16 out;
+#if defined(__HIPCC__)
+  const auto* p = reinterpret_cast<const std::uint64_t*>(address);
+  const std::uint64_t lo = __hip_atomic_load(p, __ATOMIC_RELAXED, __HIP_MEMORY_SCOPE_SYSTEM);
+  const std::uint64_t hi = __hip_atomic_load(p + 1, __ATOMIC_RELAXED, __HIP_MEMORY_SCOPE_SYSTEM);
+  out.words[0] = static_cast<std::uint32_t>(lo);
+  out.words[1] = static_cast<std::uint32_t>(lo >> 32);
+  out.words[2] = static_cast<std::uint32_t>(hi);
+  out.words[3] = static_cast<std::uint32_t>(hi >> 32);
+#else
+  asm volatile("ld.volatile.global.v4.u32 {%0, %1, %2, %3}, [%4];"
+               : "=r"(out.words[0]), "=r"(out.words[1]), "=r"(out.words[2]), "=r"(out.words[3])
+               : "l"(address)
+               : "memory");
+#endif
+  return out;
+}
+
 // Reads a counter without ordering, for polling loops: poll relaxed, then one loadAcquireSystem once
 // the value is reached.
 PR_DEVICE PR_INLINE std::uint64_t loadRelaxedSystem(const std::uint64_t* counter) {

@@ -155,6 +155,10 @@ Status SimEngine::submit(int rank, const ExecutionRequest& request) {
     return invalidArgumentError(who + "plan uses " + std::to_string(request.plan->num_flags) + " flags; at most " +
                                 std::to_string(kMaxFlags));
   }
+  if (request.stream_slot < 0 || request.stream_slot >= kMaxStreams) {
+    return invalidArgumentError(who + "stream slot " + std::to_string(request.stream_slot) + " outside 0.." +
+                                std::to_string(kMaxStreams - 1));
+  }
   PR_RETURN_IF_ERROR(checkLinks(rank, request.plan->programs[static_cast<std::size_t>(rank)]));
   const std::size_t elem = dataTypeSize(request.dtype);
   if (elem == 0 || !isValidReduceOp(request.op)) return invalidArgumentError(who + "invalid dtype or op");

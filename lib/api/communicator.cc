@@ -274,8 +274,9 @@ Status Communicator::allreduce(const void* send, void* recv, std::size_t count, 
   const Candidate& candidate = impl.candidates[static_cast<std::size_t>(impl.selector->chooseCandidate(count * elem))];
   const Algorithm algorithm = candidate.algorithm;
   const std::shared_ptr<const Plan>& plan = candidate.plans[static_cast<std::size_t>(in_place)];
+  PR_ASSIGN_OR_RETURN(const int slot, streamSlot(impl, stream));
   // The copy pins the scratch in place until the segments are submitted.
-  PR_ASSIGN_OR_RETURN(const PoolBlock scratch, leaseScratch(impl));
+  PR_ASSIGN_OR_RETURN(const PoolBlock scratch, leaseScratch(impl, slot));
   const std::size_t segment = maxSegmentCount(*plan, elem, scratch.size());
   if (segment == 0) {
     return outOfMemoryError("allreduce on rank " + std::to_string(impl.rank) + ": " +
@@ -293,6 +294,7 @@ Status Communicator::allreduce(const void* send, void* recv, std::size_t count, 
   request.op = op;
   request.timeout = impl.config.timeout;
   request.scratch_offset = scratch.offset();
+  request.stream_slot = slot;
   for (std::size_t done = 0; done < count; done += segment) {
     request.count = std::min(segment, count - done);
     request.send = static_cast<const std::byte*>(send) + done * elem;

@@ -37,9 +37,15 @@ struct Communicator::Impl {
   // The books of this rank's symmetric region (the transport owns the region). Every rank makes the
   // same pool calls in the same order, so blocks have the same offsets everywhere.
   std::optional<SymmetricPool> pool;
-  // The scratch lease: one handle, so compaction may move it between operations; allreduce copies it
-  // (pinning it) while it submits.
-  PoolBlock scratch;
+  // The streams used so far, in order of first use (the transport's stream slots), each with its own
+  // scratch lease: one handle, so compaction may move it between operations; allreduce copies it
+  // (pinning it) while it submits. Slot 0's scratch is taken at creation, before any stream is known.
+  struct StreamSlot {
+    StreamHandle stream = nullptr;
+    PoolBlock scratch;
+  };
+  std::array<StreamSlot, kMaxStreams> streams;
+  int streams_used = 0;
   // Page-locked host memory for host-staged paths, bounded by Config::memory.pinned_limit_bytes.
   std::optional<PinnedHostPool> pinned;
   // Registered user buffers; declared last so they end before anything they could refer to.
@@ -48,8 +54,10 @@ struct Communicator::Impl {
 
 // Creates the pool for the region the transport opened and takes the scratch (communicator_memory.cc).
 Status createPool(Communicator::Impl& impl);
-// The scratch for one allreduce, pinned by the returned copy: the lease when it has the preferred
-// size, else a new best-effort block (communicator_memory.cc).
-StatusOr<PoolBlock> leaseScratch(Communicator::Impl& impl);
+// The slot of `stream`: its number by first use, or a typed error for one stream too many.
+StatusOr<int> streamSlot(Communicator::Impl& impl, StreamHandle stream);
+// The scratch of stream slot `slot` for one allreduce, pinned by the returned copy: the lease when it
+// has the preferred size, else a new best-effort block (communicator_memory.cc).
+StatusOr<PoolBlock> leaseScratch(Communicator::Impl& impl, int slot);
 
 }  // namespace peerreduce

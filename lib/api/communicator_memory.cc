@@ -39,18 +39,33 @@ Status createPool(Communicator::Impl& impl) {
   PR_ASSIGN_OR_RETURN(PinnedHostPool pinned, PinnedHostPool::create(pinned_options, platformHostAllocator()));
   impl.pinned.emplace(std::move(pinned));
   // Taken now, while the pool is empty, so the allreduce path normally makes no pool call at all.
-  PR_ASSIGN_OR_RETURN(PoolBlock lease, leaseScratch(impl));
+  PR_ASSIGN_OR_RETURN(PoolBlock lease, leaseScratch(impl, 0));
   (void)lease;
   return Status::ok();
 }
 
-StatusOr<PoolBlock> leaseScratch(Communicator::Impl& impl) {
+StatusOr<int> streamSlot(Communicator::Impl& impl, StreamHandle stream) {
+  for (int slot = 0; slot < impl.streams_used; ++slot) {
+    if (impl.streams[static_cast<std::size_t>(slot)].stream == stream) return slot;
+  }
+  if (impl.streams_used == kMaxStreams) {
+    return unsupportedError("rank " + std::to_string(impl.rank) + ": an allreduce on a " +
+                            std::to_string(kMaxStreams + 1) + "th stream; a communicator gives at most " +
+                            std::to_string(kMaxStreams) +
+                            " streams their own signal area and scratch; reuse a stream or create another communicator");
+  }
+  impl.streams[static_cast<std::size_t>(impl.streams_used)].stream = stream;
+  return impl.streams_used++;
+}
+
+StatusOr<PoolBlock> leaseScratch(Communicator::Impl& impl, int slot) {
   const std::size_t preferred = impl.config.scratch_bytes;
-  if (impl.scratch.valid() && impl.scratch.size() >= preferred) return impl.scratch;
+  PoolBlock& lease = impl.streams[static_cast<std::size_t>(slot)].scratch;
+  if (lease.valid() && lease.size() >= preferred) return lease;
   // Less than preferred (an earlier exhaustion) or none: give it back first, so its range counts as
   // free, then take as much as the pool has. Every rank's pool is in the same state, so every rank gets
   // the same size at the same offset and plans the same segments; an exhaustion is symmetric.
-  impl.scratch.reset();
+  lease.reset();
   auto block = impl.pool->allocateBestEffort(preferred, minimumScratch(impl.config), BlockKind::kScratch,
                                              scratchAlignment(impl.config.memory));
   if (!block.isOk()) {
@@ -59,8 +74,8 @@ StatusOr<PoolBlock> leaseScratch(Communicator::Impl& impl) {
         std::to_string(minimumScratch(impl.config)) + " bytes (preferred " + std::to_string(preferred) +
         ", PEERREDUCE_SCRATCH_BYTES); release symmetric blocks (allocateSymmetric) or raise the pool");
   }
-  impl.scratch = std::move(block).value();
-  return impl.scratch;
+  lease = std::move(block).value();
+  return lease;
 }
 
 PoolStats Communicator::memoryStats() const { return impl_->pool->stats(); }
@@ -81,8 +96,14 @@ StatusOr<SymmetricBlock> Communicator::allocateSymmetric(std::size_t bytes) {
                         region != nullptr ? region + offset : nullptr);
 }
 
-void Communicator::releaseScratch() { impl_->scratch.reset(); }
+void Communicator::releaseScratch() {
+  for (auto& slot : impl_->streams) slot.scratch.reset();
+}
 
-std::size_t Communicator::scratchBytesHeld() const { return impl_->scratch.size(); }
+std::size_t Communicator::scratchBytesHeld() const {
+  std::size_t held = 0;
+  for (const auto& slot : impl_->streams) held += slot.scratch.size();
+  return held;
+}
 
 }  // namespace peerreduce

@@ -2,10 +2,13 @@
 //
 // Symmetric region of a rank (one device allocation, exported through IPC):
 //   [header: token written at open, read by peers as the access probe]
-//   [counters: kCounterCount uint64 (per writer, flag and block), written by peers' kernels]
-//   [scratch: the bytes the communicator asked for]
-// Private to the rank: the control block (epoch bases, block counter) in device memory, and the abort
-// word and error report in host-mapped pinned memory, which the host reads and writes while kernels run.
+//   [counters: kMaxStreams signal areas of kCounterCount uint64 (per writer, flag and block), written
+//    by peers' kernels; stream slot s of every rank uses area s]
+//   [lines: kMaxStreams areas of low-latency receive lines (gpu/line_policy.h), written by peers]
+//   [scratch: the bytes the communicator asked for; each stream's scratch is its own pool block]
+// Private to the rank: per stream slot a control block (epoch bases, block counter) and a peer table
+// in device memory, and the abort word and error report in host-mapped pinned memory, which the host
+// reads and writes while kernels run.
 #include <unistd.h>
 
 #include <algorithm>
@@ -21,6 +24,7 @@
 #include "device_plan.h"
 #include "gpu/fused_shape.h"
 #include "gpu/gpu_check.h"
+#include "gpu/line_policy.h"
 #include "gpu/peer_record.h"
 #include "peerreduce/config.h"
 #include "peerreduce/gpu.h"
@@ -41,7 +45,8 @@ Status gpuError(hipError_t error, const char* call, const char* file, int line, 
 namespace {
 
 constexpr std::size_t kHeaderBytes = 256;  // the probe token, padded so the counters start cache-line aligned
-constexpr std::size_t kCounterBytes = sizeof(std::uint64_t) * kCounterCount;
+constexpr std::size_t kAreaBytes = sizeof(std::uint64_t) * kCounterCount;  // one stream's counters
+constexpr std::size_t kCounterBytes = kAreaBytes * kMaxStreams;
 // IPC exports whole allocations at this granularity on NVIDIA and AMD; rounding up wastes nothing.
 constexpr std::size_t kIpcGranularity = std::size_t{2} << 20;
 constexpr std::uint64_t kTokenMagic = 0x7065657272656475ull;  // "peerredu"
@@ -52,6 +57,8 @@ constexpr std::uint64_t kBytesPerBlock = 32 << 10;
 // H200 those serialise: measured on 4 x H200 (peerreduce-bench --algo all, PEERREDUCE_GPU_MAX_BLOCKS),
 // 2 MiB two-shot took 121 us with 32 blocks and 339 us with 132; 64 MiB 652 us against 1206 us.
 constexpr int kDefaultMaxBlocks = 32;
+// Input bytes per block of the low-latency kernel: one 16-byte vector per thread of a 512-thread block.
+constexpr std::uint64_t kLineBytesPerBlock = 8 << 10;
 // synchronize() waits this many times the operation timeout: the kernel gives up on its own at the
 // timeout and reports why; the host only needs to outwait it.
 constexpr int kSyncTimeoutFactor = 2;
@@ -82,9 +89,11 @@ struct DevicePlan {
 
 class GpuTransport final : public Transport {
  public:
-  GpuTransport(int rank, int world_size, int device, int max_blocks, std::uint64_t bytes_per_block, bool fused_kernels)
+  GpuTransport(int rank, int world_size, int device, int max_blocks, std::uint64_t bytes_per_block, bool fused_kernels,
+               LinePolicy lines, std::uint64_t line_bytes_per_block)
       : rank_(rank), world_size_(world_size), device_(device), max_blocks_(max_blocks),
-        bytes_per_block_(bytes_per_block), fused_kernels_(fused_kernels) {}
+        bytes_per_block_(bytes_per_block), fused_kernels_(fused_kernels), lines_(lines),
+        line_bytes_per_block_(line_bytes_per_block), line_area_bytes_(lineAreaBytes(world_size)) {}
   ~GpuTransport() override { release(); }
 
   std::string name() const override { return std::string(PR_GPU_PLATFORM_NAME) + " gpu " + std::to_string(device_); }
@@ -102,21 +111,22 @@ class GpuTransport final : public Transport {
   StatusOr<std::vector<std::byte>> openSymmetric(std::size_t bytes) override {
     if (region_ != nullptr) return invalidArgumentError("rank " + std::to_string(rank_) + " opened its memory twice");
     PR_GPU_CHECK(rank_, hipSetDevice(device_));
-    const std::size_t raw = kHeaderBytes + kCounterBytes + bytes;
+    const std::size_t raw = scratchStart() + bytes;
     region_bytes_ = (raw + kIpcGranularity - 1) / kIpcGranularity * kIpcGranularity;
     PR_GPU_CHECK(rank_, hipMalloc(reinterpret_cast<void**>(&region_), region_bytes_));
-    PR_GPU_CHECK(rank_, hipMemset(region_, 0, kHeaderBytes + kCounterBytes));
+    // Counters start at zero; lines too (flag 0 is never an operation's flag).
+    PR_GPU_CHECK(rank_, hipMemset(region_, 0, scratchStart()));
     const std::uint64_t token = tokenFor(rank_, ::getpid());
     PR_GPU_CHECK(rank_, hipMemcpy(region_, &token, sizeof(token), hipMemcpyHostToDevice));
-    PR_GPU_CHECK(rank_, hipMalloc(reinterpret_cast<void**>(&control_), sizeof(ControlBlock)));
-    PR_GPU_CHECK(rank_, hipMemset(control_, 0, sizeof(ControlBlock)));
+    PR_GPU_CHECK(rank_, hipMalloc(reinterpret_cast<void**>(&control_), sizeof(ControlBlock) * kMaxStreams));
+    PR_GPU_CHECK(rank_, hipMemset(control_, 0, sizeof(ControlBlock) * kMaxStreams));
     PR_GPU_CHECK(rank_, hipHostMalloc(reinterpret_cast<void**>(&abort_word_), sizeof(std::uint32_t), hipHostMallocMapped));
     PR_GPU_CHECK(rank_, hipHostMalloc(reinterpret_cast<void**>(&error_), sizeof(ErrorReport), hipHostMallocMapped));
     *abort_word_ = 0;
     std::memset(error_, 0, sizeof(ErrorReport));
     PR_GPU_CHECK(rank_, hipHostGetDevicePointer(reinterpret_cast<void**>(&abort_word_device_), abort_word_, 0));
     PR_GPU_CHECK(rank_, hipHostGetDevicePointer(reinterpret_cast<void**>(&error_device_), error_, 0));
-    PR_GPU_CHECK(rank_, hipMalloc(reinterpret_cast<void**>(&peer_table_), sizeof(PeerTable)));
+    PR_GPU_CHECK(rank_, hipMalloc(reinterpret_cast<void**>(&peer_table_), sizeof(PeerTable) * kMaxStreams));
     PeerRecord record{};
     record.rank = rank_;
     record.world_size = world_size_;
@@ -139,7 +149,7 @@ class GpuTransport final : public Transport {
                                   " peer records for " + std::to_string(world_size_) + " ranks");
     }
     PR_GPU_CHECK(rank_, hipSetDevice(device_));
-    PeerTable table{};
+    std::vector<PeerTable> tables(kMaxStreams, PeerTable{});
     topology_ = Topology(world_size_);
     agreed_blocks_ = max_blocks_;
     for (int peer = 0; peer < world_size_; ++peer) {
@@ -179,8 +189,12 @@ class GpuTransport final : public Transport {
         return unavailableError(who + "access probe read " + std::to_string(token) + " instead of the token " +
                                 std::to_string(record.token) + " the peer wrote; peer memory is not reachable");
       }
-      table.counters[peer] = reinterpret_cast<std::uint64_t*>(base + kHeaderBytes);
-      table.scratch[peer] = base + kHeaderBytes + kCounterBytes;
+      for (int area = 0; area < kMaxStreams; ++area) {
+        PeerTable& table = tables[static_cast<std::size_t>(area)];
+        table.counters[peer] = reinterpret_cast<std::uint64_t*>(base + kHeaderBytes + kAreaBytes * area);
+        table.lines[peer] = base + kHeaderBytes + kCounterBytes + line_area_bytes_ * static_cast<std::size_t>(area);
+        table.scratch[peer] = base + scratchStart();
+      }
       if (peer != rank_) topology_.setLink(rank_, peer, defaultLink());
     }
     // Links between other ranks: assumed like ours (a homogeneous node); the communicator exchanges
@@ -190,7 +204,7 @@ class GpuTransport final : public Transport {
         if (a != b && a != rank_) topology_.setLink(a, b, defaultLink());
       }
     }
-    PR_GPU_CHECK(rank_, hipMemcpy(peer_table_, &table, sizeof(table), hipMemcpyHostToDevice));
+    PR_GPU_CHECK(rank_, hipMemcpy(peer_table_, tables.data(), sizeof(PeerTable) * kMaxStreams, hipMemcpyHostToDevice));
     PR_GPU_CHECK(rank_, hipDeviceSynchronize());
     connected_ = true;
     return Status::ok();
@@ -206,11 +220,15 @@ class GpuTransport final : public Transport {
   Status submit(const ExecutionRequest& request, StreamHandle stream) override {
     PR_RETURN_IF_ERROR(asyncError());
     if (!connected_) return unavailableError("rank " + std::to_string(rank_) + ": submit before peers are connected");
+    if (request.stream_slot < 0 || request.stream_slot >= kMaxStreams) {
+      return invalidArgumentError("rank " + std::to_string(rank_) + ": stream slot " +
+                                  std::to_string(request.stream_slot) + " outside 0.." + std::to_string(kMaxStreams - 1));
+    }
     const DevicePlan* plan = nullptr;
     PR_RETURN_IF_ERROR(devicePlan(request.plan, &plan));
     const std::size_t elem = dataTypeSize(request.dtype);
     const std::size_t needed = scratchBytes(*request.plan, request.layout, elem);
-    const std::size_t scratch_capacity = region_bytes_ - kHeaderBytes - kCounterBytes;
+    const std::size_t scratch_capacity = region_bytes_ - scratchStart();
     if (request.scratch_offset > scratch_capacity || needed > scratch_capacity - request.scratch_offset) {
       return outOfMemoryError("rank " + std::to_string(rank_) + ": operation needs " + std::to_string(needed) +
                               " bytes of scratch at offset " + std::to_string(request.scratch_offset) + ", region has " +
@@ -233,8 +251,9 @@ class GpuTransport final : public Transport {
     args.scratch_offset = request.scratch_offset;
     args.num_chunks = request.layout.num_chunks;
     args.elem_size = static_cast<std::uint32_t>(elem);
-    args.peers = peer_table_;
-    args.control = control_;
+    // The stream's own signal area: its counters in every rank's region, its bases and block count.
+    args.peers = peer_table_ + request.stream_slot;
+    args.control = control_ + request.stream_slot;
     args.abort_word = abort_word_device_;
     args.error = error_device_;
     timeout_ns_ = static_cast<std::uint64_t>(request.timeout.count()) * 1000000ull;
@@ -244,10 +263,15 @@ class GpuTransport final : public Transport {
     args.result_flag = plan->shape.result_flag;
     args.ready_wait_step = plan->shape.ready_wait_step;
     args.result_wait_step = plan->shape.result_wait_step;
+    args.line_capacity = lineCapacityBytes(world_size_);
     const std::uint64_t bytes = static_cast<std::uint64_t>(request.count) * elem;
-    const auto blocks = static_cast<unsigned>(
-        std::max<std::uint64_t>(1, std::min<std::uint64_t>((bytes + bytes_per_block_ - 1) / bytes_per_block_,
-                                                            static_cast<std::uint64_t>(agreed_blocks_))));
+    std::uint64_t per_block = bytes_per_block_;
+    if (useLowLatency(plan->shape.kind, bytes, world_size_, lines_)) {
+      args.fused = kLowLatencyOneShot;
+      per_block = line_bytes_per_block_;
+    }
+    const auto blocks = static_cast<unsigned>(std::max<std::uint64_t>(
+        1, std::min<std::uint64_t>((bytes + per_block - 1) / per_block, static_cast<std::uint64_t>(agreed_blocks_))));
     PR_GPU_CHECK(rank_, hipSetDevice(device_));
     PR_GPU_CHECK(rank_, launchPlanKernel(args, static_cast<int>(request.dtype), blocks, static_cast<hipStream_t>(stream)));
     return Status::ok();
@@ -382,6 +406,10 @@ class GpuTransport final : public Transport {
   }
 
  private:
+  std::size_t scratchStart() const {
+    return kHeaderBytes + kCounterBytes + line_area_bytes_ * static_cast<std::size_t>(kMaxStreams);
+  }
+
   static LinkInfo defaultLink() {
     // Peer access over NVLink/XGMI; calibrated figures live in the tuning data (docs/PERF.md).
     return LinkInfo{LinkClass::kNvLink, 1.0, 150.0};
@@ -477,6 +505,9 @@ class GpuTransport final : public Transport {
   int max_blocks_;
   std::uint64_t bytes_per_block_;
   bool fused_kernels_;
+  LinePolicy lines_;
+  std::uint64_t line_bytes_per_block_;
+  std::size_t line_area_bytes_;  // one stream slot's receive lines
   int agreed_blocks_ = 1;
   bool connected_ = false;
   std::uint64_t timeout_ns_ = static_cast<std::uint64_t>(kDefaultTimeoutMs) * 1000000ull;
@@ -529,8 +560,20 @@ StatusOr<std::shared_ptr<Transport>> createGpuTransport(int rank, int world_size
   // against it). Fused and interpreted launches follow the same protocol, so ranks may even differ.
   bool fused = true;
   if (const char* v = std::getenv("PEERREDUCE_GPU_FUSED"); v != nullptr && std::string(v) == "0") fused = false;
-  return std::shared_ptr<Transport>(
-      std::make_shared<gpu::GpuTransport>(rank, world_size, device, max_blocks, bytes_per_block, fused));
+  // PEERREDUCE_GPU_LL_MAX_BYTES: largest operation run as low-latency lines (0 turns them off);
+  // PEERREDUCE_GPU_LL_BYTES_PER_BLOCK: input bytes per block of that kernel.
+  gpu::LinePolicy lines;
+  if (const char* v = std::getenv("PEERREDUCE_GPU_LL_MAX_BYTES"); v != nullptr && *v != '\0') {
+    lines.max_bytes = std::strtoull(v, nullptr, 10);
+  }
+  if (!fused) lines.max_bytes = 0;
+  std::uint64_t line_bytes_per_block = gpu::kLineBytesPerBlock;
+  if (const char* v = std::getenv("PEERREDUCE_GPU_LL_BYTES_PER_BLOCK"); v != nullptr && *v != '\0') {
+    line_bytes_per_block = std::max<std::uint64_t>(1024, std::strtoull(v, nullptr, 10));
+  }
+  return std::shared_ptr<Transport>(std::make_shared<gpu::GpuTransport>(rank, world_size, device, max_blocks,
+                                                                        bytes_per_block, fused, lines,
+                                                                        line_bytes_per_block));
 }
 
 const char* gpuPlatformName() { return PR_GPU_PLATFORM_NAME; }

@@ -271,6 +271,16 @@ TEST(SimEngineSubmit, RejectsAnInvalidDtypeOrOp) {
   expectError(c.transport(0).submit(r, nullptr), ErrorCode::kInvalidArgument, {"invalid dtype or op"});
 }
 
+TEST(SimEngineSubmit, RejectsAStreamSlotOutsideTheCommunicatorsRange) {
+  auto c = makeConnectedWorld(2);
+  auto r = c.request(0, sharedPlan(Algorithm::kOneShot, 2), 16);
+  r.stream_slot = kMaxStreams;
+  static_assert(kMaxStreams == 4, "the message below names slot 4");
+  expectError(c.transport(0).submit(r, nullptr), ErrorCode::kInvalidArgument, {"stream slot 4", "outside 0..3"});
+  r.stream_slot = -1;
+  expectError(c.transport(0).submit(r, nullptr), ErrorCode::kInvalidArgument, {"stream slot -1"});
+}
+
 TEST(SimEngineSubmit, RejectsNullBuffersUnlessTheCountIsZero) {
   auto c = makeConnectedWorld(1);
   const auto plan = sharedPlan(Algorithm::kOneShot, 1);

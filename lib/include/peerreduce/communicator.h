@@ -75,6 +75,9 @@ class Communicator {
   Communicator(const Communicator&) = delete;
   Communicator& operator=(const Communicator&) = delete;
 
+  // Enqueues the allreduce on `stream`. Up to kMaxStreams streams, numbered by first use (the same
+  // order on every rank), each with its own signal area and scratch, so operations on different
+  // streams may overlap; a further stream is refused with kUnsupported.
   Status allreduce(const void* send, void* recv, std::size_t count, DataType dtype, ReduceOp op,
                    StreamHandle stream = nullptr);
   Status synchronize(StreamHandle stream = nullptr);
@@ -112,7 +115,7 @@ class Communicator {
   // Collective. Returns the communicator's scratch to the pool (to make room for application blocks);
   // the next allreduce takes scratch again, as much of the preferred size as it can get.
   void releaseScratch();
-  // Size of the scratch block held now (0 after releaseScratch or a failed allreduce).
+  // Bytes of scratch held now, over every stream (0 after releaseScratch or a failed allreduce).
   std::size_t scratchBytesHeld() const;
 
   // This rank's pinned host pool (Config::memory.pinned_limit_bytes, PEERREDUCE_PINNED_LIMIT_BYTES):

@@ -5,8 +5,9 @@
 // shared through IPC handles exchanged by the Bootstrap). Before it trusts a peer mapping it reads a
 // token the peer wrote into its own memory through that mapping (the access probe).
 //
-// Streams: allreduce(..., stream) takes a hipStream_t / cudaStream_t. One communicator keeps one signal
-// area, so its operations must be issued on one stream at a time (use one communicator per stream).
+// Streams: allreduce(..., stream) takes a hipStream_t / cudaStream_t. Each of a communicator's streams
+// (up to kMaxStreams, numbered by first use, the same order on every rank) has its own signal area
+// (counters, epoch bases) and its own scratch, so operations on different streams may run concurrently.
 // Graph capture works: all synchronisation state lives in device memory and advances inside the kernel.
 //
 // Built only when PEERREDUCE_GPU is hip or cuda; otherwise createGpuTransport returns kUnsupported.

@@ -36,6 +36,11 @@ namespace peerreduce {
 // A GPU stream (hipStream_t / cudaStream_t) or, on the simulator, any value (ignored: one queue per rank).
 using StreamHandle = void*;
 
+// Streams one communicator may use. Each stream gets its own signal area on the GPU and its own
+// scratch, so operations on different streams may run at the same time; streams are numbered by first
+// use, so every rank must use its streams in the same order (as it issues operations in the same order).
+inline constexpr int kMaxStreams = 4;
+
 // Records exchanged at creation are at most this long, so the bootstrap can gather fixed-size blocks.
 inline constexpr std::size_t kMaxPeerRecordBytes = 512;
 
@@ -48,6 +53,7 @@ struct ExecutionRequest {
   ReduceOp op = ReduceOp::kSum;
   ChunkLayout layout;                // how `count` splits into the plan's chunks
   std::size_t scratch_offset = 0;    // where this operation's scratch starts in every rank's region
+  int stream_slot = 0;               // the stream's number on this communicator (0..kMaxStreams-1)
   // Bound on every wait of this operation (real time on GPUs; the simulator uses its virtual clock).
   std::chrono::milliseconds timeout{30000};
 };

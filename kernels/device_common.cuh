@@ -1,0 +1,46 @@
+// Device code every GPU kernel shares: error codes, 16-byte alignment, and the two halves of every
+// bounded wait (when to give up, and how the first failure is recorded for the host).
+// Included by the .cu files only; everything is internal to each kernel object.
+#pragma once
+
+#include "device_plan.h"
+#include "portability.h"
+#include "reduce_ops.h"
+
+namespace peerreduce::gpu {
+namespace {
+
+constexpr int kVectorBytes = 16;
+constexpr std::uint32_t kPollsPerClockRead = 64;  // read the timer every 64 polls: it costs more than a poll
+constexpr std::uint64_t kErrorTimeout = 3;        // ErrorCode::kTimeout
+constexpr std::uint64_t kErrorAborted = 7;        // ErrorCode::kAborted
+constexpr std::int32_t kOpAvg = 4;                // ReduceOp::kAvg
+
+__device__ bool aligned(const void* p) { return (reinterpret_cast<std::uintptr_t>(p) % kVectorBytes) == 0; }
+
+// Whether a wait that began at `start` (globalTimerNs) and has polled `polls` times must give up: the
+// abort word is checked on every poll, another block's failure and the deadline every
+// kPollsPerClockRead polls. Returns 0 to go on, else the error code.
+__device__ std::uint64_t pollVerdict(const LaunchArgs& a, std::uint32_t polls, std::uint64_t start) {
+  if (loadVolatile(a.abort_word) != 0) return kErrorAborted;
+  if ((polls % kPollsPerClockRead) != 0) return 0;
+  if (*reinterpret_cast<volatile std::uint32_t*>(&a.control->failed) != 0) return kErrorAborted;
+  if (globalTimerNs() - start > a.timeout_ns) return kErrorTimeout;
+  return 0;
+}
+
+// Marks this rank's launch failed (other blocks stop waiting) and, if it is the first failure, writes
+// what was waited for into the host-mapped error report.
+__device__ void recordFailure(const LaunchArgs& a, std::uint64_t code, std::uint64_t step, int peer,
+                              std::uint64_t reached, std::uint64_t target) {
+  atomicExch(&a.control->failed, 1u);
+  if (atomicCAS(reinterpret_cast<unsigned long long*>(&a.error->code), 0ull, code) == 0ull) {
+    a.error->step = step;
+    a.error->peer = static_cast<std::uint64_t>(peer);
+    a.error->value = (reached << 32) | (target & 0xffffffffull);
+    __threadfence_system();
+  }
+}
+
+}  // namespace
+}  // namespace peerreduce::gpu
