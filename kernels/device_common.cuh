@@ -18,14 +18,17 @@ constexpr std::int32_t kOpAvg = 4;                // ReduceOp::kAvg
 
 __device__ bool aligned(const void* p) { return (reinterpret_cast<std::uintptr_t>(p) % kVectorBytes) == 0; }
 
-// Whether a wait that began at `start` (globalTimerNs) and has polled `polls` times must give up: the
-// abort word is checked on every poll, another block's failure and the deadline every
-// kPollsPerClockRead polls. Returns 0 to go on, else the error code.
-__device__ std::uint64_t pollVerdict(const LaunchArgs& a, std::uint32_t polls, std::uint64_t start) {
-  if (loadVolatile(a.abort_word) != 0) return kErrorAborted;
+// Whether a wait that began at `start` (globalTimerNs) and has polled `polls` times must give up: every
+// kPollsPerClockRead polls it checks the abort word, another block's failure and the deadline
+// (`timeout_ns` after the start). Returns 0 to go on, else the error code. Not on every poll: the abort
+// word lives in host memory, and every read of it crosses PCIe; polled by every waiting thread it
+// slowed operations down in proportion to the number of blocks (measured on 4 x H200, docs/PERF.md).
+__device__ std::uint64_t pollVerdict(const LaunchArgs& a, std::uint32_t polls, std::uint64_t start,
+                                     std::uint64_t timeout_ns) {
   if ((polls % kPollsPerClockRead) != 0) return 0;
+  if (loadVolatile(a.abort_word) != 0) return kErrorAborted;
   if (*reinterpret_cast<volatile std::uint32_t*>(&a.control->failed) != 0) return kErrorAborted;
-  if (globalTimerNs() - start > a.timeout_ns) return kErrorTimeout;
+  if (globalTimerNs() - start > timeout_ns) return kErrorTimeout;
   return 0;
 }
 

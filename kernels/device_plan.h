@@ -109,13 +109,13 @@ struct LaunchArgs {
   std::uint64_t timeout_ns;
   // Fused kernels (kernels/fused_kernels.cu), chosen by the host when the rank's program is exactly
   // that shape (lib/gpu/fused_shape.h); the plan's steps are then not read, only its counts.
-  std::int32_t fused;             // 0: interpret the plan; 1: one-shot; 2: two-shot; 3: low-latency one-shot
+  std::int32_t fused;             // 0: interpret the plan; 1: one-shot; 2: two-shot; 3, 4: low-latency one-, two-shot
   std::int32_t ready_flag;        // the plan's "my input is published" flag
   std::int32_t result_flag;       // two-shot: the plan's "my chunk's result is ready" flag
   std::uint32_t ready_wait_step;  // program index of the first ready wait (error reports name steps)
   std::uint32_t result_wait_step; // two-shot: program index of the first result wait
-  // Low-latency one-shot (fused 3, kernels/line_kernels.cu): data travels in 16-byte lines of 8 data
-  // bytes and two copies of the operation's flag. A rank's receive lines are
+  // Low-latency one-shot and two-shot (fused 3 and 4, kernels/line_kernels.cu): data travels in 16-byte
+  // lines of 8 data bytes and two copies of the operation's flag. A rank's receive lines are
   // [parity 0..1][writer 0..world-1][line_capacity bytes]; the parity alternates per operation.
   std::uint64_t line_capacity;
 };
@@ -123,5 +123,6 @@ struct LaunchArgs {
 inline constexpr std::int32_t kFusedOneShot = 1;
 inline constexpr std::int32_t kFusedTwoShot = 2;
 inline constexpr std::int32_t kLowLatencyOneShot = 3;
+inline constexpr std::int32_t kLowLatencyTwoShot = 4;
 
 }  // namespace peerreduce::gpu

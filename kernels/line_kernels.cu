@@ -1,5 +1,5 @@
-// The low-latency one-shot kernel: the one-shot program for small operations, with the data pushed to
-// every peer in flagged lines instead of published in scratch and pulled after a signal.
+// The low-latency kernels: the one-shot and two-shot programs for small and mid-sized operations, with
+// the data pushed to peers in flagged lines instead of published in scratch and pulled after a signal.
 //
 // Why. A one-shot through scratch pays, per operation, a barrier and a system-scope fence before each
 // signal, a remote counter increment, a poll, and then remote reads (a round trip over the link per
@@ -20,8 +20,17 @@
 // by then it has read everything parity p held. No buffer is written before its reader is done with
 // it, without any done signal.
 //
+// Two-shot. Vectors are split evenly into n owner ranges (range q: [q V / n, (q+1) V / n), every range
+// non-empty: the host asks for V >= n). Each rank pushes range q of its input to owner q's scatter
+// lines; the owner folds its range in rank order, writes it to its output and pushes the result to
+// every peer's gather lines; every rank copies the other ranges from its gather lines. A writer's
+// lines are [scatter: capacity/2][gather: capacity/2], offsets relative to the range's start. The
+// reuse argument above holds: finishing an operation needs every owner's gather lines, and an owner
+// writes them only after every rank's scatter lines of that operation arrived.
+//
 // Results. Every rank folds the n inputs of each element in rank order with kernels/reduce_ops.h, as
-// the one-shot plan's reduce step does, so results equal the simulator's bits. Every wait is bounded
+// the one-shot and two-shot plans' reduce steps do, so results equal the simulator's bits (how the
+// vectors are split among owners does not change any element's fold). Every wait is bounded
 // by the abort word, another block's failure and the deadline; a failure is reported like a plan
 // wait's (the step of the ready wait for that peer) and the kernel returns.
 #include "device_common.cuh"
@@ -60,9 +69,10 @@ __device__ void storeOutputVector(unsigned char* base, std::uint64_t v, std::uin
   for (std::uint64_t i = 0; i < n; ++i) p[i] = in[i];
 }
 
-// Waits until both lines of a vector carry `flag`, then returns its 16 data bytes in `value`.
+// Waits until both lines of a vector carry `flag`, then returns its 16 data bytes in `value`; gives up
+// `timeout_ns` after it began.
 __device__ bool awaitVector(const LaunchArgs& a, const unsigned char* lines, std::uint32_t flag, std::uint32_t step,
-                            int peer, Bytes16& value) {
+                            int peer, std::uint64_t timeout_ns, Bytes16& value) {
   std::uint64_t start = 0;
   // Bounded: ends by the deadline, the abort word, or another block's failure.
   for (std::uint32_t polls = 0;; ++polls) {
@@ -76,7 +86,7 @@ __device__ bool awaitVector(const LaunchArgs& a, const unsigned char* lines, std
       start = globalTimerNs();
       continue;
     }
-    const std::uint64_t code = pollVerdict(a, polls, start);
+    const std::uint64_t code = pollVerdict(a, polls, start, timeout_ns);
     if (code != 0) {
       const std::uint32_t seen = low.words[1] != flag ? low.words[1] : (low.words[3] != flag ? low.words[3] : high.words[1]);
       recordFailure(a, code, step, peer, seen, flag);
@@ -102,80 +112,192 @@ __device__ void finishLowLatency(const LaunchArgs& a, bool ok, std::uint32_t epo
   }
 }
 
+// Folds one more rank's vector into the accumulators (rank order: `first` for rank 0).
+template <typename T, typename Op>
+__device__ void foldVector(kernels::AccumulatorT<T> (&acc)[kVectorBytes / sizeof(T)], const Bytes16& value, bool first) {
+  const T* elems = reinterpret_cast<const T*>(value.words);
+#pragma unroll
+  for (int e = 0; e < static_cast<int>(kVectorBytes / sizeof(T)); ++e) {
+    const kernels::AccumulatorT<T> x = kernels::loadElement<T>(elems[e]);
+    acc[e] = first ? x : Op::apply(acc[e], x);
+  }
+}
+
+template <typename T>
+__device__ Bytes16 finishVector(const kernels::AccumulatorT<T> (&acc)[kVectorBytes / sizeof(T)], bool divide, int n) {
+  Bytes16 result;
+  T* outs = reinterpret_cast<T*>(result.words);
+#pragma unroll
+  for (int e = 0; e < static_cast<int>(kVectorBytes / sizeof(T)); ++e) {
+    outs[e] = kernels::storeElement<T>(divide ? kernels::finalizeAvg<T>(acc[e], n) : acc[e]);
+  }
+  return result;
+}
+
+// Stores a vector as its two lines at `lines`.
+__device__ void pushVector(unsigned char* lines, const Bytes16& value, std::uint32_t flag) {
+  storeLine16(lines, Bytes16{{value.words[0], flag, value.words[1], flag}});
+  storeLine16(lines + kLineBytes, Bytes16{{value.words[2], flag, value.words[3], flag}});
+}
+
+// Where this operation's lines from `writer` start in `holder`'s receive area.
+__device__ unsigned char* linesOf(const LaunchArgs& a, int holder, int writer, std::uint64_t parity) {
+  return a.peers->lines[holder] + (parity * static_cast<std::uint64_t>(a.world_size) + writer) * a.line_capacity;
+}
+
+struct LineOperation {
+  std::uint32_t epoch;
+  std::uint32_t flag;
+  std::uint64_t parity;
+  std::uint64_t bytes;
+  std::uint64_t vectors;
+  std::uint64_t first;   // this thread's first vector
+  std::uint64_t stride;  // threads in the grid
+};
+
+template <typename T>
+__device__ LineOperation lineOperation(const LaunchArgs& a) {
+  LineOperation op;
+  op.epoch = a.control->line_epoch;
+  op.flag = lineFlag(op.epoch);
+  op.parity = op.epoch & 1u;
+  op.bytes = a.count * sizeof(T);
+  op.vectors = (op.bytes + kVectorBytes - 1) / kVectorBytes;
+  op.first = static_cast<std::uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  op.stride = static_cast<std::uint64_t>(gridDim.x) * blockDim.x;
+  return op;
+}
+
 template <typename T, typename Op>
 __global__ void __launch_bounds__(kPlanKernelThreads) lowLatencyOneShotKernel(LaunchArgs a) {
-  constexpr int kPerVector = kVectorBytes / sizeof(T);
   using Acc = kernels::AccumulatorT<T>;
-  const std::uint32_t epoch = a.control->line_epoch;
-  const std::uint32_t flag = lineFlag(epoch);
-  const std::uint64_t parity = epoch & 1u;
-  const std::uint64_t bytes = a.count * sizeof(T);
-  const std::uint64_t vectors = (bytes + kVectorBytes - 1) / kVectorBytes;
-  const std::uint64_t first = static_cast<std::uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-  const std::uint64_t stride = static_cast<std::uint64_t>(gridDim.x) * blockDim.x;
+  const LineOperation op = lineOperation<T>(a);
   const auto* input = static_cast<const unsigned char*>(a.send);
   auto* output = static_cast<unsigned char*>(a.recv);
   const int n = a.world_size;
 
   // Push: this rank's input into every peer's lines for writer `rank`, each rank starting with a
   // different peer so the links fill evenly.
-  const std::uint64_t my_writer_offset = (parity * static_cast<std::uint64_t>(n) + a.rank) * a.line_capacity;
-  for (std::uint64_t v = first; v < vectors; v += stride) {
-    const Bytes16 mine = loadInputVector(input, v, bytes);
-    const Bytes16 low{{mine.words[0], flag, mine.words[1], flag}};
-    const Bytes16 high{{mine.words[2], flag, mine.words[3], flag}};
+  for (std::uint64_t v = op.first; v < op.vectors; v += op.stride) {
+    const Bytes16 mine = loadInputVector(input, v, op.bytes);
     for (int k = 1; k < n; ++k) {
       const int q = (a.rank + k) % n;
-      unsigned char* lines = a.peers->lines[q] + my_writer_offset + v * kLinesPerVector * kLineBytes;
-      storeLine16(lines, low);
-      storeLine16(lines + kLineBytes, high);
+      pushVector(linesOf(a, q, a.rank, op.parity) + v * kLinesPerVector * kLineBytes, mine, op.flag);
     }
   }
 
   // Receive and fold in rank order; this rank's own term comes from its input (same thread, same
   // vector as above, so an in-place output is written only after it was read).
   bool ok = true;
-  const bool divide = a.op == kOpAvg;
-  for (std::uint64_t v = first; ok && v < vectors; v += stride) {
-    Acc acc[kPerVector];
+  for (std::uint64_t v = op.first; ok && v < op.vectors; v += op.stride) {
+    Acc acc[kVectorBytes / sizeof(T)];
     std::uint32_t step = a.ready_wait_step;
     for (int q = 0; q < n && ok; ++q) {
       Bytes16 value{{0, 0, 0, 0}};
       if (q == a.rank) {
-        value = loadInputVector(input, v, bytes);
+        value = loadInputVector(input, v, op.bytes);
       } else {
-        const unsigned char* lines = a.peers->lines[a.rank] +
-                                     (parity * static_cast<std::uint64_t>(n) + q) * a.line_capacity +
-                                     v * kLinesPerVector * kLineBytes;
-        ok = awaitVector(a, lines, flag, step++, q, value);
+        ok = awaitVector(a, linesOf(a, a.rank, q, op.parity) + v * kLinesPerVector * kLineBytes, op.flag, step++, q,
+                         a.timeout_ns, value);
       }
-      const T* elems = reinterpret_cast<const T*>(value.words);
-#pragma unroll
-      for (int e = 0; e < kPerVector; ++e) {
-        const Acc x = kernels::loadElement<T>(elems[e]);
-        acc[e] = q == 0 ? x : Op::apply(acc[e], x);
+      foldVector<T, Op>(acc, value, q == 0);
+    }
+    if (ok) storeOutputVector(output, v, op.bytes, finishVector<T>(acc, a.op == kOpAvg, n));
+  }
+  finishLowLatency(a, ok, op.epoch);
+}
+
+// Owner ranges of the two-shot: range q is [rangeStart(q), rangeStart(q + 1)).
+__device__ std::uint64_t rangeStart(std::uint64_t vectors, int q, int n) {
+  return vectors * static_cast<std::uint64_t>(q) / static_cast<std::uint64_t>(n);
+}
+
+__device__ int ownerOf(std::uint64_t vectors, std::uint64_t v, int n) {
+  // The largest q with rangeStart(q) <= v: start from the proportional guess and correct it.
+  int q = static_cast<int>(v * static_cast<std::uint64_t>(n) / vectors);
+  while (q + 1 < n && rangeStart(vectors, q + 1, n) <= v) ++q;
+  while (q > 0 && rangeStart(vectors, q, n) > v) --q;
+  return q;
+}
+
+template <typename T, typename Op>
+__global__ void __launch_bounds__(kPlanKernelThreads) lowLatencyTwoShotKernel(LaunchArgs a) {
+  using Acc = kernels::AccumulatorT<T>;
+  const LineOperation op = lineOperation<T>(a);
+  const auto* input = static_cast<const unsigned char*>(a.send);
+  auto* output = static_cast<unsigned char*>(a.recv);
+  const int n = a.world_size;
+  const std::uint64_t gather_offset = a.line_capacity / 2;
+  const std::uint64_t mine_begin = rangeStart(op.vectors, a.rank, n);
+  const std::uint64_t mine_end = rangeStart(op.vectors, a.rank + 1, n);
+
+  // Scatter: every other owner's range of this rank's input into that owner's scatter lines.
+  for (std::uint64_t v = op.first; v < op.vectors; v += op.stride) {
+    const int q = ownerOf(op.vectors, v, n);
+    if (q == a.rank) continue;
+    const std::uint64_t at = (v - rangeStart(op.vectors, q, n)) * kLinesPerVector * kLineBytes;
+    pushVector(linesOf(a, q, a.rank, op.parity) + at, loadInputVector(input, v, op.bytes), op.flag);
+  }
+
+  // Reduce this rank's range in rank order; write it and push it to every peer's gather lines.
+  bool ok = true;
+  for (std::uint64_t v = mine_begin + op.first; ok && v < mine_end; v += op.stride) {
+    const std::uint64_t at = (v - mine_begin) * kLinesPerVector * kLineBytes;
+    Acc acc[kVectorBytes / sizeof(T)];
+    std::uint32_t step = a.ready_wait_step;
+    for (int q = 0; q < n && ok; ++q) {
+      Bytes16 value{{0, 0, 0, 0}};
+      if (q == a.rank) {
+        value = loadInputVector(input, v, op.bytes);
+      } else {
+        ok = awaitVector(a, linesOf(a, a.rank, q, op.parity) + at, op.flag, step++, q, a.timeout_ns, value);
       }
+      foldVector<T, Op>(acc, value, q == 0);
     }
     if (!ok) break;
-    Bytes16 result;
-    T* outs = reinterpret_cast<T*>(result.words);
-#pragma unroll
-    for (int e = 0; e < kPerVector; ++e) {
-      outs[e] = kernels::storeElement<T>(divide ? kernels::finalizeAvg<T>(acc[e], n) : acc[e]);
+    const Bytes16 result = finishVector<T>(acc, a.op == kOpAvg, n);
+    storeOutputVector(output, v, op.bytes, result);
+    for (int k = 1; k < n; ++k) {
+      const int q = (a.rank + k) % n;
+      pushVector(linesOf(a, q, a.rank, op.parity) + gather_offset + at, result, op.flag);
     }
-    storeOutputVector(output, v, bytes, result);
   }
-  finishLowLatency(a, ok, epoch);
+
+  // Gather: every other range from its owner's gather lines (same thread and vector as the scatter,
+  // so an in-place output is written only after this thread read the input there). These waits get
+  // half as long again: an owner's gather lines stop when some rank's scatter lines stop, and the
+  // wait for that rank (in the reduce above, begun microseconds later at most) must time out first, so the error names
+  // the rank that stalled rather than the owner waiting for it.
+  for (std::uint64_t v = op.first; ok && v < op.vectors; v += op.stride) {
+    const int q = ownerOf(op.vectors, v, n);
+    if (q == a.rank) continue;
+    const std::uint64_t at = (v - rangeStart(op.vectors, q, n)) * kLinesPerVector * kLineBytes;
+    Bytes16 value{{0, 0, 0, 0}};
+    const std::uint32_t step = a.result_wait_step + static_cast<std::uint32_t>(q < a.rank ? q : q - 1);
+    ok = awaitVector(a, linesOf(a, a.rank, q, op.parity) + gather_offset + at, op.flag, step, q,
+                     a.timeout_ns + a.timeout_ns / 2, value);
+    if (ok) storeOutputVector(output, v, op.bytes, value);
+  }
+  finishLowLatency(a, ok, op.epoch);
+}
+
+template <typename T, typename Op>
+void launchShape(const LaunchArgs& args, unsigned blocks, hipStream_t stream) {
+  if (args.fused == kLowLatencyTwoShot) {
+    lowLatencyTwoShotKernel<T, Op><<<blocks, kPlanKernelThreads, 0, stream>>>(args);
+  } else {
+    lowLatencyOneShotKernel<T, Op><<<blocks, kPlanKernelThreads, 0, stream>>>(args);
+  }
 }
 
 template <typename T>
 hipError_t launchForType(const LaunchArgs& args, unsigned blocks, hipStream_t stream) {
   switch (args.op) {
-    case 0: lowLatencyOneShotKernel<T, kernels::Sum><<<blocks, kPlanKernelThreads, 0, stream>>>(args); break;
-    case 1: lowLatencyOneShotKernel<T, kernels::Prod><<<blocks, kPlanKernelThreads, 0, stream>>>(args); break;
-    case 2: lowLatencyOneShotKernel<T, kernels::Min><<<blocks, kPlanKernelThreads, 0, stream>>>(args); break;
-    case 3: lowLatencyOneShotKernel<T, kernels::Max><<<blocks, kPlanKernelThreads, 0, stream>>>(args); break;
-    default: lowLatencyOneShotKernel<T, kernels::Sum><<<blocks, kPlanKernelThreads, 0, stream>>>(args); break;  // avg
+    case 0: launchShape<T, kernels::Sum>(args, blocks, stream); break;
+    case 1: launchShape<T, kernels::Prod>(args, blocks, stream); break;
+    case 2: launchShape<T, kernels::Min>(args, blocks, stream); break;
+    case 3: launchShape<T, kernels::Max>(args, blocks, stream); break;
+    default: launchShape<T, kernels::Sum>(args, blocks, stream); break;  // avg: the sum, divided when finishing
   }
   return hipGetLastError();
 }

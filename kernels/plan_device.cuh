@@ -30,7 +30,7 @@ __device__ bool waitFor(const LaunchArgs& a, const std::uint64_t* counter, std::
     std::uint64_t value = loadRelaxedSystem(counter);
     // Bounded: ends by the deadline, the abort word, or another block's failure.
     for (std::uint32_t polls = 1; value < target; ++polls) {
-      const std::uint64_t code = pollVerdict(a, polls, start);
+      const std::uint64_t code = pollVerdict(a, polls, start, a.timeout_ns);
       if (code != 0) {
         recordFailure(a, code, step, peer, value, target);
         ok = 0;
@@ -169,7 +169,7 @@ __device__ bool passEntryFence(const LaunchArgs& a, const std::uint64_t* my_coun
     std::uint64_t value = loadRelaxedSystem(my_counters + index);
     // Bounded: ends by the deadline, the abort word, or another block's failure.
     for (std::uint32_t polls = 1; value < target; ++polls) {
-      const std::uint64_t code = pollVerdict(a, polls, start);
+      const std::uint64_t code = pollVerdict(a, polls, start, a.timeout_ns);
       if (code != 0) {
         recordFailure(a, code, kFenceStep, peer, value, target);
         fence_ok = 0;

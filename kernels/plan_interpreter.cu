@@ -115,7 +115,9 @@ hipError_t launchForType(const LaunchArgs& args, int op, unsigned blocks, hipStr
 }  // namespace
 
 hipError_t launchPlanKernel(const LaunchArgs& args, int dtype, unsigned blocks, hipStream_t stream) {
-  if (args.fused == kLowLatencyOneShot) return launchLowLatencyKernel(args, dtype, blocks, stream);
+  if (args.fused == kLowLatencyOneShot || args.fused == kLowLatencyTwoShot) {
+    return launchLowLatencyKernel(args, dtype, blocks, stream);
+  }
   if (args.fused != 0) return launchFusedKernel(args, dtype, blocks, stream);
   switch (dtype) {
     case 0: return launchForType<std::int8_t>(args, args.op, blocks, stream);

@@ -18,7 +18,8 @@ inline constexpr unsigned kPlanKernelThreads = 512;
 hipError_t launchPlanKernel(const LaunchArgs& args, int dtype, unsigned blocks, hipStream_t stream);
 // The fused kernel of args.fused (1 one-shot, 2 two-shot).
 hipError_t launchFusedKernel(const LaunchArgs& args, int dtype, unsigned blocks, hipStream_t stream);
-// The low-latency one-shot (args.fused == kLowLatencyOneShot; args.line_capacity and the peers' lines set).
+// The low-latency one-shot or two-shot (args.fused kLowLatencyOneShot or kLowLatencyTwoShot; args.line_capacity
+// and the peers' lines set).
 hipError_t launchLowLatencyKernel(const LaunchArgs& args, int dtype, unsigned blocks, hipStream_t stream);
 
 }  // namespace peerreduce::gpu

@@ -266,9 +266,10 @@ class GpuTransport final : public Transport {
     args.line_capacity = lineCapacityBytes(world_size_);
     const std::uint64_t bytes = static_cast<std::uint64_t>(request.count) * elem;
     std::uint64_t per_block = bytes_per_block_;
-    if (useLowLatency(plan->shape.kind, bytes, world_size_, lines_)) {
-      args.fused = kLowLatencyOneShot;
-      per_block = line_bytes_per_block_;
+    switch (chooseLineKernel(plan->shape.kind, bytes, world_size_, lines_)) {
+      case LineKernel::kOneShot: args.fused = kLowLatencyOneShot; per_block = line_bytes_per_block_; break;
+      case LineKernel::kTwoShot: args.fused = kLowLatencyTwoShot; per_block = line_bytes_per_block_; break;
+      case LineKernel::kNone: break;
     }
     const auto blocks = static_cast<unsigned>(std::max<std::uint64_t>(
         1, std::min<std::uint64_t>((bytes + per_block - 1) / per_block, static_cast<std::uint64_t>(agreed_blocks_))));
@@ -560,13 +561,17 @@ StatusOr<std::shared_ptr<Transport>> createGpuTransport(int rank, int world_size
   // against it). Fused and interpreted launches follow the same protocol, so ranks may even differ.
   bool fused = true;
   if (const char* v = std::getenv("PEERREDUCE_GPU_FUSED"); v != nullptr && std::string(v) == "0") fused = false;
-  // PEERREDUCE_GPU_LL_MAX_BYTES: largest operation run as low-latency lines (0 turns them off);
+  // PEERREDUCE_GPU_LL_MAX_BYTES, PEERREDUCE_GPU_LL2_MAX_BYTES: largest one-shot and two-shot operations
+  // run as low-latency lines (0 turns them off);
   // PEERREDUCE_GPU_LL_BYTES_PER_BLOCK: input bytes per block of that kernel.
   gpu::LinePolicy lines;
   if (const char* v = std::getenv("PEERREDUCE_GPU_LL_MAX_BYTES"); v != nullptr && *v != '\0') {
     lines.max_bytes = std::strtoull(v, nullptr, 10);
   }
-  if (!fused) lines.max_bytes = 0;
+  if (const char* v = std::getenv("PEERREDUCE_GPU_LL2_MAX_BYTES"); v != nullptr && *v != '\0') {
+    lines.max_two_shot_bytes = std::strtoull(v, nullptr, 10);
+  }
+  if (!fused) lines = gpu::LinePolicy{.max_bytes = 0, .max_two_shot_bytes = 0};
   std::uint64_t line_bytes_per_block = gpu::kLineBytesPerBlock;
   if (const char* v = std::getenv("PEERREDUCE_GPU_LL_BYTES_PER_BLOCK"); v != nullptr && *v != '\0') {
     line_bytes_per_block = std::max<std::uint64_t>(1024, std::strtoull(v, nullptr, 10));

@@ -1,5 +1,5 @@
-// When the GPU transport runs the low-latency one-shot (kernels/line_kernels.cu) and how much memory
-// its receive lines take. Host-only, so it is unit-tested without a GPU (tests/lib/line_policy_test.cc).
+// When the GPU transport runs a low-latency kernel (kernels/line_kernels.cu) and how much memory its
+// receive lines take. Host-only, so it is unit-tested without a GPU (tests/lib/line_policy_test.cc).
 //
 // Every rank must choose the same kernel for the same operation (the kernels follow different
 // protocols), so the choice depends only on what every rank shares: the plan's shape, the operation's
@@ -14,22 +14,31 @@ namespace peerreduce::gpu {
 
 // Receive lines per stream slot and rank: [2 parities][world writers][capacity]; the capacity is the
 // budget split evenly, so larger worlds carry smaller operations as lines.
-inline constexpr std::uint64_t kLineAreaBudgetBytes = std::uint64_t{4} << 20;
-// Operations up to this size use lines by default (the benchmark's measured crossover with the
-// fused one-shot on 4 x H200: docs/PERF.md); PEERREDUCE_GPU_LL_MAX_BYTES overrides it.
+inline constexpr std::uint64_t kLineAreaBudgetBytes = std::uint64_t{8} << 20;
+// Operations up to these sizes use lines by default (one-shot and two-shot programs; measured against
+// the fused kernels on 4 x H200: docs/PERF.md). PEERREDUCE_GPU_LL_MAX_BYTES and
+// PEERREDUCE_GPU_LL2_MAX_BYTES override them.
 inline constexpr std::uint64_t kDefaultLowLatencyMaxBytes = std::uint64_t{256} << 10;
+inline constexpr std::uint64_t kDefaultLowLatencyTwoShotMaxBytes = std::uint64_t{1} << 20;
 
 struct LinePolicy {
-  std::uint64_t max_bytes = kDefaultLowLatencyMaxBytes;  // 0 turns the low-latency kernel off
+  std::uint64_t max_bytes = kDefaultLowLatencyMaxBytes;                   // one-shot; 0 turns it off
+  std::uint64_t max_two_shot_bytes = kDefaultLowLatencyTwoShotMaxBytes;  // two-shot; 0 turns it off
 };
 
-// Line bytes reserved per writer and parity: a multiple of 32 (one 16-byte input vector = 2 lines).
+enum class LineKernel { kNone, kOneShot, kTwoShot };
+
+// Line bytes reserved per writer and parity: a multiple of 64 (a 16-byte input vector is 2 lines; the
+// two-shot splits the capacity into scatter and gather halves).
 std::uint64_t lineCapacityBytes(int world_size);
 // Bytes of one stream slot's receive lines on one rank.
 std::uint64_t lineAreaBytes(int world_size);
-// Largest operation (input bytes) whose lines fit the capacity.
+// Largest operation (input bytes) whose lines fit: one-shot (every rank's whole input) and two-shot
+// (each owner's 1/n of it, scattered and gathered).
 std::uint64_t linePayloadBytes(int world_size);
-// Whether an operation of `bytes` whose program has shape `kind` runs as low-latency lines.
-bool useLowLatency(FusedKind kind, std::uint64_t bytes, int world_size, const LinePolicy& policy);
+std::uint64_t lineTwoShotPayloadBytes(int world_size);
+// Which low-latency kernel, if any, runs an operation of `bytes` whose program has shape `kind`. A
+// two-shot needs at least one 16-byte vector per rank, so every rank owns a range.
+LineKernel chooseLineKernel(FusedKind kind, std::uint64_t bytes, int world_size, const LinePolicy& policy);
 
 }  // namespace peerreduce::gpu
