@@ -10,7 +10,8 @@
 #                                 NCCL; everything it writes goes to $OUT (default ./hw-out)
 #   ci/hardware.sh report DIR     here, on what `run` wrote: the coverage report of host code and its gate
 #
-# Environment: HW_CASES (RapidCheck cases per property, default 200), HW_SEED (default 1),
+# Environment: HW_CASES (RapidCheck cases per property, default 200), HW_VARIANT_CASES (per property in
+# the kernel-variant passes, default 50), HW_SEED (default 1),
 # HW_BENCH=0 to skip the benchmark, HW_SANITIZE=0 to skip compute-sanitizer.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -24,10 +25,12 @@ package)
   cmake -S . -B "$build" -G Ninja -DPEERREDUCE_GPU=cuda -DCMAKE_CUDA_COMPILER=/usr/local/cuda/bin/nvcc \
     -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPEERREDUCE_COVERAGE=ON -DPEERREDUCE_WERROR=ON \
     -DCMAKE_CXX_FLAGS=-fprofile-update=atomic  # counters updated by several threads (MPI, GPU runtime) stay exact
+  # What the stage runs (each binary carries every kernel, about 15 MiB; the debugging tool
+  # peerreduce-gpu-debug is built, not shipped, to stay under the 64 MiB that travel to the GPU machine).
   cmake --build "$build" --target peerreduce_property_tests peerreduce_hardware_tests peerreduce-bench peerreduce-gpu-debug peerreduce-p2p-probe
   rm -rf .hw && mkdir -p .hw
   cp "$build/tests/properties/peerreduce_property_tests" "$build/tests/hardware/peerreduce_hardware_tests" \
-    "$build/bench/peerreduce-bench" "$build/tests/hardware/peerreduce-gpu-debug" "$build/bench/peerreduce-p2p-probe" .hw/
+    "$build/bench/peerreduce-bench" "$build/bench/peerreduce-p2p-probe" .hw/
   strip --strip-debug .hw/peerreduce*  # debug info is not needed there; the transfer limit is 64 MiB
   echo "$PWD/$build" > .hw/build-dir
   # The coverage notes (.gcno) of this build match only .gcda files from these binaries: report checks.
@@ -60,11 +63,27 @@ run)
       grep -E "\[  (PASSED|FAILED)  \]|tests ran|^\[1,0\]<stdout>:peerreduce tests" "$log" | grep "1,0\]" || tail -20 "$log"
     done
   done
+  # Kernel variants: the property suite again at the largest world, with settings that send the
+  # programs the default sizes would not to each other kernel (every case is still compared bit for
+  # bit with the simulator): push for every two-shot, lines for every two-shot up to 1 MiB, and the
+  # plan interpreter for everything.
+  variant_np="${nps[-1]}"
+  for variant in "PEERREDUCE_GPU_PUSH_MIN_BYTES=1" "PEERREDUCE_GPU_LL2_MAX_BYTES=1048576" "PEERREDUCE_GPU_FUSED=0"; do
+    if ((variant_np > gpus)); then break; fi
+    log="$out/variant-${variant%%=*}-np${variant_np}.log"
+    echo "=== peerreduce_property_tests np=$variant_np with $variant (cases per property ${HW_VARIANT_CASES:-50})"
+    RC_PARAMS="seed=$seed max_success=${HW_VARIANT_CASES:-50}" "${mpi[@]}" -x "$variant" -np "$variant_np" \
+      bash -c 'GCOV_PREFIX="$0/rank$OMPI_COMM_WORLD_RANK" exec "$@"' "$out/gcda/${variant%%=*}" .hw/peerreduce_property_tests > "$log" 2>&1 || status=1
+    grep -E "\[  (PASSED|FAILED)  \]|tests ran" "$log" | grep "1,0\]" || tail -20 "$log"
+  done
   if [[ "${HW_SANITIZE:-1}" != 0 ]]; then
     for tool in memcheck racecheck synccheck; do
       log="$out/sanitizer-$tool.log"
       echo "=== compute-sanitizer $tool, np=2"
-      RC_PARAMS="seed=$seed max_success=10" "${mpi[@]}" -np 2 compute-sanitizer --tool "$tool" --error-exitcode 9 \
+      # Two-shots pushed at every size, so the sanitizers see the push kernel beside the line and
+      # interpreter kernels that the small cases take anyway.
+      RC_PARAMS="seed=$seed max_success=10" "${mpi[@]}" -x PEERREDUCE_GPU_PUSH_MIN_BYTES=1 -np 2 \
+        compute-sanitizer --tool "$tool" --error-exitcode 9 \
         .hw/peerreduce_property_tests --gtest_filter='AllreduceProperty.MatchesReferenceOnEveryRank' > "$log" 2>&1 || status=1
       grep -E "ERROR SUMMARY|RACECHECK SUMMARY" "$log" | sort | uniq -c || tail -5 "$log"
     done

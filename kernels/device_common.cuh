@@ -32,17 +32,19 @@ __device__ std::uint64_t pollVerdict(const LaunchArgs& a, std::uint32_t polls, s
   return 0;
 }
 
-// Marks this rank's launch failed (other blocks stop waiting) and, if it is the first failure, writes
-// what was waited for into the host-mapped error report.
+// If this is the rank's first failure, writes what was waited for into the host-mapped error report;
+// then marks the launch failed, so other blocks stop waiting. In that order, with a fence between: a
+// block that stops because it saw `failed` must find the report already claimed, or its "aborted"
+// could replace the timeout that caused it (seen on 4 x H200 with the line kernels' many waiters).
 __device__ void recordFailure(const LaunchArgs& a, std::uint64_t code, std::uint64_t step, int peer,
                               std::uint64_t reached, std::uint64_t target) {
-  atomicExch(&a.control->failed, 1u);
   if (atomicCAS(reinterpret_cast<unsigned long long*>(&a.error->code), 0ull, code) == 0ull) {
     a.error->step = step;
     a.error->peer = static_cast<std::uint64_t>(peer);
     a.error->value = (reached << 32) | (target & 0xffffffffull);
-    __threadfence_system();
   }
+  __threadfence_system();
+  atomicExch(&a.control->failed, 1u);
 }
 
 }  // namespace

@@ -33,7 +33,8 @@
 namespace peerreduce::gpu {
 
 inline constexpr int kMaxRanks = 64;       // peerreduce's largest world
-inline constexpr int kMaxDeviceFlags = 4;  // flag ids a plan may use on the GPU (plans use up to 3)
+inline constexpr int kMaxDeviceFlags = 4;  // counters per writer and block: plans' flags, then the push kernel's
+inline constexpr int kMaxPlanFlags = kMaxDeviceFlags - 1;  // the last one is the push two-shot's own
 inline constexpr int kMaxBlocks = 256;     // blocks per kernel: above the SM count of every GPU we target
 
 // Index of counter (writer, flag, block) in a rank's counter array and in its base array.
@@ -109,7 +110,7 @@ struct LaunchArgs {
   std::uint64_t timeout_ns;
   // Fused kernels (kernels/fused_kernels.cu), chosen by the host when the rank's program is exactly
   // that shape (lib/gpu/fused_shape.h); the plan's steps are then not read, only its counts.
-  std::int32_t fused;             // 0: interpret the plan; 1: one-shot; 2: two-shot; 3, 4: low-latency one-, two-shot
+  std::int32_t fused;             // 0: interpret the plan; 1: one-shot; 2: two-shot; 3, 4: low-latency one-, two-shot; 5: push two-shot
   std::int32_t ready_flag;        // the plan's "my input is published" flag
   std::int32_t result_flag;       // two-shot: the plan's "my chunk's result is ready" flag
   std::uint32_t ready_wait_step;  // program index of the first ready wait (error reports name steps)
@@ -124,5 +125,6 @@ inline constexpr std::int32_t kFusedOneShot = 1;
 inline constexpr std::int32_t kFusedTwoShot = 2;
 inline constexpr std::int32_t kLowLatencyOneShot = 3;
 inline constexpr std::int32_t kLowLatencyTwoShot = 4;
+inline constexpr std::int32_t kPushTwoShot = 5;
 
 }  // namespace peerreduce::gpu

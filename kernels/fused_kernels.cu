@@ -123,10 +123,107 @@ __global__ void __launch_bounds__(kPlanKernelThreads) twoShotKernel(LaunchArgs a
   finishLaunch(a);
 }
 
+// Push two-shot: the two-shot program with every transfer between ranks a write into the peer's memory
+// (posted over the link) instead of a read of it (a round trip per load), for large operations.
+// Scratch slot q of rank r first holds rank q's input for chunk r (the reduce reads it locally), then,
+// once r has consumed it, chunk q's result from its owner q (the gather copies it locally). The fold
+// is the plan's, in rank order, so the bits are the plan's. Slots 0..n-1 only: within the plan's.
+//
+// Signals go on kPushFlag, a counter no plan uses, four per operation from each peer's block b:
+// entered (its memory is free: its entry fence passed, its earlier operations are over), ready (its
+// input for my chunk is in my slot), consumed (it read its slots, so results may overwrite them),
+// result (its chunk's result is in my slot). Each block advances its own bases by four, so fused,
+// pushed and interpreted operations can follow one another. Slices are fixed by the chunk capacity,
+// not each chunk's size, so block b's slices of different chunks in one slot never overlap another
+// block's.
+constexpr int kPushFlag = kMaxDeviceFlags - 1;
+constexpr std::uint64_t kPushSignals = 4;
+
+template <typename T>
+__device__ BlockSlice capacitySliceOf(const LaunchArgs& a, int chunk) {
+  BlockSlice s;
+  s.begin = min(static_cast<std::uint64_t>(chunk) * a.chunk_capacity, a.count);
+  const std::uint64_t size = min(s.begin + a.chunk_capacity, a.count) - s.begin;
+  constexpr std::uint64_t kPerVector = kVectorBytes / sizeof(T);
+  const std::uint64_t vectors = (a.chunk_capacity + kPerVector - 1) / kPerVector;
+  const std::uint64_t per_block = (vectors + gridDim.x - 1) / gridDim.x * kPerVector;
+  s.lo = min(static_cast<std::uint64_t>(blockIdx.x) * per_block, size);
+  s.hi = min(s.lo + per_block, size);
+  return s;
+}
+
+// Waits for the `nth` kPushFlag signal of this operation from `peer`'s block of this index.
+__device__ bool waitForPush(const LaunchArgs& a, int peer, std::uint64_t nth, std::uint64_t step) {
+  const std::uint32_t index = counterIndex(peer, kPushFlag, static_cast<int>(blockIdx.x));
+  return waitFor(a, a.peers->counters[a.rank] + index, a.control->base[index] + nth, step, peer);
+}
+
+template <typename T>
+__device__ void copyChunkSlice(unsigned char* dst, const unsigned char* src, const BlockSlice& s) {
+  if (s.hi > s.lo) copySlice(dst + s.lo * sizeof(T), src + s.lo * sizeof(T), (s.hi - s.lo) * sizeof(T));
+}
+
+template <typename T, typename Op>
+__global__ void __launch_bounds__(kPlanKernelThreads) pushTwoShotKernel(LaunchArgs a) {
+  if (!passEntryFence(a, a.peers->counters[a.rank])) return;
+  const int n = a.world_size;
+  const int r = a.rank;
+  signalEveryPeer(a, kPushFlag);  // entered
+  // Scatter: my input's chunk c into rank c's slot r, once rank c entered.
+  for (int k = 1; k < n; ++k) {
+    const int c = (r + k) % n;
+    if (!waitForPush(a, c, 1, kFenceStep)) return;
+    const BlockSlice s = capacitySliceOf<T>(a, c);
+    copyChunkSlice<T>(scratchOf(a, c, r), inputOf(a) + s.begin * sizeof(T), s);
+  }
+  signalEveryPeer(a, kPushFlag);  // ready: fenced, so my writes are visible before it
+  // Reduce my chunk, in rank order, from my input and my slots (all local reads).
+  std::uint64_t step = a.ready_wait_step;
+  for (int q = 0; q < n; ++q) {
+    if (q != r && !waitForPush(a, q, 2, step++)) return;
+  }
+  const BlockSlice mine = capacitySliceOf<T>(a, r);
+  {
+    __shared__ T* sources[kMaxRanks];
+    __syncthreads();
+    for (int q = static_cast<int>(threadIdx.x); q < n; q += static_cast<int>(blockDim.x)) {
+      const unsigned char* base = q == r ? inputOf(a) + mine.begin * sizeof(T) : scratchOf(a, r, q);
+      sources[q] = reinterpret_cast<T*>(const_cast<unsigned char*>(base) + mine.lo * sizeof(T));
+    }
+    __syncthreads();
+    if (mine.hi > mine.lo) {
+      reduceSlice<T, Op>(reinterpret_cast<T*>(outputOf(a) + (mine.begin + mine.lo) * sizeof(T)), sources, n,
+                         mine.hi - mine.lo, a.op == kOpAvg, n);
+    }
+  }
+  signalEveryPeer(a, kPushFlag);  // consumed: fenced, so my reads of my slots are done before it
+  // Push my chunk's result into every peer's slot r, once that peer consumed its slots.
+  step = a.result_wait_step;
+  for (int k = 1; k < n; ++k) {
+    const int q = (r + k) % n;
+    if (!waitForPush(a, q, 3, step + static_cast<std::uint64_t>(q < r ? q : q - 1))) return;
+    copyChunkSlice<T>(scratchOf(a, q, r), outputOf(a) + mine.begin * sizeof(T), mine);
+  }
+  signalEveryPeer(a, kPushFlag);  // result
+  // Gather: chunk q's result from my slot q into my output.
+  for (int q = 0; q < n; ++q) {
+    if (q == r) continue;
+    if (!waitForPush(a, q, 4, step++)) return;
+    const BlockSlice s = capacitySliceOf<T>(a, q);
+    copyChunkSlice<T>(outputOf(a) + s.begin * sizeof(T), scratchOf(a, r, q), s);
+  }
+  // This block's bases: only it reads and writes them, so no other block needs to finish first.
+  __syncthreads();
+  const int peer = static_cast<int>(threadIdx.x);
+  if (peer < n && peer != r) a.control->base[counterIndex(peer, kPushFlag, static_cast<int>(blockIdx.x))] += kPushSignals;
+}
+
 template <typename T, typename Op>
 void launchShape(const LaunchArgs& args, unsigned blocks, hipStream_t stream) {
   if (args.fused == kFusedOneShot) {
     oneShotKernel<T, Op><<<blocks, kPlanKernelThreads, 0, stream>>>(args);
+  } else if (args.fused == kPushTwoShot) {
+    pushTwoShotKernel<T, Op><<<blocks, kPlanKernelThreads, 0, stream>>>(args);
   } else {
     twoShotKernel<T, Op><<<blocks, kPlanKernelThreads, 0, stream>>>(args);
   }

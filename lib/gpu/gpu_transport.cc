@@ -24,7 +24,7 @@
 #include "device_plan.h"
 #include "gpu/fused_shape.h"
 #include "gpu/gpu_check.h"
-#include "gpu/line_policy.h"
+#include "gpu/kernel_choice.h"
 #include "gpu/peer_record.h"
 #include "peerreduce/config.h"
 #include "peerreduce/gpu.h"
@@ -89,11 +89,11 @@ struct DevicePlan {
 
 class GpuTransport final : public Transport {
  public:
-  GpuTransport(int rank, int world_size, int device, int max_blocks, std::uint64_t bytes_per_block, bool fused_kernels,
-               LinePolicy lines, std::uint64_t line_bytes_per_block)
+  GpuTransport(int rank, int world_size, int device, int max_blocks, std::uint64_t bytes_per_block,
+               KernelPolicy kernels, std::uint64_t line_bytes_per_block)
       : rank_(rank), world_size_(world_size), device_(device), max_blocks_(max_blocks),
-        bytes_per_block_(bytes_per_block), fused_kernels_(fused_kernels), lines_(lines),
-        line_bytes_per_block_(line_bytes_per_block), line_area_bytes_(lineAreaBytes(world_size)) {}
+        bytes_per_block_(bytes_per_block), kernels_(kernels), line_bytes_per_block_(line_bytes_per_block),
+        line_area_bytes_(lineAreaBytes(world_size)) {}
   ~GpuTransport() override { release(); }
 
   std::string name() const override { return std::string(PR_GPU_PLATFORM_NAME) + " gpu " + std::to_string(device_); }
@@ -266,10 +266,13 @@ class GpuTransport final : public Transport {
     args.line_capacity = lineCapacityBytes(world_size_);
     const std::uint64_t bytes = static_cast<std::uint64_t>(request.count) * elem;
     std::uint64_t per_block = bytes_per_block_;
-    switch (chooseLineKernel(plan->shape.kind, bytes, world_size_, lines_)) {
-      case LineKernel::kOneShot: args.fused = kLowLatencyOneShot; per_block = line_bytes_per_block_; break;
-      case LineKernel::kTwoShot: args.fused = kLowLatencyTwoShot; per_block = line_bytes_per_block_; break;
-      case LineKernel::kNone: break;
+    switch (chooseKernel(plan->shape.kind, bytes, world_size_, kernels_)) {
+      case KernelChoice::kInterpreter: args.fused = 0; break;
+      case KernelChoice::kOneShotPull: args.fused = kFusedOneShot; break;
+      case KernelChoice::kTwoShotPull: args.fused = kFusedTwoShot; break;
+      case KernelChoice::kTwoShotPush: args.fused = kPushTwoShot; break;
+      case KernelChoice::kOneShotLines: args.fused = kLowLatencyOneShot; per_block = line_bytes_per_block_; break;
+      case KernelChoice::kTwoShotLines: args.fused = kLowLatencyTwoShot; per_block = line_bytes_per_block_; break;
     }
     const auto blocks = static_cast<unsigned>(std::max<std::uint64_t>(
         1, std::min<std::uint64_t>((bytes + per_block - 1) / per_block, static_cast<std::uint64_t>(agreed_blocks_))));
@@ -420,14 +423,14 @@ class GpuTransport final : public Transport {
     if (!plan || plan->world_size != world_size_) {
       return invalidArgumentError("rank " + std::to_string(rank_) + ": plan missing or for another world size");
     }
-    if (plan->num_flags > kMaxDeviceFlags) {
+    if (plan->num_flags > kMaxPlanFlags) {
       return unsupportedError("plan '" + plan->description + "' uses " + std::to_string(plan->num_flags) +
-                              " flags; the GPU kernels support " + std::to_string(kMaxDeviceFlags));
+                              " flags; the GPU kernels support " + std::to_string(kMaxPlanFlags));
     }
     auto it = plans_.find(plan.get());
     if (it == plans_.end()) {
       DevicePlan device;
-      if (fused_kernels_) device.shape = matchFusedShape(*plan, rank_);
+      if (kernels_.fused) device.shape = matchFusedShape(*plan, rank_);
       const RankProgram& program = plan->programs[static_cast<std::size_t>(rank_)];
       std::vector<DeviceStep> steps;
       for (const Step& s : program.steps) {
@@ -505,8 +508,7 @@ class GpuTransport final : public Transport {
   int device_;
   int max_blocks_;
   std::uint64_t bytes_per_block_;
-  bool fused_kernels_;
-  LinePolicy lines_;
+  KernelPolicy kernels_;
   std::uint64_t line_bytes_per_block_;
   std::size_t line_area_bytes_;  // one stream slot's receive lines
   int agreed_blocks_ = 1;
@@ -557,27 +559,24 @@ StatusOr<std::shared_ptr<Transport>> createGpuTransport(int rank, int world_size
   if (const char* v = std::getenv("PEERREDUCE_GPU_BYTES_PER_BLOCK"); v != nullptr && *v != '\0') {
     bytes_per_block = std::max<std::uint64_t>(1024, std::strtoull(v, nullptr, 10));
   }
-  // PEERREDUCE_GPU_FUSED=0 runs every program through the interpreter (to measure the fused kernels
-  // against it). Fused and interpreted launches follow the same protocol, so ranks may even differ.
-  bool fused = true;
-  if (const char* v = std::getenv("PEERREDUCE_GPU_FUSED"); v != nullptr && std::string(v) == "0") fused = false;
-  // PEERREDUCE_GPU_LL_MAX_BYTES, PEERREDUCE_GPU_LL2_MAX_BYTES: largest one-shot and two-shot operations
-  // run as low-latency lines (0 turns them off);
-  // PEERREDUCE_GPU_LL_BYTES_PER_BLOCK: input bytes per block of that kernel.
-  gpu::LinePolicy lines;
-  if (const char* v = std::getenv("PEERREDUCE_GPU_LL_MAX_BYTES"); v != nullptr && *v != '\0') {
-    lines.max_bytes = std::strtoull(v, nullptr, 10);
-  }
-  if (const char* v = std::getenv("PEERREDUCE_GPU_LL2_MAX_BYTES"); v != nullptr && *v != '\0') {
-    lines.max_two_shot_bytes = std::strtoull(v, nullptr, 10);
-  }
-  if (!fused) lines = gpu::LinePolicy{.max_bytes = 0, .max_two_shot_bytes = 0};
+  // PEERREDUCE_GPU_FUSED=0 runs every program through the interpreter (to measure the other kernels
+  // against it); PEERREDUCE_GPU_LL_MAX_BYTES, PEERREDUCE_GPU_LL2_MAX_BYTES: largest one-shot and
+  // two-shot operations run as low-latency lines (0 turns them off); PEERREDUCE_GPU_PUSH_MIN_BYTES:
+  // smallest two-shot that pushes (0 turns it off); PEERREDUCE_GPU_LL_BYTES_PER_BLOCK: input bytes per
+  // block of the line kernels. Every rank must give the same values: the kernels' protocols differ.
+  gpu::KernelPolicy kernels;
+  const auto setting = [](const char* name, std::uint64_t& value) {
+    if (const char* v = std::getenv(name); v != nullptr && *v != '\0') value = std::strtoull(v, nullptr, 10);
+  };
+  if (const char* v = std::getenv("PEERREDUCE_GPU_FUSED"); v != nullptr && std::string(v) == "0") kernels.fused = false;
+  setting("PEERREDUCE_GPU_LL_MAX_BYTES", kernels.max_bytes);
+  setting("PEERREDUCE_GPU_LL2_MAX_BYTES", kernels.max_two_shot_bytes);
+  setting("PEERREDUCE_GPU_PUSH_MIN_BYTES", kernels.push_min_bytes);
   std::uint64_t line_bytes_per_block = gpu::kLineBytesPerBlock;
-  if (const char* v = std::getenv("PEERREDUCE_GPU_LL_BYTES_PER_BLOCK"); v != nullptr && *v != '\0') {
-    line_bytes_per_block = std::max<std::uint64_t>(1024, std::strtoull(v, nullptr, 10));
-  }
+  setting("PEERREDUCE_GPU_LL_BYTES_PER_BLOCK", line_bytes_per_block);
+  line_bytes_per_block = std::max<std::uint64_t>(1024, line_bytes_per_block);
   return std::shared_ptr<Transport>(std::make_shared<gpu::GpuTransport>(rank, world_size, device, max_blocks,
-                                                                        bytes_per_block, fused, lines,
+                                                                        bytes_per_block, kernels,
                                                                         line_bytes_per_block));
 }
 

@@ -1,4 +1,4 @@
-#include "gpu/line_policy.h"
+#include "gpu/kernel_choice.h"
 
 #include <algorithm>
 
@@ -29,17 +29,20 @@ std::uint64_t lineTwoShotPayloadBytes(int world_size) {
   return static_cast<std::uint64_t>(std::max(world_size, 1)) * range_vectors * kVectorBytes;
 }
 
-LineKernel chooseLineKernel(FusedKind kind, std::uint64_t bytes, int world_size, const LinePolicy& policy) {
-  if (world_size < 2 || bytes == 0) return LineKernel::kNone;
-  if (kind == FusedKind::kOneShot && bytes <= policy.max_bytes && bytes <= linePayloadBytes(world_size)) {
-    return LineKernel::kOneShot;
+KernelChoice chooseKernel(FusedKind kind, std::uint64_t bytes, int world_size, const KernelPolicy& policy) {
+  if (!policy.fused || kind == FusedKind::kNone) return KernelChoice::kInterpreter;
+  const bool lines = world_size >= 2 && bytes > 0;
+  if (kind == FusedKind::kOneShot) {
+    return lines && bytes <= policy.max_bytes && bytes <= linePayloadBytes(world_size) ? KernelChoice::kOneShotLines
+                                                                                        : KernelChoice::kOneShotPull;
   }
   const std::uint64_t vectors = (bytes + kVectorBytes - 1) / kVectorBytes;
-  if (kind == FusedKind::kTwoShot && bytes <= policy.max_two_shot_bytes &&
-      bytes <= lineTwoShotPayloadBytes(world_size) && vectors >= static_cast<std::uint64_t>(world_size)) {
-    return LineKernel::kTwoShot;
+  if (lines && bytes <= policy.max_two_shot_bytes && bytes <= lineTwoShotPayloadBytes(world_size) &&
+      vectors >= static_cast<std::uint64_t>(world_size)) {
+    return KernelChoice::kTwoShotLines;
   }
-  return LineKernel::kNone;
+  if (policy.push_min_bytes != 0 && bytes >= policy.push_min_bytes) return KernelChoice::kTwoShotPush;
+  return KernelChoice::kTwoShotPull;
 }
 
 }  // namespace peerreduce::gpu

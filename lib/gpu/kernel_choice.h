@@ -1,0 +1,52 @@
+// Which kernel runs a rank's program on the GPU: the plan interpreter, a fused one-shot or two-shot
+// (kernels/fused_kernels.cu: pulling from peers' scratch, or, for large two-shots, pushing into it),
+// or a low-latency kernel (kernels/line_kernels.cu), and how much memory the low-latency receive
+// lines take. Host-only, so it is unit-tested without a GPU (tests/lib/kernel_choice_test.cc).
+//
+// Every rank must choose the same kernel for the same operation (the kernels follow different
+// protocols), so the choice depends only on what every rank shares: the plan's shape, the operation's
+// size, the world size and settings every rank must give alike; never on pointers or the device.
+#pragma once
+
+#include <cstdint>
+
+#include "gpu/fused_shape.h"
+
+namespace peerreduce::gpu {
+
+// Receive lines per stream slot and rank: [2 parities][world writers][capacity]; the capacity is the
+// budget split evenly, so larger worlds carry smaller operations as lines.
+inline constexpr std::uint64_t kLineAreaBudgetBytes = std::uint64_t{8} << 20;
+// Operations up to these sizes use lines by default (one-shot and two-shot programs; measured against
+// the fused kernels on 4 x H200: docs/PERF.md). PEERREDUCE_GPU_LL_MAX_BYTES and
+// PEERREDUCE_GPU_LL2_MAX_BYTES override them.
+inline constexpr std::uint64_t kDefaultLowLatencyMaxBytes = std::uint64_t{256} << 10;
+// Low-latency two-shots are off by default: at 1 MiB on 4 x H200 they were 5% faster than the fused
+// two-shot in most runs but sometimes 10 to 20 times slower, not yet explained (docs/PERF.md).
+inline constexpr std::uint64_t kDefaultLowLatencyTwoShotMaxBytes = 0;
+// Two-shots from this size on push their data (PEERREDUCE_GPU_PUSH_MIN_BYTES; 0 turns pushing off).
+inline constexpr std::uint64_t kDefaultPushMinBytes = std::uint64_t{2} << 20;
+
+struct KernelPolicy {
+  bool fused = true;                                                      // false: the interpreter runs everything
+  std::uint64_t max_bytes = kDefaultLowLatencyMaxBytes;                   // one-shot lines; 0 turns them off
+  std::uint64_t max_two_shot_bytes = kDefaultLowLatencyTwoShotMaxBytes;  // two-shot lines; 0 turns them off
+  std::uint64_t push_min_bytes = kDefaultPushMinBytes;                    // push two-shot; 0 turns it off
+};
+
+enum class KernelChoice { kInterpreter, kOneShotPull, kTwoShotPull, kOneShotLines, kTwoShotLines, kTwoShotPush };
+
+// Line bytes reserved per writer and parity: a multiple of 64 (a 16-byte input vector is 2 lines; the
+// two-shot splits the capacity into scatter and gather halves).
+std::uint64_t lineCapacityBytes(int world_size);
+// Bytes of one stream slot's receive lines on one rank.
+std::uint64_t lineAreaBytes(int world_size);
+// Largest operation (input bytes) whose lines fit: one-shot (every rank's whole input) and two-shot
+// (each owner's 1/n of it, scattered and gathered).
+std::uint64_t linePayloadBytes(int world_size);
+std::uint64_t lineTwoShotPayloadBytes(int world_size);
+// The kernel for an operation of `bytes` whose program has shape `kind`. A low-latency two-shot needs
+// at least one 16-byte vector per rank, so every rank owns a range.
+KernelChoice chooseKernel(FusedKind kind, std::uint64_t bytes, int world_size, const KernelPolicy& policy);
+
+}  // namespace peerreduce::gpu
