@@ -21,17 +21,25 @@ struct BlockSlice {
   std::uint64_t hi = 0;
 };
 
+// Block b's slice of chunk `chunk`, its blocks dividing `sliced` elements (the chunk's size, or for the
+// push kernel the chunk capacity) into whole vectors; clipped to the chunk.
 template <typename T>
-__device__ BlockSlice sliceOf(const LaunchArgs& a, int chunk) {
+__device__ BlockSlice sliceBy(const LaunchArgs& a, int chunk, bool by_capacity) {
   BlockSlice s;
   s.begin = min(static_cast<std::uint64_t>(chunk) * a.chunk_capacity, a.count);
   const std::uint64_t size = min(s.begin + a.chunk_capacity, a.count) - s.begin;
   constexpr std::uint64_t kPerVector = kVectorBytes / sizeof(T);
-  const std::uint64_t vectors = (size + kPerVector - 1) / kPerVector;
+  const std::uint64_t sliced = by_capacity ? a.chunk_capacity : size;
+  const std::uint64_t vectors = (sliced + kPerVector - 1) / kPerVector;
   const std::uint64_t per_block = (vectors + gridDim.x - 1) / gridDim.x * kPerVector;
   s.lo = min(static_cast<std::uint64_t>(blockIdx.x) * per_block, size);
   s.hi = min(s.lo + per_block, size);
   return s;
+}
+
+template <typename T>
+__device__ BlockSlice sliceOf(const LaunchArgs& a, int chunk) {
+  return sliceBy<T>(a, chunk, false);
 }
 
 __device__ unsigned char* scratchOf(const LaunchArgs& a, int rank, int slot) {
@@ -141,15 +149,7 @@ constexpr std::uint64_t kPushSignals = 4;
 
 template <typename T>
 __device__ BlockSlice capacitySliceOf(const LaunchArgs& a, int chunk) {
-  BlockSlice s;
-  s.begin = min(static_cast<std::uint64_t>(chunk) * a.chunk_capacity, a.count);
-  const std::uint64_t size = min(s.begin + a.chunk_capacity, a.count) - s.begin;
-  constexpr std::uint64_t kPerVector = kVectorBytes / sizeof(T);
-  const std::uint64_t vectors = (a.chunk_capacity + kPerVector - 1) / kPerVector;
-  const std::uint64_t per_block = (vectors + gridDim.x - 1) / gridDim.x * kPerVector;
-  s.lo = min(static_cast<std::uint64_t>(blockIdx.x) * per_block, size);
-  s.hi = min(s.lo + per_block, size);
-  return s;
+  return sliceBy<T>(a, chunk, true);
 }
 
 // Waits for the `nth` kPushFlag signal of this operation from `peer`'s block of this index.
