@@ -53,9 +53,10 @@ constexpr std::uint64_t kTokenMagic = 0x7065657272656475ull;  // "peerredu"
 // Bytes each block of a kernel should have to itself before another block is worth launching (one
 // pass of 512 threads x 4 vectors x 16 bytes).
 constexpr std::uint64_t kBytesPerBlock = 32 << 10;
-// Blocks per kernel by default. Every block pays a system-scope fence per group of signals, and on
-// H200 those serialise: measured on 4 x H200 (peerreduce-bench --algo all, PEERREDUCE_GPU_MAX_BLOCKS),
-// 2 MiB two-shot took 121 us with 32 blocks and 339 us with 132; 64 MiB 652 us against 1206 us.
+// Most blocks of the pulling, interpreted and line kernels by default (measured when every waiting
+// thread still read the host-mapped abort word on each poll, which made more blocks slower; not yet
+// measured again since). The push two-shot may use every multiprocessor: on 4 x H200 (fp32,
+// PEERREDUCE_GPU_MAX_BLOCKS) 256 MiB took 1730 us with 32 blocks, 1522 with 64, 1463 with 132.
 constexpr int kDefaultMaxBlocks = 32;
 // Input bytes per block of the low-latency kernel: one 16-byte vector per thread of a 512-thread block.
 constexpr std::uint64_t kLineBytesPerBlock = 8 << 10;
@@ -274,8 +275,9 @@ class GpuTransport final : public Transport {
       case KernelChoice::kOneShotLines: args.fused = kLowLatencyOneShot; per_block = line_bytes_per_block_; break;
       case KernelChoice::kTwoShotLines: args.fused = kLowLatencyTwoShot; per_block = line_bytes_per_block_; break;
     }
+    const int block_cap = args.fused == kPushTwoShot ? agreed_blocks_ : std::min(agreed_blocks_, kDefaultMaxBlocks);
     const auto blocks = static_cast<unsigned>(std::max<std::uint64_t>(
-        1, std::min<std::uint64_t>((bytes + per_block - 1) / per_block, static_cast<std::uint64_t>(agreed_blocks_))));
+        1, std::min<std::uint64_t>((bytes + per_block - 1) / per_block, static_cast<std::uint64_t>(block_cap))));
     PR_GPU_CHECK(rank_, hipSetDevice(device_));
     PR_GPU_CHECK(rank_, launchPlanKernel(args, static_cast<int>(request.dtype), blocks, static_cast<hipStream_t>(stream)));
     return Status::ok();
@@ -548,9 +550,9 @@ StatusOr<std::shared_ptr<Transport>> createGpuTransport(int rank, int world_size
   }
   int sms = 0;
   PR_GPU_CHECK(rank, hipDeviceGetAttribute(&sms, hipDeviceAttributeMultiprocessorCount, device));
-  int max_blocks =
-      std::min(options.max_blocks > 0 ? std::min(options.max_blocks, sms) : std::min(gpu::kDefaultMaxBlocks, sms),
-               gpu::kMaxBlocks);
+  // The ranks agree on the smallest cap; the pulling, interpreted and line kernels take at most
+  // kDefaultMaxBlocks of it, the push two-shot all of it.
+  int max_blocks = std::min(options.max_blocks > 0 ? std::min(options.max_blocks, sms) : sms, gpu::kMaxBlocks);
   std::uint64_t bytes_per_block = gpu::kBytesPerBlock;
   // Tuning knobs for measurements (every rank must set the same values).
   if (const char* v = std::getenv("PEERREDUCE_GPU_MAX_BLOCKS"); v != nullptr && *v != '\0') {

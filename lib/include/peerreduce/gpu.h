@@ -28,8 +28,9 @@ namespace peerreduce {
 struct GpuTransportOptions {
   // Device ordinal to use; -1 picks rank % (number of visible devices).
   int device = -1;
-  // Most blocks a kernel uses; 0 = the default (32, or the multiprocessor count if smaller). Ranks
-  // agree on the smallest. PEERREDUCE_GPU_MAX_BLOCKS overrides it (for measurements).
+  // Most blocks a kernel uses; 0 = the multiprocessor count. Ranks agree on the smallest. The push
+  // two-shot (large operations) uses up to all of them, the other kernels at most 32.
+  // PEERREDUCE_GPU_MAX_BLOCKS overrides it (for measurements).
   int max_blocks = 0;
 };
 
