@@ -97,12 +97,14 @@ run)
         "${mpi[@]}" -np "$np" .hw/peerreduce-bench --nccl "$nccl" --dtype "$dtype" \
           --json "$out/bench-np$np-$dtype.json" --csv "$out/bench-np$np-$dtype.csv" > "$out/bench-np$np-$dtype.log" 2>&1 || status=1
         grep "^\[1,0\]" "$out/bench-np$np-$dtype.log" | sed 's/^\[1,0\]<stdout>://'
+        python3 bench/plot_bench.py --csv "$out/bench-np$np-$dtype.csv" --out "$out/bench-np$np-$dtype.svg" \
+          --title "$np GPUs, $dtype sum: peerreduce and NCCL" || status=1
       done
     done
   fi
   (cd "$out" && tar czf gcda.tgz gcda 2>/dev/null && rm -rf gcda) || true
   # At most eight files come back from the GPU machine: logs and results travel as one archive.
-  (cd "$out" && tar czf logs.tgz ./*.log ./*.txt ./*.json ./*.csv 2>/dev/null && rm -f ./*.log ./*.txt ./*.json ./*.csv) || true
+  (cd "$out" && tar czf logs.tgz ./*.log ./*.txt ./*.json ./*.csv ./*.svg 2>/dev/null && rm -f ./*.log ./*.txt ./*.json ./*.csv ./*.svg) || true
   exit "$status"
   ;;
 report)
