@@ -43,6 +43,7 @@ struct Options {
   std::string json_path;
   std::string csv_path;
   bool in_place = true;
+  bool profile = false;  // also run every size eagerly with the profiler on and print its summary
 };
 
 struct Timing {
@@ -132,6 +133,8 @@ Options parse(int argc, char** argv) {
       o.csv_path = next();
     } else if (a == "--no-in-place") {
       o.in_place = false;
+    } else if (a == "--profile") {
+      o.profile = true;
     } else {
       die("unknown option " + a);
     }
@@ -303,6 +306,22 @@ int main(int argc, char** argv) {
       for (int ip = 0; ip < (o.in_place ? 2 : 1); ++ip) {
         rows.push_back(measure("peerreduce", name, ours, bytes, ip == 1, o, send, recv, stream));
       }
+    }
+    if (o.profile) {
+      // Outside graph capture (captured operations are not timed): `iters` operations per size, then
+      // the profiler's summary of them.
+      check((*comm)->enableProfiling(), "enableProfiling");
+      for (std::size_t bytes = o.min_bytes; bytes <= o.max_bytes; bytes *= static_cast<std::size_t>(o.step_factor)) {
+        for (int i = 0; i < o.iters; ++i) {
+          check((*comm)->allreduce(send, recv, bytes / dataTypeSize(o.dtype), o.dtype, ReduceOp::kSum, stream),
+                "profiled allreduce");
+        }
+      }
+      check((*comm)->synchronize(stream), "synchronize");
+      auto summary = (*comm)->profileSummary();
+      check(summary.status(), "profileSummary");
+      if (g_rank == 0) std::printf("%s", describe(*summary).c_str());
+      (*comm)->disableProfiling();
     }
   }
   if (nccl) {

@@ -1,6 +1,7 @@
 #include "engine.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <limits>
 
@@ -289,6 +290,46 @@ void SimEngine::executeData(int rank, Operation& op, const Step& s) {
                       s.finalize, world_size_);
 }
 
+Status SimEngine::reserveTimeMarks(int rank, std::size_t count) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (count == 0) return invalidArgumentError("simulated rank " + std::to_string(rank) + ": zero time marks");
+  ranks_[static_cast<std::size_t>(rank)]->mark_times.assign(count, std::numeric_limits<double>::quiet_NaN());
+  return Status::ok();
+}
+
+StatusOr<bool> SimEngine::markTime(int rank, std::size_t mark) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  RankState& state = *ranks_[static_cast<std::size_t>(rank)];
+  if (mark >= state.mark_times.size()) {
+    return invalidArgumentError("simulated rank " + std::to_string(rank) + ": time mark " + std::to_string(mark) +
+                                " of " + std::to_string(state.mark_times.size()) + " reserved");
+  }
+  state.mark_times[mark] = std::numeric_limits<double>::quiet_NaN();
+  for (Operation& op : state.queue) {  // a re-marked mark no longer waits for an earlier operation
+    std::erase(op.marks_after, mark);
+  }
+  if (state.queue.empty()) {
+    state.mark_times[mark] = state.clock_us;
+  } else {
+    state.queue.back().marks_after.push_back(mark);
+  }
+  return true;
+}
+
+StatusOr<std::optional<double>> SimEngine::markedSpanUs(int rank, std::size_t from, std::size_t to) const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  const RankState& state = *ranks_[static_cast<std::size_t>(rank)];
+  if (from >= state.mark_times.size() || to >= state.mark_times.size()) {
+    return invalidArgumentError("simulated rank " + std::to_string(rank) + ": time marks " + std::to_string(from) +
+                                ", " + std::to_string(to) + " of " + std::to_string(state.mark_times.size()) +
+                                " reserved");
+  }
+  const double a = state.mark_times[from];
+  const double b = state.mark_times[to];
+  if (std::isnan(a) || std::isnan(b)) return std::optional<double>{};
+  return std::optional<double>{b - a};
+}
+
 void SimEngine::failRank(int rank, Status status) {
   RankState& state = *ranks_[static_cast<std::size_t>(rank)];
   PR_WARN(rank, "simulated operation failed: %s", status.toString().c_str());
@@ -298,6 +339,7 @@ void SimEngine::failRank(int rank, Status status) {
 
 void SimEngine::finishOperation(int rank) {
   RankState& state = *ranks_[static_cast<std::size_t>(rank)];
+  for (const std::size_t mark : state.queue.front().marks_after) state.mark_times[mark] = state.clock_us;
   state.epochs->advance(*state.queue.front().request.plan);
   state.queue.pop_front();
   stats_.operations += 1;

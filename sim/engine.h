@@ -19,6 +19,7 @@
 #include <cstdint>
 #include <deque>
 #include <memory>
+#include <optional>
 #include <mutex>
 #include <string>
 #include <vector>
@@ -69,6 +70,12 @@ class SimEngine {
   // halted, kLinkDown when the link between it and `rank` is down in either direction, else kAlive.
   PeerHealth peerHealth(int rank, int peer) const;
 
+  // Time marks (Transport::reserveTimeMarks / markTime / markedSpanUs) in virtual time: a mark is
+  // reached when the rank finishes the operation queued before it (at once on an idle rank).
+  Status reserveTimeMarks(int rank, std::size_t count);
+  StatusOr<bool> markTime(int rank, std::size_t mark);
+  StatusOr<std::optional<double>> markedSpanUs(int rank, std::size_t from, std::size_t to) const;
+
   SimStats stats() const;
   std::vector<std::string> raceReports() const;
   std::uint64_t traceFingerprint() const;
@@ -93,6 +100,7 @@ class SimEngine {
     bool fenced = false;      // the entry fence has been passed
     std::size_t pc = 0;       // next step
     double wait_start_us = -1.0;  // virtual time this rank began the wait it is blocked on
+    std::vector<std::size_t> marks_after;  // time marks reached when this operation finishes
   };
   struct RankState {
     std::unique_ptr<std::byte[]> memory;
@@ -105,6 +113,7 @@ class SimEngine {
     std::uint64_t next_seq = 0;
     Status error;
     std::atomic<bool> aborted{false};
+    std::vector<double> mark_times;  // virtual time each mark was reached; NaN while pending
   };
   enum class Readiness { kReady, kBlocked, kIdle };
   // Injected faults (engine_faults.cc); `any` keeps the fault-free path to one branch.

@@ -36,6 +36,11 @@ class SimTransport final : public Transport {
   void abort() override { engine_->abort(rank_); }
   PeerHealth peerHealth(int peer) const override { return engine_->peerHealth(rank_, peer); }
   std::byte* localRegion() override { return engine_->regionOf(rank_); }
+  Status reserveTimeMarks(std::size_t count) override { return engine_->reserveTimeMarks(rank_, count); }
+  StatusOr<bool> markTime(std::size_t mark, StreamHandle /*stream*/) override { return engine_->markTime(rank_, mark); }
+  StatusOr<std::optional<double>> markedSpanUs(std::size_t from, std::size_t to) override {
+    return engine_->markedSpanUs(rank_, from, to);
+  }
 
   StatusOr<BufferAllocation> allocationOf(const void* ptr, std::size_t bytes) override {
     return buffers_->allocationOf(rank_, ptr, bytes);

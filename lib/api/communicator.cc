@@ -295,14 +295,29 @@ Status Communicator::allreduce(const void* send, void* recv, std::size_t count, 
   request.timeout = impl.config.timeout;
   request.scratch_offset = scratch.offset();
   request.stream_slot = slot;
-  for (std::size_t done = 0; done < count; done += segment) {
+  if (impl.profiler) impl.profiler->begin(stream);
+  Status submitted;
+  int segments = 0;
+  for (std::size_t done = 0; done < count && submitted.isOk(); done += segment) {
     request.count = std::min(segment, count - done);
     request.send = static_cast<const std::byte*>(send) + done * elem;
     request.recv = static_cast<std::byte*>(recv) + done * elem;
     request.layout = ChunkLayout::make(request.count, plan->num_chunks, elem);
-    PR_RETURN_IF_ERROR(impl.transport->submit(request, stream));
+    submitted = impl.transport->submit(request, stream);
+    segments += submitted.isOk() ? 1 : 0;
   }
-  return Status::ok();
+  if (impl.profiler) {
+    OperationProfile what;
+    what.count = count;
+    what.bytes = count * elem;
+    what.dtype = dtype;
+    what.op = op;
+    what.algorithm = algorithm;
+    what.segments = segments;
+    what.stream = slot;
+    impl.profiler->end(stream, what, submitted.isOk());
+  }
+  return submitted;
 }
 
 Status Communicator::synchronize(StreamHandle stream) {

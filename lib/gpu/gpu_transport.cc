@@ -17,6 +17,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <map>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -396,6 +397,47 @@ class GpuTransport final : public Transport {
     return PeerBufferView{peer, reinterpret_cast<std::byte*>(base + offset), length};
   }
 
+  // Time marks are events; a stream being captured into a graph is not timed (its events would be
+  // recorded at every replay, long after the record they belong to was read).
+  Status reserveTimeMarks(std::size_t count) override {
+    PR_GPU_CHECK(rank_, hipSetDevice(device_));
+    destroyMarks();
+    marks_.assign(count, nullptr);
+    marked_.assign(count, false);
+    for (hipEvent_t& e : marks_) PR_GPU_CHECK(rank_, hipEventCreate(&e));
+    return Status::ok();
+  }
+
+  StatusOr<bool> markTime(std::size_t mark, StreamHandle stream) override {
+    if (mark >= marks_.size()) {
+      return invalidArgumentError("rank " + std::to_string(rank_) + ": time mark " + std::to_string(mark) + " of " +
+                                  std::to_string(marks_.size()) + " reserved");
+    }
+    marked_[mark] = false;
+    hipStreamCaptureStatus capture = hipStreamCaptureStatusNone;
+    PR_GPU_CHECK(rank_, hipStreamIsCapturing(static_cast<hipStream_t>(stream), &capture));
+    if (capture != hipStreamCaptureStatusNone) return false;
+    PR_GPU_CHECK(rank_, hipEventRecord(marks_[mark], static_cast<hipStream_t>(stream)));
+    marked_[mark] = true;
+    return true;
+  }
+
+  StatusOr<std::optional<double>> markedSpanUs(std::size_t from, std::size_t to) override {
+    if (from >= marks_.size() || to >= marks_.size()) {
+      return invalidArgumentError("rank " + std::to_string(rank_) + ": time marks " + std::to_string(from) + ", " +
+                                  std::to_string(to) + " of " + std::to_string(marks_.size()) + " reserved");
+    }
+    if (!marked_[from] || !marked_[to]) return std::optional<double>{};
+    for (hipEvent_t e : {marks_[from], marks_[to]}) {
+      const hipError_t state = hipEventQuery(e);
+      if (state == hipErrorNotReady) return std::optional<double>{};
+      PR_GPU_CHECK(rank_, state);
+    }
+    float ms = 0.0f;
+    PR_GPU_CHECK(rank_, hipEventElapsedTime(&ms, marks_[from], marks_[to]));
+    return std::optional<double>{static_cast<double>(ms) * 1000.0};
+  }
+
   // The device error word is the detector's evidence: the peer a wait timed out on is lost (it stalled
   // or crashed). Without a timeout nothing is known either way.
   PeerHealth peerHealth(int peer) const override {
@@ -484,7 +526,16 @@ class GpuTransport final : public Transport {
     return Status::ok();
   }
 
+  void destroyMarks() {
+    for (hipEvent_t e : marks_) {
+      if (e != nullptr) (void)hipEventDestroy(e);
+    }
+    marks_.clear();
+    marked_.clear();
+  }
+
   void release() {
+    destroyMarks();
     if (region_ == nullptr) return;
     (void)hipSetDevice(device_);
     (void)hipDeviceSynchronize();
@@ -528,6 +579,8 @@ class GpuTransport final : public Transport {
   ErrorReport* error_ = nullptr;
   ErrorReport* error_device_ = nullptr;
   std::vector<void*> opened_;
+  std::vector<hipEvent_t> marks_;  // profiler time marks
+  std::vector<bool> marked_;       // recorded on a stream (not skipped for capture)
   Topology topology_;
   std::map<const Plan*, DevicePlan> plans_;
   std::vector<std::shared_ptr<const Plan>> keep_alive_;

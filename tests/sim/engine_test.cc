@@ -281,6 +281,37 @@ TEST(SimEngineSubmit, RejectsAStreamSlotOutsideTheCommunicatorsRange) {
   expectError(c.transport(0).submit(r, nullptr), ErrorCode::kInvalidArgument, {"stream slot -1"});
 }
 
+// Time marks (the profiler's clock on the simulator): a mark on an idle rank is reached at once; after
+// a queued operation, when it finishes, in virtual time; marks outside the reserved range are refused.
+TEST(SimEngineTimeMarks, MarksAreReachedInOrderWithTheRanksWorkAndCheckTheirRange) {
+  auto c = makeConnectedWorld(2);
+  Transport& t = c.transport(0);
+  expectError(t.reserveTimeMarks(0), ErrorCode::kInvalidArgument, {"zero time marks"});
+  ASSERT_TRUE(t.reserveTimeMarks(4).isOk());
+  expectError(t.markTime(4, nullptr).status(), ErrorCode::kInvalidArgument, {"time mark 4 of 4 reserved"});
+  expectError(t.markedSpanUs(0, 9).status(), ErrorCode::kInvalidArgument, {"time marks 0, 9 of 4 reserved"});
+  auto unset = t.markedSpanUs(2, 3);
+  ASSERT_TRUE(unset.isOk());
+  EXPECT_FALSE(unset->has_value()) << "marks never placed are pending";
+
+  ASSERT_TRUE(*t.markTime(0, nullptr));
+  const auto plan = sharedPlan(Algorithm::kOneShot, 2);
+  for (int r = 0; r < 2; ++r) ASSERT_TRUE(c.transport(r).submit(c.request(r, plan, 16), nullptr).isOk());
+  ASSERT_TRUE(*t.markTime(1, nullptr));
+  auto pending = t.markedSpanUs(0, 1);
+  ASSERT_TRUE(pending.isOk());
+  EXPECT_FALSE(pending->has_value()) << "the operation before mark 1 has not run";
+  ASSERT_TRUE(c.world->runUntilIdle().isOk());
+  auto span = t.markedSpanUs(0, 1);
+  ASSERT_TRUE(span.isOk() && span->has_value());
+  EXPECT_GT(**span, 0.0) << "the operation took virtual time";
+  // Re-marking mark 0 on the now idle rank moves it to the rank's clock: the span becomes 0.
+  ASSERT_TRUE(*t.markTime(0, nullptr));
+  auto after = t.markedSpanUs(1, 0);
+  ASSERT_TRUE(after.isOk() && after->has_value());
+  EXPECT_EQ(**after, 0.0);
+}
+
 TEST(SimEngineSubmit, RejectsNullBuffersUnlessTheCountIsZero) {
   auto c = makeConnectedWorld(1);
   const auto plan = sharedPlan(Algorithm::kOneShot, 1);

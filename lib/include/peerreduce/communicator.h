@@ -38,6 +38,7 @@
 #include "peerreduce/bootstrap.h"
 #include "peerreduce/config.h"
 #include "peerreduce/memory.h"
+#include "peerreduce/profiler.h"
 #include "peerreduce/recovery.h"
 #include "peerreduce/registered_buffer.h"
 #include "peerreduce/status.h"
@@ -117,6 +118,17 @@ class Communicator {
   void releaseScratch();
   // Bytes of scratch held now, over every stream (0 after releaseScratch or a failed allreduce).
   std::size_t scratchBytesHeld() const;
+
+  // Profiling (peerreduce/profiler.h), off until enabled. enableProfiling keeps the most recent
+  // `capacity` operations (1 .. kMaxProfileCapacity, else kInvalidArgument; kUnsupported where the
+  // transport cannot time); calling it again starts afresh. Not collective.
+  Status enableProfiling(std::size_t capacity = kDefaultProfileCapacity);
+  void disableProfiling();
+  bool profiling() const;
+  // The records held, oldest first; operations still running are untimed until a later call.
+  // kUnavailable when profiling is off.
+  StatusOr<std::vector<OperationProfile>> profile();
+  StatusOr<ProfileSummary> profileSummary();
 
   // This rank's pinned host pool (Config::memory.pinned_limit_bytes, PEERREDUCE_PINNED_LIMIT_BYTES):
   // bytes pinned, in use and idle, reuses, evictions, failures.

@@ -23,6 +23,7 @@
 #include <chrono>
 #include <cstddef>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -105,6 +106,22 @@ class Transport {
   // itself stopped working). Does not block. Peers outside the world are kUnknown.
   virtual PeerHealth peerHealth(int /*peer*/) const { return PeerHealth::kUnknown; }
 
+  // Time marks, for the profiler (optional). reserveTimeMarks makes marks 0..count-1 (called once, off
+  // the allreduce path). markTime(m, stream) sets mark m, in order with the work enqueued on `stream`:
+  // it is reached when everything enqueued before it has finished. Returns false when the stream
+  // cannot be timed now (a GPU stream being captured into a graph). markedSpanUs(from, to): the
+  // microseconds between two reached marks (real time on GPUs, virtual time on the simulator), or
+  // nullopt while either is pending (or its work failed). Re-marking a mark replaces it.
+  virtual Status reserveTimeMarks(std::size_t /*count*/) {
+    return unsupportedError(name() + " cannot time operations (no time marks)");
+  }
+  virtual StatusOr<bool> markTime(std::size_t /*mark*/, StreamHandle /*stream*/) {
+    return unsupportedError(name() + " cannot time operations (no time marks)");
+  }
+  virtual StatusOr<std::optional<double>> markedSpanUs(std::size_t /*from*/, std::size_t /*to*/) {
+    return unsupportedError(name() + " cannot time operations (no time marks)");
+  }
+
   // This rank's symmetric region as the host can address it, or null where it cannot (device memory).
   // Valid from openSymmetric until the transport is destroyed.
   virtual std::byte* localRegion() { return nullptr; }
@@ -152,6 +169,11 @@ class TransportWrapper : public Transport {
   void abort() override { target_->abort(); }
   PeerHealth peerHealth(int peer) const override { return target_->peerHealth(peer); }
   std::byte* localRegion() override { return target_->localRegion(); }
+  Status reserveTimeMarks(std::size_t count) override { return target_->reserveTimeMarks(count); }
+  StatusOr<bool> markTime(std::size_t mark, StreamHandle stream) override { return target_->markTime(mark, stream); }
+  StatusOr<std::optional<double>> markedSpanUs(std::size_t from, std::size_t to) override {
+    return target_->markedSpanUs(from, to);
+  }
   StatusOr<BufferAllocation> allocationOf(const void* ptr, std::size_t bytes) override {
     return target_->allocationOf(ptr, bytes);
   }
