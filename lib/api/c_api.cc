@@ -237,6 +237,41 @@ prResult_t prCommSize(prComm_t comm, int* size) noexcept {
   });
 }
 
+prResult_t prCommEnableProfiling(prComm_t comm, size_t capacity) noexcept {
+  constexpr const char* kFunction = "prCommEnableProfiling";
+  return guarded(kFunction, [&]() -> prResult_t {
+    if (comm == nullptr) return nullArgument(kFunction, "comm", kCommHint);
+    if (!liveComms().contains(comm)) return unknownHandle(kFunction, "comm", kCommHint);
+    return toResult(kFunction, comm->comm->enableProfiling(capacity));
+  });
+}
+
+prResult_t prCommDisableProfiling(prComm_t comm) noexcept {
+  constexpr const char* kFunction = "prCommDisableProfiling";
+  return guarded(kFunction, [&]() -> prResult_t {
+    if (comm == nullptr) return nullArgument(kFunction, "comm", kCommHint);
+    if (!liveComms().contains(comm)) return unknownHandle(kFunction, "comm", kCommHint);
+    comm->comm->disableProfiling();
+    return prSuccess;
+  });
+}
+
+prResult_t prCommProfileSummary(prComm_t comm, prProfileSummary_t* summary) noexcept {
+  constexpr const char* kFunction = "prCommProfileSummary";
+  return guarded(kFunction, [&]() -> prResult_t {
+    if (comm == nullptr) return nullArgument(kFunction, "comm", kCommHint);
+    if (!liveComms().contains(comm)) return unknownHandle(kFunction, "comm", kCommHint);
+    if (summary == nullptr) {
+      return nullArgument(kFunction, "summary", "pass the address of a prProfileSummary_t to receive the summary");
+    }
+    auto s = comm->comm->profileSummary();
+    if (!s.isOk()) return toResult(kFunction, s.status());
+    *summary = prProfileSummary_t{s->operations, s->timed,  s->dropped,   s->bytes,     s->total_us,
+                                  s->min_us,     s->median_us, s->max_us, s->busbw_gbps};
+    return prSuccess;
+  });
+}
+
 const char* prGetErrorString(prResult_t result) noexcept {
   const int value = static_cast<int>(result);
   if (value < 0 || value >= prNumResults) return "unknown result";

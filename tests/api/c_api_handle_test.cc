@@ -45,6 +45,10 @@ TEST(CApiHandles, EveryCommunicatorFunctionRefusesADestroyedCommunicator) {
   expectStale(prCommRank(stale, &value), "prCommRank", "comm");
   expectStale(prCommSize(stale, &value), "prCommSize", "comm");
   expectStale(prCommMemoryStats(stale, &stats), "prCommMemoryStats", "comm");
+  prProfileSummary_t summary{};
+  expectStale(prCommEnableProfiling(stale, 4), "prCommEnableProfiling", "comm");
+  expectStale(prCommDisableProfiling(stale), "prCommDisableProfiling", "comm");
+  expectStale(prCommProfileSummary(stale, &summary), "prCommProfileSummary", "comm");
   expectStale(prCommDestroy(stale), "prCommDestroy", "comm");
   EXPECT_EQ(value, -7);
   EXPECT_FLOAT_EQ(buffer[0], 1.0f);

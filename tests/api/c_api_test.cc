@@ -342,6 +342,46 @@ TEST(CApi, MemoryStatsDescribeTheSymmetricPoolOnEveryRank) {
   expectRejected(prCommMemoryStats(fixture.comms[0], nullptr), prInvalidArgument, "stats");
 }
 
+TEST(CApi, ProfilingCountsAndTimesEveryRanksOperations) {
+  SimWorldFixture fixture(2);
+  ASSERT_TRUE(fixture.ready());
+  prProfileSummary_t untouched{};
+  untouched.operations = 55;
+  expectRejected(prCommProfileSummary(fixture.comms[0], &untouched), prUnavailable, "enableProfiling");
+  EXPECT_EQ(untouched.operations, 55u);
+  expectRejected(prCommEnableProfiling(fixture.comms[0], 0), prInvalidArgument, "capacity 0");
+  for (prComm_t comm : fixture.comms) ASSERT_EQ(prCommEnableProfiling(comm, 8), prSuccess) << prGetLastError();
+  std::vector<std::vector<float>> data(2, std::vector<float>(1024, 2.0f));
+  for (int op = 0; op < 3; ++op) {
+    for (int r = 0; r < 2; ++r) {
+      auto& d = data[static_cast<std::size_t>(r)];
+      ASSERT_EQ(prAllReduce(d.data(), d.data(), d.size(), prFloat32, prMax, fixture.comms[static_cast<std::size_t>(r)],
+                            nullptr),
+                prSuccess)
+          << prGetLastError();
+    }
+  }
+  ASSERT_EQ(prSimWorldRun(fixture.world), prSuccess) << prGetLastError();
+  for (prComm_t comm : fixture.comms) {
+    prProfileSummary_t summary;
+    ASSERT_EQ(prCommProfileSummary(comm, &summary), prSuccess) << prGetLastError();
+    EXPECT_EQ(summary.operations, 3u);
+    EXPECT_EQ(summary.timed, 3u);
+    EXPECT_EQ(summary.dropped, 0u);
+    EXPECT_EQ(summary.bytes, 3u * 1024 * sizeof(float));
+    EXPECT_GT(summary.total_us, 0.0);
+    EXPECT_LE(summary.min_us, summary.median_us);
+    EXPECT_LE(summary.median_us, summary.max_us);
+    EXPECT_GT(summary.busbw_gbps, 0.0);
+  }
+  ASSERT_EQ(prCommDisableProfiling(fixture.comms[1]), prSuccess);
+  expectRejected(prCommProfileSummary(fixture.comms[1], &untouched), prUnavailable, "profiling is off");
+  expectRejected(prCommProfileSummary(fixture.comms[0], nullptr), prInvalidArgument, "summary");
+  expectRejected(prCommProfileSummary(nullptr, &untouched), prInvalidArgument, "comm");
+  expectRejected(prCommEnableProfiling(nullptr, 4), prInvalidArgument, "comm");
+  expectRejected(prCommDisableProfiling(nullptr), prInvalidArgument, "comm");
+}
+
 TEST(CApiErrors, WorldSizeOutsideOneTo64IsRejectedAndWorldIsNull) {
   for (int nranks : {0, 65, -1}) {
     SCOPED_TRACE(nranks);

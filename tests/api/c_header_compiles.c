@@ -29,9 +29,14 @@ int runCHeaderChecks(void) {
     for (int i = 0; i < kCount; ++i) data[r][i] = (r + 1) * (i - 2);
   }
   for (int r = 0; r < kRanks; ++r) {
+    if (prCommEnableProfiling(comms[r], 16) != prSuccess) return 14;
+  }
+  for (int r = 0; r < kRanks; ++r) {
     if (prAllReduce(data[r], data[r], kCount, prInt32, prSum, comms[r], NULL) != prSuccess) return 8;
   }
   if (prSimWorldRun(world) != prSuccess) return 9;
+  prProfileSummary_t summary;
+  if (prCommProfileSummary(comms[0], &summary) != prSuccess || summary.timed != 1) return 15;
   for (int r = 0; r < kRanks; ++r) {
     for (int i = 0; i < kCount; ++i) {
       if (data[r][i] != 3 * (i - 2)) return 10; /* (1 + 2) * (i - 2) */

@@ -201,6 +201,27 @@ typedef struct {
 /* Fills *stats with the pool's statistics now. Does not block and changes nothing. */
 prResult_t prCommMemoryStats(prComm_t comm, prMemoryStats_t* stats) PEERREDUCE_NOEXCEPT;
 
+/* Profiling (peerreduce/profiler.h): off until enabled; keeps the most recent `capacity` operations
+ * (1 .. 1048576, else prInvalidArgument; prUnsupported where the transport cannot time). Enabling again
+ * starts afresh. Not collective. */
+prResult_t prCommEnableProfiling(prComm_t comm, size_t capacity) PEERREDUCE_NOEXCEPT;
+prResult_t prCommDisableProfiling(prComm_t comm) PEERREDUCE_NOEXCEPT;
+/* Over the operations held; times in microseconds (real time on GPUs, virtual on the simulator). An
+ * operation is timed once it finished; failed ones never are. */
+typedef struct {
+  uint64_t operations; /* records held */
+  uint64_t timed;
+  uint64_t dropped;    /* older records overwritten */
+  uint64_t bytes;      /* of the timed operations */
+  double total_us;
+  double min_us;
+  double median_us;
+  double max_us;
+  double busbw_gbps;   /* 2(n-1)/n x bytes / total time */
+} prProfileSummary_t;
+/* Fills *summary; prUnavailable (summary untouched) while profiling is off. */
+prResult_t prCommProfileSummary(prComm_t comm, prProfileSummary_t* summary) PEERREDUCE_NOEXCEPT;
+
 /* Short static name of a result ("success", "invalid argument", ...); "unknown result" for other values. */
 const char* prGetErrorString(prResult_t result) PEERREDUCE_NOEXCEPT;
 /* The full message of the last failing peerreduce call on this thread, or "" if none has failed. */
