@@ -17,12 +17,12 @@ namespace peerreduce::gpu {
 // Receive lines per stream slot and rank: [2 parities][world writers][capacity]; the capacity is the
 // budget split evenly, so larger worlds carry smaller operations as lines.
 inline constexpr std::uint64_t kLineAreaBudgetBytes = std::uint64_t{8} << 20;
-// Operations up to these sizes use lines by default (one-shot and two-shot programs; measured against
-// the fused kernels on 4 x H200: docs/PERF.md). PEERREDUCE_GPU_LL_MAX_BYTES and
-// PEERREDUCE_GPU_LL2_MAX_BYTES override them.
+// One-shots up to this size run as lines (on 4 x H200 lines beat the fused pull one-shot at every
+// size to 256 KiB: docs/PERF.md); PEERREDUCE_GPU_LL_MAX_BYTES overrides it.
 inline constexpr std::uint64_t kDefaultLowLatencyMaxBytes = std::uint64_t{256} << 10;
-// Low-latency two-shots are off by default: at 1 MiB on 4 x H200 they were 5% faster than the fused
-// two-shot in most runs but sometimes 10 to 20 times slower, not yet explained (docs/PERF.md).
+// Low-latency two-shots are off by default (PEERREDUCE_GPU_LL2_MAX_BYTES turns them on): at 1 MiB on
+// 4 x H200 they were 5% faster than the fused two-shot in one run but 3 to 20 times slower in others,
+// not yet explained (docs/PERF.md).
 inline constexpr std::uint64_t kDefaultLowLatencyTwoShotMaxBytes = 0;
 // Two-shots from this size on push their data (PEERREDUCE_GPU_PUSH_MIN_BYTES; 0 turns pushing off).
 inline constexpr std::uint64_t kDefaultPushMinBytes = std::uint64_t{2} << 20;
