@@ -168,9 +168,28 @@ __device__ LineOperation lineOperation(const LaunchArgs& a) {
   return op;
 }
 
+// Vector v's result: every rank's term folded in rank order, this rank's from its input, the others'
+// from their lines at offset `at` of this rank's receive area. False when a wait gave up.
+template <typename T, typename Op>
+__device__ bool receiveAndFold(const LaunchArgs& a, const LineOperation& op, std::uint64_t v, std::uint64_t at,
+                               Bytes16& result) {
+  kernels::AccumulatorT<T> acc[kVectorBytes / sizeof(T)];
+  std::uint32_t step = a.ready_wait_step;
+  for (int q = 0; q < a.world_size; ++q) {
+    Bytes16 value{{0, 0, 0, 0}};
+    if (q == a.rank) {
+      value = loadInputVector(static_cast<const unsigned char*>(a.send), v, op.bytes);
+    } else if (!awaitVector(a, linesOf(a, a.rank, q, op.parity) + at, op.flag, step++, q, a.timeout_ns, value)) {
+      return false;
+    }
+    foldVector<T, Op>(acc, value, q == 0);
+  }
+  result = finishVector<T>(acc, a.op == kOpAvg, a.world_size);
+  return true;
+}
+
 template <typename T, typename Op>
 __global__ void __launch_bounds__(kPlanKernelThreads) lowLatencyOneShotKernel(LaunchArgs a) {
-  using Acc = kernels::AccumulatorT<T>;
   const LineOperation op = lineOperation<T>(a);
   const auto* input = static_cast<const unsigned char*>(a.send);
   auto* output = static_cast<unsigned char*>(a.recv);
@@ -190,19 +209,9 @@ __global__ void __launch_bounds__(kPlanKernelThreads) lowLatencyOneShotKernel(La
   // vector as above, so an in-place output is written only after it was read).
   bool ok = true;
   for (std::uint64_t v = op.first; ok && v < op.vectors; v += op.stride) {
-    Acc acc[kVectorBytes / sizeof(T)];
-    std::uint32_t step = a.ready_wait_step;
-    for (int q = 0; q < n && ok; ++q) {
-      Bytes16 value{{0, 0, 0, 0}};
-      if (q == a.rank) {
-        value = loadInputVector(input, v, op.bytes);
-      } else {
-        ok = awaitVector(a, linesOf(a, a.rank, q, op.parity) + v * kLinesPerVector * kLineBytes, op.flag, step++, q,
-                         a.timeout_ns, value);
-      }
-      foldVector<T, Op>(acc, value, q == 0);
-    }
-    if (ok) storeOutputVector(output, v, op.bytes, finishVector<T>(acc, a.op == kOpAvg, n));
+    Bytes16 result;
+    ok = receiveAndFold<T, Op>(a, op, v, v * kLinesPerVector * kLineBytes, result);
+    if (ok) storeOutputVector(output, v, op.bytes, result);
   }
   finishLowLatency(a, ok, op.epoch);
 }
@@ -222,7 +231,6 @@ __device__ int ownerOf(std::uint64_t vectors, std::uint64_t v, int n) {
 
 template <typename T, typename Op>
 __global__ void __launch_bounds__(kPlanKernelThreads) lowLatencyTwoShotKernel(LaunchArgs a) {
-  using Acc = kernels::AccumulatorT<T>;
   const LineOperation op = lineOperation<T>(a);
   const auto* input = static_cast<const unsigned char*>(a.send);
   auto* output = static_cast<unsigned char*>(a.recv);
@@ -243,19 +251,9 @@ __global__ void __launch_bounds__(kPlanKernelThreads) lowLatencyTwoShotKernel(La
   bool ok = true;
   for (std::uint64_t v = mine_begin + op.first; ok && v < mine_end; v += op.stride) {
     const std::uint64_t at = (v - mine_begin) * kLinesPerVector * kLineBytes;
-    Acc acc[kVectorBytes / sizeof(T)];
-    std::uint32_t step = a.ready_wait_step;
-    for (int q = 0; q < n && ok; ++q) {
-      Bytes16 value{{0, 0, 0, 0}};
-      if (q == a.rank) {
-        value = loadInputVector(input, v, op.bytes);
-      } else {
-        ok = awaitVector(a, linesOf(a, a.rank, q, op.parity) + at, op.flag, step++, q, a.timeout_ns, value);
-      }
-      foldVector<T, Op>(acc, value, q == 0);
-    }
+    Bytes16 result;
+    ok = receiveAndFold<T, Op>(a, op, v, at, result);
     if (!ok) break;
-    const Bytes16 result = finishVector<T>(acc, a.op == kOpAvg, n);
     storeOutputVector(output, v, op.bytes, result);
     for (int k = 1; k < n; ++k) {
       const int q = (a.rank + k) % n;
@@ -266,8 +264,8 @@ __global__ void __launch_bounds__(kPlanKernelThreads) lowLatencyTwoShotKernel(La
   // Gather: every other range from its owner's gather lines (same thread and vector as the scatter,
   // so an in-place output is written only after this thread read the input there). These waits get
   // half as long again: an owner's gather lines stop when some rank's scatter lines stop, and the
-  // wait for that rank (in the reduce above, begun microseconds later at most) must time out first, so the error names
-  // the rank that stalled rather than the owner waiting for it.
+  // wait for that rank (in the reduce above, begun microseconds later at most) must time out first, so
+  // the error names the rank that stalled rather than the owner waiting for it.
   for (std::uint64_t v = op.first; ok && v < op.vectors; v += op.stride) {
     const int q = ownerOf(op.vectors, v, n);
     if (q == a.rank) continue;

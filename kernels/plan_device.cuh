@@ -20,29 +20,32 @@ struct alignas(16) Vector {
 };
 static_assert(sizeof(Bytes16) == sizeof(Vector), "16-byte loads and stores must match");
 
+// This thread polls `counter` until it reaches `target`, then loads it once with acquire: that orders
+// what follows after the writer's release (an acquire costs an L1 invalidation; a full system fence
+// here would serialise across blocks). Bounded by the deadline, the abort word and another block's
+// failure; on giving up it records the failure (naming `step` and `peer`) and returns false.
+__device__ bool pollCounter(const LaunchArgs& a, const std::uint64_t* counter, std::uint64_t target,
+                            std::uint64_t step, int peer) {
+  const std::uint64_t start = globalTimerNs();
+  std::uint64_t value = loadRelaxedSystem(counter);
+  for (std::uint32_t polls = 1; value < target; ++polls) {
+    const std::uint64_t code = pollVerdict(a, polls, start, a.timeout_ns);
+    if (code != 0) {
+      recordFailure(a, code, step, peer, value, target);
+      return false;
+    }
+    pollPause();
+    value = loadRelaxedSystem(counter);
+  }
+  (void)loadAcquireSystem(counter);
+  return true;
+}
+
 // Thread 0 polls `counter` until it reaches `target`; every thread learns whether that happened.
 __device__ bool waitFor(const LaunchArgs& a, const std::uint64_t* counter, std::uint64_t target, std::uint64_t step,
                         int peer) {
   __shared__ int ok;
-  if (threadIdx.x == 0) {
-    ok = 1;
-    const std::uint64_t start = globalTimerNs();
-    std::uint64_t value = loadRelaxedSystem(counter);
-    // Bounded: ends by the deadline, the abort word, or another block's failure.
-    for (std::uint32_t polls = 1; value < target; ++polls) {
-      const std::uint64_t code = pollVerdict(a, polls, start, a.timeout_ns);
-      if (code != 0) {
-        recordFailure(a, code, step, peer, value, target);
-        ok = 0;
-        break;
-      }
-      pollPause();
-      value = loadRelaxedSystem(counter);
-    }
-    // One acquiring load once the value is there: it orders what follows after the writer's release
-    // (an acquire costs an L1 invalidation; a full system fence here would serialise across blocks).
-    if (ok) (void)loadAcquireSystem(counter);
-  }
+  if (threadIdx.x == 0) ok = pollCounter(a, counter, target, step, peer) ? 1 : 0;
   __syncthreads();
   return ok != 0;
 }
@@ -164,21 +167,7 @@ __device__ bool passEntryFence(const LaunchArgs& a, const std::uint64_t* my_coun
   const int peer = static_cast<int>(threadIdx.x);
   if (peer < a.world_size && peer != a.rank) {
     const std::uint32_t index = counterIndex(peer, kDoneFlagId, 0);
-    const std::uint64_t target = a.control->base[index];
-    const std::uint64_t start = globalTimerNs();
-    std::uint64_t value = loadRelaxedSystem(my_counters + index);
-    // Bounded: ends by the deadline, the abort word, or another block's failure.
-    for (std::uint32_t polls = 1; value < target; ++polls) {
-      const std::uint64_t code = pollVerdict(a, polls, start, a.timeout_ns);
-      if (code != 0) {
-        recordFailure(a, code, kFenceStep, peer, value, target);
-        fence_ok = 0;
-        break;
-      }
-      pollPause();
-      value = loadRelaxedSystem(my_counters + index);
-    }
-    (void)loadAcquireSystem(my_counters + index);
+    if (!pollCounter(a, my_counters + index, a.control->base[index], kFenceStep, peer)) fence_ok = 0;
   }
   __syncthreads();
   return fence_ok != 0;

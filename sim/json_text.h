@@ -6,7 +6,8 @@
 
 namespace peerreduce::sim {
 
-// `text` as a quoted JSON string: quotes and backslashes escaped, control characters as \uXXXX.
+// `text` as a quoted JSON string: quotes and backslashes escaped, newlines as \n, other control
+// characters as \u00XX.
 inline std::string jsonString(const std::string& text) {
   std::string out = "\"";
   for (char c : text) {

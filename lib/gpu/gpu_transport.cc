@@ -51,16 +51,12 @@ constexpr std::size_t kCounterBytes = kAreaBytes * kMaxStreams;
 // IPC exports whole allocations at this granularity on NVIDIA and AMD; rounding up wastes nothing.
 constexpr std::size_t kIpcGranularity = std::size_t{2} << 20;
 constexpr std::uint64_t kTokenMagic = 0x7065657272656475ull;  // "peerredu"
-// Bytes each block of a kernel should have to itself before another block is worth launching (one
-// pass of 512 threads x 4 vectors x 16 bytes).
-constexpr std::uint64_t kBytesPerBlock = 32 << 10;
 // Most blocks of the pulling, interpreted and line kernels by default (measured when every waiting
 // thread still read the host-mapped abort word on each poll, which made more blocks slower; not yet
 // measured again since). The push two-shot may use every multiprocessor: on 4 x H200 (fp32,
 // PEERREDUCE_GPU_MAX_BLOCKS) 256 MiB took 1730 us with 32 blocks, 1522 with 64, 1463 with 132.
 constexpr int kDefaultMaxBlocks = 32;
-// Input bytes per block of the low-latency kernel: one 16-byte vector per thread of a 512-thread block.
-constexpr std::uint64_t kLineBytesPerBlock = 8 << 10;
+static_assert(kMaxKernelBlocks == kMaxBlocks, "the settings' limit must be the kernels' counter layout's");
 // synchronize() waits this many times the operation timeout: the kernel gives up on its own at the
 // timeout and reports why; the host only needs to outwait it.
 constexpr int kSyncTimeoutFactor = 2;
@@ -605,34 +601,12 @@ StatusOr<std::shared_ptr<Transport>> createGpuTransport(int rank, int world_size
   PR_GPU_CHECK(rank, hipDeviceGetAttribute(&sms, hipDeviceAttributeMultiprocessorCount, device));
   // The ranks agree on the smallest cap; the pulling, interpreted and line kernels take at most
   // kDefaultMaxBlocks of it, the push two-shot all of it.
+  PR_ASSIGN_OR_RETURN(const gpu::GpuSettings settings, gpu::gpuSettingsFromEnvironment(
+                                                     [](const char* name) -> const char* { return std::getenv(name); }));
   int max_blocks = std::min(options.max_blocks > 0 ? std::min(options.max_blocks, sms) : sms, gpu::kMaxBlocks);
-  std::uint64_t bytes_per_block = gpu::kBytesPerBlock;
-  // Tuning knobs for measurements (every rank must set the same values).
-  if (const char* v = std::getenv("PEERREDUCE_GPU_MAX_BLOCKS"); v != nullptr && *v != '\0') {
-    max_blocks = std::clamp(std::atoi(v), 1, gpu::kMaxBlocks);
-  }
-  if (const char* v = std::getenv("PEERREDUCE_GPU_BYTES_PER_BLOCK"); v != nullptr && *v != '\0') {
-    bytes_per_block = std::max<std::uint64_t>(1024, std::strtoull(v, nullptr, 10));
-  }
-  // PEERREDUCE_GPU_FUSED=0 runs every program through the interpreter (to measure the other kernels
-  // against it); PEERREDUCE_GPU_LL_MAX_BYTES, PEERREDUCE_GPU_LL2_MAX_BYTES: largest one-shot and
-  // two-shot operations run as low-latency lines (0 turns them off); PEERREDUCE_GPU_PUSH_MIN_BYTES:
-  // smallest two-shot that pushes (0 turns it off); PEERREDUCE_GPU_LL_BYTES_PER_BLOCK: input bytes per
-  // block of the line kernels. Every rank must give the same values: the kernels' protocols differ.
-  gpu::KernelPolicy kernels;
-  const auto setting = [](const char* name, std::uint64_t& value) {
-    if (const char* v = std::getenv(name); v != nullptr && *v != '\0') value = std::strtoull(v, nullptr, 10);
-  };
-  if (const char* v = std::getenv("PEERREDUCE_GPU_FUSED"); v != nullptr && std::string(v) == "0") kernels.fused = false;
-  setting("PEERREDUCE_GPU_LL_MAX_BYTES", kernels.max_bytes);
-  setting("PEERREDUCE_GPU_LL2_MAX_BYTES", kernels.max_two_shot_bytes);
-  setting("PEERREDUCE_GPU_PUSH_MIN_BYTES", kernels.push_min_bytes);
-  std::uint64_t line_bytes_per_block = gpu::kLineBytesPerBlock;
-  setting("PEERREDUCE_GPU_LL_BYTES_PER_BLOCK", line_bytes_per_block);
-  line_bytes_per_block = std::max<std::uint64_t>(1024, line_bytes_per_block);
-  return std::shared_ptr<Transport>(std::make_shared<gpu::GpuTransport>(rank, world_size, device, max_blocks,
-                                                                        bytes_per_block, kernels,
-                                                                        line_bytes_per_block));
+  if (settings.max_blocks > 0) max_blocks = settings.max_blocks;
+  return std::shared_ptr<Transport>(std::make_shared<gpu::GpuTransport>(
+      rank, world_size, device, max_blocks, settings.bytes_per_block, settings.kernels, settings.line_bytes_per_block));
 }
 
 const char* gpuPlatformName() { return PR_GPU_PLATFORM_NAME; }

@@ -1,6 +1,10 @@
 #include "gpu/kernel_choice.h"
 
 #include <algorithm>
+#include <string>
+
+#include "peerreduce/config.h"
+#include "util/parse.h"
 
 namespace peerreduce::gpu {
 namespace {
@@ -27,6 +31,45 @@ std::uint64_t lineTwoShotPayloadBytes(int world_size) {
   // Each owner's range, ceil(vectors / n) vectors, must fit half the capacity as lines.
   const std::uint64_t range_vectors = lineCapacityBytes(world_size) / 2 / kLineBytesPerVector;
   return static_cast<std::uint64_t>(std::max(world_size, 1)) * range_vectors * kVectorBytes;
+}
+
+namespace {
+
+constexpr std::uint64_t kMinBytesPerBlock = 1024;
+
+// A byte size from `name` into `value` (unset or empty: unchanged), at least `least`.
+Status byteSetting(const std::function<const char*(const char*)>& getenv, const char* name, std::uint64_t least,
+                   std::uint64_t& value) {
+  const char* text = getenv(name);
+  if (text == nullptr || *text == '\0') return Status::ok();
+  auto parsed = parseByteSize(text);
+  if (!parsed.isOk()) return parsed.status().withContext(name);
+  if (*parsed < least) {
+    return invalidArgumentError(std::string(name) + "=" + text + " is below its least value of " +
+                                std::to_string(least) + " bytes");
+  }
+  value = *parsed;
+  return Status::ok();
+}
+
+}  // namespace
+
+StatusOr<GpuSettings> gpuSettingsFromEnvironment(const std::function<const char*(const char*)>& getenv) {
+  GpuSettings s;
+  if (const char* v = getenv("PEERREDUCE_GPU_MAX_BLOCKS"); v != nullptr && *v != '\0') {
+    PR_ASSIGN_OR_RETURN(const std::int64_t blocks, parseInt64(v, 1, kMaxKernelBlocks, "PEERREDUCE_GPU_MAX_BLOCKS"));
+    s.max_blocks = static_cast<int>(blocks);
+  }
+  if (const char* v = getenv("PEERREDUCE_GPU_FUSED"); v != nullptr && *v != '\0') {
+    PR_ASSIGN_OR_RETURN(const std::int64_t fused, parseInt64(v, 0, 1, "PEERREDUCE_GPU_FUSED"));
+    s.kernels.fused = fused == 1;
+  }
+  PR_RETURN_IF_ERROR(byteSetting(getenv, "PEERREDUCE_GPU_BYTES_PER_BLOCK", kMinBytesPerBlock, s.bytes_per_block));
+  PR_RETURN_IF_ERROR(byteSetting(getenv, "PEERREDUCE_GPU_LL_BYTES_PER_BLOCK", kMinBytesPerBlock, s.line_bytes_per_block));
+  PR_RETURN_IF_ERROR(byteSetting(getenv, "PEERREDUCE_GPU_LL_MAX_BYTES", 0, s.kernels.max_bytes));
+  PR_RETURN_IF_ERROR(byteSetting(getenv, "PEERREDUCE_GPU_LL2_MAX_BYTES", 0, s.kernels.max_two_shot_bytes));
+  PR_RETURN_IF_ERROR(byteSetting(getenv, "PEERREDUCE_GPU_PUSH_MIN_BYTES", 0, s.kernels.push_min_bytes));
+  return s;
 }
 
 KernelChoice chooseKernel(FusedKind kind, std::uint64_t bytes, int world_size, const KernelPolicy& policy) {

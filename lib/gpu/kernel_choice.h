@@ -9,8 +9,10 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 
 #include "gpu/fused_shape.h"
+#include "peerreduce/status.h"
 
 namespace peerreduce::gpu {
 
@@ -33,6 +35,32 @@ struct KernelPolicy {
   std::uint64_t max_two_shot_bytes = kDefaultLowLatencyTwoShotMaxBytes;  // two-shot lines; 0 turns them off
   std::uint64_t push_min_bytes = kDefaultPushMinBytes;                    // push two-shot; 0 turns it off
 };
+
+// The GPU transport's tuning settings (for measurements; every rank must give the same values, since
+// the kernels' protocols differ):
+//   PEERREDUCE_GPU_MAX_BLOCKS          most blocks per kernel, 1 .. kMaxBlocks (default: the SM count)
+//   PEERREDUCE_GPU_BYTES_PER_BLOCK     input bytes per block of the pull and push kernels (>= 1 KiB)
+//   PEERREDUCE_GPU_FUSED               0: the interpreter runs every program; 1 (default): fused kernels
+//   PEERREDUCE_GPU_LL_MAX_BYTES        largest one-shot run as lines (0: none)
+//   PEERREDUCE_GPU_LL2_MAX_BYTES       largest two-shot run as lines (0: none)
+//   PEERREDUCE_GPU_PUSH_MIN_BYTES      smallest two-shot that pushes (0: none)
+//   PEERREDUCE_GPU_LL_BYTES_PER_BLOCK  input bytes per block of the line kernels (>= 1 KiB)
+// Byte sizes take parseByteSize's forms (4096, 64K, 2M).
+inline constexpr int kMaxKernelBlocks = 256;  // kernels/device_plan.h kMaxBlocks (checked where both are seen)
+
+struct GpuSettings {
+  int max_blocks = 0;  // 0: not set
+  // Bytes a block should have to itself before another is worth launching: one pass of 512 threads
+  // x 4 vectors x 16 bytes.
+  std::uint64_t bytes_per_block = std::uint64_t{32} << 10;
+  // Line kernels: one 16-byte vector per thread of a 512-thread block (2 to 8 KiB measured alike).
+  std::uint64_t line_bytes_per_block = std::uint64_t{8} << 10;
+  KernelPolicy kernels;
+};
+
+// The settings from `getenv` (unset or empty variables keep their defaults); kInvalidArgument naming
+// the variable, its value and what it accepts for anything else.
+StatusOr<GpuSettings> gpuSettingsFromEnvironment(const std::function<const char*(const char*)>& getenv);
 
 enum class KernelChoice { kInterpreter, kOneShotPull, kTwoShotPull, kOneShotLines, kTwoShotLines, kTwoShotPush };
 

@@ -2,6 +2,11 @@
 // checked without a GPU.
 #include <gtest/gtest.h>
 
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
 #include "gpu/kernel_choice.h"
 #include "peerreduce/types.h"
 
@@ -76,6 +81,56 @@ TEST(KernelChoice, OtherProgramsAndTheFusedSwitchGoToTheInterpreter) {
   policy.fused = false;
   EXPECT_EQ(chooseKernel(FusedKind::kOneShot, 4096, 4, policy), KernelChoice::kInterpreter);
   EXPECT_EQ(chooseKernel(FusedKind::kTwoShot, 64 * kMiB, 4, policy), KernelChoice::kInterpreter);
+}
+
+// The tuning settings from the environment: unset keeps defaults; every variable parsed strictly, and
+// anything else is kInvalidArgument naming the variable and the value.
+TEST(GpuSettings, DefaultsWhenUnsetValuesWhenSetAndTypedErrorsOtherwise) {
+  const auto from = [](std::map<std::string, std::string> env) {
+    return gpuSettingsFromEnvironment([env](const char* name) -> const char* {
+      auto it = env.find(name);
+      return it == env.end() ? nullptr : it->second.c_str();
+    });
+  };
+  auto defaults = from({{"PEERREDUCE_GPU_FUSED", ""}});
+  ASSERT_TRUE(defaults.isOk()) << defaults.status().toString();
+  EXPECT_EQ(defaults->max_blocks, 0);
+  EXPECT_EQ(defaults->bytes_per_block, 32 * kKiB);
+  EXPECT_EQ(defaults->line_bytes_per_block, 8 * kKiB);
+  EXPECT_TRUE(defaults->kernels.fused);
+  EXPECT_EQ(defaults->kernels.max_bytes, kDefaultLowLatencyMaxBytes);
+  EXPECT_EQ(defaults->kernels.push_min_bytes, kDefaultPushMinBytes);
+
+  auto set = from({{"PEERREDUCE_GPU_MAX_BLOCKS", "132"},
+                   {"PEERREDUCE_GPU_BYTES_PER_BLOCK", "64K"},
+                   {"PEERREDUCE_GPU_LL_BYTES_PER_BLOCK", "2048"},
+                   {"PEERREDUCE_GPU_FUSED", "0"},
+                   {"PEERREDUCE_GPU_LL_MAX_BYTES", "0"},
+                   {"PEERREDUCE_GPU_LL2_MAX_BYTES", "1M"},
+                   {"PEERREDUCE_GPU_PUSH_MIN_BYTES", "4MiB"}});
+  ASSERT_TRUE(set.isOk()) << set.status().toString();
+  EXPECT_EQ(set->max_blocks, 132);
+  EXPECT_EQ(set->bytes_per_block, 64 * kKiB);
+  EXPECT_EQ(set->line_bytes_per_block, 2048u);
+  EXPECT_FALSE(set->kernels.fused);
+  EXPECT_EQ(set->kernels.max_bytes, 0u);
+  EXPECT_EQ(set->kernels.max_two_shot_bytes, 1 * kMiB);
+  EXPECT_EQ(set->kernels.push_min_bytes, 4 * kMiB);
+
+  const std::vector<std::pair<std::string, std::string>> bad = {
+      {"PEERREDUCE_GPU_MAX_BLOCKS", "0"},         {"PEERREDUCE_GPU_MAX_BLOCKS", "257"},
+      {"PEERREDUCE_GPU_MAX_BLOCKS", "many"},      {"PEERREDUCE_GPU_FUSED", "2"},
+      {"PEERREDUCE_GPU_FUSED", "yes"},            {"PEERREDUCE_GPU_BYTES_PER_BLOCK", "512"},
+      {"PEERREDUCE_GPU_LL_BYTES_PER_BLOCK", "8Q"}, {"PEERREDUCE_GPU_LL_MAX_BYTES", "-1"},
+      {"PEERREDUCE_GPU_LL2_MAX_BYTES", "lots"},   {"PEERREDUCE_GPU_PUSH_MIN_BYTES", "2X"}};
+  for (const auto& [name, value] : bad) {
+    auto refused = from({{name, value}});
+    ASSERT_FALSE(refused.isOk()) << name << "=" << value;
+    EXPECT_EQ(refused.status().code(), ErrorCode::kInvalidArgument) << refused.status().toString();
+    const std::string message = refused.status().toString();
+    EXPECT_NE(message.find(name), std::string::npos) << message;
+    EXPECT_NE(message.find(value), std::string::npos) << message;
+  }
 }
 
 }  // namespace
