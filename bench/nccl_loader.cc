@@ -26,6 +26,8 @@ StatusOr<Nccl> Nccl::load(const std::string& path) {
   PR_RETURN_IF_ERROR(bind(nccl.handle_, "ncclCommInitRank", &nccl.comm_init_rank_));
   PR_RETURN_IF_ERROR(bind(nccl.handle_, "ncclAllReduce", &nccl.all_reduce_));
   PR_RETURN_IF_ERROR(bind(nccl.handle_, "ncclCommDestroy", &nccl.comm_destroy_));
+  PR_RETURN_IF_ERROR(bind(nccl.handle_, "ncclGroupStart", &nccl.group_start_));
+  PR_RETURN_IF_ERROR(bind(nccl.handle_, "ncclGroupEnd", &nccl.group_end_));
   PR_RETURN_IF_ERROR(bind(nccl.handle_, "ncclGetErrorString", &nccl.get_error_string_));
   PR_RETURN_IF_ERROR(bind(nccl.handle_, "ncclGetVersion", &nccl.get_version_));
   return nccl;
@@ -48,6 +50,10 @@ Status Nccl::allReduce(const void* send, void* recv, std::size_t count, int dtyp
 }
 
 Status Nccl::commDestroy(NcclComm comm) const { return check(comm_destroy_(comm), "ncclCommDestroy"); }
+
+Status Nccl::groupStart() const { return check(group_start_(), "ncclGroupStart"); }
+
+Status Nccl::groupEnd() const { return check(group_end_(), "ncclGroupEnd"); }
 
 std::string Nccl::version() const {
   int v = 0;

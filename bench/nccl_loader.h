@@ -34,6 +34,9 @@ class Nccl {
   Status allReduce(const void* send, void* recv, std::size_t count, int dtype, int op, NcclComm comm,
                    hipStream_t stream) const;
   Status commDestroy(NcclComm comm) const;
+  // ncclGroupStart / ncclGroupEnd: the calls between them are issued as one operation.
+  Status groupStart() const;
+  Status groupEnd() const;
   std::string version() const;
 
  private:
@@ -44,6 +47,8 @@ class Nccl {
   int (*comm_init_rank_)(NcclComm*, int, NcclUniqueId, int) = nullptr;
   int (*all_reduce_)(const void*, void*, std::size_t, int, int, NcclComm, hipStream_t) = nullptr;
   int (*comm_destroy_)(NcclComm) = nullptr;
+  int (*group_start_)() = nullptr;
+  int (*group_end_)() = nullptr;
   const char* (*get_error_string_)(int) = nullptr;
   int (*get_version_)(int*) = nullptr;
 };

@@ -6,6 +6,9 @@
 // replay is timed with events on every rank, the slowest rank's time counts, and best and median over
 // the replays are reported. Run one process per GPU:
 //   mpirun -np 4 peerreduce-bench --nccl /path/to/libnccl.so.2 --json out.json --csv out.csv
+// With --batch N it measures batches instead: N tensors of each size (up to --batch-max-bytes each)
+// reduced by one allreduceBatch ("batch-N"), by N separate allreduce calls ("separate-N") and by NCCL's
+// N calls inside one ncclGroupStart/End ("group-N"); bytes are the N tensors together.
 #include <mpi.h>
 
 #include <algorithm>
@@ -44,6 +47,8 @@ struct Options {
   std::string csv_path;
   bool in_place = true;
   bool profile = false;  // also run every size eagerly with the profiler on and print its summary
+  int batch = 0;         // tensors per batch; 0: no batch measurements
+  std::size_t batch_max_bytes = 64 << 10;  // largest tensor of a batch
 };
 
 struct Timing {
@@ -60,6 +65,7 @@ struct Row {
   double algbw = 0;
   double busbw = 0;
   long long wrong = 0;
+  int batch = 0;  // tensors of a batch measurement (0: one tensor)
 };
 
 int g_rank = 0;
@@ -135,6 +141,13 @@ Options parse(int argc, char** argv) {
       o.in_place = false;
     } else if (a == "--profile") {
       o.profile = true;
+    } else if (a == "--batch") {
+      o.batch = std::atoi(next());
+      if (o.batch < 1 || o.batch > static_cast<int>(kMaxBatchItems)) {
+        die("--batch takes 1.." + std::to_string(kMaxBatchItems) + " tensors");
+      }
+    } else if (a == "--batch-max-bytes") {
+      o.batch_max_bytes = parseBytes(next());
     } else {
       die("unknown option " + a);
     }
@@ -252,6 +265,52 @@ Row measure(const std::string& library, const std::string& algorithm, const Laun
   return row;
 }
 
+// Batches of o.batch tensors of each size: one allreduceBatch, separate allreduce calls, and NCCL's
+// grouped calls, all on the same buffers (tensor t is elements [t * count, (t + 1) * count)).
+void measureBatches(Communicator& comm, const Nccl* nccl, NcclComm nccl_comm, const Options& o, void* send, void* recv,
+                    hipStream_t stream, std::vector<Row>& rows) {
+  const auto n = static_cast<std::size_t>(o.batch);
+  const std::size_t elem = dataTypeSize(o.dtype);
+  const std::string suffix = "-" + std::to_string(o.batch);
+  const Launch batched = [&](const void* s, void* r, std::size_t total, hipStream_t st) {
+    const std::size_t each = total / n;
+    std::vector<BatchItem> items;
+    for (std::size_t t = 0; t < n; ++t) {
+      items.push_back(BatchItem{static_cast<const unsigned char*>(s) + t * each * elem,
+                                static_cast<unsigned char*>(r) + t * each * elem, each});
+    }
+    return comm.allreduceBatch(items, o.dtype, ReduceOp::kSum, st);
+  };
+  const Launch separate = [&](const void* s, void* r, std::size_t total, hipStream_t st) {
+    const std::size_t each = total / n;
+    for (std::size_t t = 0; t < n; ++t) {
+      PR_RETURN_IF_ERROR(comm.allreduce(static_cast<const unsigned char*>(s) + t * each * elem,
+                                        static_cast<unsigned char*>(r) + t * each * elem, each, o.dtype,
+                                        ReduceOp::kSum, st));
+    }
+    return Status::ok();
+  };
+  const int nccl_dtype = o.dtype == DataType::kFloat32 ? kNcclFloat32 : kNcclBfloat16;
+  const Launch grouped = [&](const void* s, void* r, std::size_t total, hipStream_t st) {
+    const std::size_t each = total / n;
+    PR_RETURN_IF_ERROR(nccl->groupStart());
+    for (std::size_t t = 0; t < n; ++t) {
+      PR_RETURN_IF_ERROR(nccl->allReduce(static_cast<const unsigned char*>(s) + t * each * elem,
+                                         static_cast<unsigned char*>(r) + t * each * elem, each, nccl_dtype, kNcclSum,
+                                         nccl_comm, st));
+    }
+    return nccl->groupEnd();
+  };
+  for (std::size_t bytes = o.min_bytes; bytes <= o.batch_max_bytes && bytes * n <= o.max_bytes;
+       bytes *= static_cast<std::size_t>(o.step_factor)) {
+    const std::size_t total = bytes * n;
+    rows.push_back(measure("peerreduce", "batch" + suffix, batched, total, false, o, send, recv, stream));
+    rows.push_back(measure("peerreduce", "separate" + suffix, separate, total, false, o, send, recv, stream));
+    if (nccl != nullptr) rows.push_back(measure("nccl", "group" + suffix, grouped, total, false, o, send, recv, stream));
+    for (std::size_t k = rows.size() - (nccl != nullptr ? 3 : 2); k < rows.size(); ++k) rows[k].batch = o.batch;
+  }
+}
+
 }  // namespace
 }  // namespace peerreduce::bench
 
@@ -296,6 +355,10 @@ int main(int argc, char** argv) {
     check(bootstrap.status(), "bootstrap");
     auto comm = Communicator::create(g_rank, g_size, *bootstrap, *gpu_transport, config);
     check(comm.status(), "communicator");
+    if (o.batch > 0) {
+      measureBatches(**comm, nccl ? &*nccl : nullptr, nccl_comm, o, send, recv, stream, rows);
+      continue;
+    }
     for (std::size_t bytes = o.min_bytes; bytes <= o.max_bytes; bytes *= static_cast<std::size_t>(o.step_factor)) {
       const std::size_t count = bytes / dataTypeSize(o.dtype);
       auto chosen = (*comm)->explainSelection(count, o.dtype);
@@ -324,7 +387,7 @@ int main(int argc, char** argv) {
       (*comm)->disableProfiling();
     }
   }
-  if (nccl) {
+  if (nccl && o.batch == 0) {
     const int nccl_dtype = o.dtype == DataType::kFloat32 ? kNcclFloat32 : kNcclBfloat16;
     const Launch theirs = [&](const void* s, void* r, std::size_t n, hipStream_t st) {
       return nccl->allReduce(s, r, n, nccl_dtype, kNcclSum, nccl_comm, st);
@@ -345,7 +408,9 @@ int main(int argc, char** argv) {
       if (r.library != "peerreduce") continue;
       double nccl_us = 0;
       for (const Row& n : rows) {
-        if (n.library == "nccl" && n.bytes == r.bytes && n.in_place == r.in_place) nccl_us = n.time.best_us;
+        if (n.library == "nccl" && n.bytes == r.bytes && n.in_place == r.in_place && n.batch == r.batch) {
+          nccl_us = n.time.best_us;
+        }
       }
       std::printf("  %12zu %-8s %-20s %10.2f %10.2f %10.2f %10.2f %7lld %10.2f %8.3f\n", r.bytes,
                   r.in_place ? "in" : "out", r.algorithm.c_str(), r.time.best_us, r.time.median_us, r.algbw, r.busbw,

@@ -18,6 +18,14 @@ constexpr std::int32_t kOpAvg = 4;                // ReduceOp::kAvg
 
 __device__ bool aligned(const void* p) { return (reinterpret_cast<std::uintptr_t>(p) % kVectorBytes) == 0; }
 
+// The first thing every kernel does: wait until the previous kernel on the stream has finished and its
+// writes are visible (it may still have been running when this one was scheduled: programmatic
+// dependent launch), then let the next kernel be scheduled behind this one.
+__device__ void enterKernel() {
+  awaitPriorGrid();
+  allowNextGrid();
+}
+
 // Whether a wait that began at `start` (globalTimerNs) and has polled `polls` times must give up: every
 // kPollsPerClockRead polls it checks the abort word, another block's failure and the deadline
 // (`timeout_ns` after the start). Returns 0 to go on, else the error code. Not on every poll: the abort

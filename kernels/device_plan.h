@@ -119,6 +119,26 @@ struct LaunchArgs {
   // lines of 8 data bytes and two copies of the operation's flag. A rank's receive lines are
   // [parity 0..1][writer 0..world-1][line_capacity bytes]; the parity alternates per operation.
   std::uint64_t line_capacity;
+  // Host only: launch as a programmatic dependent launch (portability.h launchKernel), so the kernel is
+  // scheduled while the previous one on the stream finishes. Every kernel begins with enterKernel().
+  std::int32_t overlap_launch;
+};
+
+// A batched low-latency one-shot (Communicator::allreduceBatch): the buffers it reduces, passed by
+// value as a second kernel parameter (2 KiB, within every platform's 4 KiB parameter limit). Item i
+// owns the vectors [first_vector, first_vector + ceil(bytes / 16)) of the operation; LaunchArgs::count
+// is then the number of elements in all those vectors together.
+inline constexpr int kMaxBatchTableItems = 64;  // transport.h kMaxBatchItemsPerSubmit (checked where both are seen)
+struct BatchTableItem {
+  const void* send;
+  void* recv;
+  std::uint64_t bytes;
+  std::uint64_t first_vector;
+};
+struct BatchTable {
+  std::uint32_t items;
+  std::uint32_t reserved;
+  BatchTableItem item[kMaxBatchTableItems];
 };
 
 inline constexpr std::int32_t kFusedOneShot = 1;

@@ -90,6 +90,7 @@ __device__ void reduceAcrossRanks(const LaunchArgs& a, int chunk, int slot, unsi
 // ranks' slot 0 in rank order into the output.
 template <typename T, typename Op>
 __global__ void __launch_bounds__(kPlanKernelThreads) oneShotKernel(LaunchArgs a) {
+  enterKernel();
   if (!passEntryFence(a, a.peers->counters[a.rank])) return;
   const BlockSlice s = sliceOf<T>(a, 0);
   if (s.hi > s.lo) {
@@ -107,6 +108,7 @@ __global__ void __launch_bounds__(kPlanKernelThreads) oneShotKernel(LaunchArgs a
 // from rank c's result slot into the output.
 template <typename T, typename Op>
 __global__ void __launch_bounds__(kPlanKernelThreads) twoShotKernel(LaunchArgs a) {
+  enterKernel();
   if (!passEntryFence(a, a.peers->counters[a.rank])) return;
   const int n = a.world_size;
   for (int c = 0; c < n; ++c) {
@@ -165,6 +167,7 @@ __device__ void copyChunkSlice(unsigned char* dst, const unsigned char* src, con
 
 template <typename T, typename Op>
 __global__ void __launch_bounds__(kPlanKernelThreads) pushTwoShotKernel(LaunchArgs a) {
+  enterKernel();
   if (!passEntryFence(a, a.peers->counters[a.rank])) return;
   const int n = a.world_size;
   const int r = a.rank;
@@ -219,26 +222,26 @@ __global__ void __launch_bounds__(kPlanKernelThreads) pushTwoShotKernel(LaunchAr
 }
 
 template <typename T, typename Op>
-void launchShape(const LaunchArgs& args, unsigned blocks, hipStream_t stream) {
+hipError_t launchShape(const LaunchArgs& args, unsigned blocks, hipStream_t stream) {
+  const bool overlap = args.overlap_launch != 0;
   if (args.fused == kFusedOneShot) {
-    oneShotKernel<T, Op><<<blocks, kPlanKernelThreads, 0, stream>>>(args);
-  } else if (args.fused == kPushTwoShot) {
-    pushTwoShotKernel<T, Op><<<blocks, kPlanKernelThreads, 0, stream>>>(args);
-  } else {
-    twoShotKernel<T, Op><<<blocks, kPlanKernelThreads, 0, stream>>>(args);
+    return launchKernel(oneShotKernel<T, Op>, blocks, kPlanKernelThreads, stream, overlap, args);
   }
+  if (args.fused == kPushTwoShot) {
+    return launchKernel(pushTwoShotKernel<T, Op>, blocks, kPlanKernelThreads, stream, overlap, args);
+  }
+  return launchKernel(twoShotKernel<T, Op>, blocks, kPlanKernelThreads, stream, overlap, args);
 }
 
 template <typename T>
 hipError_t launchFusedForType(const LaunchArgs& args, unsigned blocks, hipStream_t stream) {
   switch (args.op) {
-    case 0: launchShape<T, kernels::Sum>(args, blocks, stream); break;
-    case 1: launchShape<T, kernels::Prod>(args, blocks, stream); break;
-    case 2: launchShape<T, kernels::Min>(args, blocks, stream); break;
-    case 3: launchShape<T, kernels::Max>(args, blocks, stream); break;
-    default: launchShape<T, kernels::Sum>(args, blocks, stream); break;  // avg: the sum, divided when finalising
+    case 0: return launchShape<T, kernels::Sum>(args, blocks, stream);
+    case 1: return launchShape<T, kernels::Prod>(args, blocks, stream);
+    case 2: return launchShape<T, kernels::Min>(args, blocks, stream);
+    case 3: return launchShape<T, kernels::Max>(args, blocks, stream);
+    default: return launchShape<T, kernels::Sum>(args, blocks, stream);  // avg: the sum, divided when finalising
   }
-  return hipGetLastError();
 }
 
 }  // namespace

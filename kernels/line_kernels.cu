@@ -168,18 +168,17 @@ __device__ LineOperation lineOperation(const LaunchArgs& a) {
   return op;
 }
 
-// Vector v's result: every rank's term folded in rank order, this rank's from its input, the others'
-// from their lines at offset `at` of this rank's receive area. False when a wait gave up.
+// Vector v's result: every rank's term folded in rank order, this rank's `own` (its input's vector
+// v), the others' from their lines at offset `at` of this rank's receive area. False when a wait gave up.
 template <typename T, typename Op>
-__device__ bool receiveAndFold(const LaunchArgs& a, const LineOperation& op, std::uint64_t v, std::uint64_t at,
+__device__ bool receiveAndFold(const LaunchArgs& a, const LineOperation& op, const Bytes16& own, std::uint64_t at,
                                Bytes16& result) {
   kernels::AccumulatorT<T> acc[kVectorBytes / sizeof(T)];
   std::uint32_t step = a.ready_wait_step;
   for (int q = 0; q < a.world_size; ++q) {
-    Bytes16 value{{0, 0, 0, 0}};
-    if (q == a.rank) {
-      value = loadInputVector(static_cast<const unsigned char*>(a.send), v, op.bytes);
-    } else if (!awaitVector(a, linesOf(a, a.rank, q, op.parity) + at, op.flag, step++, q, a.timeout_ns, value)) {
+    Bytes16 value = own;
+    if (q != a.rank &&
+        !awaitVector(a, linesOf(a, a.rank, q, op.parity) + at, op.flag, step++, q, a.timeout_ns, value)) {
       return false;
     }
     foldVector<T, Op>(acc, value, q == 0);
@@ -188,17 +187,52 @@ __device__ bool receiveAndFold(const LaunchArgs& a, const LineOperation& op, std
   return true;
 }
 
-template <typename T, typename Op>
-__global__ void __launch_bounds__(kPlanKernelThreads) lowLatencyOneShotKernel(LaunchArgs a) {
+// Where a one-shot's vectors are read and written: the operation's own buffers...
+struct WholeBuffers {
+  const unsigned char* input;
+  unsigned char* output;
+  std::uint64_t bytes;
+  __device__ Bytes16 load(std::uint64_t v) const { return loadInputVector(input, v, bytes); }
+  __device__ void store(std::uint64_t v, const Bytes16& value) const { storeOutputVector(output, v, bytes, value); }
+};
+
+// ... or the buffers of a batch, each owning a run of the operation's vectors (device_plan.h).
+struct BatchBuffers {
+  const BatchTable* table;
+  // The item owning vector v: the last whose first vector is <= v (the first item starts at 0; the
+  // host leaves out empty items, so first vectors increase strictly).
+  __device__ const BatchTableItem& itemOf(std::uint64_t v) const {
+    std::uint32_t lo = 0;
+    std::uint32_t hi = table->items;
+    while (hi - lo > 1) {  // at most log2(kMaxBatchTableItems) rounds
+      const std::uint32_t mid = (lo + hi) / 2;
+      if (table->item[mid].first_vector <= v) {
+        lo = mid;
+      } else {
+        hi = mid;
+      }
+    }
+    return table->item[lo];
+  }
+  __device__ Bytes16 load(std::uint64_t v) const {
+    const BatchTableItem& it = itemOf(v);
+    return loadInputVector(static_cast<const unsigned char*>(it.send), v - it.first_vector, it.bytes);
+  }
+  __device__ void store(std::uint64_t v, const Bytes16& value) const {
+    const BatchTableItem& it = itemOf(v);
+    storeOutputVector(static_cast<unsigned char*>(it.recv), v - it.first_vector, it.bytes, value);
+  }
+};
+
+template <typename T, typename Op, typename Buffers>
+__device__ void oneShotLines(const LaunchArgs& a, const Buffers& io) {
   const LineOperation op = lineOperation<T>(a);
-  const auto* input = static_cast<const unsigned char*>(a.send);
-  auto* output = static_cast<unsigned char*>(a.recv);
   const int n = a.world_size;
 
   // Push: this rank's input into every peer's lines for writer `rank`, each rank starting with a
   // different peer so the links fill evenly.
   for (std::uint64_t v = op.first; v < op.vectors; v += op.stride) {
-    const Bytes16 mine = loadInputVector(input, v, op.bytes);
+    const Bytes16 mine = io.load(v);
     for (int k = 1; k < n; ++k) {
       const int q = (a.rank + k) % n;
       pushVector(linesOf(a, q, a.rank, op.parity) + v * kLinesPerVector * kLineBytes, mine, op.flag);
@@ -210,10 +244,24 @@ __global__ void __launch_bounds__(kPlanKernelThreads) lowLatencyOneShotKernel(La
   bool ok = true;
   for (std::uint64_t v = op.first; ok && v < op.vectors; v += op.stride) {
     Bytes16 result;
-    ok = receiveAndFold<T, Op>(a, op, v, v * kLinesPerVector * kLineBytes, result);
-    if (ok) storeOutputVector(output, v, op.bytes, result);
+    ok = receiveAndFold<T, Op>(a, op, io.load(v), v * kLinesPerVector * kLineBytes, result);
+    if (ok) io.store(v, result);
   }
   finishLowLatency(a, ok, op.epoch);
+}
+
+template <typename T, typename Op>
+__global__ void __launch_bounds__(kPlanKernelThreads) lowLatencyOneShotKernel(LaunchArgs a) {
+  enterKernel();
+  oneShotLines<T, Op>(a, WholeBuffers{static_cast<const unsigned char*>(a.send), static_cast<unsigned char*>(a.recv),
+                                      a.count * sizeof(T)});
+}
+
+template <typename T, typename Op>
+__global__ void __launch_bounds__(kPlanKernelThreads) batchedOneShotKernel(LaunchArgs a,
+                                                                           const PR_GRID_CONSTANT BatchTable table) {
+  enterKernel();
+  oneShotLines<T, Op>(a, BatchBuffers{&table});
 }
 
 // Owner ranges of the two-shot: range q is [rangeStart(q), rangeStart(q + 1)).
@@ -231,6 +279,7 @@ __device__ int ownerOf(std::uint64_t vectors, std::uint64_t v, int n) {
 
 template <typename T, typename Op>
 __global__ void __launch_bounds__(kPlanKernelThreads) lowLatencyTwoShotKernel(LaunchArgs a) {
+  enterKernel();
   const LineOperation op = lineOperation<T>(a);
   const auto* input = static_cast<const unsigned char*>(a.send);
   auto* output = static_cast<unsigned char*>(a.recv);
@@ -252,7 +301,7 @@ __global__ void __launch_bounds__(kPlanKernelThreads) lowLatencyTwoShotKernel(La
   for (std::uint64_t v = mine_begin + op.first; ok && v < mine_end; v += op.stride) {
     const std::uint64_t at = (v - mine_begin) * kLinesPerVector * kLineBytes;
     Bytes16 result;
-    ok = receiveAndFold<T, Op>(a, op, v, at, result);
+    ok = receiveAndFold<T, Op>(a, op, loadInputVector(input, v, op.bytes), at, result);
     if (!ok) break;
     storeOutputVector(output, v, op.bytes, result);
     for (int k = 1; k < n; ++k) {
@@ -280,41 +329,52 @@ __global__ void __launch_bounds__(kPlanKernelThreads) lowLatencyTwoShotKernel(La
 }
 
 template <typename T, typename Op>
-void launchShape(const LaunchArgs& args, unsigned blocks, hipStream_t stream) {
-  if (args.fused == kLowLatencyTwoShot) {
-    lowLatencyTwoShotKernel<T, Op><<<blocks, kPlanKernelThreads, 0, stream>>>(args);
-  } else {
-    lowLatencyOneShotKernel<T, Op><<<blocks, kPlanKernelThreads, 0, stream>>>(args);
+hipError_t launchShape(const LaunchArgs& args, const BatchTable* table, unsigned blocks, hipStream_t stream) {
+  const bool overlap = args.overlap_launch != 0;
+  if (table != nullptr) {
+    return launchKernel(batchedOneShotKernel<T, Op>, blocks, kPlanKernelThreads, stream, overlap, args, *table);
   }
+  if (args.fused == kLowLatencyTwoShot) {
+    return launchKernel(lowLatencyTwoShotKernel<T, Op>, blocks, kPlanKernelThreads, stream, overlap, args);
+  }
+  return launchKernel(lowLatencyOneShotKernel<T, Op>, blocks, kPlanKernelThreads, stream, overlap, args);
 }
 
 template <typename T>
-hipError_t launchForType(const LaunchArgs& args, unsigned blocks, hipStream_t stream) {
+hipError_t launchForType(const LaunchArgs& args, const BatchTable* table, unsigned blocks, hipStream_t stream) {
   switch (args.op) {
-    case 0: launchShape<T, kernels::Sum>(args, blocks, stream); break;
-    case 1: launchShape<T, kernels::Prod>(args, blocks, stream); break;
-    case 2: launchShape<T, kernels::Min>(args, blocks, stream); break;
-    case 3: launchShape<T, kernels::Max>(args, blocks, stream); break;
-    default: launchShape<T, kernels::Sum>(args, blocks, stream); break;  // avg: the sum, divided when finishing
+    case 0: return launchShape<T, kernels::Sum>(args, table, blocks, stream);
+    case 1: return launchShape<T, kernels::Prod>(args, table, blocks, stream);
+    case 2: return launchShape<T, kernels::Min>(args, table, blocks, stream);
+    case 3: return launchShape<T, kernels::Max>(args, table, blocks, stream);
+    default: return launchShape<T, kernels::Sum>(args, table, blocks, stream);  // avg: the sum, divided when finishing
   }
-  return hipGetLastError();
+}
+
+hipError_t launchLines(const LaunchArgs& args, const BatchTable* table, int dtype, unsigned blocks, hipStream_t stream) {
+  switch (dtype) {
+    case 0: return launchForType<std::int8_t>(args, table, blocks, stream);
+    case 1: return launchForType<std::uint8_t>(args, table, blocks, stream);
+    case 2: return launchForType<std::int32_t>(args, table, blocks, stream);
+    case 3: return launchForType<std::uint32_t>(args, table, blocks, stream);
+    case 4: return launchForType<std::int64_t>(args, table, blocks, stream);
+    case 5: return launchForType<std::uint64_t>(args, table, blocks, stream);
+    case 6: return launchForType<kernels::Half>(args, table, blocks, stream);
+    case 7: return launchForType<kernels::BFloat16>(args, table, blocks, stream);
+    case 8: return launchForType<float>(args, table, blocks, stream);
+    default: return launchForType<double>(args, table, blocks, stream);
+  }
 }
 
 }  // namespace
 
 hipError_t launchLowLatencyKernel(const LaunchArgs& args, int dtype, unsigned blocks, hipStream_t stream) {
-  switch (dtype) {
-    case 0: return launchForType<std::int8_t>(args, blocks, stream);
-    case 1: return launchForType<std::uint8_t>(args, blocks, stream);
-    case 2: return launchForType<std::int32_t>(args, blocks, stream);
-    case 3: return launchForType<std::uint32_t>(args, blocks, stream);
-    case 4: return launchForType<std::int64_t>(args, blocks, stream);
-    case 5: return launchForType<std::uint64_t>(args, blocks, stream);
-    case 6: return launchForType<kernels::Half>(args, blocks, stream);
-    case 7: return launchForType<kernels::BFloat16>(args, blocks, stream);
-    case 8: return launchForType<float>(args, blocks, stream);
-    default: return launchForType<double>(args, blocks, stream);
-  }
+  return launchLines(args, nullptr, dtype, blocks, stream);
+}
+
+hipError_t launchBatchedLowLatencyKernel(const LaunchArgs& args, const BatchTable& table, int dtype, unsigned blocks,
+                                         hipStream_t stream) {
+  return launchLines(args, &table, dtype, blocks, stream);
 }
 
 }  // namespace peerreduce::gpu

@@ -72,6 +72,7 @@ __device__ void dataStep(const LaunchArgs& a, const DeviceStep& step, bool is_re
 
 template <typename T, typename Op>
 __global__ void __launch_bounds__(kPlanKernelThreads) planKernel(LaunchArgs a) {
+  enterKernel();
   const std::uint64_t* my_counters = a.peers->counters[a.rank];
   const int block = static_cast<int>(blockIdx.x);
   if (!passEntryFence(a, my_counters)) return;
@@ -102,14 +103,14 @@ __global__ void __launch_bounds__(kPlanKernelThreads) planKernel(LaunchArgs a) {
 
 template <typename T>
 hipError_t launchForType(const LaunchArgs& args, int op, unsigned blocks, hipStream_t stream) {
+  const bool overlap = args.overlap_launch != 0;
   switch (op) {
-    case 0: planKernel<T, kernels::Sum><<<blocks, kPlanKernelThreads, 0, stream>>>(args); break;
-    case 1: planKernel<T, kernels::Prod><<<blocks, kPlanKernelThreads, 0, stream>>>(args); break;
-    case 2: planKernel<T, kernels::Min><<<blocks, kPlanKernelThreads, 0, stream>>>(args); break;
-    case 3: planKernel<T, kernels::Max><<<blocks, kPlanKernelThreads, 0, stream>>>(args); break;
-    default: planKernel<T, kernels::Sum><<<blocks, kPlanKernelThreads, 0, stream>>>(args); break;  // avg
+    case 0: return launchKernel(planKernel<T, kernels::Sum>, blocks, kPlanKernelThreads, stream, overlap, args);
+    case 1: return launchKernel(planKernel<T, kernels::Prod>, blocks, kPlanKernelThreads, stream, overlap, args);
+    case 2: return launchKernel(planKernel<T, kernels::Min>, blocks, kPlanKernelThreads, stream, overlap, args);
+    case 3: return launchKernel(planKernel<T, kernels::Max>, blocks, kPlanKernelThreads, stream, overlap, args);
+    default: return launchKernel(planKernel<T, kernels::Sum>, blocks, kPlanKernelThreads, stream, overlap, args);  // avg
   }
-  return hipGetLastError();
 }
 
 }  // namespace

@@ -22,6 +22,7 @@
 #define PR_DEVICE __device__
 #define PR_GLOBAL __global__
 #define PR_INLINE __forceinline__
+#define PR_GRID_CONSTANT  // kernel arguments live in memory the kernel reads in place
 #elif defined(PEERREDUCE_GPU_CUDA)
 #include <cuda.h>  // the driver API: only for the allocation range of a pointer (hipMemGetAddressRange)
 #include <cuda_runtime.h>
@@ -30,6 +31,8 @@
 #define PR_DEVICE __device__
 #define PR_GLOBAL __global__
 #define PR_INLINE __forceinline__
+// A kernel parameter read in place (indexed, or its address taken) instead of copied per thread.
+#define PR_GRID_CONSTANT __grid_constant__
 
 // ---- HIP runtime names used by peerreduce, on CUDA ----
 using hipError_t = cudaError_t;
@@ -136,6 +139,7 @@ inline hipError_t hipDeviceGetPCIBusId(char* id, int length, int device) { retur
 #define PR_DEVICE
 #define PR_GLOBAL
 #define PR_INLINE inline
+#define PR_GRID_CONSTANT
 #endif
 
 // ---- Device primitives with one meaning on both platforms (device code only) ----
@@ -274,6 +278,48 @@ PR_DEVICE PR_INLINE std::uint64_t globalTimerNs() {
   std::uint64_t ns;
   asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(ns));
   return ns;
+#endif
+}
+
+// Programmatic dependent launch (Hopper and later; a no-op elsewhere). A kernel launched with
+// launchKernel(..., overlap = true) may be scheduled while the kernel before it on the stream is still
+// running, so its launch latency hides behind that kernel's tail. It must call awaitPriorGrid() before
+// touching any memory: that returns once every earlier kernel of the stream has finished and its
+// writes are visible (as if launched normally). allowNextGrid() lets the next overlapping launch be
+// scheduled now instead of when this kernel's blocks exit; its blocks then wait in their own
+// awaitPriorGrid(), so calling it early never lets the next kernel see this one's work unfinished.
+PR_DEVICE PR_INLINE void awaitPriorGrid() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
+}
+PR_DEVICE PR_INLINE void allowNextGrid() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+#endif
+}
+
+// Launches `kernel` with `blocks` x `threads` on `stream`; with `overlap`, as a programmatic dependent
+// launch where the platform has one (CUDA), else as an ordinary launch. Returns the launch's error.
+template <typename... Params, typename... Args>
+hipError_t launchKernel(void (*kernel)(Params...), unsigned blocks, unsigned threads, hipStream_t stream, bool overlap,
+                        Args... args) {
+#if defined(__HIPCC__)
+  (void)overlap;
+  kernel<<<blocks, threads, 0, stream>>>(args...);
+  return hipGetLastError();
+#else
+  cudaLaunchAttribute attribute{};
+  attribute.id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  attribute.val.programmaticStreamSerializationAllowed = 1;
+  cudaLaunchConfig_t config{};
+  config.gridDim = dim3(blocks);
+  config.blockDim = dim3(threads);
+  config.dynamicSmemBytes = 0;
+  config.stream = stream;
+  config.attrs = &attribute;
+  config.numAttrs = overlap ? 1 : 0;
+  return cudaLaunchKernelEx(&config, kernel, args...);
 #endif
 }
 

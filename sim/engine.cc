@@ -176,7 +176,10 @@ Status SimEngine::submit(int rank, const ExecutionRequest& request) {
                                 std::to_string(request.count) + " elements into the plan's " +
                                 std::to_string(request.plan->num_chunks) + " chunks; use ChunkLayout::make");
   }
-  if (request.count > 0 && (request.send == nullptr || request.recv == nullptr)) {
+  const bool batched = !request.batch.empty();
+  if (batched) {
+    PR_RETURN_IF_ERROR(checkBatch(rank, request));
+  } else if (request.count > 0 && (request.send == nullptr || request.recv == nullptr)) {
     return invalidArgumentError(who + "null buffer");
   }
   const std::size_t needed = scratchBytes(*request.plan, request.layout, elem);
@@ -203,6 +206,7 @@ Status SimEngine::submit(int rank, const ExecutionRequest& request) {
   op.request = request;
   op.seq = state.next_seq++;
   op.slot_bytes = scratchSlotBytes(request.layout, elem);
+  if (batched) adoptBatch(op, elem);
   state.queue.push_back(std::move(op));
   auto& recent = recent_plans_[static_cast<std::size_t>(rank)];
   recent.emplace_back(state.queue.back().seq, request.plan);
@@ -339,7 +343,9 @@ void SimEngine::failRank(int rank, Status status) {
 
 void SimEngine::finishOperation(int rank) {
   RankState& state = *ranks_[static_cast<std::size_t>(rank)];
-  for (const std::size_t mark : state.queue.front().marks_after) state.mark_times[mark] = state.clock_us;
+  const Operation& done = state.queue.front();
+  if (!done.batch.empty()) unpackBatch(done, dataTypeSize(done.request.dtype));
+  for (const std::size_t mark : done.marks_after) state.mark_times[mark] = state.clock_us;
   state.epochs->advance(*state.queue.front().request.plan);
   state.queue.pop_front();
   stats_.operations += 1;
@@ -374,6 +380,7 @@ void SimEngine::passFence(int rank, Operation& op) {
   }
   op.fenced = true;
   op.wait_start_us = -1.0;
+  if (!op.batch.empty()) packBatch(op, dataTypeSize(op.request.dtype));
   state.phase->close();
   if (state.clock_us - begun > options_.wait_timeout_us) {
     failRank(rank, timeoutError("rank " + std::to_string(rank) + " op " + std::to_string(op.seq) +

@@ -101,6 +101,12 @@ class SimEngine {
     std::size_t pc = 0;       // next step
     double wait_start_us = -1.0;  // virtual time this rank began the wait it is blocked on
     std::vector<std::size_t> marks_after;  // time marks reached when this operation finishes
+    // A batch (ExecutionRequest::batch, copied): the plan runs on its buffers laid end to end in
+    // packed_input / packed_output (request.send / recv point there), filled from the items when the
+    // operation starts and copied back into them when it finishes (engine_batch.cc).
+    std::vector<BatchItem> batch;
+    std::vector<std::byte> packed_input;
+    std::vector<std::byte> packed_output;
   };
   struct RankState {
     std::unique_ptr<std::byte[]> memory;
@@ -139,6 +145,12 @@ class SimEngine {
   void step(int rank);
   void executeData(int rank, Operation& op, const Step& step);
   void finishOperation(int rank);
+  // Batches (engine_batch.cc): the request's batch is well formed; the operation takes a copy of it and
+  // its packed buffers; packing at the start and unpacking at the end.
+  Status checkBatch(int rank, const ExecutionRequest& request) const;
+  static void adoptBatch(Operation& op, std::size_t elem);
+  static void packBatch(Operation& op, std::size_t elem);
+  static void unpackBatch(const Operation& op, std::size_t elem);
   void failRank(int rank, Status status);
   void timeoutEarliestWait();
   std::byte* resolve(int rank, const Operation& op, const BufferRef& ref, int chunk);

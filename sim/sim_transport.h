@@ -10,6 +10,10 @@
 
 namespace peerreduce::sim {
 
+// Batches take up to this many bytes per operation: the GPU's default for its low-latency one-shot,
+// so a batch is grouped on the simulator as it is on GPUs with default settings.
+inline constexpr std::size_t kSimMaxBatchBytes = std::size_t{256} << 10;
+
 class SimTransport final : public Transport {
  public:
   SimTransport(std::shared_ptr<SimEngine> engine, std::shared_ptr<SimBufferRegistry> buffers, int rank)
@@ -29,6 +33,7 @@ class SimTransport final : public Transport {
   Status submit(const ExecutionRequest& request, StreamHandle /*stream: one queue per rank*/) override {
     return engine_->submit(rank_, request);
   }
+  std::size_t maxBatchBytes() const override { return kSimMaxBatchBytes; }
   Status synchronize(StreamHandle /*stream*/, std::chrono::milliseconds timeout) override {
     return engine_->synchronize(rank_, timeout);
   }

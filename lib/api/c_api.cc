@@ -4,8 +4,10 @@
 // Each function checks its handles and out-pointers, then hands the rest to the C++ API, which
 // validates the values (enums included), so that the C and C++ APIs accept and reject the same things
 // with the same messages.
+#include <array>
 #include <chrono>
 #include <cstddef>
+#include <span>
 #include <string>
 #include <string_view>
 
@@ -155,6 +157,29 @@ prResult_t prAllReduce(const void* sendbuff, void* recvbuff, size_t count, prDat
     return toResult(kFunction, comm->comm->allreduce(sendbuff, recvbuff, count,
                                                      static_cast<peerreduce::DataType>(static_cast<int>(datatype)),
                                                      static_cast<peerreduce::ReduceOp>(static_cast<int>(op)), stream));
+  });
+}
+
+prResult_t prAllReduceBatch(const prBatchItem_t* items, size_t nitems, prDataType_t datatype, prRedOp_t op,
+                            prComm_t comm, void* stream) noexcept {
+  constexpr const char* kFunction = "prAllReduceBatch";
+  return guarded(kFunction, [&]() -> prResult_t {
+    if (comm == nullptr) return nullArgument(kFunction, "comm", kCommHint);
+    if (!liveComms().contains(comm)) return unknownHandle(kFunction, "comm", kCommHint);
+    if (items == nullptr && nitems > 0) return nullArgument(kFunction, "items", "pass an array of nitems prBatchItem_t");
+    if (nitems > peerreduce::kMaxBatchItems) {
+      return toResult(kFunction, peerreduce::invalidArgumentError(std::to_string(nitems) + " items; at most " +
+                                                                  std::to_string(peerreduce::kMaxBatchItems) +
+                                                                  " per call"));
+    }
+    // Copied into the C++ type on the stack: no allocation on the allreduce path.
+    std::array<peerreduce::BatchItem, peerreduce::kMaxBatchItems> copy;
+    const std::size_t taken = nitems;
+    for (std::size_t i = 0; i < taken; ++i) copy[i] = peerreduce::BatchItem{items[i].sendbuff, items[i].recvbuff, items[i].count};
+    const std::span<const peerreduce::BatchItem> span(copy.data(), taken);
+    return toResult(kFunction, comm->comm->allreduceBatch(span,
+                                                          static_cast<peerreduce::DataType>(static_cast<int>(datatype)),
+                                                          static_cast<peerreduce::ReduceOp>(static_cast<int>(op)), stream));
   });
 }
 

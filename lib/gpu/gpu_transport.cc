@@ -262,9 +262,22 @@ class GpuTransport final : public Transport {
     args.ready_wait_step = plan->shape.ready_wait_step;
     args.result_wait_step = plan->shape.result_wait_step;
     args.line_capacity = lineCapacityBytes(world_size_);
-    const std::uint64_t bytes = static_cast<std::uint64_t>(request.count) * elem;
+    args.overlap_launch = kernels_.overlap_launch ? 1 : 0;
+    std::uint64_t bytes = static_cast<std::uint64_t>(request.count) * elem;
+    const bool batched = !request.batch.empty();
+    BatchTable table;
+    if (batched) {
+      PR_ASSIGN_OR_RETURN(bytes, fillBatchTable(request, elem, table));
+      args.count = bytes / elem;  // every vector of every item
+    }
+    const KernelChoice choice = chooseKernel(plan->shape.kind, bytes, world_size_, kernels_);
+    if (batched && choice != KernelChoice::kOneShotLines) {
+      return invalidArgumentError("rank " + std::to_string(rank_) + ": a batch of " + std::to_string(bytes) +
+                                  " bytes (rounded to vectors) does not run as one low-latency one-shot here (at most " +
+                                  std::to_string(maxBatchBytes()) + " bytes, with a one-shot plan)");
+    }
     std::uint64_t per_block = bytes_per_block_;
-    switch (chooseKernel(plan->shape.kind, bytes, world_size_, kernels_)) {
+    switch (choice) {
       case KernelChoice::kInterpreter: args.fused = 0; break;
       case KernelChoice::kOneShotPull: args.fused = kFusedOneShot; break;
       case KernelChoice::kTwoShotPull: args.fused = kFusedTwoShot; break;
@@ -276,9 +289,16 @@ class GpuTransport final : public Transport {
     const auto blocks = static_cast<unsigned>(std::max<std::uint64_t>(
         1, std::min<std::uint64_t>((bytes + per_block - 1) / per_block, static_cast<std::uint64_t>(block_cap))));
     PR_GPU_CHECK(rank_, hipSetDevice(device_));
+    if (batched) {
+      PR_GPU_CHECK(rank_, launchBatchedLowLatencyKernel(args, table, static_cast<int>(request.dtype), blocks,
+                                                         static_cast<hipStream_t>(stream)));
+      return Status::ok();
+    }
     PR_GPU_CHECK(rank_, launchPlanKernel(args, static_cast<int>(request.dtype), blocks, static_cast<hipStream_t>(stream)));
     return Status::ok();
   }
+
+  std::size_t maxBatchBytes() const override { return gpu::maxBatchBytes(world_size_, kernels_); }
 
   Status synchronize(StreamHandle stream, std::chrono::milliseconds timeout) override {
     PR_GPU_CHECK(rank_, hipSetDevice(device_));
@@ -452,6 +472,42 @@ class GpuTransport final : public Transport {
  private:
   std::size_t scratchStart() const {
     return kHeaderBytes + kCounterBytes + line_area_bytes_ * static_cast<std::size_t>(kMaxStreams);
+  }
+
+  // The kernel's table of a batch's non-empty items, each starting on a vector of its own; returns the
+  // bytes of all their vectors. The communicator sends well-formed batches; this checks what the
+  // kernel relies on, so a malformed request is refused instead of reading past a buffer.
+  StatusOr<std::uint64_t> fillBatchTable(const ExecutionRequest& request, std::size_t elem, BatchTable& table) const {
+    static_assert(kMaxBatchTableItems == kMaxBatchItemsPerSubmit);
+    constexpr std::uint64_t kVectorBytes = 16;  // the kernels' load and store width
+    const std::string who = "rank " + std::to_string(rank_) + ": batch of " + std::to_string(request.batch.size()) +
+                            " items: ";
+    if (request.batch.size() > kMaxBatchItemsPerSubmit) {
+      return invalidArgumentError(who + "at most " + std::to_string(kMaxBatchItemsPerSubmit) + " per operation");
+    }
+    if (request.send != nullptr || request.recv != nullptr) {
+      return invalidArgumentError(who + "send and recv must be null (the items name the buffers)");
+    }
+    table.items = 0;
+    table.reserved = 0;
+    std::uint64_t vectors = 0;
+    std::size_t total = 0;
+    for (std::size_t i = 0; i < request.batch.size(); ++i) {
+      const BatchItem& item = request.batch[i];
+      total += item.count;
+      if (item.count == 0) continue;
+      if (item.send == nullptr || item.recv == nullptr) {
+        return invalidArgumentError(who + "item " + std::to_string(i) + " has a null buffer");
+      }
+      const std::uint64_t bytes = static_cast<std::uint64_t>(item.count) * elem;
+      table.item[table.items++] = BatchTableItem{item.send, item.recv, bytes, vectors};
+      vectors += (bytes + kVectorBytes - 1) / kVectorBytes;
+    }
+    if (total != request.count || table.items == 0) {
+      return invalidArgumentError(who + "their counts add up to " + std::to_string(total) + ", the operation has " +
+                                  std::to_string(request.count) + " (and needs at least one non-empty item)");
+    }
+    return vectors * kVectorBytes;
   }
 
   static LinkInfo defaultLink() {

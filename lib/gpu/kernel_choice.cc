@@ -64,6 +64,10 @@ StatusOr<GpuSettings> gpuSettingsFromEnvironment(const std::function<const char*
     PR_ASSIGN_OR_RETURN(const std::int64_t fused, parseInt64(v, 0, 1, "PEERREDUCE_GPU_FUSED"));
     s.kernels.fused = fused == 1;
   }
+  if (const char* v = getenv("PEERREDUCE_GPU_OVERLAP"); v != nullptr && *v != '\0') {
+    PR_ASSIGN_OR_RETURN(const std::int64_t overlap, parseInt64(v, 0, 1, "PEERREDUCE_GPU_OVERLAP"));
+    s.kernels.overlap_launch = overlap == 1;
+  }
   PR_RETURN_IF_ERROR(byteSetting(getenv, "PEERREDUCE_GPU_BYTES_PER_BLOCK", kMinBytesPerBlock, s.bytes_per_block));
   PR_RETURN_IF_ERROR(byteSetting(getenv, "PEERREDUCE_GPU_LL_BYTES_PER_BLOCK", kMinBytesPerBlock, s.line_bytes_per_block));
   PR_RETURN_IF_ERROR(byteSetting(getenv, "PEERREDUCE_GPU_LL_MAX_BYTES", 0, s.kernels.max_bytes));
@@ -86,6 +90,12 @@ KernelChoice chooseKernel(FusedKind kind, std::uint64_t bytes, int world_size, c
   }
   if (policy.push_min_bytes != 0 && bytes >= policy.push_min_bytes) return KernelChoice::kTwoShotPush;
   return KernelChoice::kTwoShotPull;
+}
+
+std::uint64_t maxBatchBytes(int world_size, const KernelPolicy& policy) {
+  if (!policy.fused || world_size < 2) return 0;
+  // Whole vectors only: every item starts on a vector of its own.
+  return std::min(policy.max_bytes, linePayloadBytes(world_size)) / kVectorBytes * kVectorBytes;
 }
 
 }  // namespace peerreduce::gpu

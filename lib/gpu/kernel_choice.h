@@ -34,6 +34,10 @@ struct KernelPolicy {
   std::uint64_t max_bytes = kDefaultLowLatencyMaxBytes;                   // one-shot lines; 0 turns them off
   std::uint64_t max_two_shot_bytes = kDefaultLowLatencyTwoShotMaxBytes;  // two-shot lines; 0 turns them off
   std::uint64_t push_min_bytes = kDefaultPushMinBytes;                    // push two-shot; 0 turns it off
+  // Programmatic dependent launch (Hopper): each kernel is scheduled while the previous one on the
+  // stream finishes and waits on the GPU for it, so the launch latency overlaps the previous work. Only
+  // the launch changes, never the protocol, so ranks need not agree on it.
+  bool overlap_launch = true;
 };
 
 // The GPU transport's tuning settings (for measurements; every rank must give the same values, since
@@ -45,6 +49,7 @@ struct KernelPolicy {
 //   PEERREDUCE_GPU_LL2_MAX_BYTES       largest two-shot run as lines (0: none)
 //   PEERREDUCE_GPU_PUSH_MIN_BYTES      smallest two-shot that pushes (0: none)
 //   PEERREDUCE_GPU_LL_BYTES_PER_BLOCK  input bytes per block of the line kernels (>= 1 KiB)
+//   PEERREDUCE_GPU_OVERLAP             0: ordinary launches; 1 (default): programmatic dependent launch
 // Byte sizes take parseByteSize's forms (4096, 64K, 2M).
 inline constexpr int kMaxKernelBlocks = 256;  // kernels/device_plan.h kMaxBlocks (checked where both are seen)
 
@@ -76,5 +81,9 @@ std::uint64_t lineTwoShotPayloadBytes(int world_size);
 // The kernel for an operation of `bytes` whose program has shape `kind`. A low-latency two-shot needs
 // at least one 16-byte vector per rank, so every rank owns a range.
 KernelChoice chooseKernel(FusedKind kind, std::uint64_t bytes, int world_size, const KernelPolicy& policy);
+// The largest batch (bytes, every buffer rounded up to 16) one launch of the batched low-latency
+// one-shot carries: what chooseKernel runs as one-shot lines; 0 where lines are off or there are no
+// peers (Transport::maxBatchBytes).
+std::uint64_t maxBatchBytes(int world_size, const KernelPolicy& policy);
 
 }  // namespace peerreduce::gpu

@@ -382,6 +382,34 @@ TEST(CApi, ProfilingCountsAndTimesEveryRanksOperations) {
   expectRejected(prCommDisableProfiling(nullptr), prInvalidArgument, "comm");
 }
 
+TEST(CApi, BatchReducesEveryItemAndRefusesBadArguments) {
+  SimWorldFixture fixture(2);
+  ASSERT_TRUE(fixture.ready());
+  // Three tensors per rank (one in place), rank r holding r + 1: every result is 3.
+  std::vector<std::vector<float>> in(2, std::vector<float>(100)), out(2, std::vector<float>(100, -1.0f));
+  for (int r = 0; r < 2; ++r) {
+    auto& i = in[static_cast<std::size_t>(r)];
+    std::fill(i.begin(), i.end(), static_cast<float>(r + 1));
+    auto& o = out[static_cast<std::size_t>(r)];
+    const prBatchItem_t items[3] = {{i.data(), o.data(), 10}, {i.data() + 10, o.data() + 10, 50}, {i.data() + 60, i.data() + 60, 40}};
+    ASSERT_EQ(prAllReduceBatch(items, 3, prFloat32, prSum, fixture.comms[static_cast<std::size_t>(r)], nullptr), prSuccess)
+        << prGetLastError();
+  }
+  ASSERT_EQ(prSimWorldRun(fixture.world), prSuccess) << prGetLastError();
+  for (int r = 0; r < 2; ++r) {
+    for (std::size_t k = 0; k < 60; ++k) EXPECT_EQ(out[static_cast<std::size_t>(r)][k], 3.0f);
+    for (std::size_t k = 60; k < 100; ++k) EXPECT_EQ(in[static_cast<std::size_t>(r)][k], 3.0f);
+  }
+  std::vector<prBatchItem_t> many(1025, prBatchItem_t{in[0].data(), in[0].data(), 1});
+  expectRejected(prAllReduceBatch(many.data(), many.size(), prFloat32, prSum, fixture.comms[0], nullptr), prInvalidArgument,
+                 "1025 items");
+  expectRejected(prAllReduceBatch(nullptr, 2, prFloat32, prSum, fixture.comms[0], nullptr), prInvalidArgument, "items");
+  const prBatchItem_t bad[1] = {{nullptr, out[0].data(), 4}};
+  expectRejected(prAllReduceBatch(bad, 1, prFloat32, prSum, fixture.comms[0], nullptr), prInvalidArgument, "batch item 0");
+  expectRejected(prAllReduceBatch(bad, 1, prFloat32, prSum, nullptr, nullptr), prInvalidArgument, "comm");
+  EXPECT_EQ(prAllReduceBatch(nullptr, 0, prFloat32, prSum, fixture.comms[0], nullptr), prSuccess) << prGetLastError();
+}
+
 TEST(CApiErrors, WorldSizeOutsideOneTo64IsRejectedAndWorldIsNull) {
   for (int nranks : {0, 65, -1}) {
     SCOPED_TRACE(nranks);

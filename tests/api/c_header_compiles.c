@@ -42,6 +42,17 @@ int runCHeaderChecks(void) {
       if (data[r][i] != 3 * (i - 2)) return 10; /* (1 + 2) * (i - 2) */
     }
   }
+  /* A batch of two halves of each rank's data: every element doubles again (3 -> 2 * 3 per element). */
+  for (int r = 0; r < kRanks; ++r) {
+    prBatchItem_t items[2] = {{data[r], data[r], kCount / 2}, {data[r] + kCount / 2, data[r] + kCount / 2, kCount - kCount / 2}};
+    if (prAllReduceBatch(items, 2, prInt32, prSum, comms[r], NULL) != prSuccess) return 16;
+  }
+  if (prSimWorldRun(world) != prSuccess) return 17;
+  for (int r = 0; r < kRanks; ++r) {
+    for (int i = 0; i < kCount; ++i) {
+      if (data[r][i] != 6 * (i - 2)) return 18;
+    }
+  }
   for (int r = 0; r < kRanks; ++r) {
     int size = 0;
     if (prCommSize(comms[r], &size) != prSuccess || size != kRanks) return 11;

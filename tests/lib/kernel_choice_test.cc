@@ -98,6 +98,7 @@ TEST(GpuSettings, DefaultsWhenUnsetValuesWhenSetAndTypedErrorsOtherwise) {
   EXPECT_EQ(defaults->bytes_per_block, 32 * kKiB);
   EXPECT_EQ(defaults->line_bytes_per_block, 8 * kKiB);
   EXPECT_TRUE(defaults->kernels.fused);
+  EXPECT_TRUE(defaults->kernels.overlap_launch);
   EXPECT_EQ(defaults->kernels.max_bytes, kDefaultLowLatencyMaxBytes);
   EXPECT_EQ(defaults->kernels.push_min_bytes, kDefaultPushMinBytes);
 
@@ -105,6 +106,7 @@ TEST(GpuSettings, DefaultsWhenUnsetValuesWhenSetAndTypedErrorsOtherwise) {
                    {"PEERREDUCE_GPU_BYTES_PER_BLOCK", "64K"},
                    {"PEERREDUCE_GPU_LL_BYTES_PER_BLOCK", "2048"},
                    {"PEERREDUCE_GPU_FUSED", "0"},
+                   {"PEERREDUCE_GPU_OVERLAP", "0"},
                    {"PEERREDUCE_GPU_LL_MAX_BYTES", "0"},
                    {"PEERREDUCE_GPU_LL2_MAX_BYTES", "1M"},
                    {"PEERREDUCE_GPU_PUSH_MIN_BYTES", "4MiB"}});
@@ -113,6 +115,7 @@ TEST(GpuSettings, DefaultsWhenUnsetValuesWhenSetAndTypedErrorsOtherwise) {
   EXPECT_EQ(set->bytes_per_block, 64 * kKiB);
   EXPECT_EQ(set->line_bytes_per_block, 2048u);
   EXPECT_FALSE(set->kernels.fused);
+  EXPECT_FALSE(set->kernels.overlap_launch);
   EXPECT_EQ(set->kernels.max_bytes, 0u);
   EXPECT_EQ(set->kernels.max_two_shot_bytes, 1 * kMiB);
   EXPECT_EQ(set->kernels.push_min_bytes, 4 * kMiB);
@@ -122,7 +125,8 @@ TEST(GpuSettings, DefaultsWhenUnsetValuesWhenSetAndTypedErrorsOtherwise) {
       {"PEERREDUCE_GPU_MAX_BLOCKS", "many"},      {"PEERREDUCE_GPU_FUSED", "2"},
       {"PEERREDUCE_GPU_FUSED", "yes"},            {"PEERREDUCE_GPU_BYTES_PER_BLOCK", "512"},
       {"PEERREDUCE_GPU_LL_BYTES_PER_BLOCK", "8Q"}, {"PEERREDUCE_GPU_LL_MAX_BYTES", "-1"},
-      {"PEERREDUCE_GPU_LL2_MAX_BYTES", "lots"},   {"PEERREDUCE_GPU_PUSH_MIN_BYTES", "2X"}};
+      {"PEERREDUCE_GPU_LL2_MAX_BYTES", "lots"},   {"PEERREDUCE_GPU_PUSH_MIN_BYTES", "2X"},
+      {"PEERREDUCE_GPU_OVERLAP", "on"}};
   for (const auto& [name, value] : bad) {
     auto refused = from({{name, value}});
     ASSERT_FALSE(refused.isOk()) << name << "=" << value;
@@ -131,6 +135,32 @@ TEST(GpuSettings, DefaultsWhenUnsetValuesWhenSetAndTypedErrorsOtherwise) {
     EXPECT_NE(message.find(name), std::string::npos) << message;
     EXPECT_NE(message.find(value), std::string::npos) << message;
   }
+}
+
+}  // namespace
+}  // namespace peerreduce::gpu
+
+namespace peerreduce::gpu {
+namespace {
+
+// A batch of maxBatchBytes runs as one low-latency one-shot launch, and nothing larger is offered;
+// without lines or peers there are no batches.
+TEST(KernelChoice, TheBatchCapacityIsWhatRunsAsOneShotLines) {
+  for (int world : {2, 3, 4, 8, 16, 64}) {
+    const KernelPolicy policy;
+    const std::uint64_t capacity = maxBatchBytes(world, policy);
+    ASSERT_GT(capacity, 0u) << world;
+    EXPECT_EQ(capacity % 16, 0u);
+    EXPECT_LE(capacity, policy.max_bytes);
+    EXPECT_EQ(chooseKernel(FusedKind::kOneShot, capacity, world, policy), KernelChoice::kOneShotLines) << world;
+  }
+  KernelPolicy off;
+  off.max_bytes = 0;
+  EXPECT_EQ(maxBatchBytes(4, off), 0u);
+  KernelPolicy interpreter;
+  interpreter.fused = false;
+  EXPECT_EQ(maxBatchBytes(4, interpreter), 0u);
+  EXPECT_EQ(maxBatchBytes(1, KernelPolicy{}), 0u);
 }
 
 }  // namespace

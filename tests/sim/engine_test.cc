@@ -281,6 +281,61 @@ TEST(SimEngineSubmit, RejectsAStreamSlotOutsideTheCommunicatorsRange) {
   expectError(c.transport(0).submit(r, nullptr), ErrorCode::kInvalidArgument, {"stream slot -1"});
 }
 
+// Batched requests (what Communicator::allreduceBatch submits): each malformed one is refused naming
+// what was wrong, and a well-formed one reduces every item into its own output.
+TEST(SimEngineSubmit, RefusesMalformedBatchesAndRunsAWellFormedOne) {
+  auto c = makeConnectedWorld(2);
+  const auto one_shot = sharedPlan(Algorithm::kOneShot, 2);
+  std::vector<std::vector<float>> in(2, std::vector<float>(12, 1.0f));
+  std::vector<std::vector<float>> out(2, std::vector<float>(12, 0.0f));
+  auto batchOf = [&](int r) {
+    return std::vector<BatchItem>{{in[r].data(), out[r].data(), 5}, {in[r].data() + 5, out[r].data() + 5, 7}};
+  };
+  auto items = batchOf(0);
+  auto r = c.request(0, one_shot, 12);
+  r.send = nullptr;
+  r.recv = nullptr;
+  r.batch = items;
+
+  auto bad = r;
+  bad.plan = sharedPlan(Algorithm::kTwoShot, 2);
+  bad.layout = ChunkLayout::make(12, bad.plan->num_chunks, sizeof(float));
+  expectError(c.transport(0).submit(bad, nullptr), ErrorCode::kInvalidArgument, {"needs a one-shot plan", "two-shot"});
+  bad = r;
+  bad.send = in[0].data();
+  expectError(c.transport(0).submit(bad, nullptr), ErrorCode::kInvalidArgument, {"send and recv must be null"});
+  auto null_item = items;
+  null_item[1].recv = nullptr;
+  bad = r;
+  bad.batch = null_item;
+  expectError(c.transport(0).submit(bad, nullptr), ErrorCode::kInvalidArgument, {"item 1 has a null buffer"});
+  bad = r;
+  bad.count = 11;
+  bad.layout = ChunkLayout::make(11, one_shot->num_chunks, sizeof(float));
+  expectError(c.transport(0).submit(bad, nullptr), ErrorCode::kInvalidArgument, {"add up to 12", "has 11"});
+  std::vector<BatchItem> many(kMaxBatchItemsPerSubmit + 1, BatchItem{in[0].data(), out[0].data(), 0});
+  bad = r;
+  bad.batch = many;
+  bad.count = 0;
+  bad.layout = ChunkLayout::make(0, one_shot->num_chunks, sizeof(float));
+  static_assert(kMaxBatchItemsPerSubmit == 64, "the message below names 65 items");
+  expectError(c.transport(0).submit(bad, nullptr), ErrorCode::kInvalidArgument, {"batch of 65 items", "at most 64"});
+
+  ASSERT_TRUE(c.transport(0).submit(r, nullptr).isOk());
+  auto items1 = batchOf(1);
+  auto r1 = c.request(1, one_shot, 12);
+  r1.send = nullptr;
+  r1.recv = nullptr;
+  r1.batch = items1;
+  ASSERT_TRUE(c.transport(1).submit(r1, nullptr).isOk());
+  items.clear();  // the engine keeps its own copy of the table
+  items1.clear();
+  ASSERT_TRUE(c.world->runUntilIdle().isOk());
+  for (int rank = 0; rank < 2; ++rank) {
+    for (float x : out[rank]) EXPECT_EQ(x, 2.0f);
+  }
+}
+
 // Time marks (the profiler's clock on the simulator): a mark on an idle rank is reached at once; after
 // a queued operation, when it finishes, in virtual time; marks outside the reserved range are refused.
 TEST(SimEngineTimeMarks, MarksAreReachedInOrderWithTheRanksWorkAndCheckTheirRange) {

@@ -32,6 +32,7 @@
 
 #include <cstddef>
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -47,6 +48,9 @@
 #include "peerreduce/types.h"
 
 namespace peerreduce {
+
+// Most items one allreduceBatch call takes (its grouping is planned on the stack, without allocating).
+inline constexpr std::size_t kMaxBatchItems = 1024;
 
 // What the selector predicted for one candidate algorithm at one size.
 struct AlgorithmEstimate {
@@ -81,6 +85,14 @@ class Communicator {
   // streams may overlap; a further stream is refused with kUnsupported.
   Status allreduce(const void* send, void* recv, std::size_t count, DataType dtype, ReduceOp op,
                    StreamHandle stream = nullptr);
+  // Enqueues an allreduce of every item (each reduced across ranks as if by its own allreduce(), with
+  // the same dtype and op), in as few operations as possible: items are grouped in order into one-shot
+  // operations of up to kMaxBatchItemsPerSubmit items and the transport's maxBatchBytes() (on GPUs one
+  // kernel launch per group); an item too large for a group runs as an ordinary allreduce in its place.
+  // Every rank gives the same counts in the same order. Items of one group must not overlap each other
+  // (kInvalidArgument naming both); every item is checked before anything is enqueued. At most
+  // kMaxBatchItems items per call.
+  Status allreduceBatch(std::span<const BatchItem> items, DataType dtype, ReduceOp op, StreamHandle stream = nullptr);
   Status synchronize(StreamHandle stream = nullptr);
   // The first error an enqueued operation ended with, or ok. Does not block.
   Status asyncError() const;

@@ -169,6 +169,18 @@ prResult_t prCommInitSimRank(prSimWorld_t world, int rank, const prConfig_t* con
  * returns; prCommSynchronize() (or prSimWorldRun()) completes it. count 0 does nothing. */
 prResult_t prAllReduce(const void* sendbuff, void* recvbuff, size_t count, prDataType_t datatype, prRedOp_t op,
                        prComm_t comm, void* stream) PEERREDUCE_NOEXCEPT;
+/* One buffer of prAllReduceBatch: like prAllReduce's sendbuff, recvbuff and count. */
+typedef struct {
+  const void* sendbuff;
+  void* recvbuff;
+  size_t count;
+} prBatchItem_t;
+/* Reduces every item as prAllReduce would, with the same datatype and op, in as few operations as it
+ * can (on GPUs one kernel launch for up to 64 small items): the way to reduce many small tensors. Items
+ * reduced together must not overlap each other. At most 1024 items per call; every item is checked
+ * before anything is enqueued. nitems 0 does nothing. */
+prResult_t prAllReduceBatch(const prBatchItem_t* items, size_t nitems, prDataType_t datatype, prRedOp_t op,
+                            prComm_t comm, void* stream) PEERREDUCE_NOEXCEPT;
 /* Waits, bounded by the configured timeout, until everything enqueued on `stream` is done, and returns
  * the error it ended with. On the simulator every rank must call it (it is collective). */
 prResult_t prCommSynchronize(prComm_t comm, void* stream) PEERREDUCE_NOEXCEPT;

@@ -33,6 +33,7 @@ struct OperationProfile {
   Algorithm algorithm = Algorithm::kAuto;
   int segments = 0;  // submissions the operation took (more when scratch was short)
   int stream = 0;    // the stream's number on the communicator (by first use)
+  int batch_items = 1;  // buffers the operation reduced (more than 1: a group of allreduceBatch)
   // False while the operation runs, and for good when it failed or was enqueued into a graph being
   // captured (a captured operation runs at every replay; the benchmark times replays itself).
   bool timed = false;

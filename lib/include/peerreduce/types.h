@@ -60,6 +60,14 @@ enum class Algorithm : int {
 };
 inline constexpr int kAlgorithmCount = 7;
 
+// One buffer of a batched allreduce (Communicator::allreduceBatch): `count` elements from `send` into
+// `recv` (the same pointer for in place), reduced across ranks like a separate allreduce.
+struct BatchItem {
+  const void* send = nullptr;
+  void* recv = nullptr;
+  std::size_t count = 0;
+};
+
 bool isValidDataType(DataType dtype);
 bool isValidReduceOp(ReduceOp op);
 bool isValidAlgorithm(Algorithm algorithm);
