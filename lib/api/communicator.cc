@@ -14,6 +14,7 @@
 #include "api/topology_agreement.h"
 #include "util/hash.h"
 #include "plan/plan_cache.h"
+#include "select/builtin_tuning.h"
 #include "select/segmenting.h"
 #include "util/log.h"
 #include "verify/verifier.h"
@@ -144,7 +145,10 @@ Status agreeOnValue(const Communicator::Impl& impl, std::uint64_t value, const c
 }
 
 Status loadTuning(Communicator::Impl& impl) {
-  if (impl.config.tuning_file.empty()) return Status::ok();
+  if (impl.config.tuning_file.empty()) {
+    impl.tuning = builtinTuningTable();  // measured choices for the devices peerreduce was benchmarked on
+    return Status::ok();
+  }
   auto table = TuningTable::load(impl.config.tuning_file);
   if (!table.isOk()) return table.status();
   impl.tuning = std::move(table).value();
