@@ -73,7 +73,12 @@ struct ControlBlock {
   std::uint64_t base[kCounterCount];  // indexed by counterIndex
   std::uint32_t finished;
   std::uint32_t failed;  // set by the first block that fails, so the others stop waiting
-  std::uint32_t line_epoch;  // low-latency operations done; advanced by the last block of each
+  // Low-latency operations done, one copy per block index: block b of a launch of G blocks reads copy b
+  // when it starts and, when it ends, advances copies b, b + G, b + 2G, ... So every copy advances once
+  // per launch while no block waits for another or reads a copy another block of the launch writes
+  // (a shared epoch advanced by the last block to finish needed a device-wide fence and atomic, which
+  // waited for the block's writes to peers to be acknowledged).
+  std::uint32_t line_epoch[kMaxBlocks];
 };
 
 // Written by the first block that fails (in host-mapped memory, so the host reads it any time).

@@ -10,10 +10,12 @@
 //
 // Lines. A line is 16 bytes: {data word 0, flag, data word 1, flag}, written and read as one 16-byte
 // access in which each 8-byte half is single-copy atomic, so a half whose flag matches holds its data.
-// Vector v (16 input bytes) travels as lines 2v and 2v+1. A rank's receive lines are
+// Vector v (16 input bytes) travels as two lines, line v of the first half of its region and line v of
+// the second half (LineSlot: a warp's stores then fill whole 128-byte segments). A rank's receive lines are
 // [parity][writer][line_capacity bytes]; operation e uses parity e % 2 and flag e % (2^32 - 1) + 1
 // (never 0, which zeroed lines hold), where e counts this stream's low-latency operations
-// (ControlBlock::line_epoch, advanced by the last block of each launch, so graph replays advance it).
+// (ControlBlock::line_epoch, a copy per block index, all advanced by every launch, so graph replays
+// advance it).
 //
 // Reuse. Writer w writes parity p in operation e+2 only after finishing operation e+1, which needed
 // every peer's lines of e+1; a peer writes those only after finishing operation e (stream order), so
@@ -39,7 +41,6 @@
 namespace peerreduce::gpu {
 namespace {
 
-constexpr std::uint64_t kLinesPerVector = 2;
 constexpr std::uint64_t kLineBytes = 16;
 
 __device__ std::uint32_t lineFlag(std::uint32_t epoch) { return epoch % 0xffffffffu + 1u; }
@@ -69,15 +70,28 @@ __device__ void storeOutputVector(unsigned char* base, std::uint64_t v, std::uin
   for (std::uint64_t i = 0; i < n; ++i) p[i] = in[i];
 }
 
+// Where vector i of a region of `region_bytes` line bytes travels: its first line in the region's
+// first half, its second line in the second half. So the 32 threads of a warp, pushing 32 consecutive
+// vectors, write 512 contiguous bytes with each store (whole 128-byte segments over the link), where
+// adjacent lines would have left every other 16 bytes of each segment to a second store.
+struct LineSlot {
+  unsigned char* first;
+  unsigned char* second;
+};
+
+__device__ LineSlot slotOf(unsigned char* region, std::uint64_t region_bytes, std::uint64_t i) {
+  return LineSlot{region + i * kLineBytes, region + region_bytes / 2 + i * kLineBytes};
+}
+
 // Waits until both lines of a vector carry `flag`, then returns its 16 data bytes in `value`; gives up
 // `timeout_ns` after it began.
-__device__ bool awaitVector(const LaunchArgs& a, const unsigned char* lines, std::uint32_t flag, std::uint32_t step,
+__device__ bool awaitVector(const LaunchArgs& a, const LineSlot& lines, std::uint32_t flag, std::uint32_t step,
                             int peer, std::uint64_t timeout_ns, Bytes16& value) {
   std::uint64_t start = 0;
   // Bounded: ends by the deadline, the abort word, or another block's failure.
   for (std::uint32_t polls = 0;; ++polls) {
-    const Bytes16 low = loadLine16(lines);
-    const Bytes16 high = loadLine16(lines + kLineBytes);
+    const Bytes16 low = loadLine16(lines.first);
+    const Bytes16 high = loadLine16(lines.second);
     if (low.words[1] == flag && low.words[3] == flag && high.words[1] == flag && high.words[3] == flag) {
       value = Bytes16{{low.words[0], low.words[2], high.words[0], high.words[2]}};
       return true;
@@ -95,20 +109,15 @@ __device__ bool awaitVector(const LaunchArgs& a, const unsigned char* lines, std
   }
 }
 
-// The last block to finish advances the epoch; a launch with a failed block leaves it (the
-// communicator is unusable after a failure until it is aborted and replaced).
+// Advances this block's copies of the epoch (ControlBlock::line_epoch), once every thread of the block
+// is done with the operation (and so with its reads of copy blockIdx.x). A block that failed leaves
+// them: the launch's failed flag stays set, so every later wait of the communicator gives up, and it is
+// unusable until aborted and replaced.
 __device__ void finishLowLatency(const LaunchArgs& a, bool ok, std::uint32_t epoch) {
-  __shared__ int last;
   if (__syncthreads_and(ok ? 1 : 0) == 0) return;
-  if (threadIdx.x == 0) {
-    __threadfence();
-    last = atomicAdd(&a.control->finished, 1u) == gridDim.x - 1;
-  }
-  __syncthreads();
-  if (last && threadIdx.x == 0) {
-    a.control->line_epoch = epoch + 1;
-    a.control->finished = 0;
-    __threadfence();
+  for (std::uint32_t k = blockIdx.x + threadIdx.x * gridDim.x; k < static_cast<std::uint32_t>(kMaxBlocks);
+       k += blockDim.x * gridDim.x) {
+    a.control->line_epoch[k] = epoch + 1;
   }
 }
 
@@ -134,10 +143,10 @@ __device__ Bytes16 finishVector(const kernels::AccumulatorT<T> (&acc)[kVectorByt
   return result;
 }
 
-// Stores a vector as its two lines at `lines`.
-__device__ void pushVector(unsigned char* lines, const Bytes16& value, std::uint32_t flag) {
-  storeLine16(lines, Bytes16{{value.words[0], flag, value.words[1], flag}});
-  storeLine16(lines + kLineBytes, Bytes16{{value.words[2], flag, value.words[3], flag}});
+// Stores a vector as its two lines.
+__device__ void pushVector(const LineSlot& lines, const Bytes16& value, std::uint32_t flag) {
+  storeLine16(lines.first, Bytes16{{value.words[0], flag, value.words[1], flag}});
+  storeLine16(lines.second, Bytes16{{value.words[2], flag, value.words[3], flag}});
 }
 
 // Where this operation's lines from `writer` start in `holder`'s receive area.
@@ -158,7 +167,7 @@ struct LineOperation {
 template <typename T>
 __device__ LineOperation lineOperation(const LaunchArgs& a) {
   LineOperation op;
-  op.epoch = a.control->line_epoch;
+  op.epoch = a.control->line_epoch[blockIdx.x];
   op.flag = lineFlag(op.epoch);
   op.parity = op.epoch & 1u;
   op.bytes = a.count * sizeof(T);
@@ -168,17 +177,19 @@ __device__ LineOperation lineOperation(const LaunchArgs& a) {
   return op;
 }
 
-// Vector v's result: every rank's term folded in rank order, this rank's `own` (its input's vector
-// v), the others' from their lines at offset `at` of this rank's receive area. False when a wait gave up.
+// A vector's result: every rank's term folded in rank order, this rank's `own` (its input's vector),
+// the others' from vector i of their region (at `region_offset`, `region_bytes` long) of this rank's
+// receive lines. False when a wait gave up.
 template <typename T, typename Op>
-__device__ bool receiveAndFold(const LaunchArgs& a, const LineOperation& op, const Bytes16& own, std::uint64_t at,
-                               Bytes16& result) {
+__device__ bool receiveAndFold(const LaunchArgs& a, const LineOperation& op, const Bytes16& own,
+                               std::uint64_t region_offset, std::uint64_t region_bytes, std::uint64_t i, Bytes16& result) {
   kernels::AccumulatorT<T> acc[kVectorBytes / sizeof(T)];
   std::uint32_t step = a.ready_wait_step;
   for (int q = 0; q < a.world_size; ++q) {
     Bytes16 value = own;
     if (q != a.rank &&
-        !awaitVector(a, linesOf(a, a.rank, q, op.parity) + at, op.flag, step++, q, a.timeout_ns, value)) {
+        !awaitVector(a, slotOf(linesOf(a, a.rank, q, op.parity) + region_offset, region_bytes, i), op.flag, step++, q,
+                     a.timeout_ns, value)) {
       return false;
     }
     foldVector<T, Op>(acc, value, q == 0);
@@ -235,7 +246,7 @@ __device__ void oneShotLines(const LaunchArgs& a, const Buffers& io) {
     const Bytes16 mine = io.load(v);
     for (int k = 1; k < n; ++k) {
       const int q = (a.rank + k) % n;
-      pushVector(linesOf(a, q, a.rank, op.parity) + v * kLinesPerVector * kLineBytes, mine, op.flag);
+      pushVector(slotOf(linesOf(a, q, a.rank, op.parity), a.line_capacity, v), mine, op.flag);
     }
   }
 
@@ -244,7 +255,7 @@ __device__ void oneShotLines(const LaunchArgs& a, const Buffers& io) {
   bool ok = true;
   for (std::uint64_t v = op.first; ok && v < op.vectors; v += op.stride) {
     Bytes16 result;
-    ok = receiveAndFold<T, Op>(a, op, io.load(v), v * kLinesPerVector * kLineBytes, result);
+    ok = receiveAndFold<T, Op>(a, op, io.load(v), 0, a.line_capacity, v, result);
     if (ok) io.store(v, result);
   }
   finishLowLatency(a, ok, op.epoch);
@@ -284,7 +295,8 @@ __global__ void __launch_bounds__(kPlanKernelThreads) lowLatencyTwoShotKernel(La
   const auto* input = static_cast<const unsigned char*>(a.send);
   auto* output = static_cast<unsigned char*>(a.recv);
   const int n = a.world_size;
-  const std::uint64_t gather_offset = a.line_capacity / 2;
+  // A writer's lines: [scatter region][gather region], each half the capacity.
+  const std::uint64_t half = a.line_capacity / 2;
   const std::uint64_t mine_begin = rangeStart(op.vectors, a.rank, n);
   const std::uint64_t mine_end = rangeStart(op.vectors, a.rank + 1, n);
 
@@ -292,21 +304,21 @@ __global__ void __launch_bounds__(kPlanKernelThreads) lowLatencyTwoShotKernel(La
   for (std::uint64_t v = op.first; v < op.vectors; v += op.stride) {
     const int q = ownerOf(op.vectors, v, n);
     if (q == a.rank) continue;
-    const std::uint64_t at = (v - rangeStart(op.vectors, q, n)) * kLinesPerVector * kLineBytes;
-    pushVector(linesOf(a, q, a.rank, op.parity) + at, loadInputVector(input, v, op.bytes), op.flag);
+    const std::uint64_t i = v - rangeStart(op.vectors, q, n);
+    pushVector(slotOf(linesOf(a, q, a.rank, op.parity), half, i), loadInputVector(input, v, op.bytes), op.flag);
   }
 
   // Reduce this rank's range in rank order; write it and push it to every peer's gather lines.
   bool ok = true;
   for (std::uint64_t v = mine_begin + op.first; ok && v < mine_end; v += op.stride) {
-    const std::uint64_t at = (v - mine_begin) * kLinesPerVector * kLineBytes;
+    const std::uint64_t i = v - mine_begin;
     Bytes16 result;
-    ok = receiveAndFold<T, Op>(a, op, loadInputVector(input, v, op.bytes), at, result);
+    ok = receiveAndFold<T, Op>(a, op, loadInputVector(input, v, op.bytes), 0, half, i, result);
     if (!ok) break;
     storeOutputVector(output, v, op.bytes, result);
     for (int k = 1; k < n; ++k) {
       const int q = (a.rank + k) % n;
-      pushVector(linesOf(a, q, a.rank, op.parity) + gather_offset + at, result, op.flag);
+      pushVector(slotOf(linesOf(a, q, a.rank, op.parity) + half, half, i), result, op.flag);
     }
   }
 
@@ -318,10 +330,10 @@ __global__ void __launch_bounds__(kPlanKernelThreads) lowLatencyTwoShotKernel(La
   for (std::uint64_t v = op.first; ok && v < op.vectors; v += op.stride) {
     const int q = ownerOf(op.vectors, v, n);
     if (q == a.rank) continue;
-    const std::uint64_t at = (v - rangeStart(op.vectors, q, n)) * kLinesPerVector * kLineBytes;
+    const std::uint64_t i = v - rangeStart(op.vectors, q, n);
     Bytes16 value{{0, 0, 0, 0}};
     const std::uint32_t step = a.result_wait_step + static_cast<std::uint32_t>(q < a.rank ? q : q - 1);
-    ok = awaitVector(a, linesOf(a, a.rank, q, op.parity) + gather_offset + at, op.flag, step, q,
+    ok = awaitVector(a, slotOf(linesOf(a, a.rank, q, op.parity) + half, half, i), op.flag, step, q,
                      a.timeout_ns + a.timeout_ns / 2, value);
     if (ok) storeOutputVector(output, v, op.bytes, value);
   }
