@@ -51,7 +51,7 @@ constexpr std::size_t kCounterBytes = kAreaBytes * kMaxStreams;
 // IPC exports whole allocations at this granularity on NVIDIA and AMD; rounding up wastes nothing.
 constexpr std::size_t kIpcGranularity = std::size_t{2} << 20;
 constexpr std::uint64_t kTokenMagic = 0x7065657272656475ull;  // "peerredu"
-// Most blocks of the pulling, interpreted and line kernels by default (measured when every waiting
+// Most blocks of the pulling and interpreted kernels by default (measured when every waiting
 // thread still read the host-mapped abort word on each poll, which made more blocks slower; not yet
 // measured again since). The push two-shot may use every multiprocessor: on 4 x H200 (fp32,
 // PEERREDUCE_GPU_MAX_BLOCKS) 256 MiB took 1730 us with 32 blocks, 1522 with 64, 1463 with 132.
@@ -285,7 +285,10 @@ class GpuTransport final : public Transport {
       case KernelChoice::kOneShotLines: args.fused = kLowLatencyOneShot; per_block = line_bytes_per_block_; break;
       case KernelChoice::kTwoShotLines: args.fused = kLowLatencyTwoShot; per_block = line_bytes_per_block_; break;
     }
-    const int block_cap = args.fused == kPushTwoShot ? agreed_blocks_ : std::min(agreed_blocks_, kDefaultMaxBlocks);
+    // The push and line kernels have no launch-wide synchronisation, so they may use every
+    // multiprocessor; the pulling and interpreted kernels keep kDefaultMaxBlocks.
+    const bool uncapped = args.fused == kPushTwoShot || args.fused == kLowLatencyOneShot || args.fused == kLowLatencyTwoShot;
+    const int block_cap = uncapped ? agreed_blocks_ : std::min(agreed_blocks_, kDefaultMaxBlocks);
     const auto blocks = static_cast<unsigned>(std::max<std::uint64_t>(
         1, std::min<std::uint64_t>((bytes + per_block - 1) / per_block, static_cast<std::uint64_t>(block_cap))));
     PR_GPU_CHECK(rank_, hipSetDevice(device_));
@@ -655,8 +658,8 @@ StatusOr<std::shared_ptr<Transport>> createGpuTransport(int rank, int world_size
   }
   int sms = 0;
   PR_GPU_CHECK(rank, hipDeviceGetAttribute(&sms, hipDeviceAttributeMultiprocessorCount, device));
-  // The ranks agree on the smallest cap; the pulling, interpreted and line kernels take at most
-  // kDefaultMaxBlocks of it, the push two-shot all of it.
+  // The ranks agree on the smallest cap; the pulling and interpreted kernels take at most
+  // kDefaultMaxBlocks of it, the push and line kernels all of it.
   PR_ASSIGN_OR_RETURN(const gpu::GpuSettings settings, gpu::gpuSettingsFromEnvironment(
                                                      [](const char* name) -> const char* { return std::getenv(name); }));
   int max_blocks = std::min(options.max_blocks > 0 ? std::min(options.max_blocks, sms) : sms, gpu::kMaxBlocks);
