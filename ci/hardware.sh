@@ -65,10 +65,10 @@ run)
   done
   # Kernel variants: the property suite again at the largest world, with settings that send the
   # programs the default sizes would not to each other kernel (every case is still compared bit for
-  # bit with the simulator): push for every two-shot, lines for every two-shot up to 1 MiB, and the
-  # plan interpreter for everything.
+  # bit with the simulator): push for every two-shot, the pulling two-shot where lines would run (up to
+  # 1 MiB by default), and the plan interpreter for everything.
   variant_np="${nps[-1]}"
-  for variant in "PEERREDUCE_GPU_PUSH_MIN_BYTES=1" "PEERREDUCE_GPU_LL2_MAX_BYTES=1048576" "PEERREDUCE_GPU_FUSED=0"; do
+  for variant in "PEERREDUCE_GPU_PUSH_MIN_BYTES=1" "PEERREDUCE_GPU_LL2_MAX_BYTES=0" "PEERREDUCE_GPU_FUSED=0"; do
     if ((variant_np > gpus)); then break; fi
     log="$out/variant-${variant%%=*}-np${variant_np}.log"
     echo "=== peerreduce_property_tests np=$variant_np with $variant (cases per property ${HW_VARIANT_CASES:-50})"

@@ -42,6 +42,9 @@ namespace peerreduce::gpu {
 namespace {
 
 constexpr std::uint64_t kLineBytes = 16;
+// Polls of a line before the waiting thread starts pausing between polls (a small operation's data
+// arrives within about this many: a local L2 poll takes a few hundred nanoseconds).
+constexpr std::uint32_t kBusyPolls = 16;
 
 __device__ std::uint32_t lineFlag(std::uint32_t epoch) { return epoch % 0xffffffffu + 1u; }
 
@@ -100,6 +103,9 @@ __device__ bool awaitVector(const LaunchArgs& a, const LineSlot& lines, std::uin
       start = globalTimerNs();
       continue;
     }
+    // After the first kBusyPolls, yield between polls: thousands of threads spinning on lines that
+    // peers are still writing compete with those very writes for the memory system.
+    if (polls >= kBusyPolls) pollPause();
     const std::uint64_t code = pollVerdict(a, polls, start, timeout_ns);
     if (code != 0) {
       const std::uint32_t seen = low.words[1] != flag ? low.words[1] : (low.words[3] != flag ? low.words[3] : high.words[1]);

@@ -22,10 +22,12 @@ inline constexpr std::uint64_t kLineAreaBudgetBytes = std::uint64_t{8} << 20;
 // One-shots up to this size run as lines (on 4 x H200 lines beat the fused pull one-shot at every
 // size to 256 KiB: docs/PERF.md); PEERREDUCE_GPU_LL_MAX_BYTES overrides it.
 inline constexpr std::uint64_t kDefaultLowLatencyMaxBytes = std::uint64_t{256} << 10;
-// Low-latency two-shots are off by default (PEERREDUCE_GPU_LL2_MAX_BYTES turns them on): at 1 MiB on
-// 4 x H200 they were 5% faster than the fused two-shot in one run but 3 to 20 times slower in others,
-// not yet explained (docs/PERF.md).
-inline constexpr std::uint64_t kDefaultLowLatencyTwoShotMaxBytes = 0;
+// Two-shots up to this size run as lines (PEERREDUCE_GPU_LL2_MAX_BYTES; 0 turns them off). On
+// 4 x H200 at 1 MiB: 15.0-15.3 us in four runs of nine replays, against 26 for the fused pull two-shot
+// and 25 for the pull one-shot. They were off by default while some runs took 3 to 20 times longer;
+// waiting threads now pause between polls after the first few, and no run has been slow since
+// (docs/PERF.md item 8).
+inline constexpr std::uint64_t kDefaultLowLatencyTwoShotMaxBytes = std::uint64_t{1} << 20;
 // Two-shots from this size on push their data (PEERREDUCE_GPU_PUSH_MIN_BYTES; 0 turns pushing off).
 inline constexpr std::uint64_t kDefaultPushMinBytes = std::uint64_t{2} << 20;
 

@@ -18,7 +18,8 @@ constexpr std::uint64_t kMiB = std::uint64_t{1} << 20;
 TEST(BuiltinTuning, ParsesAndHoldsTheMeasuredCrossovers) {
   ASSERT_TRUE(TuningTable::parse(builtinTuningText()).isOk());
   const TuningTable& table = builtinTuningTable();
-  EXPECT_EQ(table.lookup("sm_90", 4, 1 * kMiB), Algorithm::kOneShot);
+  EXPECT_EQ(table.lookup("sm_90", 4, 64 * 1024), Algorithm::kOneShot);
+  EXPECT_EQ(table.lookup("sm_90", 4, 1 * kMiB), Algorithm::kTwoShot);
   EXPECT_EQ(table.lookup("sm_90", 4, 4 * kMiB), Algorithm::kTwoShot);
   EXPECT_EQ(table.lookup("sm_90", 2, 4 * kMiB), Algorithm::kOneShot);
   EXPECT_EQ(table.lookup("sm_90", 2, 16 * kMiB), Algorithm::kTwoShot);
@@ -52,7 +53,7 @@ std::unique_ptr<sim::SimCluster> clusterOf(int ranks, bool sm90, const std::stri
 TEST(BuiltinTuning, ACommunicatorOnSm90ChoosesByItAndTheSimulatorDoesNot) {
   auto h200 = clusterOf(4, true);
   ASSERT_NE(h200, nullptr);
-  for (const auto& [bytes, algorithm] : {std::pair{1 * kMiB, Algorithm::kOneShot}, std::pair{4 * kMiB, Algorithm::kTwoShot}}) {
+  for (const auto& [bytes, algorithm] : {std::pair{kMiB / 16, Algorithm::kOneShot}, std::pair{kMiB, Algorithm::kTwoShot}}) {
     auto report = h200->comm(0).explainSelection(bytes / sizeof(float), DataType::kFloat32);
     ASSERT_TRUE(report.isOk()) << report.status().toString();
     EXPECT_TRUE(report->tuned) << bytes;

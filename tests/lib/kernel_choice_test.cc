@@ -55,7 +55,9 @@ TEST(KernelChoice, OneShotProgramsRunAsLinesWithinBothLimitsElseFused) {
 
 TEST(KernelChoice, TwoShotProgramsRunAsLinesPulledOrPushedBySize) {
   KernelPolicy policy;
-  EXPECT_EQ(policy.max_two_shot_bytes, 0u) << "two-shot lines are off by default";
+  EXPECT_EQ(policy.max_two_shot_bytes, 1 * kMiB) << "two-shot lines up to 1 MiB by default";
+  EXPECT_EQ(chooseKernel(FusedKind::kTwoShot, 512 * kKiB, 4, policy), KernelChoice::kTwoShotLines);
+  policy.max_two_shot_bytes = 0;  // off
   EXPECT_EQ(chooseKernel(FusedKind::kTwoShot, 512 * kKiB, 4, policy), KernelChoice::kTwoShotPull);
   EXPECT_EQ(chooseKernel(FusedKind::kTwoShot, policy.push_min_bytes - 1, 4, policy), KernelChoice::kTwoShotPull);
   EXPECT_EQ(chooseKernel(FusedKind::kTwoShot, policy.push_min_bytes, 4, policy), KernelChoice::kTwoShotPush);
