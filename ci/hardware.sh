@@ -4,6 +4,7 @@
 #
 #   ci/hardware.sh package        build with the CUDA backend and MPI (host coverage on) and copy what
 #                                 the GPU machine needs into .hw/ (binaries, this script)
+#   ci/hardware.sh unpack         ON the GPU machine: uncompress the packaged binaries (run does it too)
 #   ci/hardware.sh run [NP...]    ON the GPU machine, from the repository root with .hw/ beside it: the
 #                                 same test binaries under mpirun -np 2 and -np 4 with the real
 #                                 transport, compute-sanitizer on the kernels, the benchmark against
@@ -32,12 +33,22 @@ package)
   cp "$build/tests/properties/peerreduce_property_tests" "$build/tests/hardware/peerreduce_hardware_tests" \
     "$build/bench/peerreduce-bench" "$build/bench/peerreduce-p2p-probe" .hw/
   strip --strip-debug .hw/peerreduce*  # debug info is not needed there; the transfer limit is 64 MiB
+  # Compressed for the trip (each binary carries every kernel; together they no longer fit 64 MiB);
+  # `run` unpacks them. gzip -1: a third of the size in seconds.
+  gzip -1 .hw/peerreduce*
   echo "$PWD/$build" > .hw/build-dir
   # The coverage notes (.gcno) of this build match only .gcda files from these binaries: report checks.
   sha256sum "$build/tests/hardware/peerreduce_hardware_tests" | cut -d' ' -f1 > .hw/build-id
   du -sh .hw
   ;;
+unpack)
+  # The packaged binaries, uncompressed in place (for running them by hand too).
+  for packed in .hw/*.gz; do
+    if [[ -e "$packed" ]]; then gunzip -f "$packed"; fi
+  done
+  ;;
 run)
+  bash "$0" unpack
   out="${OUT:-$PWD/hw-out}"
   mkdir -p "$out"
   export GTEST_COLOR=no      # plain summaries, so the lines below can be found in the logs
@@ -144,7 +155,7 @@ report)
     coverage/gate.sh "$build" "${HW_LINE_MIN:-80}" "${HW_BRANCH_MIN:-25}"
   ;;
 *)
-  echo "usage: ci/hardware.sh package | run [NP...] | report DIR" >&2
+  echo "usage: ci/hardware.sh package | unpack | run [NP...] | report DIR" >&2
   exit 2
   ;;
 esac

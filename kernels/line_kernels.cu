@@ -294,12 +294,9 @@ __device__ int ownerOf(std::uint64_t vectors, std::uint64_t v, int n) {
   return q;
 }
 
-template <typename T, typename Op>
-__global__ void __launch_bounds__(kPlanKernelThreads) lowLatencyTwoShotKernel(LaunchArgs a) {
-  enterKernel();
+template <typename T, typename Op, typename Buffers>
+__device__ void twoShotLines(const LaunchArgs& a, const Buffers& io) {
   const LineOperation op = lineOperation<T>(a);
-  const auto* input = static_cast<const unsigned char*>(a.send);
-  auto* output = static_cast<unsigned char*>(a.recv);
   const int n = a.world_size;
   // A writer's lines: [scatter region][gather region], each half the capacity.
   const std::uint64_t half = a.line_capacity / 2;
@@ -311,7 +308,7 @@ __global__ void __launch_bounds__(kPlanKernelThreads) lowLatencyTwoShotKernel(La
     const int q = ownerOf(op.vectors, v, n);
     if (q == a.rank) continue;
     const std::uint64_t i = v - rangeStart(op.vectors, q, n);
-    pushVector(slotOf(linesOf(a, q, a.rank, op.parity), half, i), loadInputVector(input, v, op.bytes), op.flag);
+    pushVector(slotOf(linesOf(a, q, a.rank, op.parity), half, i), io.load(v), op.flag);
   }
 
   // Reduce this rank's range in rank order; write it and push it to every peer's gather lines.
@@ -319,9 +316,9 @@ __global__ void __launch_bounds__(kPlanKernelThreads) lowLatencyTwoShotKernel(La
   for (std::uint64_t v = mine_begin + op.first; ok && v < mine_end; v += op.stride) {
     const std::uint64_t i = v - mine_begin;
     Bytes16 result;
-    ok = receiveAndFold<T, Op>(a, op, loadInputVector(input, v, op.bytes), 0, half, i, result);
+    ok = receiveAndFold<T, Op>(a, op, io.load(v), 0, half, i, result);
     if (!ok) break;
-    storeOutputVector(output, v, op.bytes, result);
+    io.store(v, result);
     for (int k = 1; k < n; ++k) {
       const int q = (a.rank + k) % n;
       pushVector(slotOf(linesOf(a, q, a.rank, op.parity) + half, half, i), result, op.flag);
@@ -341,14 +338,31 @@ __global__ void __launch_bounds__(kPlanKernelThreads) lowLatencyTwoShotKernel(La
     const std::uint32_t step = a.result_wait_step + static_cast<std::uint32_t>(q < a.rank ? q : q - 1);
     ok = awaitVector(a, slotOf(linesOf(a, a.rank, q, op.parity) + half, half, i), op.flag, step, q,
                      a.timeout_ns + a.timeout_ns / 2, value);
-    if (ok) storeOutputVector(output, v, op.bytes, value);
+    if (ok) io.store(v, value);
   }
   finishLowLatency(a, ok, op.epoch);
 }
 
 template <typename T, typename Op>
+__global__ void __launch_bounds__(kPlanKernelThreads) lowLatencyTwoShotKernel(LaunchArgs a) {
+  enterKernel();
+  twoShotLines<T, Op>(a, WholeBuffers{static_cast<const unsigned char*>(a.send), static_cast<unsigned char*>(a.recv),
+                                      a.count * sizeof(T)});
+}
+
+template <typename T, typename Op>
+__global__ void __launch_bounds__(kPlanKernelThreads) batchedTwoShotKernel(LaunchArgs a,
+                                                                           const PR_GRID_CONSTANT BatchTable table) {
+  enterKernel();
+  twoShotLines<T, Op>(a, BatchBuffers{&table});
+}
+
+template <typename T, typename Op>
 hipError_t launchShape(const LaunchArgs& args, const BatchTable* table, unsigned blocks, hipStream_t stream) {
   const bool overlap = args.overlap_launch != 0;
+  if (table != nullptr && args.fused == kLowLatencyTwoShot) {
+    return launchKernel(batchedTwoShotKernel<T, Op>, blocks, kPlanKernelThreads, stream, overlap, args, *table);
+  }
   if (table != nullptr) {
     return launchKernel(batchedOneShotKernel<T, Op>, blocks, kPlanKernelThreads, stream, overlap, args, *table);
   }

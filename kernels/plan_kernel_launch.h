@@ -21,7 +21,8 @@ hipError_t launchFusedKernel(const LaunchArgs& args, int dtype, unsigned blocks,
 // The low-latency one-shot or two-shot (args.fused kLowLatencyOneShot or kLowLatencyTwoShot; args.line_capacity
 // and the peers' lines set).
 hipError_t launchLowLatencyKernel(const LaunchArgs& args, int dtype, unsigned blocks, hipStream_t stream);
-// The low-latency one-shot over the buffers of `table` (a batch) instead of args.send / args.recv.
+// The low-latency one-shot or two-shot (args.fused) over the buffers of `table` (a batch) instead of
+// args.send / args.recv.
 hipError_t launchBatchedLowLatencyKernel(const LaunchArgs& args, const BatchTable& table, int dtype, unsigned blocks,
                                          hipStream_t stream);
 

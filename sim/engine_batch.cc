@@ -1,4 +1,5 @@
-// Batched operations on the simulator: the one-shot plan runs over the batch's buffers laid end to end.
+// Batched operations on the simulator: the one-shot or two-shot plan runs over the batch's buffers laid
+// end to end.
 //
 // The GPU reads and writes each buffer of a batch in place through a table; the simulator's steps
 // address one input and one output, so it packs the items' inputs into one buffer when the operation
@@ -19,8 +20,8 @@ Status SimEngine::checkBatch(int rank, const ExecutionRequest& request) const {
   if (request.batch.size() > kMaxBatchItemsPerSubmit) {
     return invalidArgumentError(who + "at most " + std::to_string(kMaxBatchItemsPerSubmit) + " per operation");
   }
-  if (request.plan->algorithm != Algorithm::kOneShot) {
-    return invalidArgumentError(who + "needs a one-shot plan, was given " +
+  if (request.plan->algorithm != Algorithm::kOneShot && request.plan->algorithm != Algorithm::kTwoShot) {
+    return invalidArgumentError(who + "needs a one-shot or two-shot plan, was given " +
                                 std::string(algorithmName(request.plan->algorithm)));
   }
   if (request.send != nullptr || request.recv != nullptr) {

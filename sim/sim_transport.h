@@ -10,9 +10,10 @@
 
 namespace peerreduce::sim {
 
-// Batches take up to this many bytes per operation: the GPU's default for its low-latency one-shot,
-// so a batch is grouped on the simulator as it is on GPUs with default settings.
-inline constexpr std::size_t kSimMaxBatchBytes = std::size_t{256} << 10;
+// Batches take up to this many bytes per operation: the GPU's defaults for its low-latency one-shot and
+// two-shot (4 ranks), so a batch is grouped on the simulator as it is on GPUs with default settings.
+inline constexpr std::size_t kSimMaxOneShotBatchBytes = std::size_t{256} << 10;
+inline constexpr std::size_t kSimMaxTwoShotBatchBytes = std::size_t{1} << 20;
 
 class SimTransport final : public Transport {
  public:
@@ -33,7 +34,10 @@ class SimTransport final : public Transport {
   Status submit(const ExecutionRequest& request, StreamHandle /*stream: one queue per rank*/) override {
     return engine_->submit(rank_, request);
   }
-  std::size_t maxBatchBytes() const override { return kSimMaxBatchBytes; }
+  std::size_t maxBatchBytes(Algorithm algorithm) const override {
+    if (algorithm == Algorithm::kOneShot) return kSimMaxOneShotBatchBytes;
+    return algorithm == Algorithm::kTwoShot ? kSimMaxTwoShotBatchBytes : 0;
+  }
   Status synchronize(StreamHandle /*stream*/, std::chrono::milliseconds timeout) override {
     return engine_->synchronize(rank_, timeout);
   }

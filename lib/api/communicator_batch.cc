@@ -1,20 +1,22 @@
 // Communicator::allreduceBatch: many small allreduces as few operations.
 //
 // Why. A small allreduce costs mostly its fixed part (a launch, one round of signals), so N small
-// tensors cost N times that when reduced one by one. A batch runs as one one-shot operation over
-// all of them (one kernel launch on GPUs: the low-latency one-shot reads and writes every buffer
-// through a table of them), so the fixed part is paid once per group.
+// tensors cost N times that when reduced one by one. A batch runs as one one-shot or two-shot
+// operation over all of them (one kernel launch on GPUs: the low-latency one-shot or two-shot reads
+// and writes every buffer through a table of them), so the fixed part is paid once per group.
 //
 // Grouping. Items are taken in order; a group holds at most kMaxBatchItemsPerSubmit items whose
-// sizes, each rounded up to 16 bytes, add up to at most the transport's maxBatchBytes() (and fit the
-// scratch in one segment). An item too large for any group runs as an ordinary allreduce, in its
-// place in the order; so does a group of one. Every rank gives the same counts in the same order and
-// the transports report the same capacity, so every rank forms the same groups and submits the same
-// sequence of operations. With no capacity (a transport without batches, or a forced algorithm other
-// than one-shot) every item runs as an ordinary allreduce: the results are the same, only slower.
+// sizes, each rounded up to 16 bytes, add up to at most the larger of the transport's maxBatchBytes
+// for one-shot and two-shot (each within one segment of scratch). A group runs as the algorithm the
+// selector picks for its size where that shape carries it, else as the other. An item too large for
+// any group runs as an ordinary allreduce, in its place in the order; so does a group of one. Every
+// rank gives the same counts in the same order and the transports report the same capacities, so
+// every rank forms the same groups and submits the same sequence of operations. With no capacity (a
+// transport without batches, or a forced algorithm other than one-shot or two-shot) every item runs
+// as an ordinary allreduce: the results are the same, only slower.
 //
-// Results: each item's elements are folded in rank order like any one-shot, so each item's output
-// equals what a separate allreduce of it gives, bit for bit.
+// Results: each item's elements are folded in rank order, as by any one-shot or two-shot, so each
+// item's output equals what a separate one-shot or two-shot allreduce of it gives, bit for bit.
 #include <algorithm>
 #include <array>
 #include <cstdint>
@@ -63,6 +65,32 @@ Status checkGroupDisjoint(std::span<const BatchItem> items, std::size_t first, s
   return Status::ok();
 }
 
+// A shape a group may run as: its algorithm, the communicator's candidate of it (null: none), and the
+// most one operation of it carries (0: none).
+struct BatchShape {
+  Algorithm algorithm = Algorithm::kOneShot;
+  const Candidate* candidate = nullptr;
+  std::size_t capacity = 0;
+};
+
+// The shape for a group of `bytes`: the selector's choice (`preferred`) where it can carry the group,
+// else whichever can; null when neither can. A two-shot needs a vector per rank. Every rank gets the
+// same answer from the same inputs.
+const BatchShape* shapeFor(const std::array<BatchShape, 2>& shapes, std::size_t bytes, int world_size,
+                           Algorithm preferred) {
+  auto carries = [&](const BatchShape& shape) {
+    if (shape.capacity < bytes) return false;
+    return shape.algorithm != Algorithm::kTwoShot || bytes >= static_cast<std::size_t>(world_size) * kBatchVectorBytes;
+  };
+  for (const BatchShape& shape : shapes) {
+    if (shape.algorithm == preferred && carries(shape)) return &shape;
+  }
+  for (const BatchShape& shape : shapes) {
+    if (carries(shape)) return &shape;
+  }
+  return nullptr;
+}
+
 }  // namespace
 
 Status Communicator::allreduceBatch(std::span<const BatchItem> items, DataType dtype, ReduceOp op,
@@ -84,18 +112,22 @@ Status Communicator::allreduceBatch(std::span<const BatchItem> items, DataType d
   }
   const std::size_t elem = dataTypeSize(dtype);
 
-  // The one-shot plan (out of place: the batch's buffers are read through a table, never in place as
-  // one buffer), if the communicator may run one-shot at all.
-  const Candidate* one_shot = nullptr;
-  for (const Candidate& c : impl.candidates) {
-    if (c.algorithm == Algorithm::kOneShot) one_shot = &c;
-  }
-  std::size_t capacity = one_shot != nullptr ? impl.transport->maxBatchBytes() : 0;
+  // The batchable shapes this communicator may run (out-of-place plans: the batch's buffers are read
+  // through a table, never in place as one buffer) and how much one operation of each carries: the
+  // transport's limit, within one segment of scratch.
   PR_ASSIGN_OR_RETURN(const int slot, streamSlot(impl, stream));
-  if (capacity > 0) {
-    PR_ASSIGN_OR_RETURN(const PoolBlock scratch, leaseScratch(impl, slot));
-    capacity = std::min(capacity, maxSegmentCount(*one_shot->plans[0], elem, scratch.size()) * elem);
+  std::array<BatchShape, 2> shapes{BatchShape{Algorithm::kOneShot}, BatchShape{Algorithm::kTwoShot}};
+  for (BatchShape& shape : shapes) {
+    for (const Candidate& c : impl.candidates) {
+      if (c.algorithm == shape.algorithm) shape.candidate = &c;
+    }
+    shape.capacity = shape.candidate != nullptr ? impl.transport->maxBatchBytes(shape.algorithm) : 0;
+    if (shape.capacity > 0) {
+      PR_ASSIGN_OR_RETURN(const PoolBlock scratch, leaseScratch(impl, slot));
+      shape.capacity = std::min(shape.capacity, maxSegmentCount(*shape.candidate->plans[0], elem, scratch.size()) * elem);
+    }
   }
+  const std::size_t capacity = std::max(shapes[0].capacity, shapes[1].capacity);
 
   // Groups, then their submission; the checks of every group come first, so nothing is submitted when
   // any group is refused.
@@ -103,6 +135,7 @@ Status Communicator::allreduceBatch(std::span<const BatchItem> items, DataType d
     std::size_t first = 0;
     std::size_t end = 0;
     std::size_t count = 0;  // elements over the group's items
+    std::size_t bytes = 0;  // their bytes, each item rounded up to 16
   };
   std::array<Group, kMaxBatchItems> groups;
   std::size_t group_count = 0;
@@ -111,8 +144,8 @@ Status Communicator::allreduceBatch(std::span<const BatchItem> items, DataType d
       ++i;
       continue;
     }
-    Group g{i, i, 0};
-    std::size_t bytes = 0;
+    Group g{i, i, 0, 0};
+    std::size_t& bytes = g.bytes;
     while (g.end < items.size() && g.end - g.first < kMaxBatchItemsPerSubmit) {
       const std::size_t next = paddedBytes(items[g.end].count, elem);
       if (items[g.end].count != 0 && bytes + next > capacity) break;
@@ -129,20 +162,18 @@ Status Communicator::allreduceBatch(std::span<const BatchItem> items, DataType d
   for (std::size_t k = 0; k < group_count; ++k) {
     const Group& g = groups[k];
     std::size_t nonempty = 0;
-    std::size_t last = g.first;
-    for (std::size_t i = g.first; i < g.end; ++i) {
-      if (items[i].count != 0) {
-        ++nonempty;
-        last = i;
+    for (std::size_t i = g.first; i < g.end; ++i) nonempty += items[i].count != 0 ? 1 : 0;
+    const BatchShape* shape = nonempty > 1 ? shapeFor(shapes, g.bytes, impl.size, impl.selector->choose(g.bytes)) : nullptr;
+    if (shape == nullptr) {  // one item, or none of the shapes carries the group: ordinary allreduces
+      for (std::size_t i = g.first; i < g.end; ++i) {
+        if (items[i].count == 0) continue;
+        PR_RETURN_IF_ERROR(allreduce(items[i].send, items[i].recv, items[i].count, dtype, op, stream));
       }
-    }
-    if (nonempty == 1) {
-      PR_RETURN_IF_ERROR(allreduce(items[last].send, items[last].recv, items[last].count, dtype, op, stream));
       continue;
     }
     PR_ASSIGN_OR_RETURN(const PoolBlock scratch, leaseScratch(impl, slot));
     ExecutionRequest request;
-    request.plan = one_shot->plans[0];
+    request.plan = shape->candidate->plans[0];
     request.dtype = dtype;
     request.op = op;
     request.timeout = impl.config.timeout;
@@ -151,8 +182,9 @@ Status Communicator::allreduceBatch(std::span<const BatchItem> items, DataType d
     request.count = g.count;
     request.layout = ChunkLayout::make(g.count, request.plan->num_chunks, elem);
     request.batch = items.subspan(g.first, g.end - g.first);
-    PR_TRACE(impl.rank, "allreduceBatch: %zu items, %zu x %s %s as one one-shot", g.end - g.first, g.count,
-             std::string(dataTypeName(dtype)).c_str(), std::string(reduceOpName(op)).c_str());
+    PR_TRACE(impl.rank, "allreduceBatch: %zu items, %zu x %s %s as one %s", g.end - g.first, g.count,
+             std::string(dataTypeName(dtype)).c_str(), std::string(reduceOpName(op)).c_str(),
+             std::string(algorithmName(shape->algorithm)).c_str());
     if (impl.profiler) impl.profiler->begin(stream);
     const Status submitted = impl.transport->submit(request, stream);
     if (impl.profiler) {
@@ -161,7 +193,7 @@ Status Communicator::allreduceBatch(std::span<const BatchItem> items, DataType d
       what.bytes = g.count * elem;
       what.dtype = dtype;
       what.op = op;
-      what.algorithm = Algorithm::kOneShot;
+      what.algorithm = shape->algorithm;
       what.segments = submitted.isOk() ? 1 : 0;
       what.stream = slot;
       what.batch_items = static_cast<int>(nonempty);

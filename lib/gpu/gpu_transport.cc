@@ -265,16 +265,18 @@ class GpuTransport final : public Transport {
     args.overlap_launch = kernels_.overlap_launch ? 1 : 0;
     std::uint64_t bytes = static_cast<std::uint64_t>(request.count) * elem;
     const bool batched = !request.batch.empty();
+    const Algorithm plan_algorithm = request.plan->algorithm;
     BatchTable table;
     if (batched) {
       PR_ASSIGN_OR_RETURN(bytes, fillBatchTable(request, elem, table));
       args.count = bytes / elem;  // every vector of every item
     }
     const KernelChoice choice = chooseKernel(plan->shape.kind, bytes, world_size_, kernels_);
-    if (batched && choice != KernelChoice::kOneShotLines) {
+    if (batched && choice != KernelChoice::kOneShotLines && choice != KernelChoice::kTwoShotLines) {
       return invalidArgumentError("rank " + std::to_string(rank_) + ": a batch of " + std::to_string(bytes) +
-                                  " bytes (rounded to vectors) does not run as one low-latency one-shot here (at most " +
-                                  std::to_string(maxBatchBytes()) + " bytes, with a one-shot plan)");
+                                  " bytes (rounded to vectors) with a " + std::string(algorithmName(plan_algorithm)) +
+                                  " plan does not run as one low-latency launch here (at most " +
+                                  std::to_string(maxBatchBytes(plan_algorithm)) + " bytes)");
     }
     std::uint64_t per_block = bytes_per_block_;
     switch (choice) {
@@ -301,7 +303,11 @@ class GpuTransport final : public Transport {
     return Status::ok();
   }
 
-  std::size_t maxBatchBytes() const override { return gpu::maxBatchBytes(world_size_, kernels_); }
+  std::size_t maxBatchBytes(Algorithm algorithm) const override {
+    if (algorithm == Algorithm::kOneShot) return gpu::maxBatchBytes(FusedKind::kOneShot, world_size_, kernels_);
+    if (algorithm == Algorithm::kTwoShot) return gpu::maxBatchBytes(FusedKind::kTwoShot, world_size_, kernels_);
+    return 0;
+  }
 
   Status synchronize(StreamHandle stream, std::chrono::milliseconds timeout) override {
     PR_GPU_CHECK(rank_, hipSetDevice(device_));

@@ -92,10 +92,16 @@ KernelChoice chooseKernel(FusedKind kind, std::uint64_t bytes, int world_size, c
   return KernelChoice::kTwoShotPull;
 }
 
-std::uint64_t maxBatchBytes(int world_size, const KernelPolicy& policy) {
+std::uint64_t maxBatchBytes(FusedKind kind, int world_size, const KernelPolicy& policy) {
   if (!policy.fused || world_size < 2) return 0;
   // Whole vectors only: every item starts on a vector of its own.
-  return std::min(policy.max_bytes, linePayloadBytes(world_size)) / kVectorBytes * kVectorBytes;
+  if (kind == FusedKind::kOneShot) {
+    return std::min(policy.max_bytes, linePayloadBytes(world_size)) / kVectorBytes * kVectorBytes;
+  }
+  if (kind != FusedKind::kTwoShot) return 0;
+  const std::uint64_t most = std::min(policy.max_two_shot_bytes, lineTwoShotPayloadBytes(world_size));
+  // A two-shot of lines needs a vector per rank; anything smaller is below every one-shot's capacity.
+  return most < static_cast<std::uint64_t>(world_size) * kVectorBytes ? 0 : most / kVectorBytes * kVectorBytes;
 }
 
 }  // namespace peerreduce::gpu

@@ -84,8 +84,8 @@ std::uint64_t lineTwoShotPayloadBytes(int world_size);
 // at least one 16-byte vector per rank, so every rank owns a range.
 KernelChoice chooseKernel(FusedKind kind, std::uint64_t bytes, int world_size, const KernelPolicy& policy);
 // The largest batch (bytes, every buffer rounded up to 16) one launch of the batched low-latency
-// one-shot carries: what chooseKernel runs as one-shot lines; 0 where lines are off or there are no
-// peers (Transport::maxBatchBytes).
-std::uint64_t maxBatchBytes(int world_size, const KernelPolicy& policy);
+// one-shot (kind kOneShot) or two-shot (kTwoShot) carries: what chooseKernel runs as lines of that
+// shape; 0 where those lines are off or there are no peers (Transport::maxBatchBytes).
+std::uint64_t maxBatchBytes(FusedKind kind, int world_size, const KernelPolicy& policy);
 
 }  // namespace peerreduce::gpu

@@ -96,24 +96,39 @@ TEST(Batch, SmallItemsShareOneOperationUpToTheItemLimit) {
   EXPECT_EQ(per_op, (std::vector<int>{64, 36}));
 }
 
-TEST(Batch, GroupsCloseAtTheTransportsByteCapacity) {
+TEST(Batch, GroupsCloseAtTheTransportsByteCapacityAndRunAsAShapeThatCarriesThem) {
   auto cluster = makeCluster();
   ASSERT_NE(cluster, nullptr);
-  // 10,000 floats = 40,000 bytes: six fit in 256 KiB (240,000), the seventh opens a new group.
+  // 10,000 floats = 40,000 bytes: 26 fit in the two-shot's 1 MiB (1,040,000), the 27th opens a new
+  // group. 26 items are too many bytes for a one-shot (256 KiB), so that group is a two-shot.
+  const auto per_op = runAndCountItemsPerOperation(*cluster, std::vector<std::size_t>(30, 10000));
+  EXPECT_EQ(per_op, (std::vector<int>{26, 4}));
+  static_assert(sim::kSimMaxOneShotBatchBytes == 262144 && sim::kSimMaxTwoShotBatchBytes == 1048576);
+  auto records = cluster->comm(0).profile();
+  ASSERT_TRUE(records.isOk());
+  ASSERT_EQ(records->size(), 2u);
+  EXPECT_EQ((*records)[0].algorithm, Algorithm::kTwoShot);
+  EXPECT_EQ((*records)[1].algorithm, cluster->comm(0).explainSelection(40000, DataType::kFloat32)->chosen)
+      << "a group both shapes carry runs as the selector's choice for its size";
+}
+
+TEST(Batch, AForcedOneShotKeepsGroupsToTheOneShotsCapacity) {
+  auto cluster = makeCluster(Algorithm::kOneShot);
+  ASSERT_NE(cluster, nullptr);
+  // Six 40,000-byte items fit in 256 KiB (240,000), the seventh opens a new group.
   const auto per_op = runAndCountItemsPerOperation(*cluster, std::vector<std::size_t>(10, 10000));
   EXPECT_EQ(per_op, (std::vector<int>{6, 4}));
-  static_assert(sim::kSimMaxBatchBytes == 262144);
 }
 
 TEST(Batch, AnItemTooLargeForAGroupRunsAloneInItsPlace) {
   auto cluster = makeCluster();
   ASSERT_NE(cluster, nullptr);
-  // 100,000 floats (400 KB) exceed the capacity: groups before and after it, it alone between them.
-  const auto per_op = runAndCountItemsPerOperation(*cluster, {16, 0, 32, 100000, 8, 8, 0});
+  // 300,000 floats (1.2 MB) exceed every capacity: groups before and after it, it alone between them.
+  const auto per_op = runAndCountItemsPerOperation(*cluster, {16, 0, 32, 300000, 8, 8, 0});
   EXPECT_EQ(per_op, (std::vector<int>{2, 1, 2}));
 }
 
-TEST(Batch, AForcedAlgorithmOtherThanOneShotRunsEveryItemOnItsOwn) {
+TEST(Batch, AForcedAlgorithmOtherThanOneShotOrTwoShotRunsEveryItemOnItsOwn) {
   auto cluster = makeCluster(Algorithm::kRing);
   ASSERT_NE(cluster, nullptr);
   const auto per_op = runAndCountItemsPerOperation(*cluster, {10, 20, 0, 30});

@@ -145,24 +145,36 @@ TEST(GpuSettings, DefaultsWhenUnsetValuesWhenSetAndTypedErrorsOtherwise) {
 namespace peerreduce::gpu {
 namespace {
 
-// A batch of maxBatchBytes runs as one low-latency one-shot launch, and nothing larger is offered;
-// without lines or peers there are no batches.
-TEST(KernelChoice, TheBatchCapacityIsWhatRunsAsOneShotLines) {
+// A batch of maxBatchBytes runs as one low-latency launch of its shape, and nothing larger is offered;
+// without lines of that shape, peers or a fused shape there are no batches.
+TEST(KernelChoice, TheBatchCapacityIsWhatRunsAsLinesOfItsShape) {
   for (int world : {2, 3, 4, 8, 16, 64}) {
     const KernelPolicy policy;
-    const std::uint64_t capacity = maxBatchBytes(world, policy);
-    ASSERT_GT(capacity, 0u) << world;
-    EXPECT_EQ(capacity % 16, 0u);
-    EXPECT_LE(capacity, policy.max_bytes);
-    EXPECT_EQ(chooseKernel(FusedKind::kOneShot, capacity, world, policy), KernelChoice::kOneShotLines) << world;
+    const std::uint64_t one = maxBatchBytes(FusedKind::kOneShot, world, policy);
+    ASSERT_GT(one, 0u) << world;
+    EXPECT_EQ(one % 16, 0u);
+    EXPECT_LE(one, policy.max_bytes);
+    EXPECT_EQ(chooseKernel(FusedKind::kOneShot, one, world, policy), KernelChoice::kOneShotLines) << world;
+    const std::uint64_t two = maxBatchBytes(FusedKind::kTwoShot, world, policy);
+    ASSERT_GT(two, 0u) << world;
+    EXPECT_EQ(two % 16, 0u);
+    EXPECT_LE(two, policy.max_two_shot_bytes);
+    EXPECT_EQ(chooseKernel(FusedKind::kTwoShot, two, world, policy), KernelChoice::kTwoShotLines) << world;
   }
+  EXPECT_EQ(maxBatchBytes(FusedKind::kTwoShot, 4, KernelPolicy{}), 1u << 20);
   KernelPolicy off;
   off.max_bytes = 0;
-  EXPECT_EQ(maxBatchBytes(4, off), 0u);
+  off.max_two_shot_bytes = 0;
+  EXPECT_EQ(maxBatchBytes(FusedKind::kOneShot, 4, off), 0u);
+  EXPECT_EQ(maxBatchBytes(FusedKind::kTwoShot, 4, off), 0u);
   KernelPolicy interpreter;
   interpreter.fused = false;
-  EXPECT_EQ(maxBatchBytes(4, interpreter), 0u);
-  EXPECT_EQ(maxBatchBytes(1, KernelPolicy{}), 0u);
+  EXPECT_EQ(maxBatchBytes(FusedKind::kOneShot, 4, interpreter), 0u);
+  EXPECT_EQ(maxBatchBytes(FusedKind::kNone, 4, KernelPolicy{}), 0u);
+  EXPECT_EQ(maxBatchBytes(FusedKind::kOneShot, 1, KernelPolicy{}), 0u);
+  KernelPolicy tiny;
+  tiny.max_two_shot_bytes = 48;  // fewer vectors than ranks: no two-shot of lines at all
+  EXPECT_EQ(maxBatchBytes(FusedKind::kTwoShot, 4, tiny), 0u);
 }
 
 }  // namespace

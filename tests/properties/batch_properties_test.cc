@@ -26,10 +26,11 @@ rc::Gen<std::size_t> genItemCount() {
                                                       {1, rc::gen::inRange<std::size_t>(1024, 8192)}}));
 }
 
-// Now and then one item too large for any group (above 256 KiB from 4-byte elements on), which must run as an
-// ordinary allreduce in its place.
+// Now and then one large item: above the one-shot's 256 KiB from 2-byte elements on (a group of it runs
+// as a two-shot), above the two-shot's 1 MiB from 4-byte elements on (it runs as an ordinary allreduce
+// in its place).
 rc::Gen<std::size_t> genItemCountWithLarge() {
-  return rc::gen::weightedOneOf<std::size_t>({{60, genItemCount()}, {1, rc::gen::inRange<std::size_t>(66000, 70000)}});
+  return rc::gen::weightedOneOf<std::size_t>({{100, genItemCount()}, {1, rc::gen::inRange<std::size_t>(262200, 263000)}});
 }
 
 rc::Gen<BatchCaseItem> genItem() {

@@ -298,9 +298,9 @@ TEST(SimEngineSubmit, RefusesMalformedBatchesAndRunsAWellFormedOne) {
   r.batch = items;
 
   auto bad = r;
-  bad.plan = sharedPlan(Algorithm::kTwoShot, 2);
+  bad.plan = sharedPlan(Algorithm::kRing, 2);
   bad.layout = ChunkLayout::make(12, bad.plan->num_chunks, sizeof(float));
-  expectError(c.transport(0).submit(bad, nullptr), ErrorCode::kInvalidArgument, {"needs a one-shot plan", "two-shot"});
+  expectError(c.transport(0).submit(bad, nullptr), ErrorCode::kInvalidArgument, {"needs a one-shot or two-shot plan", "ring"});
   bad = r;
   bad.send = in[0].data();
   expectError(c.transport(0).submit(bad, nullptr), ErrorCode::kInvalidArgument, {"send and recv must be null"});

@@ -87,8 +87,9 @@ class Communicator {
                    StreamHandle stream = nullptr);
   // Enqueues an allreduce of every item (each reduced across ranks as if by its own allreduce(), with
   // the same dtype and op), in as few operations as possible: items are grouped in order into one-shot
-  // operations of up to kMaxBatchItemsPerSubmit items and the transport's maxBatchBytes() (on GPUs one
-  // kernel launch per group); an item too large for a group runs as an ordinary allreduce in its place.
+  // or two-shot operations of up to kMaxBatchItemsPerSubmit items and the transport's maxBatchBytes (on
+  // GPUs one kernel launch per group); an item too large for a group runs as an ordinary allreduce in
+  // its place.
   // Every rank gives the same counts in the same order. Items of one group must not overlap each other
   // (kInvalidArgument naming both); every item is checked before anything is enqueued. At most
   // kMaxBatchItems items per call.

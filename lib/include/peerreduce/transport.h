@@ -58,9 +58,10 @@ struct ExecutionRequest {
   int stream_slot = 0;               // the stream's number on this communicator (0..kMaxStreams-1)
   // Bound on every wait of this operation (real time on GPUs; the simulator uses its virtual clock).
   std::chrono::milliseconds timeout{30000};
-  // A batch (only for transports whose maxBatchBytes() is not 0, and only with a one-shot plan): the
-  // operation reduces these buffers instead of send/recv (both null); `count` is the sum of their
-  // counts and `layout` splits that sum. Valid only during submit: a transport copies what it keeps.
+  // A batch (only with a one-shot or two-shot plan, and at most the transport's maxBatchBytes for that
+  // algorithm): the operation reduces these buffers instead of send/recv (both null); `count` is the
+  // sum of their counts and `layout` splits that sum. Valid only during submit: a transport copies
+  // what it keeps.
   std::span<const BatchItem> batch;
 };
 
@@ -105,10 +106,10 @@ class Transport {
   virtual Status preparePlan(const std::shared_ptr<const Plan>& /*plan*/) { return Status::ok(); }
 
   virtual Status submit(const ExecutionRequest& request, StreamHandle stream) = 0;
-  // The largest batch one submit may carry, in bytes with every buffer rounded up to 16 (the GPU's
-  // vector); 0 when it takes no batches. The same on every rank given the same settings, so every
-  // rank groups a batch the same way.
-  virtual std::size_t maxBatchBytes() const { return 0; }
+  // The largest batch one submit with a plan of `algorithm` (one-shot or two-shot) may carry, in bytes
+  // with every buffer rounded up to 16 (the GPU's vector); 0 when it takes no such batches. The same
+  // on every rank given the same settings, so every rank groups a batch the same way.
+  virtual std::size_t maxBatchBytes(Algorithm /*algorithm*/) const { return 0; }
   virtual Status synchronize(StreamHandle stream, std::chrono::milliseconds timeout) = 0;
   // The first error an asynchronous operation ended with, or ok. Does not block.
   virtual Status asyncError() const = 0;
@@ -174,7 +175,7 @@ class TransportWrapper : public Transport {
   Status submit(const ExecutionRequest& request, StreamHandle stream) override {
     return target_->submit(request, stream);
   }
-  std::size_t maxBatchBytes() const override { return target_->maxBatchBytes(); }
+  std::size_t maxBatchBytes(Algorithm algorithm) const override { return target_->maxBatchBytes(algorithm); }
   Status synchronize(StreamHandle stream, std::chrono::milliseconds timeout) override {
     return target_->synchronize(stream, timeout);
   }
