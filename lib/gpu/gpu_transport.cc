@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "device_plan.h"
+#include "gpu/calibrated_model.h"
 #include "gpu/fused_shape.h"
 #include "gpu/gpu_check.h"
 #include "gpu/kernel_choice.h"
@@ -202,6 +203,7 @@ class GpuTransport final : public Transport {
         if (a != b && a != rank_) topology_.setLink(a, b, defaultLink());
       }
     }
+    topology_.setDevice(modelDevice(architecture()));
     PR_GPU_CHECK(rank_, hipMemcpy(peer_table_, tables.data(), sizeof(PeerTable) * kMaxStreams, hipMemcpyHostToDevice));
     PR_GPU_CHECK(rank_, hipDeviceSynchronize());
     connected_ = true;
@@ -519,10 +521,9 @@ class GpuTransport final : public Transport {
     return vectors * kVectorBytes;
   }
 
-  static LinkInfo defaultLink() {
-    // Peer access over NVLink/XGMI; calibrated figures live in the tuning data (docs/PERF.md).
-    return LinkInfo{LinkClass::kNvLink, 1.0, 150.0};
-  }
+  // Peer access over NVLink / XGMI, priced with the cost model's fitted parameters where this device
+  // has them (gpu/calibrated_model.h).
+  LinkInfo defaultLink() const { return modelLink(architecture()); }
 
   Status devicePlan(const std::shared_ptr<const Plan>& plan, const DevicePlan** out) {
     if (!plan || plan->world_size != world_size_) {
