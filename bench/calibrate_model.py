@@ -2,20 +2,25 @@
 """Fits the cost model's parameters to measured allreduce times and writes the calibrated topologies.
 
 The model (lib/select/timing_model.h) prices a plan from a topology's link latency and bandwidth and
-the device's step overhead, signal overhead, ingress and local bandwidth; `peerreduce-sim predict`
-prints its prediction per algorithm and size. This script searches those six numbers for the values
-that make the predictions closest to measurements (least squares on log(predicted / measured), one
-parameter at a time with shrinking multiplicative steps, within physical bounds), then writes one
-topology file per world size and a table of predicted against measured.
+the device's step overhead, signal overhead, ingress and local bandwidth and launch overhead;
+`peerreduce-sim predict` prints its prediction per algorithm and size. This script searches those seven
+numbers for the values that make the predictions closest to measurements (least squares on
+log(predicted / measured), one parameter at a time with shrinking multiplicative steps, within
+physical bounds), then writes one topology file per world size and a table of predicted against
+measured.
 
     bench/calibrate_model.py --sim build/ci/sim/peerreduce-sim \\
-        --points docs/perf/h200x4-lines2/model-points.csv --out-dir docs/perf/h200x4-lines2
+        --points docs/perf/h200x4-lines2/model-points.csv --out-dir docs/perf \\
+        --runs docs/perf/h200x4-lines2/np4-fp32.csv docs/perf/h200x4-lines2/np2-fp32.csv
 
-Points: CSV with columns ranks, algorithm, bytes, best_us (others ignored). Exit 2 on bad input.
-Standard library only.
+Points: CSV with columns ranks, algorithm, bytes, best_us (others ignored). Runs (optional): CSV files
+of peerreduce-bench (library, algorithm, ranks, bytes, in_place, best_us); their out-of-place
+peerreduce rows add a second table, per size, of the algorithm the GPU ran against the one the fitted
+model picks. Exit 2 on bad input. Standard library only.
 """
 import argparse
 import csv
+import json
 import math
 import os
 import subprocess
@@ -30,6 +35,7 @@ PARAMETERS = [
     ("signal_overhead_us", 0.1, 0.0, 20.0),
     ("ingress_gbps", 450.0, 10.0, 2000.0),
     ("local_gbps", 2000.0, 100.0, 10000.0),
+    ("launch_overhead_us", 1.0, 0.0, 20.0),
 ]
 
 
@@ -43,43 +49,50 @@ def topology_text(ranks, p):
         "peerreduce-topology 1\n"
         f"ranks {ranks}\n"
         f"device step_overhead_us={p['step_overhead_us']:.4g} signal_overhead_us={p['signal_overhead_us']:.4g} "
-        f"local_gbps={p['local_gbps']:.4g} ingress_gbps={p['ingress_gbps']:.4g}\n"
+        f"local_gbps={p['local_gbps']:.4g} ingress_gbps={p['ingress_gbps']:.4g} "
+        f"launch_overhead_us={p['launch_overhead_us']:.4g}\n"
         f"default nvlink {p['latency_us']:.4g} {p['link_gbps']:.4g}\n"
     )
 
 
-def size_of(label):
-    number, unit = label.split()
-    return int(number) * {"KiB": 1 << 10, "MiB": 1 << 20, "GiB": 1 << 30}[unit]
-
-
 def predict(sim, ranks, p):
-    """{(algorithm, bytes): predicted us} from `peerreduce-sim predict` on a topology of p."""
+    """{(algorithm, bytes): predicted us, ("picked", bytes): algorithm} from `peerreduce-sim predict`
+    on a topology of p."""
     with tempfile.NamedTemporaryFile("w", suffix=".topology", delete=False) as f:
         f.write(topology_text(ranks, p))
         path = f.name
     try:
-        out = subprocess.run([sim, "predict", "--ranks", str(ranks), "--topology", path, "--dtype", "fp32"],
+        out = subprocess.run([sim, "predict", "--ranks", str(ranks), "--topology", path, "--dtype", "fp32", "--json"],
                              capture_output=True, text=True, check=False)
     finally:
         os.unlink(path)
     if out.returncode != 0:
         fail(f"peerreduce-sim predict failed: {out.stderr.strip()}")
-    header = None
     table = {}
-    for line in out.stdout.splitlines():
-        if not line.startswith("|") or line.startswith("|---"):
-            continue
-        cells = [c.strip() for c in line.strip("|").split("|")]
-        if cells[0] == "size":
-            header = cells
-            continue
-        if header is None:
-            continue
-        for name, cell in zip(header[1:-1], cells[1:-1]):
-            if cell:
-                table[(name, size_of(cells[0]))] = float(cell.split()[0])
+    for size in json.loads(out.stdout)["sizes"]:
+        for candidate in size["candidates"]:
+            table[(candidate["name"], size["bytes"])] = candidate["predicted_time_us"]
+        table[("picked", size["bytes"])] = size["picked"]
     return table
+
+
+def load_runs(paths):
+    """{(ranks, bytes): (algorithm, best_us)}: the out-of-place peerreduce rows of benchmark CSVs."""
+    runs = {}
+    for path in paths:
+        try:
+            with open(path, newline="") as f:
+                rows = list(csv.DictReader(f))
+        except OSError as e:
+            fail(f"cannot read {path}: {e.strerror}")
+        for i, row in enumerate(rows, start=2):
+            try:
+                if row["library"] != "peerreduce" or row["in_place"] != "0":
+                    continue
+                runs[(int(row["ranks"]), int(row["bytes"]))] = (row["algorithm"], float(row["best_us"]))
+            except (KeyError, TypeError, ValueError):
+                fail(f"{path} line {i}: needs library, algorithm, ranks, bytes, in_place and best_us")
+    return runs
 
 
 def load_points(path):
@@ -143,15 +156,19 @@ def main():
     parser.add_argument("--points", required=True, help="measured times (CSV)")
     parser.add_argument("--out-dir", required=True, help="where the topology files and the table go")
     parser.add_argument("--name", default="h200-nvlink", help="file name prefix (default h200-nvlink)")
+    parser.add_argument("--runs", nargs="*", default=[], help="benchmark CSV files: the per-size table")
     args = parser.parse_args()
     if not os.access(args.sim, os.X_OK):
         fail(f"{args.sim} is not an executable")
     points = load_points(args.points)
+    runs = load_runs(args.runs)
     p, residual = fit(args.sim, points)
     os.makedirs(args.out_dir, exist_ok=True)
     lines = ["| ranks | algorithm | bytes | predicted us | measured us | measured / predicted |",
              "| ---: | --- | ---: | ---: | ---: | ---: |"]
-    for ranks in sorted({pt[0] for pt in points}):
+    per_size = ["| ranks | bytes | model picks | GPU ran | predicted us | measured us | measured / predicted |",
+                "| ---: | ---: | --- | --- | ---: | ---: | ---: |"]
+    for ranks in sorted({pt[0] for pt in points} | {r for r, _ in runs}):
         with open(os.path.join(args.out_dir, f"{args.name}-{ranks}.topology"), "w") as f:
             f.write(topology_text(ranks, p))
         table = predict(args.sim, ranks, p)
@@ -159,9 +176,20 @@ def main():
             if r == ranks:
                 predicted = table[(algorithm, size)]
                 lines.append(f"| {r} | {algorithm} | {size} | {predicted:.2f} | {measured:.2f} | {measured / predicted:.2f} |")
+        # Per size: what the GPU ran by default, priced by the fitted model, beside the model's own pick.
+        for (r, size), (algorithm, measured) in sorted(runs.items()):
+            if r != ranks:
+                continue
+            if (algorithm, size) not in table:
+                fail(f"the prediction has no {algorithm} at {size} bytes for {ranks} ranks")
+            predicted = table[(algorithm, size)]
+            per_size.append(f"| {r} | {size} | {table[('picked', size)]} | {algorithm} | {predicted:.2f} | "
+                            f"{measured:.2f} | {measured / predicted:.2f} |")
     with open(os.path.join(args.out_dir, f"{args.name}-fit.md"), "w") as f:
         f.write("Fitted: " + ", ".join(f"{name} {p[name]:.4g}" for name, *_ in PARAMETERS) +
                 f"; rms log error {math.sqrt(residual / len(points)):.3f}\n\n" + "\n".join(lines) + "\n")
+        if runs:
+            f.write("\nPer size, the GPU's default run:\n\n" + "\n".join(per_size) + "\n")
     print("calibrate_model: " + ", ".join(f"{name} {p[name]:.4g}" for name, *_ in PARAMETERS) +
           f"; rms log error {math.sqrt(residual / len(points)):.3f} over {len(points)} points")
 

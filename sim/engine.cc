@@ -362,12 +362,14 @@ void SimEngine::finishOperation(int rank) {
   }
 }
 
-// The entry fence as one action: joins the done signal of every peer that touched this rank's memory
-// in earlier operations (readiness() checked they have all arrived).
+// The entry fence as one action: the operation's launch, then the done signal of every peer that
+// touched this rank's memory in earlier operations (readiness() checked they have all arrived). The
+// launch is charged here, as PlanCostEvaluator charges it at the start of every plan execution.
 void SimEngine::passFence(int rank, Operation& op) {
   RankState& state = *ranks_[static_cast<std::size_t>(rank)];
   const double start = state.clock_us;
   const double begun = op.wait_start_us < 0 ? start : op.wait_start_us;
+  state.clock_us += timing_.launchUs();
   int last_peer = -1;
   for (int peer = 0; peer < world_size_; ++peer) {
     const std::uint64_t target = peer == rank ? 0 : state.epochs->fence(peer);

@@ -29,6 +29,7 @@ struct RowBlock {
   double signal_overhead_us;
   double local_bandwidth_gbps;
   double ingress_bandwidth_gbps;
+  double launch_overhead_us;
   LinkEntry links[kMaxWorldSize];
 };
 
@@ -45,6 +46,7 @@ StatusOr<AgreedTopology> agreeOnTopology(int rank, int size, const Topology& loc
   mine.signal_overhead_us = device.signal_overhead_us;
   mine.local_bandwidth_gbps = device.local_bandwidth_gbps;
   mine.ingress_bandwidth_gbps = device.ingress_bandwidth_gbps;
+  mine.launch_overhead_us = device.launch_overhead_us;
   for (int peer = 0; peer < size; ++peer) {
     const LinkInfo& l = local.link(rank, peer);
     mine.links[peer] = LinkEntry{static_cast<std::uint8_t>(l.link_class), {}, l.latency_us, l.bandwidth_gbps};
@@ -77,12 +79,16 @@ StatusOr<AgreedTopology> agreeOnTopology(int rank, int size, const Topology& loc
   const RowBlock& first = rows.front();
   if (!finiteIn(first.step_overhead_us, 0, kMaxLinkValue) || !finiteIn(first.signal_overhead_us, 0, kMaxLinkValue) ||
       !finiteIn(first.local_bandwidth_gbps, 1e-9, kMaxLinkValue) ||
-      !finiteIn(first.ingress_bandwidth_gbps, 1e-9, kMaxLinkValue)) {
+      !finiteIn(first.ingress_bandwidth_gbps, 1e-9, kMaxLinkValue) ||
+      !finiteIn(first.launch_overhead_us, 0, kMaxLinkValue)) {
     return corruptError("topology row from rank 0: device model out of range");
   }
   // The device model of rank 0 stands for all (a node's GPUs are alike; any choice just has to agree).
-  agreed.topology.setDevice(DeviceModel{first.step_overhead_us, first.signal_overhead_us, first.local_bandwidth_gbps,
-                                        first.ingress_bandwidth_gbps});
+  agreed.topology.setDevice(DeviceModel{.step_overhead_us = first.step_overhead_us,
+                                        .signal_overhead_us = first.signal_overhead_us,
+                                        .local_bandwidth_gbps = first.local_bandwidth_gbps,
+                                        .ingress_bandwidth_gbps = first.ingress_bandwidth_gbps,
+                                        .launch_overhead_us = first.launch_overhead_us});
   agreed.architecture = first.architecture;
   auto masked = applyLinkMask(agreed.topology, config.link_mask);
   if (!masked.isOk()) return masked.status().withContext("PEERREDUCE_LINK_MASK");

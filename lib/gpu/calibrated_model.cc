@@ -1,14 +1,16 @@
 #include "gpu/calibrated_model.h"
 
+#include "topology/device_profiles.h"
+
 namespace peerreduce::gpu {
 
 LinkInfo modelLink(std::string_view architecture) {
-  if (architecture == "sm_90") return kH200NvLink;
+  if (const DeviceProfile* profile = profileForArchitecture(architecture)) return profile->link;
   return LinkInfo{LinkClass::kNvLink, 1.0, 150.0};  // uncalibrated: peer access over NVLink / XGMI
 }
 
 DeviceModel modelDevice(std::string_view architecture) {
-  if (architecture == "sm_90") return kH200Device;
+  if (const DeviceProfile* profile = profileForArchitecture(architecture)) return profile->device;
   return DeviceModel{};
 }
 

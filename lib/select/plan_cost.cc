@@ -20,7 +20,7 @@ StatusOr<PlanCost> PlanCostEvaluator::evaluate(const Plan& plan, const ChunkLayo
     return invalidArgumentError("plan '" + plan.description + "' has no signal counts; build it with PlanBuilder");
   }
   PlanCost cost;
-  cost.rank_finish_us.assign(un, 0.0);
+  cost.rank_finish_us.assign(un, timing_.launchUs());
   cost.link_bytes.assign(un * un, 0);
   // Counters are indexed like plan.signal_counts: (holder * n + writer) * num_flags + flag.
   const std::size_t counters = plan.signal_counts.size();

@@ -1,8 +1,9 @@
 // PlanCost: the predicted time of a plan on a topology, by walking its happens-before graph.
 //
-// Each rank runs its steps in order; a step starts when the rank's previous step ended and, for a
-// wait, when the awaited signal became visible. Step costs come from TimingModel / PhaseTimer. The
-// prediction is the time the last rank finishes. Deterministic and independent of the element values.
+// Each rank starts at the launch overhead and runs its steps in order; a step starts when the rank's
+// previous step ended and, for a wait, when the awaited signal became visible. Step costs come from
+// TimingModel / PhaseTimer. The prediction is the time the last rank finishes. Deterministic and
+// independent of the element values.
 #pragma once
 
 #include <cstdint>

@@ -35,6 +35,7 @@ std::uint64_t fingerprint(const std::vector<SelectorCandidate>& candidates, cons
   hash.add(d.signal_overhead_us);
   hash.add(d.local_bandwidth_gbps);
   hash.add(d.ingress_bandwidth_gbps);
+  hash.add(d.launch_overhead_us);
   for (const auto& c : candidates) {
     hash.add(c.plan->algorithm);
     hash.addString(c.plan->description);

@@ -12,7 +12,8 @@
 //                        sum of remote bytes / ingress bandwidth of r,
 //                        local bytes / local bandwidth )
 // and costs nothing if it moves no bytes. A signal costs signal_overhead on the sender and becomes
-// visible latency(r, peer) later.
+// visible latency(r, peer) later. Every rank starts a plan execution (one operation, or one segment of
+// it) launch_overhead after it was issued: the kernel launch a GPU pays however small the message.
 #pragma once
 
 #include <cstdint>
@@ -28,6 +29,7 @@ class TimingModel {
   explicit TimingModel(const Topology& topology) : topology_(topology) {}
 
   double signalIssueUs() const { return topology_.device().signal_overhead_us; }
+  double launchUs() const { return topology_.device().launch_overhead_us; }
   double signalLatencyUs(int from, int to) const { return topology_.link(from, to).latency_us; }
   const Topology& topology() const { return topology_; }
 

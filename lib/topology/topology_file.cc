@@ -67,6 +67,12 @@ Status parseDevice(const std::vector<std::string>& words, DeviceModel& device, i
     const std::string name = words[i].substr(0, eq);
     auto value = parseDouble(words[i].substr(eq + 1), name.c_str());
     if (!value.isOk()) return lineError(line, value.status().message());
+    if (name == "launch_overhead_us") {
+      // 0 is the simulator's default (no launch cost); the other settings divide or are never 0.
+      if (!(*value >= 0) || *value > kMaxLatencyUs) return lineError(line, name + " must be in 0..1e6");
+      device.launch_overhead_us = *value;
+      continue;
+    }
     if (!(*value > 0) || *value > kMaxBandwidthGbps) return lineError(line, name + " must be in (0, 1e6]");
     if (name == "step_overhead_us") {
       device.step_overhead_us = *value;
@@ -78,7 +84,7 @@ Status parseDevice(const std::vector<std::string>& words, DeviceModel& device, i
       device.ingress_bandwidth_gbps = *value;
     } else {
       return lineError(line, "unknown device setting '" + name +
-                                 "' (step_overhead_us, signal_overhead_us, local_gbps, ingress_gbps)");
+                                 "' (step_overhead_us, signal_overhead_us, local_gbps, ingress_gbps, launch_overhead_us)");
     }
   }
   return Status::ok();
@@ -181,7 +187,8 @@ std::string formatTopology(const Topology& topology) {
   const DeviceModel& d = topology.device();
   out << "peerreduce-topology 1\nranks " << topology.worldSize() << "\n";
   out << "device step_overhead_us=" << d.step_overhead_us << " signal_overhead_us=" << d.signal_overhead_us
-      << " local_gbps=" << d.local_bandwidth_gbps << " ingress_gbps=" << d.ingress_bandwidth_gbps << "\n";
+      << " local_gbps=" << d.local_bandwidth_gbps << " ingress_gbps=" << d.ingress_bandwidth_gbps
+      << " launch_overhead_us=" << d.launch_overhead_us << "\n";
   for (int a = 0; a < topology.worldSize(); ++a) {
     for (int b = 0; b < topology.worldSize(); ++b) {
       const LinkInfo& l = topology.link(a, b);

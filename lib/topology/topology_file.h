@@ -3,13 +3,15 @@
 //   # comments and blank lines are ignored
 //   peerreduce-topology 1                      required first line: format and version
 //   ranks 4                                    required, 1..64, before any link line
-//   device step_overhead_us=0.5 signal_overhead_us=0.1 local_gbps=2000 ingress_gbps=450   optional
+//   device step_overhead_us=0.5 signal_overhead_us=0.1 local_gbps=2000 ingress_gbps=450 launch_overhead_us=0
+//                                              optional, any subset of the settings
 //   default nvlink 1.0 150                     optional: every pair gets this link (class latency_us GB/s)
 //   link 0 1 nvlink 1.0 150                    a link in both directions
 //   link 0>1 pcie 3.0 50                       one direction: rank 0 reaches rank 1's memory
 //   nolink 2 3                                 no link in either direction (nolink 2>3: one direction)
 // Classes: nvlink, xgmi, pcie, host (host-staged through pinned memory). Later lines override
-// earlier ones. Latency in microseconds, 0..1e6; bandwidth in GB/s, (0, 1e6].
+// earlier ones. Latency in microseconds, 0..1e6; bandwidth in GB/s, (0, 1e6]; device settings in (0, 1e6],
+// except launch_overhead_us (the fixed cost of one plan execution), which may be 0 and is by default.
 //
 // The text is untrusted input (it comes from users and is fuzzed): sizes are bounded (kMaxTopologyBytes,
 // kMaxTopologyLineBytes), every number is range-checked, and every error is kInvalidArgument naming

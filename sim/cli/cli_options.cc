@@ -2,6 +2,8 @@
 
 #include <limits>
 
+#include "topology/device_profiles.h"
+
 namespace peerreduce::sim {
 namespace {
 
@@ -27,7 +29,7 @@ StatusOr<std::uint64_t> parseUnsigned(const std::string& flag, const std::string
 
 std::string cliUsage() {
   return "usage: peerreduce-sim [allreduce] [options]\n"
-         "       peerreduce-sim predict --ranks N [--topology T] [--mask M] [--dtype T]\n"
+         "       peerreduce-sim predict --ranks N [--topology T | --device D] [--mask M] [--dtype T] [--json]\n"
          "       peerreduce-sim campaign [--seeds N] [--seed S] [--json] (fault scenarios; see campaign --help)\n"
          "Runs an allreduce on simulated GPUs, checks it against an independent reference, and says what ran.\n"
          "predict prints the cost model's time for every algorithm at 4 KiB .. 256 MiB and the selector's pick.\n"
@@ -42,8 +44,9 @@ std::string cliUsage() {
          "  --no-race-check    skip the happens-before checker (faster)\n"
          "  --trace FILE       write a Chrome trace (open in ui.perfetto.dev)\n"
          "  --topology T       full-mesh (default), ring, mesh2d:RxC, pcie:K, random:DENSITY[:SEED], or a topology file\n"
+         "  --device D         price the full mesh with a calibrated profile: h200 (fitted on 4 x H200)\n"
          "  --mask PAIRS       forbid direct links, e.g. 0-1,2-3 (as PEERREDUCE_LINK_MASK)\n"
-         "  --json             print one JSON object instead of text\n"
+         "  --json             print one JSON object instead of text (predict: every size's candidates)\n"
          "  --help             this text\n"
          "Exit status: 0 verified, 1 the result or the run was wrong, 2 bad input.\n";
 }
@@ -104,6 +107,14 @@ StatusOr<CliOptions> parseCliOptions(const std::vector<std::string>& args) {
     } else if (flag == "--topology") {
       PR_ASSIGN_OR_RETURN(options.topology, value(flag));
       if (options.topology.empty()) return invalidArgumentError("--topology needs a name or a file");
+    } else if (flag == "--device") {
+      PR_ASSIGN_OR_RETURN(options.device, value(flag));
+      if (findDeviceProfile(options.device) == nullptr) {
+        std::string known;
+        for (const DeviceProfile& p : deviceProfiles()) known += (known.empty() ? "" : ", ") + std::string(p.name);
+        return invalidArgumentError("--device '" + options.device.substr(0, 32) + "' has no calibrated profile (" +
+                                    known + ")");
+      }
     } else if (flag == "--mask") {
       PR_ASSIGN_OR_RETURN(options.mask, value(flag));
     } else if (flag == "--in-place") {
@@ -115,6 +126,12 @@ StatusOr<CliOptions> parseCliOptions(const std::vector<std::string>& args) {
     } else {
       return invalidArgumentError("unknown option '" + flag + "'; see --help");
     }
+  }
+  // A profile was fitted on a full mesh; on another topology, or beside a file's own figures, its
+  // numbers would price links it never measured.
+  if (!options.device.empty() && !options.topology.empty() && options.topology != "full-mesh") {
+    return invalidArgumentError("--device " + options.device + " prices the full mesh it was measured on; it cannot be "
+                                "combined with --topology " + options.topology);
   }
   return options;
 }
@@ -128,6 +145,7 @@ std::string cliCommandLine(const CliOptions& o) {
   if (o.in_place) line += " --in-place";
   if (!o.race_checking) line += " --no-race-check";
   if (!o.topology.empty()) line += " --topology " + o.topology;
+  if (!o.device.empty()) line += " --device " + o.device;
   if (!o.mask.empty()) line += " --mask " + o.mask;
   return line;
 }

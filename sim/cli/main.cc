@@ -13,6 +13,7 @@
 #include "support/reference.h"
 #include "json_text.h"
 #include "sim_cluster.h"
+#include "topology/device_profiles.h"
 #include "topology/generators.h"
 #include "topology/topology_file.h"
 #include "util/log.h"
@@ -52,7 +53,10 @@ void fail(RunReport& report, const std::string& what) {
 // (the simulator itself then refuses any step over them, not only the planner).
 StatusOr<Topology> simulatedTopology(const CliOptions& o) {
   Topology topology = Topology::fullMesh(o.ranks);
-  if (!o.topology.empty()) {
+  if (!o.device.empty()) {
+    // parseCliOptions checked the name, and that no other topology was asked for.
+    topology = profileFullMesh(*findDeviceProfile(o.device), o.ranks);
+  } else if (!o.topology.empty()) {
     auto named = parseTopologySpec(o.topology, o.ranks);
     if (named.isOk()) {
       topology = *named;
@@ -357,9 +361,41 @@ Status runPredict(const CliOptions& o) {
   }
   std::sort(columns.begin(), columns.end());
   std::sort(descriptions.begin(), descriptions.end());
-  std::printf("Predicted time (us) of each candidate, %d ranks, %s, topology %s%s%s\n\n", o.ranks,
+  auto pickedName = [&](const SelectionReport& report) {
+    std::string picked(algorithmName(report.chosen));
+    for (const auto& c : report.candidates) {
+      if (c.algorithm != report.chosen || c.plan != report.plan) continue;
+      for (const auto& [index, name] : columns) picked = index == c.candidate ? name : picked;
+    }
+    return picked;
+  };
+  if (o.json) {
+    // Full precision for scripts (bench/calibrate_model.py fits the model through it); candidates
+    // are named like the table's columns.
+    std::string out = "{\"ranks\":" + std::to_string(o.ranks) + ",\"dtype\":" + jsonString(std::string(dataTypeName(o.dtype))) +
+                      ",\"topology\":" + jsonString(o.topology.empty() ? "full-mesh" : o.topology) +
+                      ",\"device\":" + jsonString(o.device) + ",\"sizes\":[";
+    for (std::size_t i = 0; i < sizes.size(); ++i) {
+      out += (i ? ",{" : "{") + std::string("\"bytes\":") + std::to_string(sizes[i]) +
+             ",\"picked\":" + jsonString(pickedName(reports[i])) + ",\"candidates\":[";
+      bool first = true;
+      for (const auto& [index, name] : columns) {
+        for (const auto& c : reports[i].candidates) {
+          if (c.candidate != index) continue;
+          char buf[96];
+          std::snprintf(buf, sizeof(buf), ",\"predicted_time_us\":%.6f,\"segments\":%d}", c.predicted_us, c.segments);
+          out += (first ? "{\"name\":" : ",{\"name\":") + jsonString(name) + buf;
+          first = false;
+        }
+      }
+      out += "]}";
+    }
+    std::printf("%s]}\n", out.c_str());
+    return Status::ok();
+  }
+  std::printf("Predicted time (us) of each candidate, %d ranks, %s, topology %s%s%s%s%s\n\n", o.ranks,
               std::string(dataTypeName(o.dtype)).c_str(), o.topology.empty() ? "full-mesh" : o.topology.c_str(),
-              o.mask.empty() ? "" : ", mask ", o.mask.c_str());
+              o.device.empty() ? "" : ", device ", o.device.c_str(), o.mask.empty() ? "" : ", mask ", o.mask.c_str());
   std::printf("| size |");
   for (const auto& [index, name] : columns) std::printf(" %s |", name.c_str());
   std::printf(" picked |\n|---|");
@@ -378,12 +414,7 @@ Status runPredict(const CliOptions& o) {
         std::printf(" %.1f |", found->predicted_us);
       }
     }
-    std::string picked(algorithmName(reports[i].chosen));
-    for (const auto& c : reports[i].candidates) {
-      if (c.algorithm != reports[i].chosen || c.plan != reports[i].plan) continue;
-      for (const auto& [index, name] : columns) picked = index == c.candidate ? name : picked;
-    }
-    std::printf(" %s%s |\n", picked.c_str(),
+    std::printf(" %s%s |\n", pickedName(reports[i]).c_str(),
                 reports[i].forced ? " (forced)" : reports[i].tuned ? " (tuning table)" : "");
   }
   std::printf("\n");

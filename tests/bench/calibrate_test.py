@@ -22,9 +22,9 @@ def check(condition, message):
         sys.exit(1)
 
 
-def run(sim, points, out):
-    return subprocess.run([sys.executable, CALIBRATE, "--sim", sim, "--points", points, "--out-dir", out],
-                          capture_output=True, text=True, timeout=300)
+def run(sim, points, out, runs=()):
+    return subprocess.run([sys.executable, CALIBRATE, "--sim", sim, "--points", points, "--out-dir", out,
+                           "--runs", *runs], capture_output=True, text=True, timeout=300)
 
 
 def main():
@@ -51,6 +51,26 @@ def main():
         with open(os.path.join(out, "h200-nvlink-fit.md")) as f:
             table = f.read()
         check(table.count("\n| 4 |") == 3, "the table should have one row per point:\n" + table)
+        check("launch_overhead_us" in open(topology).read(), "the topology has no launch overhead")
+
+        # A benchmark run adds the per-size table: what the GPU ran, priced by the fit, and the model's pick.
+        bench_csv = os.path.join(tmp, "run.csv")
+        with open(bench_csv, "w") as f:
+            f.write("library,algorithm,ranks,dtype,bytes,in_place,best_us\n"
+                    "peerreduce,one-shot,4,fp32,4096,0,6.0\npeerreduce,one-shot,4,fp32,4096,1,9.0\n"
+                    "nccl,ring,4,fp32,4096,0,9.0\npeerreduce,two-shot,4,fp32,1048576,0,20.0\n")
+        result = run(sim, points, out, [bench_csv])
+        check(result.returncode == 0, "fit with a run failed: " + result.stderr)
+        with open(os.path.join(out, "h200-nvlink-fit.md")) as f:
+            table = f.read()
+        per_size = table.split("Per size")[-1]
+        check(re.search(r"\| 4 \| 4096 \| [a-z-]+ \| one-shot \| [0-9.]+ \| 6.00 \|", per_size) is not None,
+              "no out-of-place row for 4 KiB in:\n" + table)
+        check(per_size.count("| 4 | 4096 |") == 1, "in-place and NCCL rows belong in no table:\n" + table)
+        with open(bench_csv, "w") as f:
+            f.write("library,algorithm,ranks,bytes\npeerreduce,one-shot,4,4096\n")
+        bad = run(sim, points, os.path.join(tmp, "bad"), [bench_csv])
+        check(bad.returncode == 2 and "needs library" in bad.stderr, "a run without best_us: " + bad.stderr)
 
         for text, named in [("ranks,algorithm,bytes\n4,one-shot,4096\n", "best_us"),
                             ("ranks,algorithm,bytes,best_us\n4,one-shot,4096,-1\n", "positive"),

@@ -7,11 +7,12 @@
 namespace peerreduce::testing {
 
 PlanRun runPlanOnSim(const Plan& plan, std::size_t count, DataType dtype, ReduceOp op, std::uint64_t seed,
-                     int repetitions) {
+                     int repetitions, const Topology& topology) {
   PlanRun run;
   const int n = plan.world_size;
   sim::SimOptions options;
   options.seed = seed;
+  options.topology = topology;
   auto world = sim::SimWorld::create(n, options);
   if (!world.isOk()) {
     run.status = world.status();

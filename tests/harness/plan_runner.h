@@ -20,7 +20,8 @@ struct PlanRun {
   sim::SimStats stats;
 };
 
+// `topology`: the simulated machine; world size 0 (the default) is the simulator's default full mesh.
 PlanRun runPlanOnSim(const Plan& plan, std::size_t count, DataType dtype, ReduceOp op, std::uint64_t seed,
-                     int repetitions = 1);
+                     int repetitions = 1, const Topology& topology = Topology());
 
 }  // namespace peerreduce::testing

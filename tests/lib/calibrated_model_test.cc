@@ -1,6 +1,6 @@
 // The cost model's fitted parameters for sm_90 (gpu/calibrated_model.h) are the ones in the topology
-// files the fit wrote (docs/perf/h200x4-lines2/h200-nvlink-{2,4}.topology, from bench/calibrate_model.py),
-// and other devices keep the uncalibrated defaults.
+// files the fit wrote (docs/perf/h200-nvlink-{2,4}.topology, from bench/calibrate_model.py), and other
+// devices keep the uncalibrated defaults.
 #include "gpu/calibrated_model.h"
 
 #include <gtest/gtest.h>
@@ -14,7 +14,7 @@ namespace {
 
 TEST(CalibratedModel, Sm90UsesTheParametersTheFitWrote) {
   for (int ranks : {2, 4}) {
-    const std::string path = std::string(PEERREDUCE_SOURCE_DIR) + "/docs/perf/h200x4-lines2/h200-nvlink-" +
+    const std::string path = std::string(PEERREDUCE_SOURCE_DIR) + "/docs/perf/h200-nvlink-" +
                              std::to_string(ranks) + ".topology";
     auto fitted = loadTopologyFile(path);
     ASSERT_TRUE(fitted.isOk()) << fitted.status().toString();

@@ -49,6 +49,43 @@ RC_GTEST_PROP(PlanCostProperty, SimulatorVirtualTimeEqualsThePrediction, ()) {
   RC_ASSERT(run.stats.steps == cost->steps);
 }
 
+// The launch overhead is part of the shared timing: with a launch cost on every rank, the simulator's
+// clock (which charges it at the operation's entry fence) still equals the prediction.
+RC_GTEST_PROP(PlanCostProperty, LaunchOverheadIsChargedAlikeByTheSimulator, ()) {
+  const Algorithm algorithm = static_cast<Algorithm>(*uniform(rc::gen::inRange(1, kAlgorithmCount)));
+  const int n = *uniform(rc::gen::inRange(1, 6));
+  const std::size_t count = *uniform(rc::gen::inRange<std::size_t>(0, 5000));
+  DeviceModel device;
+  device.launch_overhead_us = *uniform(rc::gen::inRange(1, 100)) / 8.0;
+  const Topology topology = Topology::fullMesh(n, Topology::defaultNvLink(), device);
+  auto plan = buildPlan(PlanRequest{algorithm, n, false});
+  RC_ASSERT(plan.isOk());
+  const testing::PlanRun run =
+      testing::runPlanOnSim(*plan, count, DataType::kFloat32, ReduceOp::kSum, *rc::gen::arbitrary<std::uint64_t>(), 1,
+                            topology);
+  RC_ASSERT(run.status.isOk());
+  auto cost = estimatePlanCost(*plan, ChunkLayout::make(count, plan->num_chunks, 4), 4, topology);
+  RC_ASSERT(cost.isOk());
+  RC_ASSERT(run.stats.virtual_time_us == cost->time_us);
+  RC_ASSERT(run.stats.rank_time_us == cost->rank_finish_us);
+}
+
+// Launch overhead shifts every rank's finish by exactly itself, once per plan execution; 0 (the
+// default) leaves the default model's times as they were.
+TEST(PlanCost, LaunchOverheadIsAddedOncePerExecution) {
+  const Plan plan = buildOneShotPlan(2, false);
+  const auto layout = ChunkLayout::make(37500, 1, 4);
+  auto base = estimatePlanCost(plan, layout, 4, Topology::fullMesh(2));
+  ASSERT_TRUE(base.isOk());
+  EXPECT_NEAR(base->time_us, 4.35, 1e-9);  // the worked example below, unchanged by the new term
+  DeviceModel device;
+  device.launch_overhead_us = 2.25;
+  auto launched = estimatePlanCost(plan, layout, 4, Topology::fullMesh(2, Topology::defaultNvLink(), device));
+  ASSERT_TRUE(launched.isOk());
+  EXPECT_NEAR(launched->time_us, 4.35 + 2.25, 1e-9);
+  for (std::size_t r = 0; r < 2; ++r) EXPECT_NEAR(launched->rank_finish_us[r], base->rank_finish_us[r] + 2.25, 1e-9);
+}
+
 // One rank reducing its input into its output: one phase of 2 x bytes of local traffic.
 TEST(PlanCost, SingleRankCostsOneLocalPhase) {
   const Plan plan = buildSingleRankPlan(Algorithm::kOneShot, false);

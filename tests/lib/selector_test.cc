@@ -196,5 +196,45 @@ TEST(EstimateOperation, LargeCountsAreCostedSegmentBySegment) {
   EXPECT_GT(none->predicted_us, 0.0) << "even an empty operation synchronises";
 }
 
+// Every segment is its own plan execution, so it pays the launch overhead once: three segments cost
+// three launches more than on a device without one.
+TEST(EstimateOperation, EverySegmentPaysTheLaunchOverhead) {
+  const Plan plan = buildRingPlan(4, false);
+  DeviceModel launching;
+  launching.launch_overhead_us = 4.5;
+  const Topology plain = Topology::fullMesh(4);
+  const Topology launched = Topology::fullMesh(4, Topology::defaultNvLink(), launching);
+  PlanCostEvaluator plain_evaluator(plain);
+  PlanCostEvaluator launched_evaluator(launched);
+  const std::size_t scratch = std::size_t{1} << 20;
+  const std::size_t count = 2 * maxSegmentCount(plan, kElem, scratch) + 1;
+  auto without = estimateOperation(plan, count, kElem, plain_evaluator, scratch);
+  auto with = estimateOperation(plan, count, kElem, launched_evaluator, scratch);
+  ASSERT_TRUE(without.isOk() && with.isOk());
+  ASSERT_EQ(with->segments, 3);
+  EXPECT_NEAR(with->predicted_us, without->predicted_us + 3 * 4.5, 1e-6);
+}
+
+// Topologies that differ only in the launch overhead get their own selector tables: a large launch
+// cost makes the segmented plans dearer, so the choice may differ and must not be shared.
+TEST(AlgorithmSelector, LaunchOverheadIsPartOfTheTopologysIdentity) {
+  DeviceModel launching;
+  launching.launch_overhead_us = 1000.0;
+  std::vector<SelectorCandidate> candidates;
+  for (Algorithm a : {Algorithm::kOneShot, Algorithm::kRing}) {
+    auto plan = buildPlan(PlanRequest{a, 4, false});
+    ASSERT_TRUE(plan.isOk());
+    candidates.push_back({std::make_shared<const Plan>(std::move(plan).value())});
+  }
+  auto plain = AlgorithmSelector::create(candidates, Topology::fullMesh(4), std::size_t{1} << 20);
+  auto launched = AlgorithmSelector::create(candidates, Topology::fullMesh(4, Topology::defaultNvLink(), launching),
+                                            std::size_t{1} << 20);
+  ASSERT_TRUE(plain.isOk() && launched.isOk());
+  EXPECT_NE(plain->get(), launched->get());
+  const auto estimates = (*launched)->estimate(1 << 20, kElem);
+  ASSERT_FALSE(estimates.empty());
+  EXPECT_GT(estimates.front().predicted_us, 1000.0);
+}
+
 }  // namespace
 }  // namespace peerreduce

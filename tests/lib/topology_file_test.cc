@@ -25,7 +25,7 @@ TEST(TopologyFile, ParsesEveryKeywordLaterLinesOverriding) {
       "\n"
       "peerreduce-topology 1   # trailing comment\n"
       "ranks 4\r\n"
-      "device step_overhead_us=0.25 signal_overhead_us=0.05 local_gbps=1000 ingress_gbps=300\n"
+      "device step_overhead_us=0.25 signal_overhead_us=0.05 local_gbps=1000 ingress_gbps=300 launch_overhead_us=2.5\n"
       "default pcie 3 50\n"
       "link 0 1 nvlink 1.0 150\n"
       "link 2>3 xgmi 1.5 100\n"
@@ -39,6 +39,7 @@ TEST(TopologyFile, ParsesEveryKeywordLaterLinesOverriding) {
   EXPECT_EQ(topology->device().signal_overhead_us, 0.05);
   EXPECT_EQ(topology->device().local_bandwidth_gbps, 1000.0);
   EXPECT_EQ(topology->device().ingress_bandwidth_gbps, 300.0);
+  EXPECT_EQ(topology->device().launch_overhead_us, 2.5);
   EXPECT_EQ(topology->link(0, 1), (LinkInfo{LinkClass::kNvLink, 1.0, 150.0}));
   EXPECT_EQ(topology->link(1, 0), (LinkInfo{LinkClass::kNvLink, 1.0, 150.0}));
   EXPECT_EQ(topology->link(2, 3), (LinkInfo{LinkClass::kXgmi, 1.5, 100.0}));
@@ -55,6 +56,13 @@ TEST(TopologyFile, MinimalFileHasNoLinksAndTheDefaultDevice) {
   auto topology = parseTopologyText(kHeader);
   ASSERT_TRUE(topology.isOk());
   EXPECT_TRUE(*topology == Topology(4));
+}
+
+// The launch overhead may be 0 (the default model has none), unlike the other device settings.
+TEST(TopologyFile, LaunchOverheadMayBeZero) {
+  auto topology = parseTopologyText(std::string(kHeader) + "device launch_overhead_us=3\ndevice launch_overhead_us=0\n");
+  ASSERT_TRUE(topology.isOk()) << topology.status().toString();
+  EXPECT_EQ(topology->device(), DeviceModel{});
 }
 
 TEST(TopologyFile, MalformedLinesAreRejectedWithTheirLineNumber) {
@@ -77,6 +85,9 @@ TEST(TopologyFile, MalformedLinesAreRejectedWithTheirLineNumber) {
       {std::string(kHeader) + "device speed=3\n", "line 3: unknown device setting 'speed'"},
       {std::string(kHeader) + "device local_gbps=0\n", "line 3: local_gbps must be in (0, 1e6]"},
       {std::string(kHeader) + "device local_gbps=abc\n", "line 3: local_gbps 'abc' is not a decimal number"},
+      {std::string(kHeader) + "device launch_overhead_us=-1\n", "line 3: launch_overhead_us must be in 0..1e6"},
+      {std::string(kHeader) + "device launch_overhead_us=2e6\n", "line 3: launch_overhead_us must be in 0..1e6"},
+      {std::string(kHeader) + "device launch_overhead_us=nan\n", "line 3: launch_overhead_us"},
       {std::string(kHeader) + "default nvlink 1\n", "line 3: expected CLASS LATENCY_US GBPS"},
       {std::string(kHeader) + "default fiber 1 1\n", "line 3: unknown link class 'fiber' (nvlink, xgmi, pcie, host)"},
       {std::string(kHeader) + "link 0 1 nvlink -1 10\n", "line 3: latency_us must be in 0..1e6"},
@@ -160,6 +171,7 @@ RC_GTEST_PROP(TopologyFileProperty, FormatThenParseGivesBackTheSameTopology, ())
   DeviceModel device;
   device.step_overhead_us = *rc::gen::resize(rc::kNominalSize, rc::gen::inRange(1, 1000)) / 9.0;
   device.local_bandwidth_gbps = 1234.5678;
+  device.launch_overhead_us = *rc::gen::resize(rc::kNominalSize, rc::gen::inRange(0, 1000)) / 7.0;
   topology.setDevice(device);
   auto parsed = parseTopologyText(formatTopology(topology));
   RC_ASSERT(parsed.isOk());

@@ -158,6 +158,20 @@ TEST(CliOptions, UnknownNamesAreRejectedListingTheAcceptedOnes) {
   expectRejected({"--algo", "magic"}, {"algorithm", "'magic'", "recursive-doubling"});
 }
 
+// --device names a calibrated profile; it prices the full mesh, so another topology beside it is refused.
+TEST(CliOptions, DeviceNamesACalibratedProfile) {
+  auto parsed = parse({"predict", "--ranks", "4", "--device", "h200"});
+  ASSERT_TRUE(parsed.isOk()) << parsed.status().toString();
+  EXPECT_EQ(parsed->device, "h200");
+  auto with_mesh = parse({"--device", "h200", "--topology", "full-mesh"});
+  ASSERT_TRUE(with_mesh.isOk()) << with_mesh.status().toString();
+  expectRejected({"--device", "a100"}, {"--device 'a100' has no calibrated profile", "h200"});
+  expectRejected({"--device"}, {"--device needs a value"});
+  expectRejected({"predict", "--device", "h200", "--topology", "ring"},
+                 {"--device h200 prices the full mesh", "--topology ring"});
+  expectRejected({"--topology", "pcie:2", "--device", "h200"}, {"cannot be combined with --topology pcie:2"});
+}
+
 TEST(CliOptions, EmptyTracePathIsRejected) { expectRejected({"--trace", ""}, {"--trace needs a file name"}); }
 
 TEST(CliOptions, CommandLineOfTheDefaultsIsMinimal) {
@@ -185,6 +199,7 @@ RC_GTEST_PROP(CliOptions, CommandLineRoundTripsThroughTheParser, ()) {
   o.iterations = *rc::gen::inRange(1, kMaxCliIterations + 1);
   o.in_place = *rc::gen::arbitrary<bool>();
   o.race_checking = *rc::gen::arbitrary<bool>();
+  if (*rc::gen::arbitrary<bool>()) o.device = "h200";
 
   const std::vector<std::string> words = splitWords(cliCommandLine(o));
   RC_ASSERT(words.size() >= 2u);
@@ -202,6 +217,7 @@ RC_GTEST_PROP(CliOptions, CommandLineRoundTripsThroughTheParser, ()) {
   RC_ASSERT(parsed->iterations == o.iterations);
   RC_ASSERT(parsed->in_place == o.in_place);
   RC_ASSERT(parsed->race_checking == o.race_checking);
+  RC_ASSERT(parsed->device == o.device);
 }
 
 }  // namespace

@@ -40,6 +40,10 @@ struct DeviceModel {
   double signal_overhead_us = 0.1;       // issuing one signal
   double local_bandwidth_gbps = 2000.0;  // copy/reduce bandwidth inside one device's memory
   double ingress_bandwidth_gbps = 450.0; // all links into one device together
+  // Fixed cost of starting one plan execution (a kernel launch, once per operation or segment): what
+  // a GPU pays before any step however small the message. 0 in the simulator's default model, whose
+  // traces and fingerprints are pinned; the calibrated profiles (topology/device_profiles.h) set it.
+  double launch_overhead_us = 0.0;
   friend bool operator==(const DeviceModel&, const DeviceModel&) = default;
 };
 

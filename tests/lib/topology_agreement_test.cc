@@ -1,0 +1,61 @@
+// The topology rows ranks exchange at creation carry the whole device model, the launch overhead
+// included, and a row whose numbers are out of range is refused as corrupt (api/topology_agreement.h).
+#include "api/topology_agreement.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <string>
+
+namespace peerreduce {
+namespace {
+
+// Every rank sent what this rank sent: enough to check what one row turns into. The tests use one rank,
+// where that is exactly the exchange (with more, each echoed row would lack its own rank's link).
+class EchoBootstrap final : public Bootstrap {
+ public:
+  explicit EchoBootstrap(int size) : size_(size) {}
+  int rank() const override { return 0; }
+  int size() const override { return size_; }
+  Status allGather(std::span<const std::byte> mine, std::span<std::byte> all, std::chrono::milliseconds) override {
+    for (int r = 0; r < size_; ++r) std::memcpy(all.data() + static_cast<std::size_t>(r) * mine.size(), mine.data(), mine.size());
+    return Status::ok();
+  }
+
+ private:
+  int size_;
+};
+
+StatusOr<AgreedTopology> agreeWith(double launch_overhead_us) {
+  DeviceModel device;
+  device.step_overhead_us = 1.25;
+  device.launch_overhead_us = launch_overhead_us;
+  EchoBootstrap bootstrap(1);
+  return agreeOnTopology(0, 1, Topology::fullMesh(1, Topology::defaultNvLink(), device), "sm_90", bootstrap, Config{});
+}
+
+TEST(TopologyAgreement, TheDeviceModelTravelsWhole) {
+  auto agreed = agreeWith(2.75);
+  ASSERT_TRUE(agreed.isOk()) << agreed.status().toString();
+  EXPECT_EQ(agreed->topology.device().launch_overhead_us, 2.75);
+  EXPECT_EQ(agreed->topology.device().step_overhead_us, 1.25);
+  EXPECT_EQ(agreed->architecture, "sm_90");
+  auto none = agreeWith(0.0);
+  ASSERT_TRUE(none.isOk()) << none.status().toString();
+  EXPECT_EQ(none->topology.device().launch_overhead_us, 0.0);
+}
+
+TEST(TopologyAgreement, LaunchOverheadOutOfRangeIsCorrupt) {
+  for (double bad : {-1.0, std::numeric_limits<double>::quiet_NaN(), std::numeric_limits<double>::infinity(), 2e9}) {
+    auto agreed = agreeWith(bad);
+    ASSERT_FALSE(agreed.isOk()) << bad;
+    EXPECT_EQ(agreed.status().code(), ErrorCode::kCorrupt) << bad;
+    EXPECT_NE(agreed.status().message().find("device model out of range"), std::string::npos)
+        << agreed.status().message();
+  }
+}
+
+}  // namespace
+}  // namespace peerreduce
