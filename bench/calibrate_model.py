@@ -37,6 +37,8 @@ PARAMETERS = [
     ("local_gbps", 2000.0, 100.0, 10000.0),
     ("launch_overhead_us", 1.0, 0.0, 20.0),
 ]
+# An rms log error this small is below the spread of repeated GPU measurements: the fit stops there.
+NOISE = 0.005
 
 
 def fail(message):
@@ -130,24 +132,39 @@ def error(sim, points, p, cache):
     return total
 
 
-def fit(sim, points):
+def fit(sim, points, max_evaluations):
+    """Coordinate search from the starting values. Stops when no step of more than 1 % helps, when the
+    fit is within measurement noise (rms log error below NOISE) or after max_evaluations predictions;
+    with fewer points than parameters the search could otherwise creep along a flat valley for hours."""
     p = {name: start for name, start, *_ in PARAMETERS}
     cache = {}
     best = error(sim, points, p, cache)
     step = 2.0
-    while step > 1.01:  # bounded: the step shrinks every round without an improvement
+    while step > 1.01 and len(cache) < max_evaluations and math.sqrt(best / len(points)) > NOISE:
         improved = False
+        start = dict(p)
         for name, _, low, high in PARAMETERS:
             for factor in (step, 1.0 / step):
+                if len(cache) >= max_evaluations:
+                    break
                 trial = dict(p)
                 base = trial[name] if trial[name] > 0 else low + 1e-3
                 trial[name] = min(high, max(low, base * factor))
                 e = error(sim, points, trial, cache)
-                if e < best - 1e-12:
+                # Only a real gain counts: a gain of one part in ten thousand is a flat valley.
+                if e < best * (1.0 - 1e-4):
                     best, p, improved = e, trial, True
-        if not improved:
+        if improved and len(cache) < max_evaluations:
+            # Hooke-Jeeves pattern move: repeat the round's whole change once more, which walks a long
+            # narrow valley in strides instead of one parameter at a time.
+            trial = {name: min(high, max(low, p[name] * (p[name] / start[name]) if start[name] > 0 else p[name]))
+                     for name, _, low, high in PARAMETERS}
+            e = error(sim, points, trial, cache)
+            if e < best * (1.0 - 1e-4):
+                best, p = e, trial
+        else:
             step = math.sqrt(step)
-    return p, best
+    return p, best, len(cache)
 
 
 def main():
@@ -157,12 +174,16 @@ def main():
     parser.add_argument("--out-dir", required=True, help="where the topology files and the table go")
     parser.add_argument("--name", default="h200-nvlink", help="file name prefix (default h200-nvlink)")
     parser.add_argument("--runs", nargs="*", default=[], help="benchmark CSV files: the per-size table")
+    parser.add_argument("--max-evaluations", type=int, default=3000,
+                        help="most predictions the search may ask the simulator for (default 3000)")
     args = parser.parse_args()
     if not os.access(args.sim, os.X_OK):
         fail(f"{args.sim} is not an executable")
+    if args.max_evaluations < 1:
+        fail(f"--max-evaluations must be at least 1, not {args.max_evaluations}")
     points = load_points(args.points)
     runs = load_runs(args.runs)
-    p, residual = fit(args.sim, points)
+    p, residual, evaluations = fit(args.sim, points, args.max_evaluations)
     os.makedirs(args.out_dir, exist_ok=True)
     lines = ["| ranks | algorithm | bytes | predicted us | measured us | measured / predicted |",
              "| ---: | --- | ---: | ---: | ---: | ---: |"]
@@ -191,7 +212,8 @@ def main():
         if runs:
             f.write("\nPer size, the GPU's default run:\n\n" + "\n".join(per_size) + "\n")
     print("calibrate_model: " + ", ".join(f"{name} {p[name]:.4g}" for name, *_ in PARAMETERS) +
-          f"; rms log error {math.sqrt(residual / len(points)):.3f} over {len(points)} points")
+          f"; rms log error {math.sqrt(residual / len(points)):.3f} over {len(points)} points"
+          f" after {evaluations} predictions")
 
 
 if __name__ == "__main__":

@@ -16,7 +16,7 @@ constexpr std::array kProfiles{
                               .signal_overhead_us = 0.243,
                               .local_bandwidth_gbps = 1e4,
                               .ingress_bandwidth_gbps = 245.4,
-                              .launch_overhead_us = 0.6698}},
+                              .launch_overhead_us = 0.6771}},
 };
 
 }  // namespace

@@ -22,9 +22,15 @@ def check(condition, message):
         sys.exit(1)
 
 
-def run(sim, points, out, runs=()):
+# The fit's search is capped well below its default so that the test stays quick on a coverage build
+# (a prediction there costs about 0.1 s); the first hundred predictions already cut the error tenfold.
+EVALUATIONS = 150
+
+
+def run(sim, points, out, runs=(), evaluations=EVALUATIONS):
     return subprocess.run([sys.executable, CALIBRATE, "--sim", sim, "--points", points, "--out-dir", out,
-                           "--runs", *runs], capture_output=True, text=True, timeout=300)
+                           "--max-evaluations", str(evaluations), "--runs", *runs],
+                          capture_output=True, text=True, timeout=240)
 
 
 def main():
@@ -43,6 +49,9 @@ def main():
         uncalibrated = math.sqrt((math.log(6.0 / 3.6) ** 2 + math.log(20.0 / 10.9) ** 2 +
                                   math.log(1900.0 / 1233.6) ** 2) / 3)
         check(float(found.group(1)) < uncalibrated / 2, f"fit error {found.group(1)} not below half of {uncalibrated:.3f}")
+        count = re.search(r"after ([0-9]+) predictions", result.stdout)
+        check(count is not None and 0 < int(count.group(1)) <= EVALUATIONS,
+              f"the search should stop within {EVALUATIONS} predictions: " + result.stdout)
         topology = os.path.join(out, "h200-nvlink-4.topology")
         check(os.path.exists(topology), "no topology written")
         predicted = subprocess.run([sim, "predict", "--ranks", "4", "--topology", topology], capture_output=True,
@@ -81,6 +90,8 @@ def main():
             bad = run(sim, points, os.path.join(tmp, "bad"))
             check(bad.returncode == 2, f"exit {bad.returncode} for {text!r}")
             check(named in bad.stderr, f"message {bad.stderr!r} does not name {named!r}")
+        bad = run(sim, points, os.path.join(tmp, "bad"), evaluations=0)
+        check(bad.returncode == 2 and "--max-evaluations" in bad.stderr, "a search of no predictions: " + bad.stderr)
         missing = run(sim, os.path.join(tmp, "absent.csv"), os.path.join(tmp, "bad"))
         check(missing.returncode == 2 and "cannot read" in missing.stderr, "a missing file: " + missing.stderr)
     print("calibrate_test: ok")
