@@ -175,7 +175,7 @@ def main():
     parser.add_argument("--name", default="h200-nvlink", help="file name prefix (default h200-nvlink)")
     parser.add_argument("--runs", nargs="*", default=[], help="benchmark CSV files: the per-size table")
     parser.add_argument("--max-evaluations", type=int, default=3000,
-                        help="most predictions the search may ask the simulator for (default 3000)")
+                        help="stop the search once it has asked the simulator for this many predictions (default 3000)")
     args = parser.parse_args()
     if not os.access(args.sim, os.X_OK):
         fail(f"{args.sim} is not an executable")
