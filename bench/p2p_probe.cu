@@ -118,13 +118,16 @@ int main(int argc, char** argv) {
   MPI_Barrier(MPI_COMM_WORLD);
   for (int blocks : {sms / 4, sms, 2 * sms}) {
     const float read_ms = timeIt(s, [&] {
-      copyKernel<<<blocks, kThreads, 0, s>>>(reinterpret_cast<Bytes16*>(local), reinterpret_cast<const Bytes16*>(peer), vectors);
+      copyKernel<<<blocks, kThreads, 0, s>>>(reinterpret_cast<Bytes16*>(local), reinterpret_cast<const Bytes16*>(peer),
+                                             vectors);
     });
     const float write_ms = timeIt(s, [&] {
-      copyKernel<<<blocks, kThreads, 0, s>>>(reinterpret_cast<Bytes16*>(peer), reinterpret_cast<const Bytes16*>(local), vectors);
+      copyKernel<<<blocks, kThreads, 0, s>>>(reinterpret_cast<Bytes16*>(peer), reinterpret_cast<const Bytes16*>(local),
+                                             vectors);
     });
     const float local_ms = timeIt(s, [&] {
-      copyKernel<<<blocks, kThreads, 0, s>>>(reinterpret_cast<Bytes16*>(local), reinterpret_cast<const Bytes16*>(mine), vectors);
+      copyKernel<<<blocks, kThreads, 0, s>>>(reinterpret_cast<Bytes16*>(local), reinterpret_cast<const Bytes16*>(mine),
+                                             vectors);
     });
     std::printf("rank %d blocks %3d: peer read %.1f GB/s, peer write %.1f GB/s, local copy %.1f GB/s (read+write)\n",
                 rank, blocks, kBytes / (read_ms * 1e6), kBytes / (write_ms * 1e6), 2.0 * kBytes / (local_ms * 1e6));
@@ -152,7 +155,8 @@ int main(int argc, char** argv) {
   check(hipDeviceSynchronize(), "sync");
   MPI_Barrier(MPI_COMM_WORLD);
   const float contend_ms = timeIt(s, [&] { contendKernel<<<sms, kThreads, 0, s>>>(peer_flag); });
-  std::printf("rank %d: %d blocks fence+increment one remote counter: %.2f us per launch\n", rank, sms, contend_ms * 1000.0);
+  std::printf("rank %d: %d blocks fence+increment one remote counter: %.2f us per launch\n", rank, sms,
+              contend_ms * 1000.0);
   MPI_Barrier(MPI_COMM_WORLD);
   check(hipIpcCloseMemHandle(peer), "ipc close");
   MPI_Finalize();

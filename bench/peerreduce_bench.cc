@@ -46,8 +46,8 @@ struct Options {
   std::string json_path;
   std::string csv_path;
   bool in_place = true;
-  bool profile = false;  // also run every size eagerly with the profiler on and print its summary
-  int batch = 0;         // tensors per batch; 0: no batch measurements
+  bool profile = false;                    // also run every size eagerly with the profiler on and print its summary
+  int batch = 0;                           // tensors per batch; 0: no batch measurements
   std::size_t batch_max_bytes = 64 << 10;  // largest tensor of a batch
 };
 
@@ -174,7 +174,8 @@ void fillInput(std::vector<unsigned char>& host, DataType dtype, std::size_t cou
 
 float expectedAt(std::size_t i) {
   float sum = 0;
-  for (int r = 0; r < g_size; ++r) sum += static_cast<float>(static_cast<int>((i * 7 + static_cast<std::size_t>(r) * 13) % 9) - 4);
+  for (int r = 0; r < g_size; ++r)
+    sum += static_cast<float>(static_cast<int>((i * 7 + static_cast<std::size_t>(r) * 13) % 9) - 4);
   return sum;
 }
 
@@ -285,8 +286,8 @@ void measureBatches(Communicator& comm, const Nccl* nccl, NcclComm nccl_comm, co
     const std::size_t each = total / n;
     for (std::size_t t = 0; t < n; ++t) {
       PR_RETURN_IF_ERROR(comm.allreduce(static_cast<const unsigned char*>(s) + t * each * elem,
-                                        static_cast<unsigned char*>(r) + t * each * elem, each, o.dtype,
-                                        ReduceOp::kSum, st));
+                                        static_cast<unsigned char*>(r) + t * each * elem, each, o.dtype, ReduceOp::kSum,
+                                        st));
     }
     return Status::ok();
   };
@@ -306,7 +307,8 @@ void measureBatches(Communicator& comm, const Nccl* nccl, NcclComm nccl_comm, co
     const std::size_t total = bytes * n;
     rows.push_back(measure("peerreduce", "batch" + suffix, batched, total, false, o, send, recv, stream));
     rows.push_back(measure("peerreduce", "separate" + suffix, separate, total, false, o, send, recv, stream));
-    if (nccl != nullptr) rows.push_back(measure("nccl", "group" + suffix, grouped, total, false, o, send, recv, stream));
+    if (nccl != nullptr)
+      rows.push_back(measure("nccl", "group" + suffix, grouped, total, false, o, send, recv, stream));
     for (std::size_t k = rows.size() - (nccl != nullptr ? 3 : 2); k < rows.size(); ++k) rows[k].batch = o.batch;
   }
 }
@@ -425,8 +427,8 @@ int main(int argc, char** argv) {
       if (std::FILE* f = std::fopen(o.csv_path.c_str(), "w")) {
         std::fprintf(f, "library,algorithm,ranks,dtype,bytes,in_place,best_us,median_us,algbw_gbps,busbw_gbps,wrong\n");
         for (const Row& r : rows) {
-          std::fprintf(f, "%s,%s,%d,%s,%zu,%d,%.3f,%.3f,%.3f,%.3f,%lld\n", r.library.c_str(), r.algorithm.c_str(), g_size,
-                       std::string(dataTypeName(o.dtype)).c_str(), r.bytes, r.in_place ? 1 : 0, r.time.best_us,
+          std::fprintf(f, "%s,%s,%d,%s,%zu,%d,%.3f,%.3f,%.3f,%.3f,%lld\n", r.library.c_str(), r.algorithm.c_str(),
+                       g_size, std::string(dataTypeName(o.dtype)).c_str(), r.bytes, r.in_place ? 1 : 0, r.time.best_us,
                        r.time.median_us, r.algbw, r.busbw, r.wrong);
         }
         std::fclose(f);

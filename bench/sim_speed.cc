@@ -38,9 +38,11 @@ void simulatedAllreduce(benchmark::State& state) {
     (*cluster)->world().resetStats();  // keeps the race checker's reports and trace from growing
   }
   if (recv[0][0] != static_cast<float>(kRanks)) state.SkipWithError("wrong result");
-  state.counters["allreduces/s"] = benchmark::Counter(static_cast<double>(state.iterations()), benchmark::Counter::kIsRate);
-  state.counters["simulated_bytes/s"] = benchmark::Counter(static_cast<double>(state.iterations()) * static_cast<double>(bytes) * kRanks,
-                                                           benchmark::Counter::kIsRate, benchmark::Counter::kIs1024);
+  state.counters["allreduces/s"] =
+      benchmark::Counter(static_cast<double>(state.iterations()), benchmark::Counter::kIsRate);
+  state.counters["simulated_bytes/s"] =
+      benchmark::Counter(static_cast<double>(state.iterations()) * static_cast<double>(bytes) * kRanks,
+                         benchmark::Counter::kIsRate, benchmark::Counter::kIs1024);
   state.SetLabel(std::string(algorithmName((*cluster)->comm(0).explainSelection(count, DataType::kFloat32)->chosen)));
 }
 

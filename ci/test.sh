@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# The project's test command (README, .ci/run): on a fresh machine installs what it needs, builds
+# The project's test command (README, .ci/run): on a fresh machine installs what it needs, checks the
+# formatting (ci/check-format.sh), builds
 # everything once with ASan + UBSan + coverage (preset "ci"), runs every test with ctest, reports how
 # many allreduce property cases ran, enforces the coverage gates on lib/ and sim/, compiles the CUDA and
 # HIP code paths (ci/gpu-compile.sh: no GPU here, so they are compiled and linked, not run), and runs
@@ -8,6 +9,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 start=$(date +%s)
 ci/install-deps.sh test
+ci/check-format.sh
 
 cmake --preset ci
 cmake --build --preset ci

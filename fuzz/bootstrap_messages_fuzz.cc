@@ -31,8 +31,8 @@ struct Patch {
 };
 
 constexpr std::size_t kCreationRankOffset = 8;
-constexpr std::size_t kBlockHeaderBytes = 8;          // {uint32 ok, uint32 length}
-constexpr std::size_t kSimRecordBytesOffset = 16;      // SymmetricRecord::bytes
+constexpr std::size_t kBlockHeaderBytes = 8;       // {uint32 ok, uint32 length}
+constexpr std::size_t kSimRecordBytesOffset = 16;  // SymmetricRecord::bytes
 constexpr int kCreationCall = 0;
 constexpr int kSymmetricCall = 1;
 

@@ -16,9 +16,9 @@ using namespace peerreduce;
 using sim::CliOptions;
 
 bool sameRun(const CliOptions& a, const CliOptions& b) {
-  return a.ranks == b.ranks && a.count == b.count && a.dtype == b.dtype && a.op == b.op &&
-         a.algorithm == b.algorithm && a.seed == b.seed && a.in_place == b.in_place &&
-         a.race_checking == b.race_checking && a.iterations == b.iterations;
+  return a.ranks == b.ranks && a.count == b.count && a.dtype == b.dtype && a.op == b.op && a.algorithm == b.algorithm &&
+         a.seed == b.seed && a.in_place == b.in_place && a.race_checking == b.race_checking &&
+         a.iterations == b.iterations;
 }
 
 // cliCommandLine does not quote: a topology or mask with spaces or tabs does not survive the split
@@ -45,7 +45,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   if (words.empty()) fuzz::oracleFailed("the reproducing command line is empty");
   words.erase(words.begin());  // the program name
   auto again = sim::parseCliOptions(words);
-  if (!again.isOk()) fuzz::oracleFailed("the reproducing command line is rejected: " + again.status().toString() + ": " + line);
+  if (!again.isOk())
+    fuzz::oracleFailed("the reproducing command line is rejected: " + again.status().toString() + ": " + line);
   if (!sameRun(*options, *again)) fuzz::oracleFailed("the reproducing command line describes another run: " + line);
   return 0;
 }

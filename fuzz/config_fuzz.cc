@@ -39,7 +39,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       if (masked->worldSize() != kMaxWorldSize) fuzz::oracleFailed("the mask changed the world size");
       for (int a = 0; a < kMaxWorldSize; ++a) {
         for (int b = 0; b < kMaxWorldSize; ++b) {
-          if (masked->link(a, b).connected() && !full.link(a, b).connected()) fuzz::oracleFailed("the mask added a link");
+          if (masked->link(a, b).connected() && !full.link(a, b).connected())
+            fuzz::oracleFailed("the mask added a link");
         }
       }
     }

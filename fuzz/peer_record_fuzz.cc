@@ -56,7 +56,8 @@ void fuzzSimulator(fuzz::FuzzInput& input) {
   corrupt(input, received);
   const Status status = engine.connectPeers(receiver, received);
   if (status.isOk() && received != genuine) fuzz::oracleFailed("the simulator accepted a corrupted peer record");
-  if (!status.isOk() && received == genuine) fuzz::oracleFailed("the simulator refused genuine records: " + status.toString());
+  if (!status.isOk() && received == genuine)
+    fuzz::oracleFailed("the simulator refused genuine records: " + status.toString());
 }
 
 void fuzzGpu(fuzz::FuzzInput& input) {
@@ -80,8 +81,9 @@ void fuzzGpu(fuzz::FuzzInput& input) {
   for (std::size_t peer = 0; peer < received.size(); ++peer) {
     auto record = gpu::decodePeerRecord(received[peer], static_cast<int>(peer), expect);
     if (!record.isOk()) continue;
-    if (record->rank != static_cast<int>(peer) || record->world_size != n || record->region_bytes != expect.region_bytes ||
-        record->magic != gpu::kPeerRecordMagic || record->version != gpu::kPeerRecordVersion) {
+    if (record->rank != static_cast<int>(peer) || record->world_size != n ||
+        record->region_bytes != expect.region_bytes || record->magic != gpu::kPeerRecordMagic ||
+        record->version != gpu::kPeerRecordVersion) {
       fuzz::oracleFailed("a GPU peer record with a wrong identity was accepted");
     }
     if (record->max_blocks < 1 || record->max_blocks > gpu::kMaxPeerBlocks || record->device < 0 ||

@@ -99,17 +99,30 @@ bool mutateBuiltPlan(FuzzInput& input, Plan& plan) {
     const std::size_t index = input.byte() % program.steps.size();
     Step& step = program.steps[index];
     switch (field % 8) {
-      case 0: step = decodeStep(input, plan, program.sources.size()); break;
-      case 1: step.chunk = nearRange(input, plan.num_chunks); break;
-      case 2: step.dst = decodeRef(input, plan); break;
-      case 3: step.peer = nearRange(input, plan.world_size); break;
-      case 4: step.value = static_cast<std::uint32_t>(input.byte() % 6); break;
-      case 5: program.steps.erase(program.steps.begin() + static_cast<std::ptrdiff_t>(index)); break;
+      case 0:
+        step = decodeStep(input, plan, program.sources.size());
+        break;
+      case 1:
+        step.chunk = nearRange(input, plan.num_chunks);
+        break;
+      case 2:
+        step.dst = decodeRef(input, plan);
+        break;
+      case 3:
+        step.peer = nearRange(input, plan.world_size);
+        break;
+      case 4:
+        step.value = static_cast<std::uint32_t>(input.byte() % 6);
+        break;
+      case 5:
+        program.steps.erase(program.steps.begin() + static_cast<std::ptrdiff_t>(index));
+        break;
       case 6: {  // swap with the next step: reorders a signal past a write, a wait past a read
         if (index + 1 < program.steps.size()) std::swap(program.steps[index], program.steps[index + 1]);
         break;
       }
-      default: break;
+      default:
+        break;
     }
   }
   if (input.byte() % 4 != 0) refreshSignalCounts(plan);

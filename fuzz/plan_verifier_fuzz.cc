@@ -27,9 +27,11 @@ void runAcceptedPlan(const Plan& plan, fuzz::FuzzInput& input) {
   const auto run = testing::runPlanOnSim(plan, count, dtype, op, seed);
   const std::string what = " (" + std::string(algorithmName(plan.algorithm)) + ", " + std::to_string(plan.world_size) +
                            " ranks, " + std::to_string(count) + " elements)";
-  if (!run.status.isOk()) fuzz::oracleFailed("an accepted plan failed on the simulator: " + run.status.toString() + what);
+  if (!run.status.isOk())
+    fuzz::oracleFailed("an accepted plan failed on the simulator: " + run.status.toString() + what);
   if (!run.races.empty()) fuzz::oracleFailed("an accepted plan races on the simulator: " + run.races.front() + what);
-  if (!run.reference_problem.empty()) fuzz::oracleFailed("an accepted plan computed a wrong result: " + run.reference_problem + what);
+  if (!run.reference_problem.empty())
+    fuzz::oracleFailed("an accepted plan computed a wrong result: " + run.reference_problem + what);
   if (!plan.in_place || count == 0) return;
   // In place, the result lands in the input buffers, which runPlanOnSim leaves to the caller to check.
   std::vector<std::vector<unsigned char>> inputs(static_cast<std::size_t>(plan.world_size),
@@ -43,7 +45,9 @@ void runAcceptedPlan(const Plan& plan, fuzz::FuzzInput& input) {
   for (int r = 0; r < plan.world_size; ++r) {
     const std::string problem =
         testing::compareToReference(dtype, op, reference, run.inputs[static_cast<std::size_t>(r)].data(), count);
-    if (!problem.empty()) fuzz::oracleFailed("an accepted in-place plan computed a wrong result on rank " + std::to_string(r) + ": " + problem + what);
+    if (!problem.empty())
+      fuzz::oracleFailed("an accepted in-place plan computed a wrong result on rank " + std::to_string(r) + ": " +
+                         problem + what);
   }
 }
 

@@ -26,7 +26,8 @@ class PatchingBootstrap final : public Bootstrap {
     if (mine.empty() || all.size() != mine.size() * static_cast<std::size_t>(size_)) {
       fuzz::oracleFailed("agreeOnTopology gathered blocks of inconsistent sizes");
     }
-    for (int r = 0; r < size_; ++r) std::memcpy(all.data() + static_cast<std::size_t>(r) * mine.size(), mine.data(), mine.size());
+    for (int r = 0; r < size_; ++r)
+      std::memcpy(all.data() + static_cast<std::size_t>(r) * mine.size(), mine.data(), mine.size());
     constexpr int kMaxPatches = 16;
     for (int patch = 0; patch < kMaxPatches && !input_.empty(); ++patch) {
       std::size_t at = input_.u32() % all.size();
@@ -63,7 +64,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   for (int a = 0; a < n; ++a) {
     for (int b = 0; b < n; ++b) {
       const LinkInfo& link = t.link(a, b);
-      if (link.connected() && (!std::isfinite(link.latency_us) || link.latency_us < 0 || !finitePositive(link.bandwidth_gbps))) {
+      if (link.connected() &&
+          (!std::isfinite(link.latency_us) || link.latency_us < 0 || !finitePositive(link.bandwidth_gbps))) {
         fuzz::oracleFailed("the agreed topology has a link with invalid numbers");
       }
     }

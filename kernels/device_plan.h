@@ -35,7 +35,7 @@ namespace peerreduce::gpu {
 inline constexpr int kMaxRanks = 64;       // peerreduce's largest world
 inline constexpr int kMaxDeviceFlags = 4;  // counters per writer and block: plans' flags, then the push kernel's
 inline constexpr int kMaxPlanFlags = kMaxDeviceFlags - 1;  // the last one is the push two-shot's own
-inline constexpr int kMaxBlocks = 256;     // blocks per kernel: above the SM count of every GPU we target
+inline constexpr int kMaxBlocks = 256;  // blocks per kernel: above the SM count of every GPU we target
 
 // Index of counter (writer, flag, block) in a rank's counter array and in its base array.
 PR_HOST_DEVICE_INDEX inline std::uint32_t counterIndex(int writer, int flag, int block) {
@@ -115,11 +115,12 @@ struct LaunchArgs {
   std::uint64_t timeout_ns;
   // Fused kernels (kernels/fused_kernels.cu), chosen by the host when the rank's program is exactly
   // that shape (lib/gpu/fused_shape.h); the plan's steps are then not read, only its counts.
-  std::int32_t fused;             // 0: interpret the plan; 1: one-shot; 2: two-shot; 3, 4: low-latency one-, two-shot; 5: push two-shot
-  std::int32_t ready_flag;        // the plan's "my input is published" flag
-  std::int32_t result_flag;       // two-shot: the plan's "my chunk's result is ready" flag
-  std::uint32_t ready_wait_step;  // program index of the first ready wait (error reports name steps)
-  std::uint32_t result_wait_step; // two-shot: program index of the first result wait
+  std::int32_t
+      fused;  // 0: interpret the plan; 1: one-shot; 2: two-shot; 3, 4: low-latency one-, two-shot; 5: push two-shot
+  std::int32_t ready_flag;         // the plan's "my input is published" flag
+  std::int32_t result_flag;        // two-shot: the plan's "my chunk's result is ready" flag
+  std::uint32_t ready_wait_step;   // program index of the first ready wait (error reports name steps)
+  std::uint32_t result_wait_step;  // two-shot: program index of the first result wait
   // Low-latency one-shot and two-shot (fused 3 and 4, kernels/line_kernels.cu): data travels in 16-byte
   // lines of 8 data bytes and two copies of the operation's flag. A rank's receive lines are
   // [parity 0..1][writer 0..world-1][line_capacity bytes]; the parity alternates per operation.

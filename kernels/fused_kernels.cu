@@ -218,7 +218,8 @@ __global__ void __launch_bounds__(kPlanKernelThreads) pushTwoShotKernel(LaunchAr
   // This block's bases: only it reads and writes them, so no other block needs to finish first.
   __syncthreads();
   const int peer = static_cast<int>(threadIdx.x);
-  if (peer < n && peer != r) a.control->base[counterIndex(peer, kPushFlag, static_cast<int>(blockIdx.x))] += kPushSignals;
+  if (peer < n && peer != r)
+    a.control->base[counterIndex(peer, kPushFlag, static_cast<int>(blockIdx.x))] += kPushSignals;
 }
 
 template <typename T, typename Op>
@@ -236,11 +237,16 @@ hipError_t launchShape(const LaunchArgs& args, unsigned blocks, hipStream_t stre
 template <typename T>
 hipError_t launchFusedForType(const LaunchArgs& args, unsigned blocks, hipStream_t stream) {
   switch (args.op) {
-    case 0: return launchShape<T, kernels::Sum>(args, blocks, stream);
-    case 1: return launchShape<T, kernels::Prod>(args, blocks, stream);
-    case 2: return launchShape<T, kernels::Min>(args, blocks, stream);
-    case 3: return launchShape<T, kernels::Max>(args, blocks, stream);
-    default: return launchShape<T, kernels::Sum>(args, blocks, stream);  // avg: the sum, divided when finalising
+    case 0:
+      return launchShape<T, kernels::Sum>(args, blocks, stream);
+    case 1:
+      return launchShape<T, kernels::Prod>(args, blocks, stream);
+    case 2:
+      return launchShape<T, kernels::Min>(args, blocks, stream);
+    case 3:
+      return launchShape<T, kernels::Max>(args, blocks, stream);
+    default:
+      return launchShape<T, kernels::Sum>(args, blocks, stream);  // avg: the sum, divided when finalising
   }
 }
 
@@ -248,16 +254,26 @@ hipError_t launchFusedForType(const LaunchArgs& args, unsigned blocks, hipStream
 
 hipError_t launchFusedKernel(const LaunchArgs& args, int dtype, unsigned blocks, hipStream_t stream) {
   switch (dtype) {
-    case 0: return launchFusedForType<std::int8_t>(args, blocks, stream);
-    case 1: return launchFusedForType<std::uint8_t>(args, blocks, stream);
-    case 2: return launchFusedForType<std::int32_t>(args, blocks, stream);
-    case 3: return launchFusedForType<std::uint32_t>(args, blocks, stream);
-    case 4: return launchFusedForType<std::int64_t>(args, blocks, stream);
-    case 5: return launchFusedForType<std::uint64_t>(args, blocks, stream);
-    case 6: return launchFusedForType<kernels::Half>(args, blocks, stream);
-    case 7: return launchFusedForType<kernels::BFloat16>(args, blocks, stream);
-    case 8: return launchFusedForType<float>(args, blocks, stream);
-    default: return launchFusedForType<double>(args, blocks, stream);
+    case 0:
+      return launchFusedForType<std::int8_t>(args, blocks, stream);
+    case 1:
+      return launchFusedForType<std::uint8_t>(args, blocks, stream);
+    case 2:
+      return launchFusedForType<std::int32_t>(args, blocks, stream);
+    case 3:
+      return launchFusedForType<std::uint32_t>(args, blocks, stream);
+    case 4:
+      return launchFusedForType<std::int64_t>(args, blocks, stream);
+    case 5:
+      return launchFusedForType<std::uint64_t>(args, blocks, stream);
+    case 6:
+      return launchFusedForType<kernels::Half>(args, blocks, stream);
+    case 7:
+      return launchFusedForType<kernels::BFloat16>(args, blocks, stream);
+    case 8:
+      return launchFusedForType<float>(args, blocks, stream);
+    default:
+      return launchFusedForType<double>(args, blocks, stream);
   }
 }
 

@@ -108,7 +108,8 @@ __device__ bool awaitVector(const LaunchArgs& a, const LineSlot& lines, std::uin
     if (polls >= kBusyPolls) pollPause();
     const std::uint64_t code = pollVerdict(a, polls, start, timeout_ns);
     if (code != 0) {
-      const std::uint32_t seen = low.words[1] != flag ? low.words[1] : (low.words[3] != flag ? low.words[3] : high.words[1]);
+      const std::uint32_t seen =
+          low.words[1] != flag ? low.words[1] : (low.words[3] != flag ? low.words[3] : high.words[1]);
       recordFailure(a, code, step, peer, seen, flag);
       return false;
     }
@@ -129,7 +130,8 @@ __device__ void finishLowLatency(const LaunchArgs& a, bool ok, std::uint32_t epo
 
 // Folds one more rank's vector into the accumulators (rank order: `first` for rank 0).
 template <typename T, typename Op>
-__device__ void foldVector(kernels::AccumulatorT<T> (&acc)[kVectorBytes / sizeof(T)], const Bytes16& value, bool first) {
+__device__ void foldVector(kernels::AccumulatorT<T> (&acc)[kVectorBytes / sizeof(T)], const Bytes16& value,
+                           bool first) {
   const T* elems = reinterpret_cast<const T*>(value.words);
 #pragma unroll
   for (int e = 0; e < static_cast<int>(kVectorBytes / sizeof(T)); ++e) {
@@ -188,14 +190,14 @@ __device__ LineOperation lineOperation(const LaunchArgs& a) {
 // receive lines. False when a wait gave up.
 template <typename T, typename Op>
 __device__ bool receiveAndFold(const LaunchArgs& a, const LineOperation& op, const Bytes16& own,
-                               std::uint64_t region_offset, std::uint64_t region_bytes, std::uint64_t i, Bytes16& result) {
+                               std::uint64_t region_offset, std::uint64_t region_bytes, std::uint64_t i,
+                               Bytes16& result) {
   kernels::AccumulatorT<T> acc[kVectorBytes / sizeof(T)];
   std::uint32_t step = a.ready_wait_step;
   for (int q = 0; q < a.world_size; ++q) {
     Bytes16 value = own;
-    if (q != a.rank &&
-        !awaitVector(a, slotOf(linesOf(a, a.rank, q, op.parity) + region_offset, region_bytes, i), op.flag, step++, q,
-                     a.timeout_ns, value)) {
+    if (q != a.rank && !awaitVector(a, slotOf(linesOf(a, a.rank, q, op.parity) + region_offset, region_bytes, i),
+                                    op.flag, step++, q, a.timeout_ns, value)) {
       return false;
     }
     foldVector<T, Op>(acc, value, q == 0);
@@ -275,8 +277,8 @@ __global__ void __launch_bounds__(kPlanKernelThreads) lowLatencyOneShotKernel(La
 }
 
 template <typename T, typename Op>
-__global__ void __launch_bounds__(kPlanKernelThreads) batchedOneShotKernel(LaunchArgs a,
-                                                                           const PR_GRID_CONSTANT BatchTable table) {
+__global__ void __launch_bounds__(kPlanKernelThreads)
+    batchedOneShotKernel(LaunchArgs a, const PR_GRID_CONSTANT BatchTable table) {
   enterKernel();
   oneShotLines<T, Op>(a, BatchBuffers{&table});
 }
@@ -351,8 +353,8 @@ __global__ void __launch_bounds__(kPlanKernelThreads) lowLatencyTwoShotKernel(La
 }
 
 template <typename T, typename Op>
-__global__ void __launch_bounds__(kPlanKernelThreads) batchedTwoShotKernel(LaunchArgs a,
-                                                                           const PR_GRID_CONSTANT BatchTable table) {
+__global__ void __launch_bounds__(kPlanKernelThreads)
+    batchedTwoShotKernel(LaunchArgs a, const PR_GRID_CONSTANT BatchTable table) {
   enterKernel();
   twoShotLines<T, Op>(a, BatchBuffers{&table});
 }
@@ -375,26 +377,42 @@ hipError_t launchShape(const LaunchArgs& args, const BatchTable* table, unsigned
 template <typename T>
 hipError_t launchForType(const LaunchArgs& args, const BatchTable* table, unsigned blocks, hipStream_t stream) {
   switch (args.op) {
-    case 0: return launchShape<T, kernels::Sum>(args, table, blocks, stream);
-    case 1: return launchShape<T, kernels::Prod>(args, table, blocks, stream);
-    case 2: return launchShape<T, kernels::Min>(args, table, blocks, stream);
-    case 3: return launchShape<T, kernels::Max>(args, table, blocks, stream);
-    default: return launchShape<T, kernels::Sum>(args, table, blocks, stream);  // avg: the sum, divided when finishing
+    case 0:
+      return launchShape<T, kernels::Sum>(args, table, blocks, stream);
+    case 1:
+      return launchShape<T, kernels::Prod>(args, table, blocks, stream);
+    case 2:
+      return launchShape<T, kernels::Min>(args, table, blocks, stream);
+    case 3:
+      return launchShape<T, kernels::Max>(args, table, blocks, stream);
+    default:
+      return launchShape<T, kernels::Sum>(args, table, blocks, stream);  // avg: the sum, divided when finishing
   }
 }
 
-hipError_t launchLines(const LaunchArgs& args, const BatchTable* table, int dtype, unsigned blocks, hipStream_t stream) {
+hipError_t launchLines(const LaunchArgs& args, const BatchTable* table, int dtype, unsigned blocks,
+                       hipStream_t stream) {
   switch (dtype) {
-    case 0: return launchForType<std::int8_t>(args, table, blocks, stream);
-    case 1: return launchForType<std::uint8_t>(args, table, blocks, stream);
-    case 2: return launchForType<std::int32_t>(args, table, blocks, stream);
-    case 3: return launchForType<std::uint32_t>(args, table, blocks, stream);
-    case 4: return launchForType<std::int64_t>(args, table, blocks, stream);
-    case 5: return launchForType<std::uint64_t>(args, table, blocks, stream);
-    case 6: return launchForType<kernels::Half>(args, table, blocks, stream);
-    case 7: return launchForType<kernels::BFloat16>(args, table, blocks, stream);
-    case 8: return launchForType<float>(args, table, blocks, stream);
-    default: return launchForType<double>(args, table, blocks, stream);
+    case 0:
+      return launchForType<std::int8_t>(args, table, blocks, stream);
+    case 1:
+      return launchForType<std::uint8_t>(args, table, blocks, stream);
+    case 2:
+      return launchForType<std::int32_t>(args, table, blocks, stream);
+    case 3:
+      return launchForType<std::uint32_t>(args, table, blocks, stream);
+    case 4:
+      return launchForType<std::int64_t>(args, table, blocks, stream);
+    case 5:
+      return launchForType<std::uint64_t>(args, table, blocks, stream);
+    case 6:
+      return launchForType<kernels::Half>(args, table, blocks, stream);
+    case 7:
+      return launchForType<kernels::BFloat16>(args, table, blocks, stream);
+    case 8:
+      return launchForType<float>(args, table, blocks, stream);
+    default:
+      return launchForType<double>(args, table, blocks, stream);
   }
 }
 

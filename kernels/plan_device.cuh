@@ -24,8 +24,8 @@ static_assert(sizeof(Bytes16) == sizeof(Vector), "16-byte loads and stores must 
 // what follows after the writer's release (an acquire costs an L1 invalidation; a full system fence
 // here would serialise across blocks). Bounded by the deadline, the abort word and another block's
 // failure; on giving up it records the failure (naming `step` and `peer`) and returns false.
-__device__ bool pollCounter(const LaunchArgs& a, const std::uint64_t* counter, std::uint64_t target,
-                            std::uint64_t step, int peer) {
+__device__ bool pollCounter(const LaunchArgs& a, const std::uint64_t* counter, std::uint64_t target, std::uint64_t step,
+                            int peer) {
   const std::uint64_t start = globalTimerNs();
   std::uint64_t value = loadRelaxedSystem(counter);
   for (std::uint32_t polls = 1; value < target; ++polls) {
@@ -66,8 +66,7 @@ __device__ void signalPeer(const LaunchArgs& a, int peer, int flag, bool fence_f
 constexpr int kUnroll = 4;
 
 template <typename T, typename Op>
-__device__ void reduceVectors(T* dst, T* const* srcs, int nsrc, std::uint64_t vectors, bool finalize,
-                              int world_size) {
+__device__ void reduceVectors(T* dst, T* const* srcs, int nsrc, std::uint64_t vectors, bool finalize, int world_size) {
   constexpr int kPerVector = kVectorBytes / sizeof(T);
   using Acc = kernels::AccumulatorT<T>;
   const std::uint64_t stride = static_cast<std::uint64_t>(blockDim.x) * kUnroll;

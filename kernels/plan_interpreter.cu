@@ -33,8 +33,10 @@ namespace {
 
 __device__ unsigned char* resolve(const LaunchArgs& a, const DeviceRef& ref, std::uint64_t chunk_begin) {
   switch (ref.kind) {
-    case 0: return const_cast<unsigned char*>(static_cast<const unsigned char*>(a.send)) + chunk_begin * a.elem_size;
-    case 1: return static_cast<unsigned char*>(a.recv) + chunk_begin * a.elem_size;
+    case 0:
+      return const_cast<unsigned char*>(static_cast<const unsigned char*>(a.send)) + chunk_begin * a.elem_size;
+    case 1:
+      return static_cast<unsigned char*>(a.recv) + chunk_begin * a.elem_size;
     default:
       return a.peers->scratch[ref.rank] + a.scratch_offset + static_cast<std::uint64_t>(ref.slot) * a.slot_bytes;
   }
@@ -44,8 +46,7 @@ template <typename T, typename Op>
 __device__ void dataStep(const LaunchArgs& a, const DeviceStep& step, bool is_reduce) {
   __shared__ unsigned char* sources[kMaxSources];
   __shared__ unsigned char* destination;
-  const std::uint64_t chunk_begin =
-      min(static_cast<std::uint64_t>(step.chunk) * a.chunk_capacity, a.count);
+  const std::uint64_t chunk_begin = min(static_cast<std::uint64_t>(step.chunk) * a.chunk_capacity, a.count);
   const std::uint64_t chunk_size = min(chunk_begin + a.chunk_capacity, a.count) - chunk_begin;
   // This block's slice: a multiple of 16 bytes (a whole number of vectors) per block.
   constexpr std::uint64_t kPerVector = kVectorBytes / sizeof(T);
@@ -105,11 +106,16 @@ template <typename T>
 hipError_t launchForType(const LaunchArgs& args, int op, unsigned blocks, hipStream_t stream) {
   const bool overlap = args.overlap_launch != 0;
   switch (op) {
-    case 0: return launchKernel(planKernel<T, kernels::Sum>, blocks, kPlanKernelThreads, stream, overlap, args);
-    case 1: return launchKernel(planKernel<T, kernels::Prod>, blocks, kPlanKernelThreads, stream, overlap, args);
-    case 2: return launchKernel(planKernel<T, kernels::Min>, blocks, kPlanKernelThreads, stream, overlap, args);
-    case 3: return launchKernel(planKernel<T, kernels::Max>, blocks, kPlanKernelThreads, stream, overlap, args);
-    default: return launchKernel(planKernel<T, kernels::Sum>, blocks, kPlanKernelThreads, stream, overlap, args);  // avg
+    case 0:
+      return launchKernel(planKernel<T, kernels::Sum>, blocks, kPlanKernelThreads, stream, overlap, args);
+    case 1:
+      return launchKernel(planKernel<T, kernels::Prod>, blocks, kPlanKernelThreads, stream, overlap, args);
+    case 2:
+      return launchKernel(planKernel<T, kernels::Min>, blocks, kPlanKernelThreads, stream, overlap, args);
+    case 3:
+      return launchKernel(planKernel<T, kernels::Max>, blocks, kPlanKernelThreads, stream, overlap, args);
+    default:
+      return launchKernel(planKernel<T, kernels::Sum>, blocks, kPlanKernelThreads, stream, overlap, args);  // avg
   }
 }
 
@@ -121,16 +127,26 @@ hipError_t launchPlanKernel(const LaunchArgs& args, int dtype, unsigned blocks, 
   }
   if (args.fused != 0) return launchFusedKernel(args, dtype, blocks, stream);
   switch (dtype) {
-    case 0: return launchForType<std::int8_t>(args, args.op, blocks, stream);
-    case 1: return launchForType<std::uint8_t>(args, args.op, blocks, stream);
-    case 2: return launchForType<std::int32_t>(args, args.op, blocks, stream);
-    case 3: return launchForType<std::uint32_t>(args, args.op, blocks, stream);
-    case 4: return launchForType<std::int64_t>(args, args.op, blocks, stream);
-    case 5: return launchForType<std::uint64_t>(args, args.op, blocks, stream);
-    case 6: return launchForType<Half>(args, args.op, blocks, stream);
-    case 7: return launchForType<BFloat16>(args, args.op, blocks, stream);
-    case 8: return launchForType<float>(args, args.op, blocks, stream);
-    default: return launchForType<double>(args, args.op, blocks, stream);
+    case 0:
+      return launchForType<std::int8_t>(args, args.op, blocks, stream);
+    case 1:
+      return launchForType<std::uint8_t>(args, args.op, blocks, stream);
+    case 2:
+      return launchForType<std::int32_t>(args, args.op, blocks, stream);
+    case 3:
+      return launchForType<std::uint32_t>(args, args.op, blocks, stream);
+    case 4:
+      return launchForType<std::int64_t>(args, args.op, blocks, stream);
+    case 5:
+      return launchForType<std::uint64_t>(args, args.op, blocks, stream);
+    case 6:
+      return launchForType<Half>(args, args.op, blocks, stream);
+    case 7:
+      return launchForType<BFloat16>(args, args.op, blocks, stream);
+    case 8:
+      return launchForType<float>(args, args.op, blocks, stream);
+    default:
+      return launchForType<double>(args, args.op, blocks, stream);
   }
 }
 

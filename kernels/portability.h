@@ -68,8 +68,12 @@ inline hipError_t hipGetDevice(int* device) { return cudaGetDevice(device); }
 inline hipError_t hipDeviceGetAttribute(int* value, cudaDeviceAttr attr, int device) {
   return cudaDeviceGetAttribute(value, attr, device);
 }
-inline hipError_t hipDeviceCanAccessPeer(int* can, int device, int peer) { return cudaDeviceCanAccessPeer(can, device, peer); }
-inline hipError_t hipDeviceEnablePeerAccess(int peer, unsigned flags) { return cudaDeviceEnablePeerAccess(peer, flags); }
+inline hipError_t hipDeviceCanAccessPeer(int* can, int device, int peer) {
+  return cudaDeviceCanAccessPeer(can, device, peer);
+}
+inline hipError_t hipDeviceEnablePeerAccess(int peer, unsigned flags) {
+  return cudaDeviceEnablePeerAccess(peer, flags);
+}
 inline hipError_t hipDeviceSynchronize() { return cudaDeviceSynchronize(); }
 inline hipError_t hipGetLastError() { return cudaGetLastError(); }
 inline hipError_t hipPeekAtLastError() { return cudaPeekAtLastError(); }
@@ -77,9 +81,13 @@ inline const char* hipGetErrorString(hipError_t error) { return cudaGetErrorStri
 inline const char* hipGetErrorName(hipError_t error) { return cudaGetErrorName(error); }
 inline hipError_t hipMalloc(void** ptr, std::size_t bytes) { return cudaMalloc(ptr, bytes); }
 inline hipError_t hipFree(void* ptr) { return cudaFree(ptr); }
-inline hipError_t hipHostMalloc(void** ptr, std::size_t bytes, unsigned flags) { return cudaHostAlloc(ptr, bytes, flags); }
+inline hipError_t hipHostMalloc(void** ptr, std::size_t bytes, unsigned flags) {
+  return cudaHostAlloc(ptr, bytes, flags);
+}
 inline hipError_t hipHostFree(void* ptr) { return cudaFreeHost(ptr); }
-inline hipError_t hipHostRegister(void* ptr, std::size_t bytes, unsigned flags) { return cudaHostRegister(ptr, bytes, flags); }
+inline hipError_t hipHostRegister(void* ptr, std::size_t bytes, unsigned flags) {
+  return cudaHostRegister(ptr, bytes, flags);
+}
 inline hipError_t hipHostUnregister(void* ptr) { return cudaHostUnregister(ptr); }
 inline hipError_t hipHostGetDevicePointer(void** device, void* host, unsigned flags) {
   return cudaHostGetDevicePointer(device, host, flags);
@@ -94,14 +102,18 @@ inline hipError_t hipMemset(void* dst, int value, std::size_t bytes) { return cu
 inline hipError_t hipMemsetAsync(void* dst, int value, std::size_t bytes, hipStream_t s) {
   return cudaMemsetAsync(dst, value, bytes, s);
 }
-inline hipError_t hipStreamCreateWithFlags(hipStream_t* s, unsigned flags) { return cudaStreamCreateWithFlags(s, flags); }
+inline hipError_t hipStreamCreateWithFlags(hipStream_t* s, unsigned flags) {
+  return cudaStreamCreateWithFlags(s, flags);
+}
 inline hipError_t hipStreamDestroy(hipStream_t s) { return cudaStreamDestroy(s); }
 inline hipError_t hipStreamSynchronize(hipStream_t s) { return cudaStreamSynchronize(s); }
 inline hipError_t hipStreamQuery(hipStream_t s) { return cudaStreamQuery(s); }
 inline hipError_t hipStreamIsCapturing(hipStream_t s, hipStreamCaptureStatus* status) {
   return cudaStreamIsCapturing(s, status);
 }
-inline hipError_t hipStreamBeginCapture(hipStream_t s, cudaStreamCaptureMode mode) { return cudaStreamBeginCapture(s, mode); }
+inline hipError_t hipStreamBeginCapture(hipStream_t s, cudaStreamCaptureMode mode) {
+  return cudaStreamBeginCapture(s, mode);
+}
 inline hipError_t hipStreamEndCapture(hipStream_t s, hipGraph_t* graph) { return cudaStreamEndCapture(s, graph); }
 inline hipError_t hipGraphInstantiate(hipGraphExec_t* exec, hipGraph_t graph, void* /*error_node*/, char* /*log*/,
                                       std::size_t /*log_size*/) {
@@ -132,7 +144,9 @@ inline hipError_t hipMemGetAddressRange(void** base, std::size_t* size, void* pt
   *size = s;
   return cudaSuccess;
 }
-inline hipError_t hipDeviceGetPCIBusId(char* id, int length, int device) { return cudaDeviceGetPCIBusId(id, length, device); }
+inline hipError_t hipDeviceGetPCIBusId(char* id, int length, int device) {
+  return cudaDeviceGetPCIBusId(id, length, device);
+}
 #else
 #define PR_GPU_PLATFORM_NAME "none"
 #define PR_HOST_DEVICE

@@ -25,10 +25,14 @@ std::atomic<std::uint64_t> g_next_world_id{1};
 
 const char* stepName(StepKind kind) {
   switch (kind) {
-    case StepKind::kCopy: return "copy";
-    case StepKind::kReduce: return "reduce";
-    case StepKind::kSignal: return "signal";
-    case StepKind::kWait: return "wait";
+    case StepKind::kCopy:
+      return "copy";
+    case StepKind::kReduce:
+      return "reduce";
+    case StepKind::kSignal:
+      return "signal";
+    case StepKind::kWait:
+      return "wait";
   }
   return "?";
 }
@@ -190,10 +194,9 @@ Status SimEngine::submit(int rank, const ExecutionRequest& request) {
   }
   // Last, so that a request refused above leaves no trace in the agreement and consumes no number.
   const Plan& plan = *request.plan;
-  const Status agreed = agreement_.record(
-      rank, state.next_seq,
-      OperationDescriptor{request.count, request.dtype, request.op, plan.algorithm, plan.num_chunks, plan.scratch_slots,
-                          plan.num_flags});
+  const Status agreed = agreement_.record(rank, state.next_seq,
+                                          OperationDescriptor{request.count, request.dtype, request.op, plan.algorithm,
+                                                              plan.num_chunks, plan.scratch_slots, plan.num_flags});
   if (!agreed.isOk()) {
     // Every rank that already submitted this operation fails too: its peers' plans disagree with its
     // own, so it would wait for signals never sent or read scratch laid out for another count.
@@ -215,8 +218,8 @@ Status SimEngine::submit(int rank, const ExecutionRequest& request) {
 }
 
 std::string SimEngine::describeSite(const AccessSite& site) const {
-  std::string out = "rank " + std::to_string(site.rank) + " op " + std::to_string(site.op) + " step #" +
-                    std::to_string(site.step);
+  std::string out =
+      "rank " + std::to_string(site.rank) + " op " + std::to_string(site.op) + " step #" + std::to_string(site.step);
   for (const auto& [seq, plan] : recent_plans_[static_cast<std::size_t>(site.rank)]) {
     if (seq != site.op) continue;
     const RankProgram& program = plan->programs[static_cast<std::size_t>(site.rank)];
@@ -238,7 +241,7 @@ int SimEngine::fenceBlocker(int rank) {
 SimEngine::Readiness SimEngine::readiness(int rank) {
   RankState& state = *ranks_[static_cast<std::size_t>(rank)];
   if (state.queue.empty()) return Readiness::kIdle;
-  if (faults_.any && halted(rank)) return Readiness::kIdle;  // a crashed rank never acts again
+  if (faults_.any && halted(rank)) return Readiness::kIdle;                     // a crashed rank never acts again
   if (state.aborted.load(std::memory_order_relaxed)) return Readiness::kReady;  // step() fails the op
   Operation& op = state.queue.front();
   bool ready = true;
@@ -246,7 +249,8 @@ SimEngine::Readiness SimEngine::readiness(int rank) {
     ready = fenceBlocker(rank) < 0;
   } else {
     const Step& s = op.request.plan->programs[static_cast<std::size_t>(rank)].steps[op.pc];
-    if (s.kind == StepKind::kWait) ready = counter(rank, s.peer, s.flag).count >= state.epochs->base(s.peer, s.flag) + s.value;
+    if (s.kind == StepKind::kWait)
+      ready = counter(rank, s.peer, s.flag).count >= state.epochs->base(s.peer, s.flag) + s.value;
   }
   if (ready) return Readiness::kReady;
   if (op.wait_start_us < 0) op.wait_start_us = state.clock_us;
@@ -259,7 +263,8 @@ std::byte* SimEngine::resolve(int rank, const Operation& op, const BufferRef& re
   switch (ref.kind) {
     case BufferKind::kInput:
       return const_cast<std::byte*>(static_cast<const std::byte*>(op.request.send)) + offset;
-    case BufferKind::kOutput: return static_cast<std::byte*>(op.request.recv) + offset;
+    case BufferKind::kOutput:
+      return static_cast<std::byte*>(op.request.recv) + offset;
     case BufferKind::kScratch:
       return ranks_[static_cast<std::size_t>(ref.rank)]->memory.get() + op.request.scratch_offset +
              static_cast<std::size_t>(ref.slot) * op.slot_bytes;
@@ -385,10 +390,11 @@ void SimEngine::passFence(int rank, Operation& op) {
   if (!op.batch.empty()) packBatch(op, dataTypeSize(op.request.dtype));
   state.phase->close();
   if (state.clock_us - begun > options_.wait_timeout_us) {
-    failRank(rank, timeoutError("rank " + std::to_string(rank) + " op " + std::to_string(op.seq) +
-                                " entry fence: rank " + std::to_string(last_peer) +
-                                " finished with this rank's memory " + std::to_string(state.clock_us - begun) +
-                                " us after the fence began (limit " + std::to_string(options_.wait_timeout_us) + " us)"));
+    failRank(rank,
+             timeoutError("rank " + std::to_string(rank) + " op " + std::to_string(op.seq) + " entry fence: rank " +
+                          std::to_string(last_peer) + " finished with this rank's memory " +
+                          std::to_string(state.clock_us - begun) + " us after the fence began (limit " +
+                          std::to_string(options_.wait_timeout_us) + " us)"));
     return;
   }
   if (options_.race_checking) races_.tick(rank);
@@ -432,10 +438,11 @@ void SimEngine::step(int rank) {
       const double begun = op.wait_start_us < 0 ? start : op.wait_start_us;
       state.clock_us = std::max(state.clock_us, arrival.time_us);
       if (state.clock_us - begun > timeout) {
-        failRank(rank, timeoutError("rank " + std::to_string(rank) + " op " + std::to_string(op.seq) + " step #" +
-                                    std::to_string(op.pc) + " (" + describeStep(program, s) + "): the signal from rank " +
-                                    std::to_string(s.peer) + " came " + std::to_string(state.clock_us - begun) +
-                                    " us after the wait began (limit " + std::to_string(timeout) + " us)"));
+        failRank(rank,
+                 timeoutError("rank " + std::to_string(rank) + " op " + std::to_string(op.seq) + " step #" +
+                              std::to_string(op.pc) + " (" + describeStep(program, s) + "): the signal from rank " +
+                              std::to_string(s.peer) + " came " + std::to_string(state.clock_us - begun) +
+                              " us after the wait began (limit " + std::to_string(timeout) + " us)"));
         return;
       }
       op.wait_start_us = -1.0;
@@ -477,9 +484,9 @@ void SimEngine::step(int rank) {
   stats_.steps += 1;
   event.end_us = state.clock_us;
   if (trace_.keepsEvents()) {
-    event.name = std::string(stepName(s.kind)) +
-                 (s.kind == StepKind::kCopy || s.kind == StepKind::kReduce ? " c" + std::to_string(s.chunk)
-                                                                          : " r" + std::to_string(s.peer));
+    event.name = std::string(stepName(s.kind)) + (s.kind == StepKind::kCopy || s.kind == StepKind::kReduce
+                                                      ? " c" + std::to_string(s.chunk)
+                                                      : " r" + std::to_string(s.peer));
     trace_.record(std::move(event));
   } else {
     trace_.fingerprintOnly(rank, op.seq, static_cast<int>(op.pc), start);

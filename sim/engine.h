@@ -19,14 +19,14 @@
 #include <cstdint>
 #include <deque>
 #include <memory>
-#include <optional>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "op_agreement.h"
 #include "peerreduce/simulator.h"
 #include "peerreduce/transport.h"
-#include "op_agreement.h"
 #include "plan/flag_epochs.h"
 #include "prng.h"
 #include "race_checker.h"
@@ -97,9 +97,9 @@ class SimEngine {
     ExecutionRequest request;
     std::uint64_t seq = 0;
     std::size_t slot_bytes = 0;
-    bool fenced = false;      // the entry fence has been passed
-    std::size_t pc = 0;       // next step
-    double wait_start_us = -1.0;  // virtual time this rank began the wait it is blocked on
+    bool fenced = false;                   // the entry fence has been passed
+    std::size_t pc = 0;                    // next step
+    double wait_start_us = -1.0;           // virtual time this rank began the wait it is blocked on
     std::vector<std::size_t> marks_after;  // time marks reached when this operation finishes
     // A batch (ExecutionRequest::batch, copied): the plan runs on its buffers laid end to end in
     // packed_input / packed_output (request.send / recv point there), filled from the items when the
@@ -125,9 +125,9 @@ class SimEngine {
   // Injected faults (engine_faults.cc); `any` keeps the fault-free path to one branch.
   struct FaultState {
     bool any = false;
-    std::vector<char> link_down;       // n x n, [from * n + to]
-    std::vector<double> signal_delay;  // n x n, extra virtual latency of signals
-    std::vector<double> stall_us;      // per rank, added to its clock before its next action
+    std::vector<char> link_down;             // n x n, [from * n + to]
+    std::vector<double> signal_delay;        // n x n, extra virtual latency of signals
+    std::vector<double> stall_us;            // per rank, added to its clock before its next action
     std::vector<std::int64_t> actions_left;  // per rank, -1: not halted
   };
   void ensureFaultState();

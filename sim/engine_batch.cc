@@ -15,8 +15,8 @@
 namespace peerreduce::sim {
 
 Status SimEngine::checkBatch(int rank, const ExecutionRequest& request) const {
-  const std::string who = "simulated rank " + std::to_string(rank) + ": batch of " +
-                          std::to_string(request.batch.size()) + " items: ";
+  const std::string who =
+      "simulated rank " + std::to_string(rank) + ": batch of " + std::to_string(request.batch.size()) + " items: ";
   if (request.batch.size() > kMaxBatchItemsPerSubmit) {
     return invalidArgumentError(who + "at most " + std::to_string(kMaxBatchItemsPerSubmit) + " per operation");
   }

@@ -78,7 +78,8 @@ bool SimEngine::faultBeforeStep(int rank, Operation& op, const Step& s) {
   // The ranks whose memory this step crosses a link to (a wait reads only this rank's own counter).
   const RankProgram& program = op.request.plan->programs[r];
   const auto dead_peer = firstTouchedPeer(program, s, rank, [&](int peer) {
-    return peer >= 0 && peer < world_size_ && faults_.link_down[static_cast<std::size_t>(rank * world_size_ + peer)] != 0;
+    return peer >= 0 && peer < world_size_ &&
+           faults_.link_down[static_cast<std::size_t>(rank * world_size_ + peer)] != 0;
   });
   if (!dead_peer) return false;
   failRank(rank, linkDownError("rank " + std::to_string(rank) + " op " + std::to_string(op.seq) + " step #" +

@@ -18,7 +18,8 @@ std::string describeDifference(const OperationDescriptor& a, const OperationDesc
   if (a.count != b.count) return differs("count", a.count, b.count);
   if (a.dtype != b.dtype) return differsNamed("dtype", dataTypeName(a.dtype), dataTypeName(b.dtype));
   if (a.op != b.op) return differsNamed("op", reduceOpName(a.op), reduceOpName(b.op));
-  if (a.algorithm != b.algorithm) return differsNamed("algorithm", algorithmName(a.algorithm), algorithmName(b.algorithm));
+  if (a.algorithm != b.algorithm)
+    return differsNamed("algorithm", algorithmName(a.algorithm), algorithmName(b.algorithm));
   if (a.num_chunks != b.num_chunks) return differs("plan chunks", a.num_chunks, b.num_chunks);
   if (a.scratch_slots != b.scratch_slots) return differs("plan scratch slots", a.scratch_slots, b.scratch_slots);
   if (a.num_flags != b.num_flags) return differs("plan flags", a.num_flags, b.num_flags);

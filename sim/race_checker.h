@@ -24,10 +24,10 @@ namespace peerreduce::sim {
 using VectorClock = std::vector<std::uint32_t>;
 
 struct AccessSite {
-  int rank = -1;           // who accessed
-  std::uint32_t clock = 0; // the accessor's own clock entry at the access
-  std::uint64_t op = 0;    // operation sequence number
-  int step = -1;           // step index in that operation's program
+  int rank = -1;            // who accessed
+  std::uint32_t clock = 0;  // the accessor's own clock entry at the access
+  std::uint64_t op = 0;     // operation sequence number
+  int step = -1;            // step index in that operation's program
 };
 
 class RaceChecker {

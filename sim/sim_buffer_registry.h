@@ -38,8 +38,8 @@ class SimBufferRegistry {
   StatusOr<BufferAllocation> allocationOf(int rank, const void* ptr, std::size_t bytes) const;
   StatusOr<std::vector<std::byte>> exportBuffer(int rank, const void* base, std::size_t bytes);
   void releaseBuffer(int rank, const void* base);
-  StatusOr<PeerBufferView> openPeerBuffer(int rank, int peer, const std::vector<std::byte>& record,
-                                          std::size_t offset, std::size_t bytes) const;
+  StatusOr<PeerBufferView> openPeerBuffer(int rank, int peer, const std::vector<std::byte>& record, std::size_t offset,
+                                          std::size_t bytes) const;
 
   // Exports of `rank` not yet released (tests: registrations go with their communicator).
   std::size_t liveExports(int rank) const;

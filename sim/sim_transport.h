@@ -5,8 +5,8 @@
 #include <memory>
 
 #include "engine.h"
-#include "sim_buffer_registry.h"
 #include "peerreduce/transport.h"
+#include "sim_buffer_registry.h"
 
 namespace peerreduce::sim {
 

@@ -34,8 +34,12 @@ SimWorld::~SimWorld() = default;
 
 int SimWorld::worldSize() const { return engine_->worldSize(); }
 const SimOptions& SimWorld::options() const { return engine_->options(); }
-std::shared_ptr<Transport> SimWorld::transport(int rank) const { return transports_.at(static_cast<std::size_t>(rank)); }
-std::shared_ptr<Bootstrap> SimWorld::bootstrap(int rank) const { return bootstraps_.at(static_cast<std::size_t>(rank)); }
+std::shared_ptr<Transport> SimWorld::transport(int rank) const {
+  return transports_.at(static_cast<std::size_t>(rank));
+}
+std::shared_ptr<Bootstrap> SimWorld::bootstrap(int rank) const {
+  return bootstraps_.at(static_cast<std::size_t>(rank));
+}
 Status SimWorld::runUntilIdle() { return engine_->runUntilIdle(); }
 SimStats SimWorld::stats() const { return engine_->stats(); }
 std::vector<std::string> SimWorld::raceReports() const { return engine_->raceReports(); }

@@ -49,7 +49,8 @@ std::string TraceRecorder::chromeJson(int world_size) const {
   char buf[512];
   for (int r = 0; r < world_size; ++r) {
     std::snprintf(buf, sizeof(buf),
-                  "{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":1,\"tid\":%d,\"args\":{\"name\":\"rank %d\"}},\n", r, r);
+                  "{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":1,\"tid\":%d,\"args\":{\"name\":\"rank %d\"}},\n", r,
+                  r);
     out += buf;
   }
   for (const TraceEvent& e : events_) {

@@ -23,8 +23,8 @@ struct TraceEvent {
   double start_us = 0.0;
   double end_us = 0.0;
   std::uint64_t bytes = 0;
-  int flow_peer = -1;        // signal: receiver; wait: sender
-  std::uint64_t flow_id = 0; // pairs a signal with the wait it satisfied
+  int flow_peer = -1;         // signal: receiver; wait: sender
+  std::uint64_t flow_id = 0;  // pairs a signal with the wait it satisfied
   bool flow_start = false;
 };
 

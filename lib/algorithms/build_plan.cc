@@ -15,15 +15,19 @@ StatusOr<Plan> buildPlan(const PlanRequest& request) {
     return buildSingleRankPlan(request.algorithm, request.in_place);
   }
   switch (request.algorithm) {
-    case Algorithm::kOneShot: return buildOneShotPlan(request.world_size, request.in_place);
-    case Algorithm::kTwoShot: return buildTwoShotPlan(request.world_size, request.in_place);
+    case Algorithm::kOneShot:
+      return buildOneShotPlan(request.world_size, request.in_place);
+    case Algorithm::kTwoShot:
+      return buildTwoShotPlan(request.world_size, request.in_place);
     case Algorithm::kRing: {
       if (request.ring_order.empty()) return buildRingPlan(request.world_size, request.in_place);
       PR_RETURN_IF_ERROR(checkPermutation(request.ring_order, request.world_size));
       return buildRingPlanOver(request.ring_order, request.in_place);
     }
-    case Algorithm::kRecursiveDoubling: return buildRecursiveDoublingPlan(request.world_size, request.in_place);
-    case Algorithm::kRabenseifner: return buildRabenseifnerPlan(request.world_size, request.in_place);
+    case Algorithm::kRecursiveDoubling:
+      return buildRecursiveDoublingPlan(request.world_size, request.in_place);
+    case Algorithm::kRabenseifner:
+      return buildRabenseifnerPlan(request.world_size, request.in_place);
     case Algorithm::kTree: {
       if (request.pipeline < 1 || request.pipeline > kMaxTreePipeline) {
         return invalidArgumentError("tree pipeline of " + std::to_string(request.pipeline) + " chunks; supported 1.." +

@@ -10,7 +10,7 @@ namespace peerreduce {
 namespace {
 constexpr int kReadyFlag = kFirstAlgorithmFlag;  // "my input is in my scratch slot 0"
 constexpr int kNumFlags = kReadyFlag + 1;
-constexpr int kChunk = 0;                        // one-shot moves the whole buffer as one chunk
+constexpr int kChunk = 0;  // one-shot moves the whole buffer as one chunk
 }  // namespace
 
 Plan buildOneShotPlan(int n, bool in_place) {

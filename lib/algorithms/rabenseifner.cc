@@ -52,7 +52,8 @@ Plan buildRabenseifnerPlan(int n, bool in_place) {
       }
     }
   }
-  for (int v = 0; v < p; ++v) b.copy(fold.rankOfVirtual(v), v, scratchOf(fold.rankOfVirtual(v), v), outputOf(fold.rankOfVirtual(v)));
+  for (int v = 0; v < p; ++v)
+    b.copy(fold.rankOfVirtual(v), v, scratchOf(fold.rankOfVirtual(v), v), outputOf(fold.rankOfVirtual(v)));
   // Allgather by recursive doubling: each round doubles the finished range a rank holds.
   for (int distance = 1; distance < p; distance *= 2) {
     for (int v = 0; v < p; ++v) b.signal(fold.rankOfVirtual(v), fold.rankOfVirtual(v ^ distance), kDataFlag);

@@ -43,7 +43,8 @@ Plan buildRecursiveDoublingPlan(int n, bool in_place) {
     const bool last = distance * 2 == fold.active;
     const bool direct_to_output = last && fold.extra == 0;
     for (int v = 0; v < fold.active; ++v) b.signal(fold.rankOfVirtual(v), fold.rankOfVirtual(v ^ distance), kDataFlag);
-    for (int v = 0; v < fold.active; ++v) b.waitForAll(fold.rankOfVirtual(v), fold.rankOfVirtual(v ^ distance), kDataFlag);
+    for (int v = 0; v < fold.active; ++v)
+      b.waitForAll(fold.rankOfVirtual(v), fold.rankOfVirtual(v ^ distance), kDataFlag);
     std::vector<int> updated = current;
     for (int v = 0; v < fold.active; ++v) {
       const int r = fold.rankOfVirtual(v);

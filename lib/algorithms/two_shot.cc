@@ -9,8 +9,8 @@
 
 namespace peerreduce {
 namespace {
-constexpr int kReadyFlag = kFirstAlgorithmFlag;   // "my input chunks are in my scratch"
-constexpr int kResultFlag = kReadyFlag + 1;       // "my chunk's result is in my result slot"
+constexpr int kReadyFlag = kFirstAlgorithmFlag;  // "my input chunks are in my scratch"
+constexpr int kResultFlag = kReadyFlag + 1;      // "my chunk's result is in my result slot"
 constexpr int kNumFlags = kResultFlag + 1;
 }  // namespace
 

@@ -29,8 +29,10 @@ Status checkAllreduceArguments(const void* send, const void* recv, std::size_t c
                                 " (valid: 0.." + std::to_string(kReduceOpCount - 1) + ", see peerreduce/types.h)");
   }
   if (count == 0) return Status::ok();
-  if (send == nullptr) return invalidArgumentError(where(rank) + "send buffer is null with count " + std::to_string(count));
-  if (recv == nullptr) return invalidArgumentError(where(rank) + "recv buffer is null with count " + std::to_string(count));
+  if (send == nullptr)
+    return invalidArgumentError(where(rank) + "send buffer is null with count " + std::to_string(count));
+  if (recv == nullptr)
+    return invalidArgumentError(where(rank) + "recv buffer is null with count " + std::to_string(count));
   const std::size_t elem = dataTypeSize(dtype);
   if (count > std::numeric_limits<std::size_t>::max() / elem) {
     return invalidArgumentError(where(rank) + "count " + std::to_string(count) + " x " + std::to_string(elem) +
@@ -39,7 +41,8 @@ Status checkAllreduceArguments(const void* send, const void* recv, std::size_t c
   const std::size_t bytes = count * elem;
   const auto s = reinterpret_cast<std::uintptr_t>(send);
   const auto r = reinterpret_cast<std::uintptr_t>(recv);
-  if (s > std::numeric_limits<std::uintptr_t>::max() - bytes || r > std::numeric_limits<std::uintptr_t>::max() - bytes) {
+  if (s > std::numeric_limits<std::uintptr_t>::max() - bytes ||
+      r > std::numeric_limits<std::uintptr_t>::max() - bytes) {
     return invalidArgumentError(where(rank) + "buffer of " + std::to_string(bytes) + " bytes at " +
                                 hex(s > r ? send : recv) + " runs past the end of the address space");
   }
@@ -50,7 +53,8 @@ Status checkAllreduceArguments(const void* send, const void* recv, std::size_t c
   }
   if (s != r && s < r + bytes && r < s + bytes) {
     return invalidArgumentError(where(rank) + "send " + hex(send) + " and recv " + hex(recv) + " overlap over " +
-                                std::to_string(bytes) + " bytes without being identical; pass the same pointer "
+                                std::to_string(bytes) +
+                                " bytes without being identical; pass the same pointer "
                                 "for an in-place allreduce or disjoint buffers");
   }
   return Status::ok();

@@ -124,8 +124,8 @@ StatusOr<Config> toConfig(const prConfig_t* config) {
 using peerreduce::capi::guarded;
 using peerreduce::capi::liveComms;
 using peerreduce::capi::nullArgument;
-using peerreduce::capi::unknownHandle;
 using peerreduce::capi::toResult;
+using peerreduce::capi::unknownHandle;
 
 namespace {
 constexpr const char* kCommHint = "pass a communicator made by prCommInitSimAll or prCommInitSimRank";
@@ -166,20 +166,22 @@ prResult_t prAllReduceBatch(const prBatchItem_t* items, size_t nitems, prDataTyp
   return guarded(kFunction, [&]() -> prResult_t {
     if (comm == nullptr) return nullArgument(kFunction, "comm", kCommHint);
     if (!liveComms().contains(comm)) return unknownHandle(kFunction, "comm", kCommHint);
-    if (items == nullptr && nitems > 0) return nullArgument(kFunction, "items", "pass an array of nitems prBatchItem_t");
+    if (items == nullptr && nitems > 0)
+      return nullArgument(kFunction, "items", "pass an array of nitems prBatchItem_t");
     if (nitems > peerreduce::kMaxBatchItems) {
-      return toResult(kFunction, peerreduce::invalidArgumentError(std::to_string(nitems) + " items; at most " +
-                                                                  std::to_string(peerreduce::kMaxBatchItems) +
-                                                                  " per call"));
+      return toResult(kFunction,
+                      peerreduce::invalidArgumentError(std::to_string(nitems) + " items; at most " +
+                                                       std::to_string(peerreduce::kMaxBatchItems) + " per call"));
     }
     // Copied into the C++ type on the stack: no allocation on the allreduce path.
     std::array<peerreduce::BatchItem, peerreduce::kMaxBatchItems> copy;
     const std::size_t taken = nitems;
-    for (std::size_t i = 0; i < taken; ++i) copy[i] = peerreduce::BatchItem{items[i].sendbuff, items[i].recvbuff, items[i].count};
+    for (std::size_t i = 0; i < taken; ++i)
+      copy[i] = peerreduce::BatchItem{items[i].sendbuff, items[i].recvbuff, items[i].count};
     const std::span<const peerreduce::BatchItem> span(copy.data(), taken);
-    return toResult(kFunction, comm->comm->allreduceBatch(span,
-                                                          static_cast<peerreduce::DataType>(static_cast<int>(datatype)),
-                                                          static_cast<peerreduce::ReduceOp>(static_cast<int>(op)), stream));
+    return toResult(kFunction,
+                    comm->comm->allreduceBatch(span, static_cast<peerreduce::DataType>(static_cast<int>(datatype)),
+                                               static_cast<peerreduce::ReduceOp>(static_cast<int>(op)), stream));
   });
 }
 
@@ -242,11 +244,10 @@ prResult_t prCommMemoryStats(prComm_t comm, prMemoryStats_t* stats) noexcept {
       return nullArgument(kFunction, "stats", "pass the address of a prMemoryStats_t to receive the statistics");
     }
     const peerreduce::PoolStats s = comm->comm->memoryStats();
-    *stats = prMemoryStats_t{s.capacity_bytes,     s.quota_bytes,        s.bytes_in_use,
-                             s.peak_bytes_in_use,  s.live_blocks,        s.allocations,
-                             s.failed_allocations, s.free_blocks,        s.largest_free_block_bytes,
-                             s.fragmentation,      s.defragmentations,   s.blocks_moved,
-                             s.bytes_moved};
+    *stats = prMemoryStats_t{
+        s.capacity_bytes,   s.quota_bytes,        s.bytes_in_use, s.peak_bytes_in_use,        s.live_blocks,
+        s.allocations,      s.failed_allocations, s.free_blocks,  s.largest_free_block_bytes, s.fragmentation,
+        s.defragmentations, s.blocks_moved,       s.bytes_moved};
     return prSuccess;
   });
 }
@@ -291,8 +292,8 @@ prResult_t prCommProfileSummary(prComm_t comm, prProfileSummary_t* summary) noex
     }
     auto s = comm->comm->profileSummary();
     if (!s.isOk()) return toResult(kFunction, s.status());
-    *summary = prProfileSummary_t{s->operations, s->timed,  s->dropped,   s->bytes,     s->total_us,
-                                  s->min_us,     s->median_us, s->max_us, s->busbw_gbps};
+    *summary = prProfileSummary_t{s->operations, s->timed,     s->dropped, s->bytes,     s->total_us,
+                                  s->min_us,     s->median_us, s->max_us,  s->busbw_gbps};
     return prSuccess;
   });
 }

@@ -9,11 +9,11 @@
 #include <string>
 #include <string_view>
 
+#include "api/handle_registry.h"
 #include "peerreduce/communicator.h"
 #include "peerreduce/config.h"
 #include "peerreduce/peerreduce.h"
 #include "peerreduce/status.h"
-#include "api/handle_registry.h"
 
 namespace peerreduce::sim {
 class SimWorld;

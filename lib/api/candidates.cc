@@ -47,7 +47,8 @@ StatusOr<CandidateSet> buildCandidates(int n, const Topology& topology, bool ver
   const bool mesh = fullMesh(topology);
   CandidateSet set;
   auto wanted = [&](Algorithm a) { return only == Algorithm::kAuto || only == a; };
-  for (Algorithm a : {Algorithm::kOneShot, Algorithm::kTwoShot, Algorithm::kRecursiveDoubling, Algorithm::kRabenseifner}) {
+  for (Algorithm a :
+       {Algorithm::kOneShot, Algorithm::kTwoShot, Algorithm::kRecursiveDoubling, Algorithm::kRabenseifner}) {
     if (!wanted(a)) continue;
     if (!mesh && n > 1) {
       set.excluded.push_back(std::string(algorithmName(a)) + ": needs a link between every pair of ranks");
@@ -69,8 +70,8 @@ StatusOr<CandidateSet> buildCandidates(int n, const Topology& topology, bool ver
   if (wanted(Algorithm::kTree)) {
     PR_ASSIGN_OR_RETURN(SpanningTree tree, shallowestSpanningTree(topology));
     for (int pipeline : {1, kTreePipelinedChunks}) {
-      PR_RETURN_IF_ERROR(addCandidate(PlanRequest{Algorithm::kTree, n, false, {}, tree.parent, pipeline}, link,
-                                      verify_in_place, set));
+      PR_RETURN_IF_ERROR(
+          addCandidate(PlanRequest{Algorithm::kTree, n, false, {}, tree.parent, pipeline}, link, verify_in_place, set));
     }
   }
   return set;

@@ -12,10 +12,10 @@
 #include "api/argument_checks.h"
 #include "api/communicator_impl.h"
 #include "api/topology_agreement.h"
-#include "util/hash.h"
 #include "plan/plan_cache.h"
 #include "select/builtin_tuning.h"
 #include "select/segmenting.h"
+#include "util/hash.h"
 #include "util/log.h"
 #include "verify/verifier.h"
 
@@ -51,7 +51,8 @@ Status agreeOnCreation(const Communicator::Impl& impl) {
   CreationRecord mine{kCreationMagic, kCreationVersion, impl.rank, impl.size, impl.config.fingerprint()};
   std::vector<CreationRecord> all(static_cast<std::size_t>(impl.size));
   PR_RETURN_IF_ERROR(impl.bootstrap->allGather(
-      asBytes(mine), std::span<std::byte>(reinterpret_cast<std::byte*>(all.data()), all.size() * sizeof(CreationRecord)),
+      asBytes(mine),
+      std::span<std::byte>(reinterpret_cast<std::byte*>(all.data()), all.size() * sizeof(CreationRecord)),
       impl.config.timeout));
   for (int r = 0; r < impl.size; ++r) {
     const CreationRecord& other = all[static_cast<std::size_t>(r)];
@@ -61,7 +62,8 @@ Status agreeOnCreation(const Communicator::Impl& impl) {
                            std::to_string(other.version) + ", expected " + std::to_string(kCreationVersion) + ")");
     }
     if (other.rank != r) {
-      return mismatchError(who + " calls itself rank " + std::to_string(other.rank) + "; every rank must pass its own rank");
+      return mismatchError(who + " calls itself rank " + std::to_string(other.rank) +
+                           "; every rank must pass its own rank");
     }
     if (other.size != impl.size) {
       return mismatchError(who + " was created with world size " + std::to_string(other.size) + ", rank " +
@@ -105,9 +107,11 @@ Status exchangeSymmetricMemory(Communicator::Impl& impl) {
   }
   std::vector<PeerRecordBlock> all(static_cast<std::size_t>(impl.size));
   PR_RETURN_IF_ERROR(impl.bootstrap->allGather(
-      asBytes(mine), std::span<std::byte>(reinterpret_cast<std::byte*>(all.data()), all.size() * sizeof(PeerRecordBlock)),
+      asBytes(mine),
+      std::span<std::byte>(reinterpret_cast<std::byte*>(all.data()), all.size() * sizeof(PeerRecordBlock)),
       impl.config.timeout));
-  if (!record.isOk()) return record.status().withContext("opening symmetric memory on rank " + std::to_string(impl.rank));
+  if (!record.isOk())
+    return record.status().withContext("opening symmetric memory on rank " + std::to_string(impl.rank));
   std::vector<std::vector<std::byte>> records(static_cast<std::size_t>(impl.size));
   for (int r = 0; r < impl.size; ++r) {
     const PeerRecordBlock& block = all[static_cast<std::size_t>(r)];
@@ -133,7 +137,8 @@ std::uint64_t Fnv1aOf(const std::string& text) {
 Status agreeOnValue(const Communicator::Impl& impl, std::uint64_t value, const char* what) {
   std::vector<std::uint64_t> all(static_cast<std::size_t>(impl.size));
   PR_RETURN_IF_ERROR(impl.bootstrap->allGather(
-      asBytes(value), std::span<std::byte>(reinterpret_cast<std::byte*>(all.data()), all.size() * sizeof(std::uint64_t)),
+      asBytes(value),
+      std::span<std::byte>(reinterpret_cast<std::byte*>(all.data()), all.size() * sizeof(std::uint64_t)),
       impl.config.timeout));
   for (int r = 0; r < impl.size; ++r) {
     if (all[static_cast<std::size_t>(r)] != value) {
@@ -156,8 +161,8 @@ Status loadTuning(Communicator::Impl& impl) {
 }
 
 Status buildPlans(Communicator::Impl& impl) {
-  PR_ASSIGN_OR_RETURN(CandidateSet set, buildCandidates(impl.size, impl.topology, impl.config.verify_plans,
-                                                        impl.config.algorithm));
+  PR_ASSIGN_OR_RETURN(CandidateSet set,
+                      buildCandidates(impl.size, impl.topology, impl.config.verify_plans, impl.config.algorithm));
   impl.excluded = set.excluded;
   for (const std::string& why : set.excluded) PR_INFO(impl.rank, "not usable here: %s", why.c_str());
   if (set.candidates.empty()) {
@@ -193,8 +198,9 @@ Status createImpl(Communicator::Impl& impl) {
     return internalError(impl.transport->name() + " reports a topology of " + std::to_string(local.worldSize()) +
                          " ranks for a world of " + std::to_string(impl.size));
   }
-  PR_ASSIGN_OR_RETURN(AgreedTopology agreed, agreeOnTopology(impl.rank, impl.size, local, impl.transport->architecture(),
-                                                             *impl.bootstrap, impl.config));
+  PR_ASSIGN_OR_RETURN(
+      AgreedTopology agreed,
+      agreeOnTopology(impl.rank, impl.size, local, impl.transport->architecture(), *impl.bootstrap, impl.config));
   impl.topology = std::move(agreed.topology);
   impl.architecture = std::move(agreed.architecture);
   PR_RETURN_IF_ERROR(agreeOnOutcome(impl, loadTuning(impl), "read the tuning table (PEERREDUCE_TUNING_FILE)"));
@@ -246,8 +252,8 @@ StatusOr<std::unique_ptr<Communicator>> Communicator::create(int rank, int size,
   } catch (const std::bad_alloc&) {
     return outOfMemoryError("rank " + std::to_string(rank) + ": out of host memory while creating the communicator");
   } catch (const std::exception& e) {
-    return internalError("rank " + std::to_string(rank) + ": unexpected exception while creating the communicator: " +
-                         e.what());
+    return internalError("rank " + std::to_string(rank) +
+                         ": unexpected exception while creating the communicator: " + e.what());
   }
 }
 

@@ -53,11 +53,13 @@ Status checkGroupDisjoint(std::span<const BatchItem> items, std::size_t first, s
     const std::size_t bi = items[i].count * elem;
     for (std::size_t j = i + 1; j < end; ++j) {
       const std::size_t bj = items[j].count * elem;
-      const bool clash = overlaps(items[i].recv, bi, items[j].recv, bj) || overlaps(items[i].recv, bi, items[j].send, bj) ||
+      const bool clash = overlaps(items[i].recv, bi, items[j].recv, bj) ||
+                         overlaps(items[i].recv, bi, items[j].send, bj) ||
                          overlaps(items[i].send, bi, items[j].recv, bj);
       if (clash) {
         return invalidArgumentError("allreduceBatch on rank " + std::to_string(rank) + ": " + itemName(i) + " and " +
-                                    itemName(j) + " overlap (an output of one is the input or output of the other); "
+                                    itemName(j) +
+                                    " overlap (an output of one is the input or output of the other); "
                                     "items reduced together must use disjoint buffers");
       }
     }
@@ -124,7 +126,8 @@ Status Communicator::allreduceBatch(std::span<const BatchItem> items, DataType d
     shape.capacity = shape.candidate != nullptr ? impl.transport->maxBatchBytes(shape.algorithm) : 0;
     if (shape.capacity > 0) {
       PR_ASSIGN_OR_RETURN(const PoolBlock scratch, leaseScratch(impl, slot));
-      shape.capacity = std::min(shape.capacity, maxSegmentCount(*shape.candidate->plans[0], elem, scratch.size()) * elem);
+      shape.capacity =
+          std::min(shape.capacity, maxSegmentCount(*shape.candidate->plans[0], elem, scratch.size()) * elem);
     }
   }
   const std::size_t capacity = std::max(shapes[0].capacity, shapes[1].capacity);
@@ -163,7 +166,8 @@ Status Communicator::allreduceBatch(std::span<const BatchItem> items, DataType d
     const Group& g = groups[k];
     std::size_t nonempty = 0;
     for (std::size_t i = g.first; i < g.end; ++i) nonempty += items[i].count != 0 ? 1 : 0;
-    const BatchShape* shape = nonempty > 1 ? shapeFor(shapes, g.bytes, impl.size, impl.selector->choose(g.bytes)) : nullptr;
+    const BatchShape* shape =
+        nonempty > 1 ? shapeFor(shapes, g.bytes, impl.size, impl.selector->choose(g.bytes)) : nullptr;
     if (shape == nullptr) {  // one item, or none of the shapes carries the group: ordinary allreduces
       for (std::size_t i = g.first; i < g.end; ++i) {
         if (items[i].count == 0) continue;

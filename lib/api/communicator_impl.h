@@ -1,12 +1,10 @@
 // The state behind a Communicator (internal).
 #pragma once
 
-#include <atomic>
-
 #include <array>
-#include <optional>
+#include <atomic>
 #include <memory>
-
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -29,8 +27,8 @@ struct Communicator::Impl {
   Config config;
   std::shared_ptr<Bootstrap> bootstrap;
   std::shared_ptr<Transport> transport;
-  Topology topology;           // agreed by all ranks, link mask applied
-  std::string architecture;    // rank 0's device architecture (tuning-table key)
+  Topology topology;                  // agreed by all ranks, link mask applied
+  std::string architecture;           // rank 0's device architecture (tuning-table key)
   std::vector<Candidate> candidates;  // every plan this communicator may run; the selector indexes it
   std::vector<std::string> excluded;  // algorithms that cannot run here, with the reason
   std::optional<TuningTable> tuning;

@@ -49,10 +49,10 @@ StatusOr<int> streamSlot(Communicator::Impl& impl, StreamHandle stream) {
     if (impl.streams[static_cast<std::size_t>(slot)].stream == stream) return slot;
   }
   if (impl.streams_used == kMaxStreams) {
-    return unsupportedError("rank " + std::to_string(impl.rank) + ": an allreduce on a " +
-                            std::to_string(kMaxStreams + 1) + "th stream; a communicator gives at most " +
-                            std::to_string(kMaxStreams) +
-                            " streams their own signal area and scratch; reuse a stream or create another communicator");
+    return unsupportedError(
+        "rank " + std::to_string(impl.rank) + ": an allreduce on a " + std::to_string(kMaxStreams + 1) +
+        "th stream; a communicator gives at most " + std::to_string(kMaxStreams) +
+        " streams their own signal area and scratch; reuse a stream or create another communicator");
   }
   impl.streams[static_cast<std::size_t>(impl.streams_used)].stream = stream;
   return impl.streams_used++;

@@ -91,7 +91,8 @@ StatusOr<RegisteredBuffer> Communicator::registerBuffer(const void* ptr, std::si
     std::memcpy(mine.record, reg->handle_record.data(), reg->handle_record.size());
   }
   std::vector<RegistrationBlock> all(static_cast<std::size_t>(impl.size));
-  const Status gathered = impl.bootstrap->allGather(std::as_bytes(std::span(&mine, 1)), bytesOf(all), impl.config.timeout);
+  const Status gathered =
+      impl.bootstrap->allGather(std::as_bytes(std::span(&mine, 1)), bytesOf(all), impl.config.timeout);
   if (!gathered.isOk()) {
     undo();
     return gathered.withContext("rank " + std::to_string(impl.rank) + " exchanging buffer registrations");
@@ -101,7 +102,8 @@ StatusOr<RegisteredBuffer> Communicator::registerBuffer(const void* ptr, std::si
   for (int r = 0; r < impl.size; ++r) {
     if (all[static_cast<std::size_t>(r)].ok != 1) {
       undo();
-      return unavailableError("registerBuffer: rank " + std::to_string(r) + " could not register its buffer; see its error");
+      return unavailableError("registerBuffer: rank " + std::to_string(r) +
+                              " could not register its buffer; see its error");
     }
   }
   auto state = std::make_shared<detail::RegisteredBufferState>();

@@ -7,9 +7,7 @@
 namespace peerreduce {
 namespace {
 
-double busFactor(int world_size) {
-  return world_size > 1 ? 2.0 * (world_size - 1) / world_size : 0.0;
-}
+double busFactor(int world_size) { return world_size > 1 ? 2.0 * (world_size - 1) / world_size : 0.0; }
 
 // GB/s from bytes and microseconds.
 double gbps(double bytes, double us) { return us > 0 ? bytes / us / 1e3 : 0.0; }

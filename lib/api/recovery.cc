@@ -12,9 +12,9 @@ Link ordered(int a, int b) { return a < b ? Link{a, b} : Link{b, a}; }
 
 // What one rank knows: the reports it has received (by reporter).
 struct Knowledge {
-  std::set<int> heard;       // reporters
-  std::set<int> lost;        // ranks some reporter lost
-  std::set<Link> dead;       // links some reporter saw die
+  std::set<int> heard;  // reporters
+  std::set<int> lost;   // ranks some reporter lost
+  std::set<Link> dead;  // links some reporter saw die
 };
 
 }  // namespace
@@ -26,12 +26,13 @@ StatusOr<std::vector<FailureDecision>> agreeOnFailures(const Topology& topology,
   for (std::size_t i = 0; i < reports.size(); ++i) {
     const FailureReport& r = reports[i];
     if (r.rank < 0 || r.rank >= n || index_of[static_cast<std::size_t>(r.rank)] >= 0) {
-      return invalidArgumentError("failure report from rank " + std::to_string(r.rank) +
-                                  " is outside the world of " + std::to_string(n) + " or repeated");
+      return invalidArgumentError("failure report from rank " + std::to_string(r.rank) + " is outside the world of " +
+                                  std::to_string(n) + " or repeated");
     }
     index_of[static_cast<std::size_t>(r.rank)] = static_cast<int>(i);
     for (int lost : r.lost_ranks) {
-      if (lost < 0 || lost >= n) return invalidArgumentError("rank " + std::to_string(r.rank) + " reports losing rank " + std::to_string(lost));
+      if (lost < 0 || lost >= n)
+        return invalidArgumentError("rank " + std::to_string(r.rank) + " reports losing rank " + std::to_string(lost));
     }
     for (const Link& l : r.dead_links) {
       if (l.first < 0 || l.first >= n || l.second < 0 || l.second >= n || l.first == l.second) {
@@ -162,7 +163,8 @@ StatusOr<ShrinkPlan> planShrink(const Topology& topology, const FailureDecision&
   if (static_cast<int>(frontier.size()) != m) {
     std::string missing;
     for (int b = 0; b < m; ++b) {
-      if (!seen[static_cast<std::size_t>(b)]) missing += (missing.empty() ? "" : ",") + std::to_string(plan.old_rank[static_cast<std::size_t>(b)]);
+      if (!seen[static_cast<std::size_t>(b)])
+        missing += (missing.empty() ? "" : ",") + std::to_string(plan.old_rank[static_cast<std::size_t>(b)]);
     }
     return unavailableError("rank " + std::to_string(decision.rank) + ": after removing the dead links, survivors " +
                             missing + " cannot be reached; they cannot shrink together");

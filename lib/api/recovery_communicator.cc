@@ -56,7 +56,9 @@ StatusOr<FailureDecision> agreeOnFailures(Bootstrap& bootstrap, const Topology& 
   }
   WireReport wire{me, 0, 0};
   for (int lost : mine.lost_ranks) {
-    if (lost < 0 || lost >= n) return invalidArgumentError(rankName(me) + " reports losing rank " + std::to_string(lost) + ", outside the world");
+    if (lost < 0 || lost >= n)
+      return invalidArgumentError(rankName(me) + " reports losing rank " + std::to_string(lost) +
+                                  ", outside the world");
     wire.lost |= std::uint64_t{1} << lost;
   }
   for (const auto& [a, b] : mine.dead_links) {
@@ -77,7 +79,8 @@ StatusOr<FailureDecision> agreeOnFailures(Bootstrap& bootstrap, const Topology& 
     const WireReport& w = all[static_cast<std::size_t>(r)];
     const std::uint64_t outside = n == 64 ? 0 : ~((std::uint64_t{1} << n) - 1);
     if (w.rank != r || (w.lost & outside) || (w.dead_peers & outside) || (w.dead_peers >> r & 1u)) {
-      return corruptError(rankName(me) + ": the failure report received from rank " + std::to_string(r) + " is malformed");
+      return corruptError(rankName(me) + ": the failure report received from rank " + std::to_string(r) +
+                          " is malformed");
     }
     lost |= w.lost;
   }
@@ -114,7 +117,8 @@ StatusOr<std::unique_ptr<Communicator>> shrinkCommunicator(const Communicator& o
                                                            std::shared_ptr<Transport> transport) {
   const int me = old.rank();
   if (decision.rank != me) {
-    return invalidArgumentError(rankName(me) + " was given the failure decision of rank " + std::to_string(decision.rank));
+    return invalidArgumentError(rankName(me) + " was given the failure decision of rank " +
+                                std::to_string(decision.rank));
   }
   const auto self = std::find(decision.survivors.begin(), decision.survivors.end(), me);
   if (self == decision.survivors.end()) {

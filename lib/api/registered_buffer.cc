@@ -7,8 +7,9 @@ namespace peerreduce {
 
 StatusOr<PeerBufferView> RegisteredBuffer::peer(int rank) const {
   if (!valid()) {
-    return invalidArgumentError("registered buffer: the registration has ended (deregistered, its communicator "
-                                "destroyed, or an empty handle)");
+    return invalidArgumentError(
+        "registered buffer: the registration has ended (deregistered, its communicator "
+        "destroyed, or an empty handle)");
   }
   if (rank < 0 || static_cast<std::size_t>(rank) >= state_->peers.size()) {
     return invalidArgumentError("registered buffer: rank " + std::to_string(rank) + " is outside 0.." +

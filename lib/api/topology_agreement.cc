@@ -68,10 +68,11 @@ StatusOr<AgreedTopology> agreeOnTopology(int rank, int size, const Topology& loc
         return corruptError(who + "link to rank " + std::to_string(to) + " has class " + std::to_string(e.link_class));
       }
       const auto link_class = static_cast<LinkClass>(e.link_class);
-      if (link_class != LinkClass::kNone && (!finiteIn(e.latency_us, 0, kMaxLinkValue) ||
-                                             !finiteIn(e.bandwidth_gbps, 1e-9, kMaxLinkValue))) {
-        return corruptError(who + "link to rank " + std::to_string(to) + " has latency " + std::to_string(e.latency_us) +
-                            " us and bandwidth " + std::to_string(e.bandwidth_gbps) + " GB/s");
+      if (link_class != LinkClass::kNone &&
+          (!finiteIn(e.latency_us, 0, kMaxLinkValue) || !finiteIn(e.bandwidth_gbps, 1e-9, kMaxLinkValue))) {
+        return corruptError(who + "link to rank " + std::to_string(to) + " has latency " +
+                            std::to_string(e.latency_us) + " us and bandwidth " + std::to_string(e.bandwidth_gbps) +
+                            " GB/s");
       }
       if (from != to) agreed.topology.setLink(from, to, LinkInfo{link_class, e.latency_us, e.bandwidth_gbps});
     }

@@ -71,9 +71,9 @@ class Rendezvous {
     round_status_ = Status::ok();
     for (int r = 1; r < size_; ++r) {
       if (blocks_[static_cast<std::size_t>(r)].size() != length) {
-        round_status_ = mismatchError("bootstrap allGather: rank 0 sent " + std::to_string(length) + " bytes but rank " +
-                                      std::to_string(r) + " sent " +
-                                      std::to_string(blocks_[static_cast<std::size_t>(r)].size()));
+        round_status_ =
+            mismatchError("bootstrap allGather: rank 0 sent " + std::to_string(length) + " bytes but rank " +
+                          std::to_string(r) + " sent " + std::to_string(blocks_[static_cast<std::size_t>(r)].size()));
         break;
       }
     }

@@ -35,8 +35,8 @@ class MpiBootstrap final : public Bootstrap {
                    std::chrono::milliseconds timeout) override {
     if (!broken_.isOk()) return broken_;
     if (all.size() != mine.size() * static_cast<std::size_t>(size_)) {
-      return invalidArgumentError("MPI bootstrap allGather: output holds " + std::to_string(all.size()) +
-                                  " bytes, " + std::to_string(mine.size() * static_cast<std::size_t>(size_)) + " needed");
+      return invalidArgumentError("MPI bootstrap allGather: output holds " + std::to_string(all.size()) + " bytes, " +
+                                  std::to_string(mine.size() * static_cast<std::size_t>(size_)) + " needed");
     }
     // Every rank must send the same length: agree on it first, so a mismatch is an error, not a crash.
     long long length = static_cast<long long>(mine.size());
@@ -70,9 +70,10 @@ class MpiBootstrap final : public Bootstrap {
       PR_RETURN_IF_ERROR(check(MPI_Test(&request, &done, MPI_STATUS_IGNORE), "MPI_Test"));
       if (done) return Status::ok();
       if (std::chrono::steady_clock::now() > deadline) {
-        broken_ = timeoutError("MPI bootstrap on rank " + std::to_string(rank_) + ": " + what + " took longer than " +
-                               std::to_string(timeout.count()) +
-                               " ms; some rank never joined the collective. The bootstrap is unusable; create a new one.");
+        broken_ =
+            timeoutError("MPI bootstrap on rank " + std::to_string(rank_) + ": " + what + " took longer than " +
+                         std::to_string(timeout.count()) +
+                         " ms; some rank never joined the collective. The bootstrap is unusable; create a new one.");
         return broken_;
       }
       std::this_thread::sleep_for(kPollInterval);
@@ -102,7 +103,8 @@ StatusOr<std::shared_ptr<Bootstrap>> createMpiBootstrap(MPI_Comm comm) {
   }
   MPI_Comm dup = MPI_COMM_NULL;
   const int rc = MPI_Comm_dup(comm, &dup);
-  if (rc != MPI_SUCCESS) return unavailableError("MPI_Comm_dup failed on rank " + std::to_string(rank) + ": " + mpiErrorText(rc));
+  if (rc != MPI_SUCCESS)
+    return unavailableError("MPI_Comm_dup failed on rank " + std::to_string(rank) + ": " + mpiErrorText(rc));
   return std::shared_ptr<Bootstrap>(std::make_shared<MpiBootstrap>(dup, rank, size));
 }
 

@@ -152,7 +152,8 @@ std::uint64_t Config::fingerprint() const {
 std::string Config::describe() const {
   return "algorithm=" + std::string(algorithmName(algorithm)) + " timeout_ms=" + std::to_string(timeout.count()) +
          " scratch_bytes=" + std::to_string(scratch_bytes) + " verify_plans=" + (verify_plans ? "1" : "0") +
-         (link_mask.empty() ? "" : " link_mask=" + link_mask) + (tuning_file.empty() ? "" : " tuning_file=" + tuning_file) +
+         (link_mask.empty() ? "" : " link_mask=" + link_mask) +
+         (tuning_file.empty() ? "" : " tuning_file=" + tuning_file) +
          // Like the optional settings above, the memory settings are listed only when not the defaults.
          (memory == MemorySettings{} ? "" : " " + memory.describe());
 }

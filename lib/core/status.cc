@@ -7,19 +7,32 @@ namespace peerreduce {
 
 std::string_view errorCodeName(ErrorCode code) {
   switch (code) {
-    case ErrorCode::kOk: return "ok";
-    case ErrorCode::kInvalidArgument: return "invalid argument";
-    case ErrorCode::kOutOfMemory: return "out of memory";
-    case ErrorCode::kTimeout: return "timeout";
-    case ErrorCode::kRemoteError: return "remote error";
-    case ErrorCode::kPeerLost: return "peer lost";
-    case ErrorCode::kLinkDown: return "link down";
-    case ErrorCode::kAborted: return "aborted";
-    case ErrorCode::kUnsupported: return "unsupported";
-    case ErrorCode::kInternal: return "internal error";
-    case ErrorCode::kUnavailable: return "unavailable";
-    case ErrorCode::kMismatch: return "mismatch";
-    case ErrorCode::kCorrupt: return "corrupt";
+    case ErrorCode::kOk:
+      return "ok";
+    case ErrorCode::kInvalidArgument:
+      return "invalid argument";
+    case ErrorCode::kOutOfMemory:
+      return "out of memory";
+    case ErrorCode::kTimeout:
+      return "timeout";
+    case ErrorCode::kRemoteError:
+      return "remote error";
+    case ErrorCode::kPeerLost:
+      return "peer lost";
+    case ErrorCode::kLinkDown:
+      return "link down";
+    case ErrorCode::kAborted:
+      return "aborted";
+    case ErrorCode::kUnsupported:
+      return "unsupported";
+    case ErrorCode::kInternal:
+      return "internal error";
+    case ErrorCode::kUnavailable:
+      return "unavailable";
+    case ErrorCode::kMismatch:
+      return "mismatch";
+    case ErrorCode::kCorrupt:
+      return "corrupt";
   }
   return "unknown error";
 }

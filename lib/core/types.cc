@@ -14,13 +14,13 @@ struct NamedDataType {
 
 // Canonical names first (index = enum value), then aliases accepted by the parsers.
 constexpr std::array<NamedDataType, 20> kDataTypeNames = {{
-    {"int8", DataType::kInt8},         {"uint8", DataType::kUint8},       {"int32", DataType::kInt32},
-    {"uint32", DataType::kUint32},     {"int64", DataType::kInt64},       {"uint64", DataType::kUint64},
-    {"fp16", DataType::kFloat16},      {"bf16", DataType::kBFloat16},     {"fp32", DataType::kFloat32},
-    {"fp64", DataType::kFloat64},      {"char", DataType::kInt8},         {"int", DataType::kInt32},
-    {"half", DataType::kFloat16},      {"float16", DataType::kFloat16},   {"bfloat16", DataType::kBFloat16},
-    {"float", DataType::kFloat32},     {"float32", DataType::kFloat32},   {"double", DataType::kFloat64},
-    {"float64", DataType::kFloat64},   {"uint", DataType::kUint32},
+    {"int8", DataType::kInt8},       {"uint8", DataType::kUint8},     {"int32", DataType::kInt32},
+    {"uint32", DataType::kUint32},   {"int64", DataType::kInt64},     {"uint64", DataType::kUint64},
+    {"fp16", DataType::kFloat16},    {"bf16", DataType::kBFloat16},   {"fp32", DataType::kFloat32},
+    {"fp64", DataType::kFloat64},    {"char", DataType::kInt8},       {"int", DataType::kInt32},
+    {"half", DataType::kFloat16},    {"float16", DataType::kFloat16}, {"bfloat16", DataType::kBFloat16},
+    {"float", DataType::kFloat32},   {"float32", DataType::kFloat32}, {"double", DataType::kFloat64},
+    {"float64", DataType::kFloat64}, {"uint", DataType::kUint32},
 }};
 
 constexpr std::array<std::string_view, kReduceOpCount> kReduceOpNames = {"sum", "prod", "min", "max", "avg"};
@@ -54,15 +54,19 @@ bool isValidAlgorithm(Algorithm algorithm) {
 std::size_t dataTypeSize(DataType dtype) {
   switch (dtype) {
     case DataType::kInt8:
-    case DataType::kUint8: return 1;
+    case DataType::kUint8:
+      return 1;
     case DataType::kFloat16:
-    case DataType::kBFloat16: return 2;
+    case DataType::kBFloat16:
+      return 2;
     case DataType::kInt32:
     case DataType::kUint32:
-    case DataType::kFloat32: return 4;
+    case DataType::kFloat32:
+      return 4;
     case DataType::kInt64:
     case DataType::kUint64:
-    case DataType::kFloat64: return 8;
+    case DataType::kFloat64:
+      return 8;
   }
   return 0;
 }
@@ -87,7 +91,8 @@ StatusOr<DataType> parseDataType(std::string_view text) {
     if (entry.name == text) return entry.dtype;
   }
   std::array<std::string_view, kDataTypeCount> canonical{};
-  for (int i = 0; i < kDataTypeCount; ++i) canonical[static_cast<std::size_t>(i)] = kDataTypeNames[static_cast<std::size_t>(i)].name;
+  for (int i = 0; i < kDataTypeCount; ++i)
+    canonical[static_cast<std::size_t>(i)] = kDataTypeNames[static_cast<std::size_t>(i)].name;
   return invalidArgumentError("unknown dtype '" + std::string(text) + "'; expected one of " +
                               joinNames(canonical.data(), canonical.size()));
 }

@@ -6,8 +6,9 @@ namespace peerreduce::faults {
 namespace {
 
 constexpr std::array<std::string_view, kFaultKindCount> kNames = {
-    "link-down",       "link-down-one-way", "stall",        "stall-forever",  "crash",         "ipc-open-failure",
-    "pool-exhausted",  "pool-exhausted-persistent",         "corrupt-record", "truncated-record", "delayed-signal"};
+    "link-down",      "link-down-one-way", "stall",          "stall-forever",
+    "crash",          "ipc-open-failure",  "pool-exhausted", "pool-exhausted-persistent",
+    "corrupt-record", "truncated-record",  "delayed-signal"};
 
 }  // namespace
 
@@ -29,8 +30,10 @@ bool isCreationFault(FaultKind kind) {
     case FaultKind::kPoolExhaustedTransient:
     case FaultKind::kPoolExhaustedPersistent:
     case FaultKind::kCorruptRecord:
-    case FaultKind::kTruncatedRecord: return true;
-    default: return false;
+    case FaultKind::kTruncatedRecord:
+      return true;
+    default:
+      return false;
   }
 }
 
@@ -62,7 +65,8 @@ std::string Fault::describe() const {
     case FaultKind::kTruncatedRecord:
       return out + " rank " + std::to_string(rank) + " from rank " + std::to_string(peer) + " at creation";
     case FaultKind::kPoolExhaustedTransient:
-    case FaultKind::kPoolExhaustedPersistent: return out + " rank " + std::to_string(rank) + " at creation";
+    case FaultKind::kPoolExhaustedPersistent:
+      return out + " rank " + std::to_string(rank) + " at creation";
   }
   return out;
 }

@@ -14,17 +14,17 @@
 namespace peerreduce::faults {
 
 enum class FaultKind : int {
-  kLinkDown = 0,         // link rank<->peer stops working, both directions
-  kLinkDownOneWay,       // only rank->peer stops
-  kStall,                // rank is descheduled for duration_us of virtual time, then goes on
-  kStallForever,         // rank stops making progress and never resumes (but does not exit)
-  kCrash,                // rank dies `step` actions into operation `op`
-  kIpcOpenFailure,       // rank cannot open peer's memory handle at creation
+  kLinkDown = 0,             // link rank<->peer stops working, both directions
+  kLinkDownOneWay,           // only rank->peer stops
+  kStall,                    // rank is descheduled for duration_us of virtual time, then goes on
+  kStallForever,             // rank stops making progress and never resumes (but does not exit)
+  kCrash,                    // rank dies `step` actions into operation `op`
+  kIpcOpenFailure,           // rank cannot open peer's memory handle at creation
   kPoolExhaustedTransient,   // rank's symmetric memory cannot be opened once, then can
   kPoolExhaustedPersistent,  // ... cannot be opened until the fault is healed
-  kCorruptRecord,        // the memory record rank receives from peer arrives with flipped bytes
-  kTruncatedRecord,      // ... arrives cut short
-  kDelayedSignal,        // every signal rank->peer arrives duration_us late (virtual time)
+  kCorruptRecord,            // the memory record rank receives from peer arrives with flipped bytes
+  kTruncatedRecord,          // ... arrives cut short
+  kDelayedSignal,            // every signal rank->peer arrives duration_us late (virtual time)
 };
 inline constexpr int kFaultKindCount = 11;
 
@@ -38,10 +38,10 @@ bool isPermanentFault(FaultKind kind);
 struct Fault {
   FaultKind kind = FaultKind::kCrash;
   int rank = 0;
-  int peer = -1;                // the other end of a link, the peer whose record or handle is bad
-  int op = 0;                   // index of the operation it strikes in (creation faults: ignored)
-  std::uint64_t step = 0;       // actions of that operation before it strikes (crash, link down)
-  double duration_us = 0.0;     // stall or signal delay, virtual microseconds
+  int peer = -1;             // the other end of a link, the peer whose record or handle is bad
+  int op = 0;                // index of the operation it strikes in (creation faults: ignored)
+  std::uint64_t step = 0;    // actions of that operation before it strikes (crash, link down)
+  double duration_us = 0.0;  // stall or signal delay, virtual microseconds
 
   std::string describe() const;  // "crash rank 2 at op 1 step 5"
 };

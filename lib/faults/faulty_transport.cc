@@ -71,11 +71,21 @@ Status FaultController::inject(const Fault& f) {
     case FaultKind::kCrash:
       pending_crash_[r] = PendingCrash{true, f.step};
       break;
-    case FaultKind::kIpcOpenFailure: ipc_fail_[rp] = 1; break;
-    case FaultKind::kCorruptRecord: bad_record_[rp] = 1; break;
-    case FaultKind::kTruncatedRecord: bad_record_[rp] = 2; break;
-    case FaultKind::kPoolExhaustedTransient: exhausted_[r] = std::max(exhausted_[r], 1); break;
-    case FaultKind::kPoolExhaustedPersistent: exhausted_[r] = -1; break;
+    case FaultKind::kIpcOpenFailure:
+      ipc_fail_[rp] = 1;
+      break;
+    case FaultKind::kCorruptRecord:
+      bad_record_[rp] = 1;
+      break;
+    case FaultKind::kTruncatedRecord:
+      bad_record_[rp] = 2;
+      break;
+    case FaultKind::kPoolExhaustedTransient:
+      exhausted_[r] = std::max(exhausted_[r], 1);
+      break;
+    case FaultKind::kPoolExhaustedPersistent:
+      exhausted_[r] = -1;
+      break;
     case FaultKind::kDelayedSignal:
       if (!hooks_) return unsupportedError("a delayed signal needs a transport with a clock (FaultHooks)");
       hooks_->setSignalDelay(f.rank, f.peer, f.duration_us);
@@ -133,7 +143,8 @@ bool FaultController::stalledForever(int rank) const {
 bool FaultController::linkDown(int from, int to) const {
   std::lock_guard<std::mutex> lock(mutex_);
   const int n = world_size_;
-  return link_down_[static_cast<std::size_t>(from * n + to)] != 0 || link_down_[static_cast<std::size_t>(to * n + from)] != 0;
+  return link_down_[static_cast<std::size_t>(from * n + to)] != 0 ||
+         link_down_[static_cast<std::size_t>(to * n + from)] != 0;
 }
 
 std::vector<std::pair<int, int>> FaultController::deadLinks() const {
@@ -200,8 +211,8 @@ Status FaultController::editRecords(int rank, std::vector<std::vector<std::byte>
   return Status::ok();
 }
 
-FaultController::SubmitVerdict FaultController::beforeSubmit(int rank, const ExecutionRequest& request,
-                                                             Status* refusal, std::uint64_t* halt_after) {
+FaultController::SubmitVerdict FaultController::beforeSubmit(int rank, const ExecutionRequest& request, Status* refusal,
+                                                             std::uint64_t* halt_after) {
   std::lock_guard<std::mutex> lock(mutex_);
   const auto r = static_cast<std::size_t>(rank);
   *halt_after = ~std::uint64_t{0};
@@ -231,7 +242,8 @@ FaultController::SubmitVerdict FaultController::beforeSubmit(int rank, const Exe
       return SubmitVerdict::kRefuse;
     }
   }
-  if (hooks_ && fire(rank, BuggifySite::kSubmitStall)) hooks_->stallRank(rank, 1.0 + 50.0 * draw(rank, BuggifySite::kSubmitStall));
+  if (hooks_ && fire(rank, BuggifySite::kSubmitStall))
+    hooks_->stallRank(rank, 1.0 + 50.0 * draw(rank, BuggifySite::kSubmitStall));
   if (hooks_ && world_size_ > 1 && fire(rank, BuggifySite::kSubmitSlowSignal)) {
     hooks_->setSignalDelay(rank, (rank + 1) % world_size_, 1.0 + 100.0 * draw(rank, BuggifySite::kSubmitSlowSignal));
   }
@@ -268,9 +280,12 @@ Status FaultyTransport::submit(const ExecutionRequest& request, StreamHandle str
   Status refusal;
   std::uint64_t halt_after = 0;
   switch (controller_->beforeSubmit(rank(), request, &refusal, &halt_after)) {
-    case FaultController::SubmitVerdict::kRefuse: return refusal;
-    case FaultController::SubmitVerdict::kWithhold: return Status::ok();  // enqueued, never runs
-    case FaultController::SubmitVerdict::kForward: break;
+    case FaultController::SubmitVerdict::kRefuse:
+      return refusal;
+    case FaultController::SubmitVerdict::kWithhold:
+      return Status::ok();  // enqueued, never runs
+    case FaultController::SubmitVerdict::kForward:
+      break;
   }
   const Status forwarded = TransportWrapper::submit(request, stream);
   controller_->afterSubmit(rank(), halt_after);

@@ -41,9 +41,9 @@ class FaultHooks {
 
 // BUGGIFY sites: places in the transport that misbehave (within the contract) when switched on.
 enum class BuggifySite : int {
-  kSubmitStall = 0,     // a short stall before an operation (well under the wait deadline)
-  kSubmitSlowSignal,    // one signal path is slow for an operation
-  kOpenExhausted,       // symmetric memory cannot be opened on the first try
+  kSubmitStall = 0,   // a short stall before an operation (well under the wait deadline)
+  kSubmitSlowSignal,  // one signal path is slow for an operation
+  kOpenExhausted,     // symmetric memory cannot be opened on the first try
 };
 inline constexpr int kBuggifySiteCount = 3;
 
@@ -71,7 +71,7 @@ class FaultController {
 
   bool crashed(int rank) const;
   bool stalledForever(int rank) const;
-  bool linkDown(int from, int to) const;  // either direction counts for routing
+  bool linkDown(int from, int to) const;               // either direction counts for routing
   std::vector<std::pair<int, int>> deadLinks() const;  // from < to, each once
 
  private:

@@ -105,7 +105,8 @@ FusedShape twoShot(const Plan& plan, int r) {
   const int n = plan.world_size;
   Walker w(plan, r);
   FusedShape shape;
-  for (int c = 0; c < n; ++c) w.expectCopy(c, BufferRef{r, BufferKind::kInput, 0}, BufferRef{r, BufferKind::kScratch, c});
+  for (int c = 0; c < n; ++c)
+    w.expectCopy(c, BufferRef{r, BufferKind::kInput, 0}, BufferRef{r, BufferKind::kScratch, c});
   shape.ready_flag = w.expectSignalsToEveryPeer(n);
   shape.ready_wait_step = w.index();
   w.expectWaitsForEveryPeer(n, shape.ready_flag);
@@ -113,7 +114,8 @@ FusedShape twoShot(const Plan& plan, int r) {
   shape.result_flag = w.expectSignalsToEveryPeer(n);
   shape.result_wait_step = w.index();
   w.expectWaitsForEveryPeer(n, shape.result_flag);
-  for (int c = 0; c < n; ++c) w.expectCopy(c, BufferRef{c, BufferKind::kScratch, n}, BufferRef{r, BufferKind::kOutput, 0});
+  for (int c = 0; c < n; ++c)
+    w.expectCopy(c, BufferRef{c, BufferKind::kScratch, n}, BufferRef{r, BufferKind::kOutput, 0});
   if (!w.ok() || !w.atEnd() || shape.ready_flag == shape.result_flag || shape.ready_flag == kDoneFlag ||
       shape.result_flag == kDoneFlag) {
     return FusedShape{};
@@ -129,7 +131,8 @@ FusedShape matchFusedShape(const Plan& plan, int rank) {
       plan.programs.size() != static_cast<std::size_t>(plan.world_size)) {
     return FusedShape{};
   }
-  if (plan.algorithm == Algorithm::kOneShot && plan.num_chunks == 1 && plan.scratch_slots >= 1) return oneShot(plan, rank);
+  if (plan.algorithm == Algorithm::kOneShot && plan.num_chunks == 1 && plan.scratch_slots >= 1)
+    return oneShot(plan, rank);
   if (plan.algorithm == Algorithm::kTwoShot && plan.num_chunks == plan.world_size &&
       plan.scratch_slots >= plan.world_size + 1) {
     return twoShot(plan, rank);

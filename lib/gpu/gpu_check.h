@@ -14,8 +14,9 @@ Status gpuError(hipError_t error, const char* call, const char* file, int line, 
 
 }  // namespace peerreduce::gpu
 
-#define PR_GPU_CHECK(rank, call)                                                                   \
-  do {                                                                                             \
-    const hipError_t pr_gpu_error_ = (call);                                                       \
-    if (pr_gpu_error_ != hipSuccess) return ::peerreduce::gpu::gpuError(pr_gpu_error_, #call, __FILE__, __LINE__, rank); \
+#define PR_GPU_CHECK(rank, call)                                                          \
+  do {                                                                                    \
+    const hipError_t pr_gpu_error_ = (call);                                              \
+    if (pr_gpu_error_ != hipSuccess)                                                      \
+      return ::peerreduce::gpu::gpuError(pr_gpu_error_, #call, __FILE__, __LINE__, rank); \
   } while (false)

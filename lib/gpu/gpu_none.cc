@@ -5,7 +5,7 @@
 namespace peerreduce {
 
 StatusOr<std::shared_ptr<Transport>> createGpuTransport(int rank, int /*world_size*/,
-                                                         const GpuTransportOptions& /*options*/) {
+                                                        const GpuTransportOptions& /*options*/) {
   return unsupportedError("rank " + std::to_string(rank) +
                           ": this build of peerreduce has no GPU backend; configure with -DPEERREDUCE_GPU=cuda or hip");
 }

@@ -90,8 +90,13 @@ class GpuTransport final : public Transport {
  public:
   GpuTransport(int rank, int world_size, int device, int max_blocks, std::uint64_t bytes_per_block,
                KernelPolicy kernels, std::uint64_t line_bytes_per_block)
-      : rank_(rank), world_size_(world_size), device_(device), max_blocks_(max_blocks),
-        bytes_per_block_(bytes_per_block), kernels_(kernels), line_bytes_per_block_(line_bytes_per_block),
+      : rank_(rank),
+        world_size_(world_size),
+        device_(device),
+        max_blocks_(max_blocks),
+        bytes_per_block_(bytes_per_block),
+        kernels_(kernels),
+        line_bytes_per_block_(line_bytes_per_block),
         line_area_bytes_(lineAreaBytes(world_size)) {}
   ~GpuTransport() override { release(); }
 
@@ -119,7 +124,8 @@ class GpuTransport final : public Transport {
     PR_GPU_CHECK(rank_, hipMemcpy(region_, &token, sizeof(token), hipMemcpyHostToDevice));
     PR_GPU_CHECK(rank_, hipMalloc(reinterpret_cast<void**>(&control_), sizeof(ControlBlock) * kMaxStreams));
     PR_GPU_CHECK(rank_, hipMemset(control_, 0, sizeof(ControlBlock) * kMaxStreams));
-    PR_GPU_CHECK(rank_, hipHostMalloc(reinterpret_cast<void**>(&abort_word_), sizeof(std::uint32_t), hipHostMallocMapped));
+    PR_GPU_CHECK(rank_,
+                 hipHostMalloc(reinterpret_cast<void**>(&abort_word_), sizeof(std::uint32_t), hipHostMallocMapped));
     PR_GPU_CHECK(rank_, hipHostMalloc(reinterpret_cast<void**>(&error_), sizeof(ErrorReport), hipHostMallocMapped));
     *abort_word_ = 0;
     std::memset(error_, 0, sizeof(ErrorReport));
@@ -177,8 +183,8 @@ class GpuTransport final : public Transport {
       } else {
         hipIpcMemHandle_t handle;
         std::memcpy(&handle, record.ipc_handle, sizeof(handle));
-        PR_GPU_CHECK(rank_, hipIpcOpenMemHandle(reinterpret_cast<void**>(&base), handle,
-                                                hipIpcMemLazyEnablePeerAccess));
+        PR_GPU_CHECK(rank_,
+                     hipIpcOpenMemHandle(reinterpret_cast<void**>(&base), handle, hipIpcMemLazyEnablePeerAccess));
         opened_.push_back(base);
       }
       // The access probe: the peer's token, read through the mapping, must be what it wrote.
@@ -222,7 +228,8 @@ class GpuTransport final : public Transport {
     if (!connected_) return unavailableError("rank " + std::to_string(rank_) + ": submit before peers are connected");
     if (request.stream_slot < 0 || request.stream_slot >= kMaxStreams) {
       return invalidArgumentError("rank " + std::to_string(rank_) + ": stream slot " +
-                                  std::to_string(request.stream_slot) + " outside 0.." + std::to_string(kMaxStreams - 1));
+                                  std::to_string(request.stream_slot) + " outside 0.." +
+                                  std::to_string(kMaxStreams - 1));
     }
     const DevicePlan* plan = nullptr;
     PR_RETURN_IF_ERROR(devicePlan(request.plan, &plan));
@@ -231,8 +238,8 @@ class GpuTransport final : public Transport {
     const std::size_t scratch_capacity = region_bytes_ - scratchStart();
     if (request.scratch_offset > scratch_capacity || needed > scratch_capacity - request.scratch_offset) {
       return outOfMemoryError("rank " + std::to_string(rank_) + ": operation needs " + std::to_string(needed) +
-                              " bytes of scratch at offset " + std::to_string(request.scratch_offset) + ", region has " +
-                              std::to_string(scratch_capacity));
+                              " bytes of scratch at offset " + std::to_string(request.scratch_offset) +
+                              ", region has " + std::to_string(scratch_capacity));
     }
     LaunchArgs args{};
     args.steps = plan->steps;
@@ -282,26 +289,42 @@ class GpuTransport final : public Transport {
     }
     std::uint64_t per_block = bytes_per_block_;
     switch (choice) {
-      case KernelChoice::kInterpreter: args.fused = 0; break;
-      case KernelChoice::kOneShotPull: args.fused = kFusedOneShot; break;
-      case KernelChoice::kTwoShotPull: args.fused = kFusedTwoShot; break;
-      case KernelChoice::kTwoShotPush: args.fused = kPushTwoShot; break;
-      case KernelChoice::kOneShotLines: args.fused = kLowLatencyOneShot; per_block = line_bytes_per_block_; break;
-      case KernelChoice::kTwoShotLines: args.fused = kLowLatencyTwoShot; per_block = line_bytes_per_block_; break;
+      case KernelChoice::kInterpreter:
+        args.fused = 0;
+        break;
+      case KernelChoice::kOneShotPull:
+        args.fused = kFusedOneShot;
+        break;
+      case KernelChoice::kTwoShotPull:
+        args.fused = kFusedTwoShot;
+        break;
+      case KernelChoice::kTwoShotPush:
+        args.fused = kPushTwoShot;
+        break;
+      case KernelChoice::kOneShotLines:
+        args.fused = kLowLatencyOneShot;
+        per_block = line_bytes_per_block_;
+        break;
+      case KernelChoice::kTwoShotLines:
+        args.fused = kLowLatencyTwoShot;
+        per_block = line_bytes_per_block_;
+        break;
     }
     // The push and line kernels have no launch-wide synchronisation, so they may use every
     // multiprocessor; the pulling and interpreted kernels keep kDefaultMaxBlocks.
-    const bool uncapped = args.fused == kPushTwoShot || args.fused == kLowLatencyOneShot || args.fused == kLowLatencyTwoShot;
+    const bool uncapped =
+        args.fused == kPushTwoShot || args.fused == kLowLatencyOneShot || args.fused == kLowLatencyTwoShot;
     const int block_cap = uncapped ? agreed_blocks_ : std::min(agreed_blocks_, kDefaultMaxBlocks);
     const auto blocks = static_cast<unsigned>(std::max<std::uint64_t>(
         1, std::min<std::uint64_t>((bytes + per_block - 1) / per_block, static_cast<std::uint64_t>(block_cap))));
     PR_GPU_CHECK(rank_, hipSetDevice(device_));
     if (batched) {
       PR_GPU_CHECK(rank_, launchBatchedLowLatencyKernel(args, table, static_cast<int>(request.dtype), blocks,
-                                                         static_cast<hipStream_t>(stream)));
+                                                        static_cast<hipStream_t>(stream)));
       return Status::ok();
     }
-    PR_GPU_CHECK(rank_, launchPlanKernel(args, static_cast<int>(request.dtype), blocks, static_cast<hipStream_t>(stream)));
+    PR_GPU_CHECK(rank_,
+                 launchPlanKernel(args, static_cast<int>(request.dtype), blocks, static_cast<hipStream_t>(stream)));
     return Status::ok();
   }
 
@@ -333,8 +356,8 @@ class GpuTransport final : public Transport {
   Status asyncError() const override {
     const auto* report = const_cast<const volatile ErrorReport*>(error_);
     if (report == nullptr || report->code == 0) return Status::ok();
-    const std::string where = report->step == kFenceStep ? std::string("entry fence")
-                                                        : "step #" + std::to_string(report->step);
+    const std::string where =
+        report->step == kFenceStep ? std::string("entry fence") : "step #" + std::to_string(report->step);
     const std::string what = "rank " + std::to_string(rank_) + " " + where + " waiting for rank " +
                              std::to_string(report->peer) + " (counter at " + std::to_string(report->value >> 32) +
                              ", needed " + std::to_string(report->value & 0xffffffffull) + ")";
@@ -371,7 +394,8 @@ class GpuTransport final : public Transport {
   StatusOr<std::vector<std::byte>> exportBuffer(const void* base, std::size_t bytes) override {
     const auto b = reinterpret_cast<std::uintptr_t>(base);
     if (exports_.contains(b)) {
-      return internalError("rank " + std::to_string(rank_) + ": allocation at " + pointerText(base) + " is already exported");
+      return internalError("rank " + std::to_string(rank_) + ": allocation at " + pointerText(base) +
+                           " is already exported");
     }
     PR_GPU_CHECK(rank_, hipSetDevice(device_));
     hipIpcMemHandle_t handle;
@@ -400,10 +424,10 @@ class GpuTransport final : public Transport {
     }
     PR_ASSIGN_OR_RETURN(const BufferRecord record, decodeBufferRecord(bytes, peer, rank_));
     if (length == 0 || offset > record.bytes || length > record.bytes - offset) {
-      return invalidArgumentError("rank " + std::to_string(rank_) + " opening a buffer of rank " + std::to_string(peer) +
-                                  ": range at offset " + std::to_string(offset) + " of " + std::to_string(length) +
-                                  " bytes is outside the registered allocation of " + std::to_string(record.bytes) +
-                                  " bytes");
+      return invalidArgumentError("rank " + std::to_string(rank_) + " opening a buffer of rank " +
+                                  std::to_string(peer) + ": range at offset " + std::to_string(offset) + " of " +
+                                  std::to_string(length) + " bytes is outside the registered allocation of " +
+                                  std::to_string(record.bytes) + " bytes");
     }
     unsigned char* base = nullptr;
     if (record.pid == ::getpid()) {
@@ -491,8 +515,8 @@ class GpuTransport final : public Transport {
   StatusOr<std::uint64_t> fillBatchTable(const ExecutionRequest& request, std::size_t elem, BatchTable& table) const {
     static_assert(kMaxBatchTableItems == kMaxBatchItemsPerSubmit);
     constexpr std::uint64_t kVectorBytes = 16;  // the kernels' load and store width
-    const std::string who = "rank " + std::to_string(rank_) + ": batch of " + std::to_string(request.batch.size()) +
-                            " items: ";
+    const std::string who =
+        "rank " + std::to_string(rank_) + ": batch of " + std::to_string(request.batch.size()) + " items: ";
     if (request.batch.size() > kMaxBatchItemsPerSubmit) {
       return invalidArgumentError(who + "at most " + std::to_string(kMaxBatchItemsPerSubmit) + " per operation");
     }
@@ -556,30 +580,42 @@ class GpuTransport final : public Transport {
         steps.push_back(d);
       }
       std::vector<DeviceRef> sources;
-      for (const BufferRef& r : program.sources) sources.push_back(DeviceRef{r.rank, static_cast<std::int32_t>(r.kind), r.slot});
+      for (const BufferRef& r : program.sources)
+        sources.push_back(DeviceRef{r.rank, static_cast<std::int32_t>(r.kind), r.slot});
       std::vector<std::uint32_t> counts(static_cast<std::size_t>(kMaxRanks) * kMaxDeviceFlags, 0);
       const auto n = static_cast<std::size_t>(world_size_);
       for (std::size_t writer = 0; writer < n; ++writer) {
         for (int flag = 0; flag < plan->num_flags; ++flag) {
           counts[writer * kMaxDeviceFlags + static_cast<std::size_t>(flag)] =
-              plan->signal_counts[(static_cast<std::size_t>(rank_) * n + writer) * static_cast<std::size_t>(plan->num_flags) +
+              plan->signal_counts[(static_cast<std::size_t>(rank_) * n + writer) *
+                                      static_cast<std::size_t>(plan->num_flags) +
                                   static_cast<std::size_t>(flag)];
         }
       }
       std::vector<std::uint32_t> done_to(static_cast<std::size_t>(kMaxRanks), 0);
       for (std::size_t holder = 0; holder < n; ++holder) {
         done_to[holder] = plan->signal_counts[(holder * n + static_cast<std::size_t>(rank_)) *
-                                              static_cast<std::size_t>(plan->num_flags) + kDoneFlag];
+                                                  static_cast<std::size_t>(plan->num_flags) +
+                                              kDoneFlag];
       }
       PR_GPU_CHECK(rank_, hipSetDevice(device_));
       PR_GPU_CHECK(rank_, hipMalloc(reinterpret_cast<void**>(&device.done_to), done_to.size() * sizeof(std::uint32_t)));
-      PR_GPU_CHECK(rank_, hipMemcpy(device.done_to, done_to.data(), done_to.size() * sizeof(std::uint32_t), hipMemcpyHostToDevice));
-      PR_GPU_CHECK(rank_, hipMalloc(reinterpret_cast<void**>(&device.steps), std::max<std::size_t>(1, steps.size()) * sizeof(DeviceStep)));
-      PR_GPU_CHECK(rank_, hipMalloc(reinterpret_cast<void**>(&device.sources), std::max<std::size_t>(1, sources.size()) * sizeof(DeviceRef)));
-      PR_GPU_CHECK(rank_, hipMalloc(reinterpret_cast<void**>(&device.signal_counts), counts.size() * sizeof(std::uint32_t)));
-      if (!steps.empty()) PR_GPU_CHECK(rank_, hipMemcpy(device.steps, steps.data(), steps.size() * sizeof(DeviceStep), hipMemcpyHostToDevice));
-      if (!sources.empty()) PR_GPU_CHECK(rank_, hipMemcpy(device.sources, sources.data(), sources.size() * sizeof(DeviceRef), hipMemcpyHostToDevice));
-      PR_GPU_CHECK(rank_, hipMemcpy(device.signal_counts, counts.data(), counts.size() * sizeof(std::uint32_t), hipMemcpyHostToDevice));
+      PR_GPU_CHECK(rank_, hipMemcpy(device.done_to, done_to.data(), done_to.size() * sizeof(std::uint32_t),
+                                    hipMemcpyHostToDevice));
+      PR_GPU_CHECK(rank_, hipMalloc(reinterpret_cast<void**>(&device.steps),
+                                    std::max<std::size_t>(1, steps.size()) * sizeof(DeviceStep)));
+      PR_GPU_CHECK(rank_, hipMalloc(reinterpret_cast<void**>(&device.sources),
+                                    std::max<std::size_t>(1, sources.size()) * sizeof(DeviceRef)));
+      PR_GPU_CHECK(rank_,
+                   hipMalloc(reinterpret_cast<void**>(&device.signal_counts), counts.size() * sizeof(std::uint32_t)));
+      if (!steps.empty())
+        PR_GPU_CHECK(rank_,
+                     hipMemcpy(device.steps, steps.data(), steps.size() * sizeof(DeviceStep), hipMemcpyHostToDevice));
+      if (!sources.empty())
+        PR_GPU_CHECK(rank_, hipMemcpy(device.sources, sources.data(), sources.size() * sizeof(DeviceRef),
+                                      hipMemcpyHostToDevice));
+      PR_GPU_CHECK(rank_, hipMemcpy(device.signal_counts, counts.data(), counts.size() * sizeof(std::uint32_t),
+                                    hipMemcpyHostToDevice));
       device.num_steps = static_cast<std::uint32_t>(steps.size());
       keep_alive_.push_back(plan);
       it = plans_.emplace(plan.get(), device).first;
@@ -631,7 +667,7 @@ class GpuTransport final : public Transport {
   std::uint64_t timeout_ns_ = static_cast<std::uint64_t>(kDefaultTimeoutMs) * 1000000ull;
   std::size_t region_bytes_ = 0;
   unsigned char* region_ = nullptr;
-  std::map<std::uintptr_t, std::uint64_t> exports_;                 // registered allocations: base -> export id
+  std::map<std::uintptr_t, std::uint64_t> exports_;  // registered allocations: base -> export id
   std::uint64_t next_export_id_ = 1;
   std::map<std::pair<int, std::uint64_t>, void*> opened_buffers_;  // (peer, export id) -> mapping
   ControlBlock* control_ = nullptr;
@@ -667,8 +703,9 @@ StatusOr<std::shared_ptr<Transport>> createGpuTransport(int rank, int world_size
   PR_GPU_CHECK(rank, hipDeviceGetAttribute(&sms, hipDeviceAttributeMultiprocessorCount, device));
   // The ranks agree on the smallest cap; the pulling and interpreted kernels take at most
   // kDefaultMaxBlocks of it, the push and line kernels all of it.
-  PR_ASSIGN_OR_RETURN(const gpu::GpuSettings settings, gpu::gpuSettingsFromEnvironment(
-                                                     [](const char* name) -> const char* { return std::getenv(name); }));
+  PR_ASSIGN_OR_RETURN(
+      const gpu::GpuSettings settings,
+      gpu::gpuSettingsFromEnvironment([](const char* name) -> const char* { return std::getenv(name); }));
   int max_blocks = std::min(options.max_blocks > 0 ? std::min(options.max_blocks, sms) : sms, gpu::kMaxBlocks);
   if (settings.max_blocks > 0) max_blocks = settings.max_blocks;
   return std::shared_ptr<Transport>(std::make_shared<gpu::GpuTransport>(

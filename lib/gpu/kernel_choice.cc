@@ -69,7 +69,8 @@ StatusOr<GpuSettings> gpuSettingsFromEnvironment(const std::function<const char*
     s.kernels.overlap_launch = overlap == 1;
   }
   PR_RETURN_IF_ERROR(byteSetting(getenv, "PEERREDUCE_GPU_BYTES_PER_BLOCK", kMinBytesPerBlock, s.bytes_per_block));
-  PR_RETURN_IF_ERROR(byteSetting(getenv, "PEERREDUCE_GPU_LL_BYTES_PER_BLOCK", kMinBytesPerBlock, s.line_bytes_per_block));
+  PR_RETURN_IF_ERROR(
+      byteSetting(getenv, "PEERREDUCE_GPU_LL_BYTES_PER_BLOCK", kMinBytesPerBlock, s.line_bytes_per_block));
   PR_RETURN_IF_ERROR(byteSetting(getenv, "PEERREDUCE_GPU_LL_MAX_BYTES", 0, s.kernels.max_bytes));
   PR_RETURN_IF_ERROR(byteSetting(getenv, "PEERREDUCE_GPU_LL2_MAX_BYTES", 0, s.kernels.max_two_shot_bytes));
   PR_RETURN_IF_ERROR(byteSetting(getenv, "PEERREDUCE_GPU_PUSH_MIN_BYTES", 0, s.kernels.push_min_bytes));
@@ -81,7 +82,7 @@ KernelChoice chooseKernel(FusedKind kind, std::uint64_t bytes, int world_size, c
   const bool lines = world_size >= 2 && bytes > 0;
   if (kind == FusedKind::kOneShot) {
     return lines && bytes <= policy.max_bytes && bytes <= linePayloadBytes(world_size) ? KernelChoice::kOneShotLines
-                                                                                        : KernelChoice::kOneShotPull;
+                                                                                       : KernelChoice::kOneShotPull;
   }
   const std::uint64_t vectors = (bytes + kVectorBytes - 1) / kVectorBytes;
   if (lines && bytes <= policy.max_two_shot_bytes && bytes <= lineTwoShotPayloadBytes(world_size) &&

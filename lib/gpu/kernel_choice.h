@@ -32,10 +32,10 @@ inline constexpr std::uint64_t kDefaultLowLatencyTwoShotMaxBytes = std::uint64_t
 inline constexpr std::uint64_t kDefaultPushMinBytes = std::uint64_t{2} << 20;
 
 struct KernelPolicy {
-  bool fused = true;                                                      // false: the interpreter runs everything
-  std::uint64_t max_bytes = kDefaultLowLatencyMaxBytes;                   // one-shot lines; 0 turns them off
+  bool fused = true;                                                     // false: the interpreter runs everything
+  std::uint64_t max_bytes = kDefaultLowLatencyMaxBytes;                  // one-shot lines; 0 turns them off
   std::uint64_t max_two_shot_bytes = kDefaultLowLatencyTwoShotMaxBytes;  // two-shot lines; 0 turns them off
-  std::uint64_t push_min_bytes = kDefaultPushMinBytes;                    // push two-shot; 0 turns it off
+  std::uint64_t push_min_bytes = kDefaultPushMinBytes;                   // push two-shot; 0 turns it off
   // Programmatic dependent launch (Hopper): each kernel is scheduled while the previous one on the
   // stream finishes and waits on the GPU for it, so the launch latency overlaps the previous work. Only
   // the launch changes, never the protocol, so ranks need not agree on it.

@@ -39,8 +39,8 @@ StatusOr<PeerRecord> decodePeerRecord(std::span<const std::byte> bytes, int peer
     return corruptError(who + "record is not a peerreduce GPU record of version " + std::to_string(kPeerRecordVersion));
   }
   if (record.world_size != expect.world_size) {
-    return mismatchError(who + "the peer was created for " + std::to_string(record.world_size) + " ranks, this rank for " +
-                         std::to_string(expect.world_size));
+    return mismatchError(who + "the peer was created for " + std::to_string(record.world_size) +
+                         " ranks, this rank for " + std::to_string(expect.world_size));
   }
   if (record.rank != peer) {
     return corruptError(who + "record names rank " + std::to_string(record.rank) + " (ranks are 0.." +
@@ -59,8 +59,8 @@ StatusOr<PeerRecord> decodePeerRecord(std::span<const std::byte> bytes, int peer
   // describe a region that does not wrap around the address space.
   if (record.region_address == 0 ||
       record.region_address > std::numeric_limits<std::uint64_t>::max() - record.region_bytes) {
-    return corruptError(who + "record's region address " + std::to_string(record.region_address) +
-                        " cannot hold " + std::to_string(record.region_bytes) + " bytes");
+    return corruptError(who + "record's region address " + std::to_string(record.region_address) + " cannot hold " +
+                        std::to_string(record.region_bytes) + " bytes");
   }
   return record;
 }
@@ -74,7 +74,8 @@ std::vector<std::byte> encodeBufferRecord(const BufferRecord& record) {
 }
 
 StatusOr<BufferRecord> decodeBufferRecord(std::span<const std::byte> bytes, int peer, int receiver) {
-  const std::string who = "rank " + std::to_string(receiver) + " opening a buffer of rank " + std::to_string(peer) + ": ";
+  const std::string who =
+      "rank " + std::to_string(receiver) + " opening a buffer of rank " + std::to_string(peer) + ": ";
   PR_ASSIGN_OR_RETURN(const BufferRecord record, fromBytes<BufferRecord>(bytes, who));
   if (record.magic != kBufferRecordMagic || record.version != kBufferRecordVersion) {
     return corruptError(who + "record is not a peerreduce GPU buffer record of version " +

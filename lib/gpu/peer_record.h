@@ -40,8 +40,8 @@ std::vector<std::byte> encodePeerRecord(const PeerRecord& record);
 
 // What the receiving rank expects of every record.
 struct PeerRecordExpectation {
-  int rank = 0;        // the receiver, for messages
-  int world_size = 1;  // the receiver's world size
+  int rank = 0;                    // the receiver, for messages
+  int world_size = 1;              // the receiver's world size
   std::uint64_t region_bytes = 0;  // every rank's region has the receiver's size
 };
 

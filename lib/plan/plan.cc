@@ -13,9 +13,15 @@ constexpr std::size_t kChunkAlignBytes = 16;
 std::string describeRef(const BufferRef& ref) {
   char buf[48] = "?";  // stays "?" for a kind outside the enum (a corrupt step being described)
   switch (ref.kind) {
-    case BufferKind::kInput: std::snprintf(buf, sizeof(buf), "in%d", ref.rank); break;
-    case BufferKind::kOutput: std::snprintf(buf, sizeof(buf), "out%d", ref.rank); break;
-    case BufferKind::kScratch: std::snprintf(buf, sizeof(buf), "s%d.%d", ref.rank, ref.slot); break;
+    case BufferKind::kInput:
+      std::snprintf(buf, sizeof(buf), "in%d", ref.rank);
+      break;
+    case BufferKind::kOutput:
+      std::snprintf(buf, sizeof(buf), "out%d", ref.rank);
+      break;
+    case BufferKind::kScratch:
+      std::snprintf(buf, sizeof(buf), "s%d.%d", ref.rank, ref.slot);
+      break;
   }
   return buf;
 }

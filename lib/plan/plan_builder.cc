@@ -12,9 +12,9 @@ PlanBuilder::PlanBuilder(Algorithm algorithm, int world_size, int num_chunks, in
   plan_.num_flags = num_flags;
   plan_.in_place = in_place;
   plan_.programs.resize(static_cast<std::size_t>(world_size));
-  sent_.assign(static_cast<std::size_t>(world_size) * static_cast<std::size_t>(world_size) *
-                   static_cast<std::size_t>(num_flags),
-               0);
+  sent_.assign(
+      static_cast<std::size_t>(world_size) * static_cast<std::size_t>(world_size) * static_cast<std::size_t>(num_flags),
+      0);
 }
 
 std::size_t PlanBuilder::sentIndex(int holder, int writer, int flag) const {

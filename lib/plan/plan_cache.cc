@@ -33,8 +33,9 @@ StatusOr<VerifiedPlan> cachedPlan(const PlanRequest& request, const std::vector<
   if (it == cache.end()) {
     PR_ASSIGN_OR_RETURN(Plan plan, buildPlan(request));
     if (cache.size() >= kPlanCacheLimit) cache.clear();
-    it = cache.emplace(key, Entry{request, link, VerifiedPlan{std::make_shared<const Plan>(std::move(plan)), false, {}}})
-             .first;
+    it =
+        cache.emplace(key, Entry{request, link, VerifiedPlan{std::make_shared<const Plan>(std::move(plan)), false, {}}})
+            .first;
   }
   VerifiedPlan& entry = it->second.plan;
   if (verify && !entry.verified) {

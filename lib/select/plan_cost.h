@@ -17,10 +17,10 @@
 namespace peerreduce {
 
 struct PlanCost {
-  double time_us = 0.0;                  // when the last rank finishes
-  std::vector<double> rank_finish_us;    // per rank
-  std::vector<std::uint64_t> link_bytes; // n x n: bytes rank `from` moved in rank `to`'s memory ([from*n+to])
-  std::size_t steps = 0;                 // steps executed, all ranks
+  double time_us = 0.0;                   // when the last rank finishes
+  std::vector<double> rank_finish_us;     // per rank
+  std::vector<std::uint64_t> link_bytes;  // n x n: bytes rank `from` moved in rank `to`'s memory ([from*n+to])
+  std::size_t steps = 0;                  // steps executed, all ranks
 };
 
 // Evaluates many plans on one topology, reusing its buffers (the selector evaluates hundreds).

@@ -192,8 +192,9 @@ std::vector<AlgorithmEstimate> AlgorithmSelector::estimate(std::size_t count, st
     estimates.push_back(*e);
   }
   // Stable order on ties: the candidate listed first wins, on every rank.
-  std::stable_sort(estimates.begin(), estimates.end(),
-                   [](const AlgorithmEstimate& a, const AlgorithmEstimate& b) { return a.predicted_us < b.predicted_us; });
+  std::stable_sort(estimates.begin(), estimates.end(), [](const AlgorithmEstimate& a, const AlgorithmEstimate& b) {
+    return a.predicted_us < b.predicted_us;
+  });
   return estimates;
 }
 

@@ -3,9 +3,9 @@
 //
 // At creation it predicts, for every candidate plan and every power-of-two size bucket, the time of
 // the whole operation (segments included, see segmenting.h) on the communicator's topology, and keeps
-// the cheapest per bucket (four buckets per power of two). allreduce() then looks its size up in O(1). Every rank builds the same
-// table from the same plans, topology and scratch size, so all ranks agree without talking.
-// Tables are memoised process-wide, so the ranks of an in-process world compute it once.
+// the cheapest per bucket (four buckets per power of two). allreduce() then looks its size up in O(1). Every rank
+// builds the same table from the same plans, topology and scratch size, so all ranks agree without talking. Tables are
+// memoised process-wide, so the ranks of an in-process world compute it once.
 #pragma once
 
 #include <array>

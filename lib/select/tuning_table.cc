@@ -18,7 +18,8 @@ Status lineError(int line, const std::string& what) {
 bool validArch(const std::string& arch) {
   if (arch.empty() || arch.size() > kMaxArchChars) return false;
   return std::all_of(arch.begin(), arch.end(), [](char c) {
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '-' || c == '.';
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '-' ||
+           c == '.';
   });
 }
 

@@ -35,7 +35,10 @@ SpanningTree breadthFirstTree(const Topology& topology, int root) {
 class CycleSearch {
  public:
   CycleSearch(const Topology& topology, double min_gbps, std::uint64_t budget)
-      : topology_(topology), n_(topology.worldSize()), min_gbps_(min_gbps), budget_(budget),
+      : topology_(topology),
+        n_(topology.worldSize()),
+        min_gbps_(min_gbps),
+        budget_(budget),
         visited_(static_cast<std::size_t>(n_), false) {}
 
   std::optional<std::vector<int>> run() {
@@ -118,7 +121,8 @@ Status checkConnected(const Topology& topology) {
     for (int r : groups[g]) unreachable += (unreachable.empty() ? "" : ",") + std::to_string(r);
   }
   const bool one = groups.size() == 2 && groups[1].size() == 1;
-  return unavailableError((one ? "rank " : "ranks ") + unreachable + " cannot be reached from rank 0, directly or through other ranks (" +
+  return unavailableError((one ? "rank " : "ranks ") + unreachable +
+                          " cannot be reached from rank 0, directly or through other ranks (" +
                           std::to_string(groups.size()) + " disconnected groups in " + topology.describe() +
                           "); allow host-staged links or remove them from the link mask");
 }
@@ -130,8 +134,8 @@ std::optional<std::vector<int>> findHamiltonianCycle(const Topology& topology, s
   std::set<double, std::greater<>> speeds;
   for (int a = 0; a < n; ++a) {
     for (int b = 0; b < n; ++b) {
-      if (a != b && usablePair(topology, a, b)) speeds.insert(std::min(topology.link(a, b).bandwidth_gbps,
-                                                                        topology.link(b, a).bandwidth_gbps));
+      if (a != b && usablePair(topology, a, b))
+        speeds.insert(std::min(topology.link(a, b).bandwidth_gbps, topology.link(b, a).bandwidth_gbps));
     }
   }
   // The fastest few speed classes first, then every usable link: a bounded number of bounded searches.
@@ -154,7 +158,8 @@ StatusOr<SpanningTree> treeFromParents(const std::vector<int>& parent) {
   for (int r = 0; r < n; ++r) {
     const int p = parent[static_cast<std::size_t>(r)];
     if (p == -1) {
-      if (tree.root != -1) return invalidArgumentError("tree has two roots, " + std::to_string(tree.root) + " and " + std::to_string(r));
+      if (tree.root != -1)
+        return invalidArgumentError("tree has two roots, " + std::to_string(tree.root) + " and " + std::to_string(r));
       tree.root = r;
     } else if (p < 0 || p >= n || p == r) {
       return invalidArgumentError("tree parent of rank " + std::to_string(r) + " is " + std::to_string(p));

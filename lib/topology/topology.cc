@@ -6,18 +6,22 @@ namespace peerreduce {
 
 std::string_view linkClassName(LinkClass link_class) {
   switch (link_class) {
-    case LinkClass::kNone: return "none";
-    case LinkClass::kNvLink: return "nvlink";
-    case LinkClass::kXgmi: return "xgmi";
-    case LinkClass::kPcie: return "pcie";
-    case LinkClass::kHostStaged: return "host";
+    case LinkClass::kNone:
+      return "none";
+    case LinkClass::kNvLink:
+      return "nvlink";
+    case LinkClass::kXgmi:
+      return "xgmi";
+    case LinkClass::kPcie:
+      return "pcie";
+    case LinkClass::kHostStaged:
+      return "host";
   }
   return "invalid";
 }
 
 Topology::Topology(int world_size)
-    : world_size_(world_size),
-      links_(static_cast<std::size_t>(world_size) * static_cast<std::size_t>(world_size)) {}
+    : world_size_(world_size), links_(static_cast<std::size_t>(world_size) * static_cast<std::size_t>(world_size)) {}
 
 LinkInfo Topology::defaultNvLink() {
   // Illustrative NVLink-class figures (a 4-GPU full mesh gives each pair about a third of one GPU's
@@ -48,7 +52,8 @@ std::vector<std::vector<bool>> Topology::accessMatrix() const {
   std::vector<std::vector<bool>> matrix(static_cast<std::size_t>(world_size_),
                                         std::vector<bool>(static_cast<std::size_t>(world_size_), false));
   for (int a = 0; a < world_size_; ++a) {
-    for (int b = 0; b < world_size_; ++b) matrix[static_cast<std::size_t>(a)][static_cast<std::size_t>(b)] = canAccess(a, b);
+    for (int b = 0; b < world_size_; ++b)
+      matrix[static_cast<std::size_t>(a)][static_cast<std::size_t>(b)] = canAccess(a, b);
   }
   return matrix;
 }
@@ -80,7 +85,8 @@ std::string Topology::describe() const {
     if (!uniform) out += " and others";
   }
   if (missing_count) {
-    out += ", " + std::to_string(missing_count) + " directed links missing (" + missing + (missing_count > 8 ? ",..." : "") + ")";
+    out += ", " + std::to_string(missing_count) + " directed links missing (" + missing +
+           (missing_count > 8 ? ",..." : "") + ")";
   }
   return out;
 }

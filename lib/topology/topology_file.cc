@@ -11,8 +11,8 @@
 namespace peerreduce {
 namespace {
 
-constexpr double kMaxLatencyUs = 1e6;     // a second: anything slower is not a link
-constexpr double kMaxBandwidthGbps = 1e6; // a petabyte per second: far above any interconnect
+constexpr double kMaxLatencyUs = 1e6;      // a second: anything slower is not a link
+constexpr double kMaxBandwidthGbps = 1e6;  // a petabyte per second: far above any interconnect
 
 struct Endpoints {
   int from = 0;
@@ -83,8 +83,9 @@ Status parseDevice(const std::vector<std::string>& words, DeviceModel& device, i
     } else if (name == "ingress_gbps") {
       device.ingress_bandwidth_gbps = *value;
     } else {
-      return lineError(line, "unknown device setting '" + name +
-                                 "' (step_overhead_us, signal_overhead_us, local_gbps, ingress_gbps, launch_overhead_us)");
+      return lineError(line,
+                       "unknown device setting '" + name +
+                           "' (step_overhead_us, signal_overhead_us, local_gbps, ingress_gbps, launch_overhead_us)");
     }
   }
   return Status::ok();
@@ -97,7 +98,8 @@ StatusOr<LinkClass> parseLinkClass(std::string_view name) {
   if (name == "xgmi") return LinkClass::kXgmi;
   if (name == "pcie") return LinkClass::kPcie;
   if (name == "host") return LinkClass::kHostStaged;
-  return invalidArgumentError("unknown link class '" + std::string(name.substr(0, 32)) + "' (nvlink, xgmi, pcie, host)");
+  return invalidArgumentError("unknown link class '" + std::string(name.substr(0, 32)) +
+                              "' (nvlink, xgmi, pcie, host)");
 }
 
 StatusOr<Topology> parseTopologyText(std::string_view text) {

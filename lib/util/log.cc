@@ -44,9 +44,12 @@ void setLogMuted(bool muted) { g_log_muted.store(muted, std::memory_order_relaxe
 
 const char* logLevelName(LogLevel level) {
   switch (level) {
-    case LogLevel::kWarn: return "WARN";
-    case LogLevel::kInfo: return "INFO";
-    case LogLevel::kTrace: return "TRACE";
+    case LogLevel::kWarn:
+      return "WARN";
+    case LogLevel::kInfo:
+      return "INFO";
+    case LogLevel::kTrace:
+      return "TRACE";
   }
   return "?";
 }

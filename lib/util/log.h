@@ -34,8 +34,8 @@ void logLine(LogLevel level, int rank, const char* format, ...) __attribute__((f
 
 }  // namespace peerreduce
 
-#define PR_LOG(level, rank, ...)                                                  \
-  do {                                                                            \
+#define PR_LOG(level, rank, ...)                                                          \
+  do {                                                                                    \
     if (::peerreduce::logEnabled(level)) ::peerreduce::logLine(level, rank, __VA_ARGS__); \
   } while (false)
 #define PR_WARN(rank, ...) PR_LOG(::peerreduce::LogLevel::kWarn, rank, __VA_ARGS__)

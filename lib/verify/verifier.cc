@@ -27,7 +27,7 @@ struct SequencedStep {
 struct Access {
   int op;
   int rank;
-  int slot;             // scratch slot, or chunk for user buffers
+  int slot;  // scratch slot, or chunk for user buffers
   bool write;
   std::uint32_t clock;  // the accessing rank's own clock at the access
   std::size_t vc;       // index of the vector-clock snapshot taken at the access
@@ -101,11 +101,12 @@ class Verifier {
                      std::to_string(plan.scratch_slots - 1));
         }
         break;
-      default: return bad("unknown buffer kind");
+      default:
+        return bad("unknown buffer kind");
     }
     if (!linked(rank, ref.rank)) {
-      return bad("touches rank " + std::to_string(ref.rank) + "'s memory but there is no link " +
-                 std::to_string(rank) + "->" + std::to_string(ref.rank));
+      return bad("touches rank " + std::to_string(ref.rank) + "'s memory but there is no link " + std::to_string(rank) +
+                 "->" + std::to_string(ref.rank));
     }
     return true;
   }
@@ -132,7 +133,8 @@ class Verifier {
         return false;
       }
       if (static_cast<int>(plan.programs.size()) != n_) {
-        problem(op_name + ": " + std::to_string(plan.programs.size()) + " programs for " + std::to_string(n_) + " ranks");
+        problem(op_name + ": " + std::to_string(plan.programs.size()) + " programs for " + std::to_string(n_) +
+                " ranks");
         return false;
       }
       if (plan.num_flags < 1 || plan.num_flags > kMaxFlags) {
@@ -182,7 +184,8 @@ class Verifier {
                 problem(at + ": peer " + std::to_string(step.peer) + " is not another rank");
                 ok = false;
               } else if (step.flag < 0 || step.flag >= plan.num_flags) {
-                problem(at + ": flag " + std::to_string(step.flag) + " outside 0.." + std::to_string(plan.num_flags - 1));
+                problem(at + ": flag " + std::to_string(step.flag) + " outside 0.." +
+                        std::to_string(plan.num_flags - 1));
                 ok = false;
               } else if (step.kind == StepKind::kWait && step.value == 0) {
                 problem(at + ": wait for value 0 orders nothing");
@@ -323,8 +326,13 @@ class Verifier {
   }
 
   void recordAccess(int rank, const SequencedStep& s, const BufferRef& ref, bool write, std::size_t vc) {
-    Access a{s.op, rank, ref.kind == BufferKind::kScratch ? ref.slot : s.step->chunk, write,
-             clocks_[static_cast<std::size_t>(rank)][static_cast<std::size_t>(rank)], vc, &s};
+    Access a{s.op,
+             rank,
+             ref.kind == BufferKind::kScratch ? ref.slot : s.step->chunk,
+             write,
+             clocks_[static_cast<std::size_t>(rank)][static_cast<std::size_t>(rank)],
+             vc,
+             &s};
     if (ref.kind == BufferKind::kScratch) {
       scratch_accesses_[static_cast<std::size_t>(ref.rank)].push_back(a);
     } else {
@@ -426,7 +434,7 @@ class Verifier {
     const auto ops = plans_.size();
     const auto n = static_cast<std::size_t>(n_);
     std::vector<Boundary> bounds(ops * n);  // [op * n + rank]
-    for (const Access& a : accesses) {  // in each rank's program order
+    for (const Access& a : accesses) {      // in each rank's program order
       Boundary& b = bounds[static_cast<std::size_t>(a.op) * n + static_cast<std::size_t>(a.rank)];
       if (b.first_access == nullptr) b.first_access = &a;
       b.last_access = &a;
@@ -475,7 +483,8 @@ class Verifier {
       for (int c = 0; c < plan.num_chunks; ++c) {
         int reference = kNoValue;
         for (int r = 0; r < n_; ++r) {
-          const std::string at = "op " + std::to_string(op) + " rank " + std::to_string(r) + " chunk " + std::to_string(c);
+          const std::string at =
+              "op " + std::to_string(op) + " rank " + std::to_string(r) + " chunk " + std::to_string(c);
           auto it = values_.find(locationKey(op, outputOf(r), c));
           if (it == values_.end()) {
             problem(at + ": output never written");

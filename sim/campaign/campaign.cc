@@ -28,7 +28,8 @@ bool campaignPassed(const CampaignReport& r) {
 }
 
 std::string replayCommand(std::uint64_t seed, bool canary) {
-  return "peerreduce-sim campaign --seeds 1 --seed " + std::to_string(seed) + (canary ? " --canary swallow-errors" : "");
+  return "peerreduce-sim campaign --seeds 1 --seed " + std::to_string(seed) +
+         (canary ? " --canary swallow-errors" : "");
 }
 
 namespace {
@@ -51,12 +52,14 @@ void accumulate(CampaignReport& report, const Scenario& scenario, const Scenario
     report.kinds[kk].recovery_us += r.kinds[kk].recovery_us;
     report.kinds[kk].max_recovery_us = std::max(report.kinds[kk].max_recovery_us, r.kinds[kk].max_recovery_us);
   }
-  for (std::size_t c = 0; c < r.error_codes.size(); ++c) report.error_codes[c] += static_cast<std::uint64_t>(r.error_codes[c]);
+  for (std::size_t c = 0; c < r.error_codes.size(); ++c)
+    report.error_codes[c] += static_cast<std::uint64_t>(r.error_codes[c]);
   report.fingerprint = deriveSeed(report.fingerprint ^ r.fingerprint, seed);
   if (!r.safety_ok) report.safety_failures += 1;
   if (!r.liveness_ok) report.liveness_failures += 1;
   if ((!r.safety_ok || !r.liveness_ok) && report.failures.size() < kMaxListedFailures) {
-    report.failures.push_back({seed, r.problem, scenario.describe(), replayCommand(seed, report.options.swallow_errors_canary)});
+    report.failures.push_back(
+        {seed, r.problem, scenario.describe(), replayCommand(seed, report.options.swallow_errors_canary)});
   }
 }
 
@@ -82,7 +85,8 @@ CampaignReport runCampaign(const CampaignOptions& options) {
     const std::uint64_t batch_seed = options.first_seed + first;
     std::vector<ScenarioResult> results;
     if (jobs == 1) {
-      for (std::uint64_t i = 0; i < batch; ++i) results.push_back(runScenario(drawScenario(batch_seed + i), scenario_options));
+      for (std::uint64_t i = 0; i < batch; ++i)
+        results.push_back(runScenario(drawScenario(batch_seed + i), scenario_options));
     } else {
       auto ran = runScenariosInWorkers(batch_seed, batch, jobs, scenario_options, kBatchDeadlineSeconds);
       if (!ran.isOk()) {
@@ -91,7 +95,8 @@ CampaignReport runCampaign(const CampaignOptions& options) {
       }
       results = std::move(ran).value();
     }
-    for (std::uint64_t i = 0; i < batch; ++i) accumulate(report, drawScenario(batch_seed + i), results[i], batch_seed + i);
+    for (std::uint64_t i = 0; i < batch; ++i)
+      accumulate(report, drawScenario(batch_seed + i), results[i], batch_seed + i);
   }
   setLogMuted(false);
   report.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
@@ -128,10 +133,11 @@ std::string formatText(const CampaignReport& r) {
   }
   out += "\n";
   for (const auto& f : r.failures) {
-    out += "FAILED seed " + std::to_string(f.seed) + ": " + f.problem + "\n  " + f.scenario + "\n  replay: " + f.replay + "\n";
+    out += "FAILED seed " + std::to_string(f.seed) + ": " + f.problem + "\n  " + f.scenario +
+           "\n  replay: " + f.replay + "\n";
   }
-  out += "safety failures: " + std::to_string(r.safety_failures) + ", liveness failures: " +
-         std::to_string(r.liveness_failures) + "\n";
+  out += "safety failures: " + std::to_string(r.safety_failures) +
+         ", liveness failures: " + std::to_string(r.liveness_failures) + "\n";
   char fp[32];
   std::snprintf(fp, sizeof(fp), "%016llx", static_cast<unsigned long long>(r.fingerprint));
   out += "fingerprint: " + std::string(fp) + "\nwall time: " + fixed(r.wall_seconds, 2) + " s with " +
@@ -144,33 +150,35 @@ std::string formatText(const CampaignReport& r) {
 std::string formatJson(const CampaignReport& r) {
   char fp[32];
   std::snprintf(fp, sizeof(fp), "%016llx", static_cast<unsigned long long>(r.fingerprint));
-  std::string out = "{\"seeds\":" + std::to_string(r.scenarios) + ",\"first_seed\":" + std::to_string(r.options.first_seed) +
-                    ",\"canary\":" + (r.options.swallow_errors_canary ? "true" : "false") +
-                    ",\"safety_failures\":" + std::to_string(r.safety_failures) +
-                    ",\"liveness_failures\":" + std::to_string(r.liveness_failures) + ",\"ops_ok\":" +
-                    std::to_string(r.ops_ok) + ",\"ops_failed\":" + std::to_string(r.ops_failed) +
-                    ",\"creation_refusals\":" + std::to_string(r.creation_refusals) + ",\"shrinks\":" +
-                    std::to_string(r.shrinks) + ",\"buggify_fired\":" + std::to_string(r.buggify_fired) + ",\"kinds\":{";
+  std::string out =
+      "{\"seeds\":" + std::to_string(r.scenarios) + ",\"first_seed\":" + std::to_string(r.options.first_seed) +
+      ",\"canary\":" + (r.options.swallow_errors_canary ? "true" : "false") +
+      ",\"safety_failures\":" + std::to_string(r.safety_failures) +
+      ",\"liveness_failures\":" + std::to_string(r.liveness_failures) + ",\"ops_ok\":" + std::to_string(r.ops_ok) +
+      ",\"ops_failed\":" + std::to_string(r.ops_failed) +
+      ",\"creation_refusals\":" + std::to_string(r.creation_refusals) + ",\"shrinks\":" + std::to_string(r.shrinks) +
+      ",\"buggify_fired\":" + std::to_string(r.buggify_fired) + ",\"kinds\":{";
   for (int k = 0; k < faults::kFaultKindCount; ++k) {
     const auto kk = static_cast<std::size_t>(k);
     const KindOutcome& ko = r.kinds[kk];
     if (k > 0) out += ",";
-    out += jsonString(std::string(faults::faultKindName(static_cast<faults::FaultKind>(k)))) + ":{\"in_mix\":" +
-           std::to_string(r.mixes_with[kk]) + ",\"injected\":" + std::to_string(ko.injected) + ",\"ops_lost\":" +
-           std::to_string(ko.ops_failed) + ",\"recoveries\":" + std::to_string(ko.recoveries) +
+    out += jsonString(std::string(faults::faultKindName(static_cast<faults::FaultKind>(k)))) +
+           ":{\"in_mix\":" + std::to_string(r.mixes_with[kk]) + ",\"injected\":" + std::to_string(ko.injected) +
+           ",\"ops_lost\":" + std::to_string(ko.ops_failed) + ",\"recoveries\":" + std::to_string(ko.recoveries) +
            ",\"mean_recovery_us\":" + fixed(ko.recoveries > 0 ? ko.recovery_us / ko.recoveries : 0.0, 3) +
            ",\"max_recovery_us\":" + fixed(ko.max_recovery_us, 3) + "}";
   }
   out += "},\"failures\":[";
   for (std::size_t i = 0; i < r.failures.size(); ++i) {
     const auto& f = r.failures[i];
-    out += (i ? "," : "") + std::string("{\"seed\":") + std::to_string(f.seed) + ",\"problem\":" + jsonString(f.problem) +
-           ",\"scenario\":" + jsonString(f.scenario) + ",\"replay\":" + jsonString(f.replay) + "}";
+    out += (i ? "," : "") + std::string("{\"seed\":") + std::to_string(f.seed) +
+           ",\"problem\":" + jsonString(f.problem) + ",\"scenario\":" + jsonString(f.scenario) +
+           ",\"replay\":" + jsonString(f.replay) + "}";
   }
-  out += "],\"fingerprint\":\"" + std::string(fp) + "\",\"wall_seconds\":" + fixed(r.wall_seconds, 3) + ",\"jobs\":" +
-         std::to_string(std::clamp(r.options.jobs, 1, kMaxCampaignJobs)) +
-         ",\"worker_error\":" + jsonString(r.worker_error) + ",\"verdict\":" + (campaignPassed(r) ? "\"ok\"" : "\"failed\"") +
-         "}\n";
+  out += "],\"fingerprint\":\"" + std::string(fp) + "\",\"wall_seconds\":" + fixed(r.wall_seconds, 3) +
+         ",\"jobs\":" + std::to_string(std::clamp(r.options.jobs, 1, kMaxCampaignJobs)) +
+         ",\"worker_error\":" + jsonString(r.worker_error) +
+         ",\"verdict\":" + (campaignPassed(r) ? "\"ok\"" : "\"failed\"") + "}\n";
   return out;
 }
 
@@ -211,10 +219,11 @@ int campaignMain(const std::vector<std::string>& args) {
       }
       options.swallow_errors_canary = true;
     } else if (flag == "--help" || flag == "-h") {
-      std::printf("usage: peerreduce-sim campaign [--seeds N] [--seed S] [--jobs J] [--json] [--canary swallow-errors]\n"
-                  "Runs N seeded fault scenarios (seeds S..S+N-1) and checks safety and liveness.\n"
-                  "--jobs J runs J scenarios at a time (1..64, default 1); the report does not depend on it.\n"
-                  "Exit status: 0 no failure, 1 a safety or liveness failure, 2 bad input.\n");
+      std::printf(
+          "usage: peerreduce-sim campaign [--seeds N] [--seed S] [--jobs J] [--json] [--canary swallow-errors]\n"
+          "Runs N seeded fault scenarios (seeds S..S+N-1) and checks safety and liveness.\n"
+          "--jobs J runs J scenarios at a time (1..64, default 1); the report does not depend on it.\n"
+          "Exit status: 0 no failure, 1 a safety or liveness failure, 2 bad input.\n");
       return 0;
     } else {
       std::fprintf(stderr, "peerreduce-sim campaign: unknown option '%s'; see --help\n", flag.c_str());

@@ -115,7 +115,8 @@ bool decodeResult(const std::vector<std::byte>& bytes, std::size_t* offset, Scen
          in.get(&k.max_recovery_us);
   }
   for (int& c : r->error_codes) ok = ok && in.get(&c);
-  ok = ok && in.get(&r->buggify_fired) && in.get(&r->fingerprint) && in.get(&length) && in.getString(&r->problem, length);
+  ok = ok && in.get(&r->buggify_fired) && in.get(&r->fingerprint) && in.get(&length) &&
+       in.getString(&r->problem, length);
   if (!ok || flags > 3) return false;
   r->safety_ok = (flags & 1) != 0;
   r->liveness_ok = (flags & 2) != 0;
@@ -146,7 +147,8 @@ StatusOr<std::vector<ScenarioResult>> runScenariosInWorkers(std::uint64_t first_
     int fds[2];
     if (::pipe(fds) != 0) {
       stopAll();
-      return internalError("campaign: cannot make a pipe for worker " + std::to_string(j) + ": " + std::strerror(errno));
+      return internalError("campaign: cannot make a pipe for worker " + std::to_string(j) + ": " +
+                           std::strerror(errno));
     }
     const pid_t pid = ::fork();
     if (pid == 0) {
@@ -175,11 +177,13 @@ StatusOr<std::vector<ScenarioResult>> runScenariosInWorkers(std::uint64_t first_
       }
     }
     if (fds.empty()) break;
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    const auto left =
+        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
     if (left.count() <= 0) {
       stopAll();
       return internalError("campaign: workers did not finish seeds " + std::to_string(first_seed) + ".." +
-                           std::to_string(first_seed + count - 1) + " within " + std::to_string(deadline_seconds) + " s");
+                           std::to_string(first_seed + count - 1) + " within " + std::to_string(deadline_seconds) +
+                           " s");
     }
     const int ready = ::poll(fds.data(), fds.size(), static_cast<int>(std::min<long long>(left.count(), 1000)));
     if (ready < 0 && errno != EINTR) {

@@ -37,8 +37,8 @@ struct Scenario {
   Topology topology;
   std::vector<ScenarioOp> ops;
   faults::FaultMix mix;
-  std::vector<faults::Fault> faults;   // ranks are the original ranks
-  std::uint32_t buggify_sites = 0;     // BuggifySite bits switched on for this run
+  std::vector<faults::Fault> faults;  // ranks are the original ranks
+  std::uint32_t buggify_sites = 0;    // BuggifySite bits switched on for this run
   std::string describe() const;
 };
 
@@ -47,9 +47,9 @@ Scenario drawScenario(std::uint64_t seed);
 // What one fault kind did in a scenario.
 struct KindOutcome {
   int injected = 0;
-  int ops_failed = 0;          // operations that failed while a fault of this kind was in effect
-  int recoveries = 0;          // shrinks that followed
-  double recovery_us = 0.0;    // sum: detection (virtual time of the failed operation) + first allreduce after
+  int ops_failed = 0;        // operations that failed while a fault of this kind was in effect
+  int recoveries = 0;        // shrinks that followed
+  double recovery_us = 0.0;  // sum: detection (virtual time of the failed operation) + first allreduce after
   double max_recovery_us = 0.0;
 };
 
@@ -57,7 +57,7 @@ struct ScenarioResult {
   std::uint64_t seed = 0;
   bool safety_ok = true;
   bool liveness_ok = true;
-  std::string problem;         // first problem, empty when both hold
+  std::string problem;  // first problem, empty when both hold
   int ops_ok = 0;
   int ops_failed = 0;
   int creation_refusals = 0;

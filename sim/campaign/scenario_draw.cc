@@ -119,11 +119,13 @@ Scenario drawScenario(std::uint64_t seed) {
         case FaultKind::kIpcOpenFailure:
         case FaultKind::kCorruptRecord:
         case FaultKind::kTruncatedRecord:
-          f.peer = static_cast<int>((static_cast<std::uint64_t>(f.rank) + 1 + prng.below(static_cast<std::uint64_t>(n - 1))) %
-                                    static_cast<std::uint64_t>(n));
+          f.peer = static_cast<int>(
+              (static_cast<std::uint64_t>(f.rank) + 1 + prng.below(static_cast<std::uint64_t>(n - 1))) %
+              static_cast<std::uint64_t>(n));
           break;
         case FaultKind::kPoolExhaustedTransient:
-        case FaultKind::kPoolExhaustedPersistent: break;
+        case FaultKind::kPoolExhaustedPersistent:
+          break;
       }
       s.faults.push_back(f);
     }

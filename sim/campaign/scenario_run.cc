@@ -54,9 +54,15 @@ std::vector<std::byte> reference(const ScenarioOp& op, const std::vector<std::ve
   std::vector<std::byte> acc = inputs[0];
   for (std::size_t i = 1; i < inputs.size(); ++i) {
     switch (op.dtype) {
-      case DataType::kInt32: fold<std::int32_t>(op.op, acc.data(), inputs[i].data(), op.count); break;
-      case DataType::kInt64: fold<std::int64_t>(op.op, acc.data(), inputs[i].data(), op.count); break;
-      default: fold<std::uint8_t>(op.op, acc.data(), inputs[i].data(), op.count); break;
+      case DataType::kInt32:
+        fold<std::int32_t>(op.op, acc.data(), inputs[i].data(), op.count);
+        break;
+      case DataType::kInt64:
+        fold<std::int64_t>(op.op, acc.data(), inputs[i].data(), op.count);
+        break;
+      default:
+        fold<std::uint8_t>(op.op, acc.data(), inputs[i].data(), op.count);
+        break;
     }
   }
   return acc;
@@ -68,8 +74,10 @@ bool typedFailure(const Status& s) {
     case ErrorCode::kRemoteError:
     case ErrorCode::kPeerLost:
     case ErrorCode::kLinkDown:
-    case ErrorCode::kAborted: return s.message().find("rank") != std::string::npos;
-    default: return false;
+    case ErrorCode::kAborted:
+      return s.message().find("rank") != std::string::npos;
+    default:
+      return false;
   }
 }
 
@@ -81,9 +89,7 @@ bool typedCreationFailure(const Status& s) {
 
 class Runner {
  public:
-  Runner(const Scenario& s, const ScenarioOptions& o) : s_(s), o_(o) {
-    result_.seed = s.seed;
-  }
+  Runner(const Scenario& s, const ScenarioOptions& o) : s_(s), o_(o) { result_.seed = s.seed; }
 
   ScenarioResult run() {
     for (const Fault& f : s_.faults) result_.kinds[static_cast<std::size_t>(f.kind)].injected += 1;
@@ -121,8 +127,9 @@ class Runner {
     hooks_ = std::make_shared<SimFaultHooks>();
     controller_ = std::make_shared<FaultController>(n, hooks_);
     controller_->setSwallowErrorsCanary(o_.swallow_errors_canary);
-    controller_->enableSites(sites, 0.1, deriveSeed(s_.seed, 0xb0661 + static_cast<std::uint64_t>(result_.shrinks) * 2 +
-                                                             (sites == s_.buggify_sites ? 0 : 1)));
+    controller_->enableSites(sites, 0.1,
+                             deriveSeed(s_.seed, 0xb0661 + static_cast<std::uint64_t>(result_.shrinks) * 2 +
+                                                     (sites == s_.buggify_sites ? 0 : 1)));
     for (const Fault& f : creation_faults) PR_RETURN_IF_ERROR(controller_->inject(f));
     SimOptions options;
     options.seed = deriveSeed(s_.seed, 0x5100 + static_cast<std::uint64_t>(result_.shrinks));
@@ -231,8 +238,8 @@ class Runner {
     std::vector<Status> status(static_cast<std::size_t>(n));
     for (int r = 0; r < n; ++r) {
       status[static_cast<std::size_t>(r)] = cluster_->comm(r).allreduce(
-          send[static_cast<std::size_t>(r)].data() + kGuardBytes, recv[static_cast<std::size_t>(r)].data() + kGuardBytes,
-          op.count, op.dtype, op.op);
+          send[static_cast<std::size_t>(r)].data() + kGuardBytes,
+          recv[static_cast<std::size_t>(r)].data() + kGuardBytes, op.count, op.dtype, op.op);
     }
     const std::vector<FaultKind> mid = inject(k, true);
     active.insert(active.end(), mid.begin(), mid.end());
@@ -248,9 +255,10 @@ class Runner {
       const auto& rb = recv[static_cast<std::size_t>(r)];
       const auto& sb = send[static_cast<std::size_t>(r)];
       const std::string who = "op " + std::to_string(k) + " rank " + std::to_string(ids_[static_cast<std::size_t>(r)]);
-      const bool guards_ok = std::all_of(rb.begin(), rb.begin() + kGuardBytes, [](std::byte b) { return b == kGuard; }) &&
-                             std::all_of(rb.end() - kGuardBytes, rb.end(), [](std::byte b) { return b == kGuard; }) &&
-                             std::memcmp(sb.data() + kGuardBytes, inputs[static_cast<std::size_t>(r)].data(), bytes) == 0;
+      const bool guards_ok =
+          std::all_of(rb.begin(), rb.begin() + kGuardBytes, [](std::byte b) { return b == kGuard; }) &&
+          std::all_of(rb.end() - kGuardBytes, rb.end(), [](std::byte b) { return b == kGuard; }) &&
+          std::memcmp(sb.data() + kGuardBytes, inputs[static_cast<std::size_t>(r)].data(), bytes) == 0;
       if (!guards_ok) safety(who + ": memory outside the output (guards or the send buffer) changed");
       if (st.isOk()) {
         if (std::memcmp(rb.data() + kGuardBytes, expected.data(), bytes) != 0) {
@@ -293,7 +301,8 @@ class Runner {
     for (int r = 0; r < n; ++r) {
       const auto& d = decided[static_cast<std::size_t>(r)];
       if (!d.isOk()) {
-        safety("rank " + std::to_string(ids_[static_cast<std::size_t>(r)]) + ": the agreement failed: " + d.status().toString());
+        safety("rank " + std::to_string(ids_[static_cast<std::size_t>(r)]) +
+               ": the agreement failed: " + d.status().toString());
         return;
       }
       decisions.push_back(*d);
@@ -301,7 +310,8 @@ class Runner {
     for (const auto& d : decisions) {
       if (!std::binary_search(d.survivors.begin(), d.survivors.end(), d.rank)) continue;  // a failed rank
       if (!decisionsAgree(decisions, d.rank)) {
-        safety("survivors of rank " + std::to_string(ids_[static_cast<std::size_t>(d.rank)]) + "'s group disagree on the failed set");
+        safety("survivors of rank " + std::to_string(ids_[static_cast<std::size_t>(d.rank)]) +
+               "'s group disagree on the failed set");
         return;
       }
     }
@@ -348,8 +358,8 @@ class Runner {
       PR_RETURN_IF_ERROR(prepareWorld(static_cast<int>(ids_.size()), {}, sites));
       return createComms([&](int i) {
         const int old = plan->old_rank[static_cast<std::size_t>(i)];
-        return shrinkCommunicator(old_cluster->comm(old), decisions[static_cast<std::size_t>(old)], world_->bootstrap(i),
-                                  transports_[static_cast<std::size_t>(i)]);
+        return shrinkCommunicator(old_cluster->comm(old), decisions[static_cast<std::size_t>(old)],
+                                  world_->bootstrap(i), transports_[static_cast<std::size_t>(i)]);
       });
     };
     Status made = shrink(s_.buggify_sites);
@@ -359,8 +369,8 @@ class Runner {
       made = shrink(s_.buggify_sites & ~(1u << static_cast<int>(faults::BuggifySite::kOpenExhausted)));
     }
     if (!made.isOk()) {
-      liveness("op " + std::to_string(k) + ": the shrunk world (" + plan->describe() + ") cannot be created: " +
-               made.toString());
+      liveness("op " + std::to_string(k) + ": the shrunk world (" + plan->describe() +
+               ") cannot be created: " + made.toString());
       return;
     }
     // The first allreduce after the shrink, on the survivors' inputs.
@@ -382,7 +392,8 @@ class Runner {
     for (int r = 0; r < m && ok(); ++r) {
       const Status st = cluster_->comm(r).asyncError();
       if (!ran.isOk() || !st.isOk()) {
-        liveness("op " + std::to_string(k) + ": the allreduce after the shrink failed: " + (st.isOk() ? ran : st).toString());
+        liveness("op " + std::to_string(k) +
+                 ": the allreduce after the shrink failed: " + (st.isOk() ? ran : st).toString());
       } else if (std::memcmp(out[static_cast<std::size_t>(r)].data(), expected.data(), bytes) != 0) {
         safety("op " + std::to_string(k) + ": the allreduce after the shrink reported success with a wrong result");
       }

@@ -20,7 +20,8 @@ StatusOr<std::uint64_t> parseUnsigned(const std::string& flag, const std::string
     value = value * 10 + digit;
   }
   if (value < low || value > high) {
-    return invalidArgumentError(flag + " " + text + ": must be in " + std::to_string(low) + ".." + std::to_string(high));
+    return invalidArgumentError(flag + " " + text + ": must be in " + std::to_string(low) + ".." +
+                                std::to_string(high));
   }
   return value;
 }
@@ -43,7 +44,8 @@ std::string cliUsage() {
          "  --in-place         send buffer = receive buffer\n"
          "  --no-race-check    skip the happens-before checker (faster)\n"
          "  --trace FILE       write a Chrome trace (open in ui.perfetto.dev)\n"
-         "  --topology T       full-mesh (default), ring, mesh2d:RxC, pcie:K, random:DENSITY[:SEED], or a topology file\n"
+         "  --topology T       full-mesh (default), ring, mesh2d:RxC, pcie:K, random:DENSITY[:SEED], or a topology "
+         "file\n"
          "  --device D         price the full mesh with a calibrated profile: h200 (fitted on 4 x H200)\n"
          "  --mask PAIRS       forbid direct links, e.g. 0-1,2-3 (as PEERREDUCE_LINK_MASK)\n"
          "  --json             print one JSON object instead of text (predict: every size's candidates)\n"
@@ -67,7 +69,8 @@ StatusOr<CliOptions> parseCliOptions(const std::vector<std::string>& args) {
     options.command = CliCommand::kHelp;
     return options;
   } else if (args[0].rfind("--", 0) != 0) {
-    return invalidArgumentError("unknown command '" + args[0] + "'; the commands are 'allreduce' (the default), 'predict', 'campaign' and 'help'");
+    return invalidArgumentError("unknown command '" + args[0] +
+                                "'; the commands are 'allreduce' (the default), 'predict', 'campaign' and 'help'");
   }
   auto value = [&](const std::string& flag) -> StatusOr<std::string> {
     if (i + 1 >= args.size()) return invalidArgumentError(flag + " needs a value");
@@ -130,8 +133,10 @@ StatusOr<CliOptions> parseCliOptions(const std::vector<std::string>& args) {
   // A profile was fitted on a full mesh; on another topology, or beside a file's own figures, its
   // numbers would price links it never measured.
   if (!options.device.empty() && !options.topology.empty() && options.topology != "full-mesh") {
-    return invalidArgumentError("--device " + options.device + " prices the full mesh it was measured on; it cannot be "
-                                "combined with --topology " + options.topology);
+    return invalidArgumentError("--device " + options.device +
+                                " prices the full mesh it was measured on; it cannot be "
+                                "combined with --topology " +
+                                options.topology);
   }
   return options;
 }

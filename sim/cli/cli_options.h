@@ -28,9 +28,10 @@ struct CliOptions {
   bool race_checking = true;
   int iterations = 1;
   std::string trace_path;  // empty: no trace
-  std::string topology;    // generator name (full-mesh, ring, mesh2d:RxC, pcie:K, random:D[:S]) or a file; empty: full mesh
-  std::string mask;        // link mask "A-B,C-D" (PEERREDUCE_LINK_MASK semantics)
-  std::string device;      // calibrated profile (topology/device_profiles.h) pricing the full mesh; empty: defaults
+  std::string
+      topology;        // generator name (full-mesh, ring, mesh2d:RxC, pcie:K, random:D[:S]) or a file; empty: full mesh
+  std::string mask;    // link mask "A-B,C-D" (PEERREDUCE_LINK_MASK semantics)
+  std::string device;  // calibrated profile (topology/device_profiles.h) pricing the full mesh; empty: defaults
 };
 
 // Largest --count: 2^32 elements, 32 GiB per rank of fp64, beyond what the host can simulate anyway.

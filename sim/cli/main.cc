@@ -8,16 +8,16 @@
 #include <string>
 #include <vector>
 
+#include "campaign.h"
 #include "cli/cli_options.h"
-#include "peerreduce/communicator.h"
-#include "support/reference.h"
 #include "json_text.h"
+#include "peerreduce/communicator.h"
 #include "sim_cluster.h"
+#include "support/reference.h"
 #include "topology/device_profiles.h"
 #include "topology/generators.h"
 #include "topology/topology_file.h"
 #include "util/log.h"
-#include "campaign.h"
 
 namespace peerreduce::sim {
 namespace {
@@ -41,7 +41,7 @@ struct RunReport {
   std::string topology;
   bool ranks_agree = true;
   std::string reference_problem;
-  PoolStats memory;  // rank 0's symmetric pool after the run (every rank's must be identical)
+  PoolStats memory;    // rank 0's symmetric pool after the run (every rank's must be identical)
   PinnedStats pinned;  // rank 0's pinned host pool (per rank, not symmetric: host-staged paths only)
 };
 
@@ -122,7 +122,8 @@ Status runAllreduce(RunReport& report) {
   for (int it = 0; it < o.iterations; ++it) {
     for (int r = 0; r < n; ++r) {
       auto& s = send[static_cast<std::size_t>(r)];
-      if (o.in_place && it > 0) std::memcpy(s.data() + kGuardBytes, inputs[static_cast<std::size_t>(r)].data() + kGuardBytes, bytes);
+      if (o.in_place && it > 0)
+        std::memcpy(s.data() + kGuardBytes, inputs[static_cast<std::size_t>(r)].data() + kGuardBytes, bytes);
       void* out = o.in_place ? s.data() + kGuardBytes : recv[static_cast<std::size_t>(r)].data() + kGuardBytes;
       PR_RETURN_IF_ERROR(cluster->comm(r).allreduce(s.data() + kGuardBytes, out, o.count, o.dtype, o.op));
     }
@@ -144,8 +145,8 @@ Status runAllreduce(RunReport& report) {
   report.races = cluster->world().raceReports();
   report.fingerprint = cluster->world().traceFingerprint();
   if (!o.trace_path.empty()) PR_RETURN_IF_ERROR(cluster->world().writeChromeTrace(o.trace_path));
-  report.plan_description = report.selection.plan.empty() ? std::string(algorithmName(report.selection.chosen))
-                                                          : report.selection.plan;
+  report.plan_description =
+      report.selection.plan.empty() ? std::string(algorithmName(report.selection.chosen)) : report.selection.plan;
 
   // Verdict: guards intact, every rank bitwise equal, equal to the reference, no race.
   auto output = [&](int r) -> const unsigned char* {
@@ -175,7 +176,8 @@ Status runAllreduce(RunReport& report) {
     for (int r = 0; r < n; ++r) ins.push_back(inputs[static_cast<std::size_t>(r)].data() + kGuardBytes);
     const auto reference = testing::referenceReduce(o.dtype, o.op, ins, o.count);
     report.reference_problem = testing::compareToReference(o.dtype, o.op, reference, output(0), o.count);
-    if (!report.reference_problem.empty()) fail(report, "result differs from the reference: " + report.reference_problem);
+    if (!report.reference_problem.empty())
+      fail(report, "result differs from the reference: " + report.reference_problem);
   }
   if (!report.races.empty()) fail(report, "happens-before violation: " + report.races.front());
   return Status::ok();
@@ -243,7 +245,8 @@ void printText(const RunReport& r) {
               r.predicted_us * o.iterations, r.stats.virtual_time_us);
   std::printf("  races:       %s\n", r.races.empty() ? "none (happens-before checked)" : r.races.front().c_str());
   std::printf("  ranks agree: %s\n", r.ranks_agree ? "bitwise identical on every rank" : "NO");
-  std::printf("  reference:   %s\n", r.reference_problem.empty() ? "every element within tolerance" : r.reference_problem.c_str());
+  std::printf("  reference:   %s\n",
+              r.reference_problem.empty() ? "every element within tolerance" : r.reference_problem.c_str());
   const PoolStats& m = r.memory;
   std::printf("  memory:      pool %s per rank, %s in use (peak %s) in %" PRIu64 " blocks; %" PRIu64
               " allocations, %" PRIu64 " failed; %" PRIu64 " free blocks, largest %s; fragmentation %.3f; %" PRIu64
@@ -278,7 +281,8 @@ void printJson(const RunReport& r) {
   for (std::size_t i = 0; i < r.selection.candidates.size(); ++i) {
     const auto& c = r.selection.candidates[i];
     char buf[160];
-    std::snprintf(buf, sizeof(buf), "%s{\"algorithm\":\"%s\",\"predicted_time_us\":%.4f,\"segments\":%d,\"plan\":", i ? "," : "",
+    std::snprintf(buf, sizeof(buf),
+                  "%s{\"algorithm\":\"%s\",\"predicted_time_us\":%.4f,\"segments\":%d,\"plan\":", i ? "," : "",
                   std::string(algorithmName(c.algorithm)).c_str(), c.predicted_us, c.segments);
     candidates += buf + jsonString(c.plan) + "}";
   }
@@ -287,7 +291,8 @@ void printJson(const RunReport& r) {
   for (std::size_t i = 0; i < r.races.size(); ++i) races += (i ? "," : "") + jsonString(r.races[i]);
   races += "]";
   std::string excluded = "[";
-  for (std::size_t i = 0; i < r.selection.excluded.size(); ++i) excluded += (i ? "," : "") + jsonString(r.selection.excluded[i]);
+  for (std::size_t i = 0; i < r.selection.excluded.size(); ++i)
+    excluded += (i ? "," : "") + jsonString(r.selection.excluded[i]);
   excluded += "]";
   char fingerprint[32];
   std::snprintf(fingerprint, sizeof(fingerprint), "0x%016" PRIx64, r.fingerprint);
@@ -312,15 +317,18 @@ void printJson(const RunReport& r) {
                 m.blocks_moved, pinned);
   std::printf(
       "{\"algorithm\":\"%s\",\"forced\":%s,\"ranks\":%d,\"count\":%zu,\"dtype\":\"%s\",\"op\":\"%s\",\"in_place\":%s,"
-      "\"seed\":%" PRIu64 ",\"iterations\":%d,\"verdict\":%s,\"predicted_time_us\":%.4f,\"simulated_time_us\":%.4f,"
-      "\"steps\":%" PRIu64 ",\"plan_executions\":%" PRIu64 ",\"ranks_agree\":%s,\"races\":%s,\"candidates\":%s,"
+      "\"seed\":%" PRIu64
+      ",\"iterations\":%d,\"verdict\":%s,\"predicted_time_us\":%.4f,\"simulated_time_us\":%.4f,"
+      "\"steps\":%" PRIu64 ",\"plan_executions\":%" PRIu64
+      ",\"ranks_agree\":%s,\"races\":%s,\"candidates\":%s,"
       "\"link_bytes\":%s,\"topology\":%s,\"route\":%s,\"excluded\":%s,\"memory\":%s,\"trace_fingerprint\":\"%s\","
       "\"command\":%s}\n",
       std::string(algorithmName(r.selection.chosen)).c_str(), r.selection.forced ? "true" : "false", n, o.count,
-      std::string(dataTypeName(o.dtype)).c_str(), std::string(reduceOpName(o.op)).c_str(), o.in_place ? "true" : "false",
-      o.seed, o.iterations, jsonString(r.verdict).c_str(), r.predicted_us * o.iterations, r.stats.virtual_time_us,
-      r.stats.steps, r.stats.operations, r.ranks_agree ? "true" : "false", races.c_str(), candidates.c_str(),
-      links.c_str(), jsonString(r.topology).c_str(), jsonString(r.plan_description).c_str(), excluded.c_str(), memory, fingerprint, jsonString(cliCommandLine(o)).c_str());
+      std::string(dataTypeName(o.dtype)).c_str(), std::string(reduceOpName(o.op)).c_str(),
+      o.in_place ? "true" : "false", o.seed, o.iterations, jsonString(r.verdict).c_str(), r.predicted_us * o.iterations,
+      r.stats.virtual_time_us, r.stats.steps, r.stats.operations, r.ranks_agree ? "true" : "false", races.c_str(),
+      candidates.c_str(), links.c_str(), jsonString(r.topology).c_str(), jsonString(r.plan_description).c_str(),
+      excluded.c_str(), memory, fingerprint, jsonString(cliCommandLine(o)).c_str());
 }
 
 std::string sizeName(std::size_t bytes) {
@@ -372,7 +380,8 @@ Status runPredict(const CliOptions& o) {
   if (o.json) {
     // Full precision for scripts (bench/calibrate_model.py fits the model through it); candidates
     // are named like the table's columns.
-    std::string out = "{\"ranks\":" + std::to_string(o.ranks) + ",\"dtype\":" + jsonString(std::string(dataTypeName(o.dtype))) +
+    std::string out = "{\"ranks\":" + std::to_string(o.ranks) +
+                      ",\"dtype\":" + jsonString(std::string(dataTypeName(o.dtype))) +
                       ",\"topology\":" + jsonString(o.topology.empty() ? "full-mesh" : o.topology) +
                       ",\"device\":" + jsonString(o.device) + ",\"sizes\":[";
     for (std::size_t i = 0; i < sizes.size(); ++i) {
@@ -415,7 +424,9 @@ Status runPredict(const CliOptions& o) {
       }
     }
     std::printf(" %s%s |\n", pickedName(reports[i]).c_str(),
-                reports[i].forced ? " (forced)" : reports[i].tuned ? " (tuning table)" : "");
+                reports[i].forced  ? " (forced)"
+                : reports[i].tuned ? " (tuning table)"
+                                   : "");
   }
   std::printf("\n");
   for (const auto& [index, text] : descriptions) std::printf("- %s\n", text.c_str());

@@ -391,8 +391,10 @@ TEST(CApi, BatchReducesEveryItemAndRefusesBadArguments) {
     auto& i = in[static_cast<std::size_t>(r)];
     std::fill(i.begin(), i.end(), static_cast<float>(r + 1));
     auto& o = out[static_cast<std::size_t>(r)];
-    const prBatchItem_t items[3] = {{i.data(), o.data(), 10}, {i.data() + 10, o.data() + 10, 50}, {i.data() + 60, i.data() + 60, 40}};
-    ASSERT_EQ(prAllReduceBatch(items, 3, prFloat32, prSum, fixture.comms[static_cast<std::size_t>(r)], nullptr), prSuccess)
+    const prBatchItem_t items[3] = {
+        {i.data(), o.data(), 10}, {i.data() + 10, o.data() + 10, 50}, {i.data() + 60, i.data() + 60, 40}};
+    ASSERT_EQ(prAllReduceBatch(items, 3, prFloat32, prSum, fixture.comms[static_cast<std::size_t>(r)], nullptr),
+              prSuccess)
         << prGetLastError();
   }
   ASSERT_EQ(prSimWorldRun(fixture.world), prSuccess) << prGetLastError();
@@ -401,11 +403,12 @@ TEST(CApi, BatchReducesEveryItemAndRefusesBadArguments) {
     for (std::size_t k = 60; k < 100; ++k) EXPECT_EQ(in[static_cast<std::size_t>(r)][k], 3.0f);
   }
   std::vector<prBatchItem_t> many(1025, prBatchItem_t{in[0].data(), in[0].data(), 1});
-  expectRejected(prAllReduceBatch(many.data(), many.size(), prFloat32, prSum, fixture.comms[0], nullptr), prInvalidArgument,
-                 "1025 items");
+  expectRejected(prAllReduceBatch(many.data(), many.size(), prFloat32, prSum, fixture.comms[0], nullptr),
+                 prInvalidArgument, "1025 items");
   expectRejected(prAllReduceBatch(nullptr, 2, prFloat32, prSum, fixture.comms[0], nullptr), prInvalidArgument, "items");
   const prBatchItem_t bad[1] = {{nullptr, out[0].data(), 4}};
-  expectRejected(prAllReduceBatch(bad, 1, prFloat32, prSum, fixture.comms[0], nullptr), prInvalidArgument, "batch item 0");
+  expectRejected(prAllReduceBatch(bad, 1, prFloat32, prSum, fixture.comms[0], nullptr), prInvalidArgument,
+                 "batch item 0");
   expectRejected(prAllReduceBatch(bad, 1, prFloat32, prSum, nullptr, nullptr), prInvalidArgument, "comm");
   EXPECT_EQ(prAllReduceBatch(nullptr, 0, prFloat32, prSum, fixture.comms[0], nullptr), prSuccess) << prGetLastError();
 }

@@ -44,7 +44,8 @@ int runCHeaderChecks(void) {
   }
   /* A batch of two halves of each rank's data: every element doubles again (3 -> 2 * 3 per element). */
   for (int r = 0; r < kRanks; ++r) {
-    prBatchItem_t items[2] = {{data[r], data[r], kCount / 2}, {data[r] + kCount / 2, data[r] + kCount / 2, kCount - kCount / 2}};
+    prBatchItem_t items[2] = {{data[r], data[r], kCount / 2},
+                              {data[r] + kCount / 2, data[r] + kCount / 2, kCount - kCount / 2}};
     if (prAllReduceBatch(items, 2, prInt32, prSum, comms[r], NULL) != prSuccess) return 16;
   }
   if (prSimWorldRun(world) != prSuccess) return 17;

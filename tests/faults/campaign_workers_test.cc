@@ -1,9 +1,9 @@
 // The campaign's worker processes: results cross the pipe intact, malformed bytes are refused, a
 // batch run in workers equals the same batch run in-process, and a worker past its deadline is
 // reported instead of waited on.
-#include <gtest/gtest.h>
-
 #include "campaign_workers.h"
+
+#include <gtest/gtest.h>
 
 namespace peerreduce::sim::campaign {
 namespace {

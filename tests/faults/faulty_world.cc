@@ -46,8 +46,9 @@ StatusOr<std::unique_ptr<FaultyWorld>> FaultyWorld::create(const Topology& topol
   const int n = topology.worldSize();
   FaultyWorld* raw = w.get();
   PR_ASSIGN_OR_RETURN(w->cluster_, sim::SimCluster::createWith(w->world_, [&](int r) {
-    return Communicator::create(r, n, raw->world_->bootstrap(r), raw->transports_[static_cast<std::size_t>(r)], config);
-  }));
+                        return Communicator::create(r, n, raw->world_->bootstrap(r),
+                                                    raw->transports_[static_cast<std::size_t>(r)], config);
+                      }));
   return w;
 }
 
@@ -88,8 +89,8 @@ StatusOr<std::unique_ptr<FaultyWorld>> FaultyWorld::shrink(const std::vector<Fai
     if (std::binary_search(d.survivors.begin(), d.survivors.end(), d.rank)) continue;
     auto refused = shrinkCommunicator(comm(d.rank), d, nullptr, nullptr);
     if (refused.isOk() || refused.status().code() != ErrorCode::kPeerLost) {
-      return internalError("rank " + std::to_string(d.rank) + " was declared failed but shrink did not say so: " +
-                           refused.status().toString());
+      return internalError("rank " + std::to_string(d.rank) +
+                           " was declared failed but shrink did not say so: " + refused.status().toString());
     }
   }
   const FailureDecision* chosen = largestGroup(decisions);
@@ -98,10 +99,11 @@ StatusOr<std::unique_ptr<FaultyWorld>> FaultyWorld::shrink(const std::vector<Fai
   PR_ASSIGN_OR_RETURN(auto w, prepare(plan.topology, config_, wait_timeout_us_));
   FaultyWorld* raw = w.get();
   PR_ASSIGN_OR_RETURN(w->cluster_, sim::SimCluster::createWith(w->world_, [&](int i) {
-    const int old = plan.old_rank[static_cast<std::size_t>(i)];
-    return shrinkCommunicator(comm(old), decisions[static_cast<std::size_t>(old)], raw->world_->bootstrap(i),
-                              raw->transports_[static_cast<std::size_t>(i)]);
-  }));
+                        const int old = plan.old_rank[static_cast<std::size_t>(i)];
+                        return shrinkCommunicator(comm(old), decisions[static_cast<std::size_t>(old)],
+                                                  raw->world_->bootstrap(i),
+                                                  raw->transports_[static_cast<std::size_t>(i)]);
+                      }));
   return w;
 }
 

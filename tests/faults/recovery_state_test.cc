@@ -34,16 +34,17 @@ struct Model {
   int n = 0;
   std::vector<std::vector<bool>> link;  // n x n, symmetric: links of the current world
   std::set<int> crashed;
-  std::set<Link> dead;                  // (a, b), a < b
+  std::set<Link> dead;                   // (a, b), a < b
   std::vector<double> pending_stall_us;  // per rank: stalls not yet consumed by an action
   bool aborted = false;
   bool agreed = false;
-  int ops = 0;                          // allreduces so far (input salt)
+  int ops = 0;  // allreduces so far (input salt)
 
   bool healthy() const { return crashed.empty() && dead.empty(); }
   bool live(int r) const { return !crashed.count(r); }
   bool carries(int a, int b) const {
-    return link[static_cast<std::size_t>(a)][static_cast<std::size_t>(b)] && !dead.count({std::min(a, b), std::max(a, b)});
+    return link[static_cast<std::size_t>(a)][static_cast<std::size_t>(b)] &&
+           !dead.count({std::min(a, b), std::max(a, b)});
   }
   // The component of live ranks holding `r` over live links, ascending.
   std::vector<int> component(int r) const {
@@ -83,7 +84,8 @@ std::vector<std::vector<std::int32_t>> inputs(int n, std::size_t count, int salt
   std::vector<std::vector<std::int32_t>> in(static_cast<std::size_t>(n), std::vector<std::int32_t>(count));
   for (int r = 0; r < n; ++r) {
     for (std::size_t i = 0; i < count; ++i) {
-      in[static_cast<std::size_t>(r)][i] = static_cast<std::int32_t>((r + 3) * 7919 + static_cast<int>(i) * 31 + salt * 101);
+      in[static_cast<std::size_t>(r)][i] =
+          static_cast<std::int32_t>((r + 3) * 7919 + static_cast<int>(i) * 31 + salt * 101);
     }
   }
   return in;
@@ -108,7 +110,8 @@ struct AllreduceCmd : rc::state::Command<Model, Sut> {
     std::vector<std::int32_t> expected(count, 0);
     for (const auto& v : in) {
       for (std::size_t i = 0; i < count; ++i) {
-        expected[i] = static_cast<std::int32_t>(static_cast<std::uint32_t>(expected[i]) + static_cast<std::uint32_t>(v[i]));
+        expected[i] =
+            static_cast<std::int32_t>(static_cast<std::uint32_t>(expected[i]) + static_cast<std::uint32_t>(v[i]));
       }
     }
     auto out = sut.world->allreduce(in);
@@ -136,8 +139,7 @@ struct AllreduceCmd : rc::state::Command<Model, Sut> {
 struct CrashCmd : rc::state::Command<Model, Sut> {
   int rank;
   std::uint64_t step;
-  explicit CrashCmd(const Model& m)
-      : rank(*rc::gen::inRange(0, m.n)), step(*rc::gen::inRange<std::uint64_t>(0, 20)) {}
+  explicit CrashCmd(const Model& m) : rank(*rc::gen::inRange(0, m.n)), step(*rc::gen::inRange<std::uint64_t>(0, 20)) {}
   void checkPreconditions(const Model& m) const override {
     RC_PRE(!m.aborted);
     RC_PRE(rank < m.n && m.live(rank));

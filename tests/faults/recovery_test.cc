@@ -18,7 +18,8 @@ using faults::FaultKind;
 std::vector<std::vector<std::int32_t>> inputsFor(int n, std::size_t count, int salt) {
   std::vector<std::vector<std::int32_t>> in(static_cast<std::size_t>(n), std::vector<std::int32_t>(count));
   for (int r = 0; r < n; ++r) {
-    for (std::size_t i = 0; i < count; ++i) in[static_cast<std::size_t>(r)][i] = (r + 1) * 1000 + static_cast<int>(i % 97) + salt;
+    for (std::size_t i = 0; i < count; ++i)
+      in[static_cast<std::size_t>(r)][i] = (r + 1) * 1000 + static_cast<int>(i % 97) + salt;
   }
   return in;
 }
@@ -83,8 +84,8 @@ TEST(FailureAgreement, TheLargestGroupGoesOnAndTiesGoToTheLowestRank) {
 
 TEST(FailureAgreement, DeadLinksAreAgreedAndRemovedByTheShrink) {
   const Topology t = Topology::fullMesh(4);
-  auto decided = agreeOnFailures(t, {FailureReport{0, {}, {{0, 2}}}, FailureReport{1, {}, {}}, FailureReport{2, {}, {{2, 0}}},
-                                     FailureReport{3, {}, {}}});
+  auto decided = agreeOnFailures(t, {FailureReport{0, {}, {{0, 2}}}, FailureReport{1, {}, {}},
+                                     FailureReport{2, {}, {{2, 0}}}, FailureReport{3, {}, {}}});
   ASSERT_TRUE(decided.isOk());
   for (const auto& d : *decided) {
     EXPECT_EQ(d.survivors, (std::vector<int>{0, 1, 2, 3}));
@@ -138,8 +139,9 @@ TEST(BootstrapAgreement, BadReportsAreRejectedNamingTheProblem) {
   ASSERT_TRUE(group.isOk());
   Bootstrap& b = *(*group)[0];
   const Topology one = Topology::fullMesh(1);
-  EXPECT_EQ(agreeOnFailures(b, Topology::fullMesh(2), FailureReport{0, {}, {}}, std::chrono::seconds(1)).status().code(),
-            ErrorCode::kInvalidArgument);
+  EXPECT_EQ(
+      agreeOnFailures(b, Topology::fullMesh(2), FailureReport{0, {}, {}}, std::chrono::seconds(1)).status().code(),
+      ErrorCode::kInvalidArgument);
   auto other = agreeOnFailures(b, one, FailureReport{3, {}, {}}, std::chrono::seconds(1));
   EXPECT_EQ(other.status().code(), ErrorCode::kInvalidArgument);
   EXPECT_NE(other.status().message().find("rank 3"), std::string::npos);
@@ -157,8 +159,8 @@ TEST(BootstrapAgreement, BadReportsAreRejectedNamingTheProblem) {
 TEST(BootstrapAgreement, ARankThatNeverArrivesIsATimeoutNamingIt) {
   auto group = createInProcessGroup(2);
   ASSERT_TRUE(group.isOk());
-  auto decided = agreeOnFailures(*(*group)[0], Topology::fullMesh(2), FailureReport{0, {}, {}},
-                                 std::chrono::milliseconds(50));
+  auto decided =
+      agreeOnFailures(*(*group)[0], Topology::fullMesh(2), FailureReport{0, {}, {}}, std::chrono::milliseconds(50));
   EXPECT_EQ(decided.status().code(), ErrorCode::kTimeout);
   EXPECT_NE(decided.status().message().find("ranks 1"), std::string::npos) << decided.status().toString();
 }
@@ -207,13 +209,15 @@ TEST(LinkDiesMidOperation, SurvivorsAgreeAndTheShrunkWorldRoutesAroundTheDeadLin
   FaultyWorld& w = **world;
   auto selection = w.comm(0).explainSelection(60000, DataType::kInt32);
   ASSERT_TRUE(selection.isOk());
-  ASSERT_NE(selection->plan.find("2-3"), std::string::npos) << "the ring should cross 2-3 at first: " << selection->plan;
+  ASSERT_NE(selection->plan.find("2-3"), std::string::npos)
+      << "the ring should cross 2-3 at first: " << selection->plan;
 
   // A healthy operation first, then the link 2<->3 dies five actions into the next one.
   const auto healthy_in = inputsFor(6, 60000, 1);
   auto healthy = w.allreduce(healthy_in);
   for (int r = 0; r < 6; ++r) {
-    ASSERT_TRUE(healthy.status[static_cast<std::size_t>(r)].isOk()) << healthy.status[static_cast<std::size_t>(r)].toString();
+    ASSERT_TRUE(healthy.status[static_cast<std::size_t>(r)].isOk())
+        << healthy.status[static_cast<std::size_t>(r)].toString();
     EXPECT_EQ(healthy.result[static_cast<std::size_t>(r)], sumOf(healthy_in));
   }
   auto hit = w.allreduce(inputsFor(6, 60000, 2), {Fault{FaultKind::kLinkDown, 2, 3, 0, 5, 0.0}});
@@ -249,7 +253,8 @@ TEST(LinkDiesMidOperation, SurvivorsAgreeAndTheShrunkWorldRoutesAroundTheDeadLin
   const auto after_in = inputsFor(6, 60000, 3);
   auto after = s.allreduce(after_in);
   for (int r = 0; r < 6; ++r) {
-    ASSERT_TRUE(after.status[static_cast<std::size_t>(r)].isOk()) << after.status[static_cast<std::size_t>(r)].toString();
+    ASSERT_TRUE(after.status[static_cast<std::size_t>(r)].isOk())
+        << after.status[static_cast<std::size_t>(r)].toString();
     EXPECT_EQ(after.result[static_cast<std::size_t>(r)], sumOf(after_in)) << "rank " << r;
   }
 }
@@ -260,13 +265,14 @@ TEST(LinkDiesMidOperation, ALinkWhoseLossDisconnectsARankLeavesTheLargestGroup) 
   auto world = FaultyWorld::create(ringTopology(5));
   ASSERT_TRUE(world.isOk()) << world.status().toString();
   FaultyWorld& w = **world;
-  auto hit = w.allreduce(inputsFor(5, 5000, 4), {Fault{FaultKind::kLinkDown, 0, 1, 0, 3, 0.0},
-                                                 Fault{FaultKind::kLinkDown, 1, 2, 0, 3, 0.0}});
+  auto hit = w.allreduce(inputsFor(5, 5000, 4),
+                         {Fault{FaultKind::kLinkDown, 0, 1, 0, 3, 0.0}, Fault{FaultKind::kLinkDown, 1, 2, 0, 3, 0.0}});
   for (int r = 0; r < 5; ++r) EXPECT_FALSE(hit.status[static_cast<std::size_t>(r)].isOk()) << "rank " << r;
   const std::vector<FailureDecision> decisions = mustAgree(w);
   ASSERT_EQ(decisions.size(), 5u);
   EXPECT_EQ(decisions[1].survivors, std::vector<int>{1});
-  for (int r : {0, 2, 3, 4}) EXPECT_EQ(decisions[static_cast<std::size_t>(r)].survivors, (std::vector<int>{0, 2, 3, 4}));
+  for (int r : {0, 2, 3, 4})
+    EXPECT_EQ(decisions[static_cast<std::size_t>(r)].survivors, (std::vector<int>{0, 2, 3, 4}));
   auto shrunk = w.shrink(decisions);
   ASSERT_TRUE(shrunk.isOk()) << shrunk.status().toString();
   FaultyWorld& s = **shrunk;
@@ -277,7 +283,8 @@ TEST(LinkDiesMidOperation, ALinkWhoseLossDisconnectsARankLeavesTheLargestGroup) 
   const auto in = inputsFor(4, 5000, 5);
   auto after = s.allreduce(in);
   for (int r = 0; r < 4; ++r) {
-    ASSERT_TRUE(after.status[static_cast<std::size_t>(r)].isOk()) << after.status[static_cast<std::size_t>(r)].toString();
+    ASSERT_TRUE(after.status[static_cast<std::size_t>(r)].isOk())
+        << after.status[static_cast<std::size_t>(r)].toString();
     EXPECT_EQ(after.result[static_cast<std::size_t>(r)], sumOf(in));
   }
 }

@@ -58,8 +58,8 @@ int main(int argc, char** argv) {
         ++wrong;
       }
     }
-    std::printf("rank %d %-20s status %s, %d of %zu wrong\n", rank, std::string(algorithmName(config.algorithm)).c_str(),
-                s.toString().c_str(), wrong, count);
+    std::printf("rank %d %-20s status %s, %d of %zu wrong\n", rank,
+                std::string(algorithmName(config.algorithm)).c_str(), s.toString().c_str(), wrong, count);
     failures += wrong > 0 || !s.isOk();
     (void)hipFree(d_in);
     (void)hipFree(d_out);

@@ -35,8 +35,8 @@ TEST(GraphReplay, EveryReplayOfACapturedAllreduceIsCorrect) {
     hipGraph_t graph;
     hipGraphExec_t exec;
     ASSERT_EQ(hipStreamBeginCapture(stream, hipStreamCaptureModeThreadLocal), hipSuccess);
-    const Status captured = w.comm(rank).allreduce(send->data(), recv->data(), kCount, DataType::kFloat32,
-                                                   ReduceOp::kSum, stream);
+    const Status captured =
+        w.comm(rank).allreduce(send->data(), recv->data(), kCount, DataType::kFloat32, ReduceOp::kSum, stream);
     ASSERT_EQ(hipStreamEndCapture(stream, &graph), hipSuccess);
     ASSERT_TRUE(captured.isOk()) << captured.toString();
     ASSERT_EQ(hipGraphInstantiate(&exec, graph, nullptr, nullptr, 0), hipSuccess);
@@ -85,8 +85,9 @@ TEST(Timeouts, AStalledPeerEndsInATimeoutErrorOnEveryOtherRank) {
     status = w.comm(rank).allreduce(buffer->data(), buffer->data(), 1024, DataType::kFloat32, ReduceOp::kSum);
     if (status.isOk()) status = w.comm(rank).synchronize();
   }
-  const bool as_expected = rank == stalled || (status.code() == ErrorCode::kTimeout &&
-                                               status.message().find("rank " + std::to_string(stalled)) != std::string::npos);
+  const bool as_expected =
+      rank == stalled || (status.code() == ErrorCode::kTimeout &&
+                          status.message().find("rank " + std::to_string(stalled)) != std::string::npos);
   EXPECT_TRUE(as_expected) << "rank " << rank << ": " << status.toString();
   EXPECT_TRUE(w.allRanksAgree(as_expected));
 }

@@ -50,7 +50,8 @@ TEST(GpuPinnedMemory, BlocksComeFromTheRuntimeAndStageCopiesExactly) {
   auto over = pool->acquire(kBytes);
   ASSERT_FALSE(over.isOk());
   EXPECT_EQ(over.status().code(), ErrorCode::kOutOfMemory);
-  EXPECT_NE(over.status().message().find("PEERREDUCE_PINNED_LIMIT_BYTES"), std::string::npos) << over.status().message();
+  EXPECT_NE(over.status().message().find("PEERREDUCE_PINNED_LIMIT_BYTES"), std::string::npos)
+      << over.status().message();
   EXPECT_EQ(pool->stats().blocks_in_use, 8u);
   ASSERT_EQ(hipFree(device), hipSuccess);
 }

@@ -53,8 +53,9 @@ TEST(HardwareRecovery, AStalledPeerTimesOutThenEveryRankAbortsAgreesShrinksAndCo
     status = (*comm)->allreduce(buffer, buffer, kCount, DataType::kFloat32, ReduceOp::kSum);
     if (status.isOk()) status = (*comm)->synchronize();
   }
-  const bool timed_out = rank == stalled || (status.code() == ErrorCode::kTimeout &&
-                                             status.message().find("rank " + std::to_string(stalled)) != std::string::npos);
+  const bool timed_out =
+      rank == stalled || (status.code() == ErrorCode::kTimeout &&
+                          status.message().find("rank " + std::to_string(stalled)) != std::string::npos);
   EXPECT_TRUE(timed_out) << "rank " << rank << ": " << status.toString();
   ASSERT_TRUE(judge.allRanksAgree(timed_out));
 
@@ -69,7 +70,8 @@ TEST(HardwareRecovery, AStalledPeerTimesOutThenEveryRankAbortsAgreesShrinksAndCo
   for (int r = 0; r < n; ++r) {
     if (r != stalled) expected_survivors.push_back(r);
   }
-  EXPECT_TRUE(judge.allRanksAgree(decision->survivors == expected_survivors && decision->failed == std::vector<int>{stalled}));
+  EXPECT_TRUE(
+      judge.allRanksAgree(decision->survivors == expected_survivors && decision->failed == std::vector<int>{stalled}));
 
   // 3. Shrink: the survivors split off and make a new world on the same devices.
   const bool survivor = rank != stalled;

@@ -16,7 +16,9 @@ constexpr std::size_t kAllocation = 1 << 20;
 constexpr std::size_t kOffset = 4096 + 16;
 constexpr std::size_t kBytes = 64 << 10;
 
-std::byte patternOf(int rank, std::size_t i) { return static_cast<std::byte>((rank * 37 + static_cast<int>(i) * 13) & 0xff); }
+std::byte patternOf(int rank, std::size_t i) {
+  return static_cast<std::byte>((rank * 37 + static_cast<int>(i) * 13) & 0xff);
+}
 
 TEST(GpuRegistration, EveryPeersRegisteredRangeHoldsItsBytesAndExportsAreReused) {
   WorldProvider& provider = worldProvider();

@@ -82,7 +82,8 @@ TEST(SingleProcess, OneProcessDrivesEveryGpuWithOneThreadPerRank) {
     }
     for (auto& t : threads) t.join();
     for (int r = 0; r < devices; ++r) {
-      EXPECT_TRUE(results[static_cast<std::size_t>(r)].isOk()) << "rank " << r << ": " << results[static_cast<std::size_t>(r)].toString();
+      EXPECT_TRUE(results[static_cast<std::size_t>(r)].isOk())
+          << "rank " << r << ": " << results[static_cast<std::size_t>(r)].toString();
       EXPECT_EQ(wrong[static_cast<std::size_t>(r)], 0) << "rank " << r;
       ok = ok && results[static_cast<std::size_t>(r)].isOk() && wrong[static_cast<std::size_t>(r)] == 0;
     }

@@ -55,9 +55,9 @@ TEST(Streams, OperationsOnTwoStreamsOverlapAndEveryResultIsExact) {
     for (int s = 0; s < 2; ++s) {
       StreamWork& sw = work[static_cast<std::size_t>(s)];
       const std::size_t offset = static_cast<std::size_t>(it) * sw.count;
-      const Status st = comm.allreduce(static_cast<float*>(sw.send->data()) + offset,
-                                       static_cast<float*>(sw.recv->data()) + offset, sw.count, DataType::kFloat32,
-                                       ReduceOp::kSum, streams[s]);
+      const Status st =
+          comm.allreduce(static_cast<float*>(sw.send->data()) + offset, static_cast<float*>(sw.recv->data()) + offset,
+                         sw.count, DataType::kFloat32, ReduceOp::kSum, streams[s]);
       EXPECT_TRUE(st.isOk()) << st.toString();
       enqueued = enqueued && st.isOk();
     }

@@ -57,7 +57,8 @@ void prepareAndEnqueue(TestWorld& world, CaseState& state) {
   const std::size_t bytes = c.count * elem;
   const int n = world.size();
   state.inputs.assign(static_cast<std::size_t>(n), std::vector<unsigned char>(bytes));
-  for (int r = 0; r < n; ++r) fillPayload(c.dtype, c.op, c.seed, r, state.inputs[static_cast<std::size_t>(r)].data(), c.count);
+  for (int r = 0; r < n; ++r)
+    fillPayload(c.dtype, c.op, c.seed, r, state.inputs[static_cast<std::size_t>(r)].data(), c.count);
   const std::size_t send_total = (c.send_offset + c.count + kGuardElements) * elem;
   const std::size_t recv_total = (c.recv_offset + c.count + kGuardElements) * elem;
   for (int r : world.localRanks()) {
@@ -65,7 +66,8 @@ void prepareAndEnqueue(TestWorld& world, CaseState& state) {
     local.rank = r;
     local.send_image.assign(send_total, kGuard);
     if (bytes) {
-      std::memcpy(local.send_image.data() + c.send_offset * elem, state.inputs[static_cast<std::size_t>(r)].data(), bytes);
+      std::memcpy(local.send_image.data() + c.send_offset * elem, state.inputs[static_cast<std::size_t>(r)].data(),
+                  bytes);
     }
     local.send = world.allocate(send_total);
     local.send->upload(local.send_image.data(), 0, send_total);
@@ -78,8 +80,8 @@ void prepareAndEnqueue(TestWorld& world, CaseState& state) {
   }
   for (auto& local : state.locals) {
     auto* send = static_cast<unsigned char*>(local.send->data()) + c.send_offset * elem;
-    void* recv = c.in_place ? static_cast<void*>(send)
-                            : static_cast<unsigned char*>(local.recv->data()) + c.recv_offset * elem;
+    void* recv =
+        c.in_place ? static_cast<void*>(send) : static_cast<unsigned char*>(local.recv->data()) + c.recv_offset * elem;
     const Status s = world.comm(local.rank).allreduce(send, recv, c.count, c.dtype, c.op);
     if (!s.isOk()) state.fail("rank " + std::to_string(local.rank) + " allreduce: " + s.toString());
   }

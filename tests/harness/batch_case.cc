@@ -9,8 +9,8 @@
 namespace peerreduce::testing {
 namespace {
 
-constexpr unsigned char kGuard = 0xA5;     // fills bytes the batch must not touch
-constexpr std::size_t kGapElements = 8;    // untouched elements before, between and after the items
+constexpr unsigned char kGuard = 0xA5;   // fills bytes the batch must not touch
+constexpr std::size_t kGapElements = 8;  // untouched elements before, between and after the items
 
 std::uint64_t itemSeed(const BatchCase& c, std::size_t item) { return c.seed * 1000003u + item; }
 

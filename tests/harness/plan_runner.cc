@@ -61,7 +61,8 @@ PlanRun runPlanOnSim(const Plan& plan, std::size_t count, DataType dtype, Reduce
     for (const auto& in : run.inputs) ins.push_back(in.data());
     const auto reference = referenceReduce(dtype, op, ins, count);
     for (int r = 0; r < n && run.reference_problem.empty(); ++r) {
-      const std::string problem = compareToReference(dtype, op, reference, run.outputs[static_cast<std::size_t>(r)].data(), count);
+      const std::string problem =
+          compareToReference(dtype, op, reference, run.outputs[static_cast<std::size_t>(r)].data(), count);
       if (!problem.empty()) run.reference_problem = "rank " + std::to_string(r) + ": " + problem;
     }
   }

@@ -12,11 +12,11 @@
 namespace peerreduce::testing {
 
 struct PlanRun {
-  Status status;                                  // of the simulation (timeouts, errors)
-  std::vector<std::string> races;                 // happens-before reports
-  std::vector<std::vector<unsigned char>> inputs;  // per rank
-  std::vector<std::vector<unsigned char>> outputs; // per rank
-  std::string reference_problem;                  // "" when every rank's output matches the reference
+  Status status;                                    // of the simulation (timeouts, errors)
+  std::vector<std::string> races;                   // happens-before reports
+  std::vector<std::vector<unsigned char>> inputs;   // per rank
+  std::vector<std::vector<unsigned char>> outputs;  // per rank
+  std::string reference_problem;                    // "" when every rank's output matches the reference
   sim::SimStats stats;
 };
 

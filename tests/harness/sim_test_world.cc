@@ -31,7 +31,7 @@ class SimTestWorld final : public TestWorld {
   const std::vector<int>& localRanks() const override { return local_; }
   Communicator& comm(int rank) override { return cluster_->comm(rank); }
   Status completeAll() override { return cluster_->runUntilIdle(); }
-  bool allRanksAgree(bool local) override { return local; }           // every rank is local
+  bool allRanksAgree(bool local) override { return local; }              // every rank is local
   bool allRanksEqual(std::uint64_t /*value*/) override { return true; }  // one value per process
   std::unique_ptr<TestBuffer> allocate(std::size_t bytes) override { return std::make_unique<HostBuffer>(bytes); }
   sim::SimWorld* simWorld() override { return &cluster_->world(); }

@@ -69,8 +69,8 @@ std::vector<int> runAndCountItemsPerOperation(sim::SimCluster& cluster, const st
   auto ranks = everyRank(counts);
   for (int r = 0; r < kRanks; ++r) EXPECT_TRUE(cluster.comm(r).enableProfiling(1024).isOk());
   for (int r = 0; r < kRanks; ++r) {
-    const Status s = cluster.comm(r).allreduceBatch(ranks[static_cast<std::size_t>(r)].items, DataType::kFloat32,
-                                                    ReduceOp::kSum);
+    const Status s =
+        cluster.comm(r).allreduceBatch(ranks[static_cast<std::size_t>(r)].items, DataType::kFloat32, ReduceOp::kSum);
     EXPECT_TRUE(s.isOk()) << s.toString();
   }
   EXPECT_TRUE(cluster.runUntilIdle().isOk());
@@ -182,7 +182,8 @@ TEST(Batch, OverlappingItemsOfOneGroupAreRefusedNamingBoth) {
   auto cluster = makeCluster();
   ASSERT_NE(cluster, nullptr);
   // Item 2 writes into the middle of item 1's buffer.
-  auto ranks = everyRank({8, 64, 8}, [](RankTensors& t) { t.items[2].recv = static_cast<float*>(t.items[1].recv) + 4; });
+  auto ranks =
+      everyRank({8, 64, 8}, [](RankTensors& t) { t.items[2].recv = static_cast<float*>(t.items[1].recv) + 4; });
   expectRefusedUntouched(*cluster, ranks, ErrorCode::kInvalidArgument, {"batch item 1", "batch item 2", "overlap"});
 }
 

@@ -42,10 +42,12 @@ std::unique_ptr<sim::SimCluster> clusterOf(int ranks, bool sm90, const std::stri
   config.memory.pool_bytes = std::size_t{8} << 20;
   config.scratch_bytes = std::size_t{2} << 20;
   config.tuning_file = tuning_file;
-  auto cluster = sim::SimCluster::create(ranks, {}, config, [sm90](const std::shared_ptr<sim::SimWorld>&, int, std::shared_ptr<Transport> t) -> std::shared_ptr<Transport> {
-    if (!sm90) return t;
-    return std::make_shared<ReportsSm90>(std::move(t));
-  });
+  auto cluster = sim::SimCluster::create(
+      ranks, {}, config,
+      [sm90](const std::shared_ptr<sim::SimWorld>&, int, std::shared_ptr<Transport> t) -> std::shared_ptr<Transport> {
+        if (!sm90) return t;
+        return std::make_shared<ReportsSm90>(std::move(t));
+      });
   EXPECT_TRUE(cluster.isOk()) << cluster.status().toString();
   return cluster.isOk() ? std::move(cluster).value() : nullptr;
 }
@@ -53,7 +55,8 @@ std::unique_ptr<sim::SimCluster> clusterOf(int ranks, bool sm90, const std::stri
 TEST(BuiltinTuning, ACommunicatorOnSm90ChoosesByItAndTheSimulatorDoesNot) {
   auto h200 = clusterOf(4, true);
   ASSERT_NE(h200, nullptr);
-  for (const auto& [bytes, algorithm] : {std::pair{kMiB / 16, Algorithm::kOneShot}, std::pair{kMiB, Algorithm::kTwoShot}}) {
+  for (const auto& [bytes, algorithm] :
+       {std::pair{kMiB / 16, Algorithm::kOneShot}, std::pair{kMiB, Algorithm::kTwoShot}}) {
     auto report = h200->comm(0).explainSelection(bytes / sizeof(float), DataType::kFloat32);
     ASSERT_TRUE(report.isOk()) << report.status().toString();
     EXPECT_TRUE(report->tuned) << bytes;

@@ -14,8 +14,8 @@ namespace {
 
 TEST(CalibratedModel, Sm90UsesTheParametersTheFitWrote) {
   for (int ranks : {2, 4}) {
-    const std::string path = std::string(PEERREDUCE_SOURCE_DIR) + "/docs/perf/h200-nvlink-" +
-                             std::to_string(ranks) + ".topology";
+    const std::string path =
+        std::string(PEERREDUCE_SOURCE_DIR) + "/docs/perf/h200-nvlink-" + std::to_string(ranks) + ".topology";
     auto fitted = loadTopologyFile(path);
     ASSERT_TRUE(fitted.isOk()) << fitted.status().toString();
     EXPECT_EQ(fitted->device(), modelDevice("sm_90")) << path;

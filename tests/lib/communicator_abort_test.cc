@@ -50,7 +50,8 @@ TEST(CommunicatorAbort, EndsAnOperationWaitingForAPeerThatNeverComes) {
   ASSERT_NE(cluster, nullptr);
   std::vector<float> send(256, 2.0f), recv(256, -1.0f);
   // Only rank 0 enqueues: its plan waits for rank 1 forever (until the timeout, 30 s by default).
-  ASSERT_TRUE(cluster->comm(0).allreduce(send.data(), recv.data(), send.size(), DataType::kFloat32, ReduceOp::kSum).isOk());
+  ASSERT_TRUE(
+      cluster->comm(0).allreduce(send.data(), recv.data(), send.size(), DataType::kFloat32, ReduceOp::kSum).isOk());
   std::thread aborter([&] { cluster->comm(0).abort(); });
   aborter.join();
   const Status run = cluster->runUntilIdle();

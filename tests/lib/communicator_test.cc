@@ -6,14 +6,13 @@
 
 #include <gtest/gtest.h>
 
-#include <set>
-
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <functional>
 #include <limits>
 #include <new>
+#include <set>
 #include <stdexcept>
 #include <string>
 #include <thread>

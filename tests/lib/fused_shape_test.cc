@@ -1,9 +1,10 @@
 // Which programs the fused GPU kernels take (lib/gpu/fused_shape.h), checked without a GPU: every
 // rank of every one-shot and two-shot plan the builders make, in place or not, and nothing else.
+#include "gpu/fused_shape.h"
+
 #include <gtest/gtest.h>
 
 #include "algorithms/algorithms.h"
-#include "gpu/fused_shape.h"
 
 namespace peerreduce::gpu {
 namespace {
@@ -52,7 +53,9 @@ TEST(FusedShape, AnyChangeToTheProgramFallsBackToTheInterpreter) {
     return matchFusedShape(p, 1).kind;
   };
   // Sources folded in another order.
-  EXPECT_EQ(changed([](RankProgram& prog) { std::swap(prog.sources[prog.sources.size() - 1], prog.sources[prog.sources.size() - 2]); }),
+  EXPECT_EQ(changed([](RankProgram& prog) {
+              std::swap(prog.sources[prog.sources.size() - 1], prog.sources[prog.sources.size() - 2]);
+            }),
             FusedKind::kNone);
   // A wait for two signals instead of one.
   EXPECT_EQ(changed([](RankProgram& prog) {

@@ -28,7 +28,8 @@ PeerRecord genuine(int peer) {
   return record;
 }
 
-void expectRefused(const std::vector<std::byte>& bytes, int peer, ErrorCode code, std::initializer_list<const char*> parts) {
+void expectRefused(const std::vector<std::byte>& bytes, int peer, ErrorCode code,
+                   std::initializer_list<const char*> parts) {
   auto decoded = decodePeerRecord(bytes, peer, kExpect);
   ASSERT_FALSE(decoded.isOk());
   EXPECT_EQ(decoded.status().code(), code) << decoded.status().toString();
@@ -63,7 +64,8 @@ TEST(GpuPeerRecord, WrongLengthIsCorrupt) {
 }
 
 TEST(GpuPeerRecord, WrongMagicOrVersionIsCorrupt) {
-  expectRefused(edited(0, [](PeerRecord& r) { r.magic ^= 1; }), 0, ErrorCode::kCorrupt, {"not a peerreduce GPU record"});
+  expectRefused(edited(0, [](PeerRecord& r) { r.magic ^= 1; }), 0, ErrorCode::kCorrupt,
+                {"not a peerreduce GPU record"});
   expectRefused(edited(0, [](PeerRecord& r) { r.version = 1; }), 0, ErrorCode::kCorrupt, {"version 2"});
 }
 
@@ -117,7 +119,8 @@ void expectBufferRefused(const BufferRecord& record, std::initializer_list<const
   EXPECT_EQ(decoded.status().code(), ErrorCode::kCorrupt);
   EXPECT_NE(decoded.status().message().find("rank 1 opening a buffer of rank 2"), std::string::npos)
       << decoded.status().toString();
-  for (const char* w : words) EXPECT_NE(decoded.status().message().find(w), std::string::npos) << decoded.status().toString();
+  for (const char* w : words)
+    EXPECT_NE(decoded.status().message().find(w), std::string::npos) << decoded.status().toString();
 }
 
 TEST(GpuBufferRecord, AGenuineRecordRoundTrips) {

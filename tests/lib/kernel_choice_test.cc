@@ -1,5 +1,7 @@
 // Which GPU kernel runs an operation, and the low-latency lines' memory (lib/gpu/kernel_choice.h),
 // checked without a GPU.
+#include "gpu/kernel_choice.h"
+
 #include <gtest/gtest.h>
 
 #include <map>
@@ -7,7 +9,6 @@
 #include <utility>
 #include <vector>
 
-#include "gpu/kernel_choice.h"
 #include "peerreduce/types.h"
 
 namespace peerreduce::gpu {
@@ -122,13 +123,17 @@ TEST(GpuSettings, DefaultsWhenUnsetValuesWhenSetAndTypedErrorsOtherwise) {
   EXPECT_EQ(set->kernels.max_two_shot_bytes, 1 * kMiB);
   EXPECT_EQ(set->kernels.push_min_bytes, 4 * kMiB);
 
-  const std::vector<std::pair<std::string, std::string>> bad = {
-      {"PEERREDUCE_GPU_MAX_BLOCKS", "0"},         {"PEERREDUCE_GPU_MAX_BLOCKS", "257"},
-      {"PEERREDUCE_GPU_MAX_BLOCKS", "many"},      {"PEERREDUCE_GPU_FUSED", "2"},
-      {"PEERREDUCE_GPU_FUSED", "yes"},            {"PEERREDUCE_GPU_BYTES_PER_BLOCK", "512"},
-      {"PEERREDUCE_GPU_LL_BYTES_PER_BLOCK", "8Q"}, {"PEERREDUCE_GPU_LL_MAX_BYTES", "-1"},
-      {"PEERREDUCE_GPU_LL2_MAX_BYTES", "lots"},   {"PEERREDUCE_GPU_PUSH_MIN_BYTES", "2X"},
-      {"PEERREDUCE_GPU_OVERLAP", "on"}};
+  const std::vector<std::pair<std::string, std::string>> bad = {{"PEERREDUCE_GPU_MAX_BLOCKS", "0"},
+                                                                {"PEERREDUCE_GPU_MAX_BLOCKS", "257"},
+                                                                {"PEERREDUCE_GPU_MAX_BLOCKS", "many"},
+                                                                {"PEERREDUCE_GPU_FUSED", "2"},
+                                                                {"PEERREDUCE_GPU_FUSED", "yes"},
+                                                                {"PEERREDUCE_GPU_BYTES_PER_BLOCK", "512"},
+                                                                {"PEERREDUCE_GPU_LL_BYTES_PER_BLOCK", "8Q"},
+                                                                {"PEERREDUCE_GPU_LL_MAX_BYTES", "-1"},
+                                                                {"PEERREDUCE_GPU_LL2_MAX_BYTES", "lots"},
+                                                                {"PEERREDUCE_GPU_PUSH_MIN_BYTES", "2X"},
+                                                                {"PEERREDUCE_GPU_OVERLAP", "on"}};
   for (const auto& [name, value] : bad) {
     auto refused = from({{name, value}});
     ASSERT_FALSE(refused.isOk()) << name << "=" << value;

@@ -60,9 +60,8 @@ RC_GTEST_PROP(PlanCostProperty, LaunchOverheadIsChargedAlikeByTheSimulator, ()) 
   const Topology topology = Topology::fullMesh(n, Topology::defaultNvLink(), device);
   auto plan = buildPlan(PlanRequest{algorithm, n, false});
   RC_ASSERT(plan.isOk());
-  const testing::PlanRun run =
-      testing::runPlanOnSim(*plan, count, DataType::kFloat32, ReduceOp::kSum, *rc::gen::arbitrary<std::uint64_t>(), 1,
-                            topology);
+  const testing::PlanRun run = testing::runPlanOnSim(*plan, count, DataType::kFloat32, ReduceOp::kSum,
+                                                     *rc::gen::arbitrary<std::uint64_t>(), 1, topology);
   RC_ASSERT(run.status.isOk());
   auto cost = estimatePlanCost(*plan, ChunkLayout::make(count, plan->num_chunks, 4), 4, topology);
   RC_ASSERT(cost.isOk());

@@ -20,7 +20,8 @@ class EchoBootstrap final : public Bootstrap {
   int rank() const override { return 0; }
   int size() const override { return size_; }
   Status allGather(std::span<const std::byte> mine, std::span<std::byte> all, std::chrono::milliseconds) override {
-    for (int r = 0; r < size_; ++r) std::memcpy(all.data() + static_cast<std::size_t>(r) * mine.size(), mine.data(), mine.size());
+    for (int r = 0; r < size_; ++r)
+      std::memcpy(all.data() + static_cast<std::size_t>(r) * mine.size(), mine.data(), mine.size());
     return Status::ok();
   }
 

@@ -60,7 +60,8 @@ TEST(TopologyFile, MinimalFileHasNoLinksAndTheDefaultDevice) {
 
 // The launch overhead may be 0 (the default model has none), unlike the other device settings.
 TEST(TopologyFile, LaunchOverheadMayBeZero) {
-  auto topology = parseTopologyText(std::string(kHeader) + "device launch_overhead_us=3\ndevice launch_overhead_us=0\n");
+  auto topology =
+      parseTopologyText(std::string(kHeader) + "device launch_overhead_us=3\ndevice launch_overhead_us=0\n");
   ASSERT_TRUE(topology.isOk()) << topology.status().toString();
   EXPECT_EQ(topology->device(), DeviceModel{});
 }

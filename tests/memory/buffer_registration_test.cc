@@ -43,8 +43,8 @@ struct World {
   sim::SimBufferRegistry& registry() { return transport(0).buffers(); }
 };
 
-World makeWorld(int n = kRanks, const std::function<std::shared_ptr<Transport>(std::shared_ptr<Transport>)>& wrap =
-                                    nullptr) {
+World makeWorld(int n = kRanks,
+                const std::function<std::shared_ptr<Transport>(std::shared_ptr<Transport>)>& wrap = nullptr) {
   World world;
   auto sim = sim::SimWorld::create(n, {});
   EXPECT_TRUE(sim.isOk()) << sim.status().toString();
@@ -264,9 +264,8 @@ class NoRegistrationTransport : public TransportWrapper {
 };
 
 TEST(BufferRegistration, TransportsWithoutTheHooksSayUnsupported) {
-  World world = makeWorld(kRanks, [](std::shared_ptr<Transport> t) {
-    return std::make_shared<NoRegistrationTransport>(std::move(t));
-  });
+  World world = makeWorld(
+      kRanks, [](std::shared_ptr<Transport> t) { return std::make_shared<NoRegistrationTransport>(std::move(t)); });
   RankBuffers buffers(256);
   const auto regs = registerOnEveryRank(world, buffers.ptrs(), std::vector<std::size_t>(kRanks, 1024));
   for (const auto& reg : regs) EXPECT_EQ(reg.status().code(), ErrorCode::kUnsupported) << reg.status().toString();

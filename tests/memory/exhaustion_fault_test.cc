@@ -62,8 +62,8 @@ void releaseScratchOnEveryRank(TestWorld& world) {
 PoolStats expectSymmetricStats(TestWorld& world) {
   const PoolStats first = world.comm(0).memoryStats();
   for (int r = 1; r < world.size(); ++r) {
-    EXPECT_EQ(world.comm(r).memoryStats(), first) << "rank " << r << ": " << describe(world.comm(r).memoryStats())
-                                                  << "\nrank 0: " << describe(first);
+    EXPECT_EQ(world.comm(r).memoryStats(), first)
+        << "rank " << r << ": " << describe(world.comm(r).memoryStats()) << "\nrank 0: " << describe(first);
   }
   return first;
 }
@@ -154,7 +154,8 @@ TEST(PoolExhaustion, PersistentExhaustionIsATypedErrorOnEveryRankAndTheCommunica
   ASSERT_EQ(held.size(), static_cast<std::size_t>(kRanks));
   std::vector<float> send(kCount, 1.0f), recv(kCount, -1.0f);
   for (int r = 0; r < kRanks; ++r) {
-    const Status status = world->comm(r).allreduce(send.data(), recv.data(), kCount, DataType::kFloat32, ReduceOp::kSum);
+    const Status status =
+        world->comm(r).allreduce(send.data(), recv.data(), kCount, DataType::kFloat32, ReduceOp::kSum);
     ASSERT_EQ(status.code(), ErrorCode::kOutOfMemory) << "rank " << r << ": " << status.toString();
     const std::string& message = status.message();
     EXPECT_NE(message.find("rank " + std::to_string(r)), std::string::npos) << message;

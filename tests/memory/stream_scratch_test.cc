@@ -81,10 +81,12 @@ class StreamScratch : public ::testing::Test {
 TEST_F(StreamScratch, EachStreamTakesItsOwnScratchAndAFifthIsRefusedWithoutTouchingTheOutput) {
   std::vector<std::vector<RankBuffers>> buffers(kMaxStreams + 1);
   for (int s = 0; s < kMaxStreams; ++s) {
-    for (const Status& st : allreduceOn(s, buffers[static_cast<std::size_t>(s)])) ASSERT_TRUE(st.isOk()) << st.toString();
+    for (const Status& st : allreduceOn(s, buffers[static_cast<std::size_t>(s)]))
+      ASSERT_TRUE(st.isOk()) << st.toString();
   }
   ASSERT_TRUE(world_->completeAll().isOk());
-  for (int s = 0; s < kMaxStreams; ++s) EXPECT_TRUE(resultsAreSums(s, buffers[static_cast<std::size_t>(s)])) << "stream " << s;
+  for (int s = 0; s < kMaxStreams; ++s)
+    EXPECT_TRUE(resultsAreSums(s, buffers[static_cast<std::size_t>(s)])) << "stream " << s;
   for (int r = 0; r < kRanks; ++r) {
     EXPECT_EQ(world_->comm(r).scratchBytesHeld(), kMaxStreams * kScratchBytes) << "rank " << r;
     EXPECT_EQ(world_->comm(r).memoryStats().bytes_in_use, kMaxStreams * kScratchBytes) << "rank " << r;
@@ -95,7 +97,8 @@ TEST_F(StreamScratch, EachStreamTakesItsOwnScratchAndAFifthIsRefusedWithoutTouch
   for (int r = 0; r < kRanks; ++r) {
     const Status& st = refused[static_cast<std::size_t>(r)];
     EXPECT_EQ(st.code(), ErrorCode::kUnsupported) << st.toString();
-    EXPECT_NE(st.message().find("at most " + std::to_string(kMaxStreams) + " streams"), std::string::npos) << st.toString();
+    EXPECT_NE(st.message().find("at most " + std::to_string(kMaxStreams) + " streams"), std::string::npos)
+        << st.toString();
     EXPECT_NE(st.message().find("rank " + std::to_string(r)), std::string::npos) << st.toString();
     std::vector<float> out(kCount);
     buffers[kMaxStreams][static_cast<std::size_t>(r)].recv->download(out.data(), 0, kCount * sizeof(float));

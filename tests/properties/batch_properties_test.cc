@@ -19,24 +19,27 @@ Config batchConfig() {
 
 // Item sizes: empty, tiny, around a vector, small, mid.
 rc::Gen<std::size_t> genItemCount() {
-  return uniform(rc::gen::weightedOneOf<std::size_t>({{1, rc::gen::just<std::size_t>(0)},
-                                                      {3, rc::gen::inRange<std::size_t>(1, 9)},
-                                                      {3, rc::gen::element<std::size_t>(15, 16, 17, 31, 33, 63, 64, 65)},
-                                                      {8, rc::gen::inRange<std::size_t>(9, 1024)},
-                                                      {1, rc::gen::inRange<std::size_t>(1024, 8192)}}));
+  return uniform(
+      rc::gen::weightedOneOf<std::size_t>({{1, rc::gen::just<std::size_t>(0)},
+                                           {3, rc::gen::inRange<std::size_t>(1, 9)},
+                                           {3, rc::gen::element<std::size_t>(15, 16, 17, 31, 33, 63, 64, 65)},
+                                           {8, rc::gen::inRange<std::size_t>(9, 1024)},
+                                           {1, rc::gen::inRange<std::size_t>(1024, 8192)}}));
 }
 
 // Now and then one large item: above the one-shot's 256 KiB from 2-byte elements on (a group of it runs
 // as a two-shot), above the two-shot's 1 MiB from 4-byte elements on (it runs as an ordinary allreduce
 // in its place).
 rc::Gen<std::size_t> genItemCountWithLarge() {
-  return rc::gen::weightedOneOf<std::size_t>({{100, genItemCount()}, {1, rc::gen::inRange<std::size_t>(262200, 263000)}});
+  return rc::gen::weightedOneOf<std::size_t>(
+      {{100, genItemCount()}, {1, rc::gen::inRange<std::size_t>(262200, 263000)}});
 }
 
 rc::Gen<BatchCaseItem> genItem() {
-  return rc::gen::build<BatchCaseItem>(rc::gen::set(&BatchCaseItem::count, genItemCountWithLarge()),
-                                       rc::gen::set(&BatchCaseItem::in_place, rc::gen::arbitrary<bool>()),
-                                       rc::gen::set(&BatchCaseItem::offset, uniform(rc::gen::inRange<std::size_t>(0, 4))));
+  return rc::gen::build<BatchCaseItem>(
+      rc::gen::set(&BatchCaseItem::count, genItemCountWithLarge()),
+      rc::gen::set(&BatchCaseItem::in_place, rc::gen::arbitrary<bool>()),
+      rc::gen::set(&BatchCaseItem::offset, uniform(rc::gen::inRange<std::size_t>(0, 4))));
 }
 
 rc::Gen<BatchCase> genBatchCase() {
@@ -45,11 +48,13 @@ rc::Gen<BatchCase> genBatchCase() {
   const int fixed = worldProvider().fixedWorldSize();
   return rc::gen::mapcat(fixed > 0 ? rc::gen::just(fixed) : uniform(rc::gen::inRange(1, 9)), [](int world_size) {
     return rc::gen::build<BatchCase>(
-        rc::gen::set(&BatchCase::world_size, rc::gen::just(world_size)),
-        rc::gen::set(&BatchCase::dtype, genDataType()), rc::gen::set(&BatchCase::op, genReduceOp()),
-        rc::gen::set(&BatchCase::items,
-                     rc::gen::mapcat(uniform(rc::gen::inRange<std::size_t>(0, 100)),
-                                     [](std::size_t n) { return rc::gen::container<std::vector<BatchCaseItem>>(n, genItem()); })),
+        rc::gen::set(&BatchCase::world_size, rc::gen::just(world_size)), rc::gen::set(&BatchCase::dtype, genDataType()),
+        rc::gen::set(&BatchCase::op, genReduceOp()),
+        rc::gen::set(&BatchCase::items, rc::gen::mapcat(uniform(rc::gen::inRange<std::size_t>(0, 100)),
+                                                        [](std::size_t n) {
+                                                          return rc::gen::container<std::vector<BatchCaseItem>>(
+                                                              n, genItem());
+                                                        })),
         rc::gen::set(&BatchCase::seed, uniform(rc::gen::arbitrary<std::uint64_t>())));
   });
 }

@@ -31,20 +31,22 @@ inline rc::Gen<int> genWorldSize() {
 // worlds) large enough to need several segments of scratch.
 inline rc::Gen<std::size_t> genCount(int world_size) {
   const std::size_t n = static_cast<std::size_t>(world_size);
-  auto near_multiple = rc::gen::map(rc::gen::pair(rc::gen::inRange<std::size_t>(1, 200), rc::gen::inRange(-1, 2)),
-                                    [n](std::pair<std::size_t, int> p) {
-                                      return p.first * n + static_cast<std::size_t>(static_cast<long>(p.second) + 1) - 1;
-                                    });
+  auto near_multiple =
+      rc::gen::map(rc::gen::pair(rc::gen::inRange<std::size_t>(1, 200), rc::gen::inRange(-1, 2)),
+                   [n](std::pair<std::size_t, int> p) {
+                     return p.first * n + static_cast<std::size_t>(static_cast<long>(p.second) + 1) - 1;
+                   });
   auto primes = rc::gen::element<std::size_t>(2, 3, 5, 7, 11, 13, 31, 61, 127, 251, 509, 1021, 4093, 8191, 65521);
   auto zero = rc::gen::just<std::size_t>(0);
   auto one = rc::gen::just<std::size_t>(1);
   auto small = rc::gen::inRange<std::size_t>(2, 4096);
   if (world_size > 16) {
-    return uniform(rc::gen::weightedOneOf<std::size_t>({{1, zero}, {1, one}, {3, primes}, {3, near_multiple}, {6, small}}));
+    return uniform(
+        rc::gen::weightedOneOf<std::size_t>({{1, zero}, {1, one}, {3, primes}, {3, near_multiple}, {6, small}}));
   }
   auto large = rc::gen::inRange<std::size_t>(4096, 300000);
-  return uniform(
-      rc::gen::weightedOneOf<std::size_t>({{1, zero}, {1, one}, {3, primes}, {3, near_multiple}, {6, small}, {1, large}}));
+  return uniform(rc::gen::weightedOneOf<std::size_t>(
+      {{1, zero}, {1, one}, {3, primes}, {3, near_multiple}, {6, small}, {1, large}}));
 }
 
 // Small worlds (1..16 ranks, or the hardware's) and counts below 4096 elements: the cheap cases, so a
@@ -56,10 +58,10 @@ inline rc::Gen<int> genSmallWorldSize() {
 
 inline rc::Gen<std::size_t> genSmallCount(int world_size) {
   const std::size_t n = static_cast<std::size_t>(world_size);
-  auto near_multiple = rc::gen::map(rc::gen::pair(rc::gen::inRange<std::size_t>(1, 64), rc::gen::inRange(-1, 2)),
-                                    [n](std::pair<std::size_t, int> p) {
-                                      return p.first * n + static_cast<std::size_t>(static_cast<long>(p.second) + 1) - 1;
-                                    });
+  auto near_multiple = rc::gen::map(
+      rc::gen::pair(rc::gen::inRange<std::size_t>(1, 64), rc::gen::inRange(-1, 2)), [n](std::pair<std::size_t, int> p) {
+        return p.first * n + static_cast<std::size_t>(static_cast<long>(p.second) + 1) - 1;
+      });
   auto primes = rc::gen::element<std::size_t>(2, 3, 5, 7, 11, 13, 31, 61, 127, 251, 509, 1021);
   return uniform(rc::gen::weightedOneOf<std::size_t>({{1, rc::gen::just<std::size_t>(0)},
                                                       {1, rc::gen::just<std::size_t>(1)},
@@ -69,9 +71,9 @@ inline rc::Gen<std::size_t> genSmallCount(int world_size) {
 }
 
 inline rc::Gen<DataType> genDataType() {
-  return uniform(rc::gen::element(DataType::kInt8, DataType::kUint8, DataType::kInt32, DataType::kUint32, DataType::kInt64,
-                          DataType::kUint64, DataType::kFloat16, DataType::kBFloat16, DataType::kFloat32,
-                          DataType::kFloat64));
+  return uniform(rc::gen::element(DataType::kInt8, DataType::kUint8, DataType::kInt32, DataType::kUint32,
+                                  DataType::kInt64, DataType::kUint64, DataType::kFloat16, DataType::kBFloat16,
+                                  DataType::kFloat32, DataType::kFloat64));
 }
 
 inline rc::Gen<ReduceOp> genReduceOp() {

@@ -300,7 +300,8 @@ TEST(SimEngineSubmit, RefusesMalformedBatchesAndRunsAWellFormedOne) {
   auto bad = r;
   bad.plan = sharedPlan(Algorithm::kRing, 2);
   bad.layout = ChunkLayout::make(12, bad.plan->num_chunks, sizeof(float));
-  expectError(c.transport(0).submit(bad, nullptr), ErrorCode::kInvalidArgument, {"needs a one-shot or two-shot plan", "ring"});
+  expectError(c.transport(0).submit(bad, nullptr), ErrorCode::kInvalidArgument,
+              {"needs a one-shot or two-shot plan", "ring"});
   bad = r;
   bad.send = in[0].data();
   expectError(c.transport(0).submit(bad, nullptr), ErrorCode::kInvalidArgument, {"send and recv must be null"});

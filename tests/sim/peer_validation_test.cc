@@ -21,7 +21,8 @@ std::shared_ptr<const Plan> planFor(Algorithm algorithm, int n) {
 
 void expectMismatch(const Status& status, std::initializer_list<const char*> parts) {
   EXPECT_EQ(status.code(), ErrorCode::kMismatch) << status.toString();
-  for (const char* part : parts) EXPECT_TRUE(contains(status.toString(), part)) << status.toString() << " lacks " << part;
+  for (const char* part : parts)
+    EXPECT_TRUE(contains(status.toString(), part)) << status.toString() << " lacks " << part;
 }
 
 // Rank 0 submits `first`, rank 1 `second`; then the world runs. Both ranks, and rank 2 when it
@@ -66,7 +67,8 @@ TEST(PeerValidation, DifferentOpsFailEveryRankNamingTheOps) {
 TEST(PeerValidation, PlansOfDifferentAlgorithmsFailEveryRankNamingTheAlgorithms) {
   auto c = makeConnectedWorld(3);
   expectEveryRankFails(c, c.request(0, planFor(Algorithm::kOneShot, 3), 64),
-                       c.request(1, planFor(Algorithm::kRing, 3), 64), {"rank 0 and rank 1", "algorithm one-shot vs ring"});
+                       c.request(1, planFor(Algorithm::kRing, 3), 64),
+                       {"rank 0 and rank 1", "algorithm one-shot vs ring"});
 }
 
 TEST(PeerValidation, AMismatchInALaterOperationLeavesTheEarlierOnesCorrect) {
@@ -76,7 +78,8 @@ TEST(PeerValidation, AMismatchInALaterOperationLeavesTheEarlierOnesCorrect) {
   ASSERT_TRUE(c.world->runUntilIdle().isOk());
   for (int r = 0; r < 2; ++r) EXPECT_EQ(c.recv[static_cast<std::size_t>(r)][0], 3.0f) << "rank " << r;  // 1 + 2
   ASSERT_TRUE(c.transport(1).submit(c.request(1, plan, 32), nullptr).isOk());
-  expectMismatch(c.transport(0).submit(c.request(0, plan, 16), nullptr), {"operation 1", "rank 1 and rank 0", "count 32 vs 16"});
+  expectMismatch(c.transport(0).submit(c.request(0, plan, 16), nullptr),
+                 {"operation 1", "rank 1 and rank 0", "count 32 vs 16"});
   expectMismatch(c.world->runUntilIdle(), {"operation 1"});
   expectMismatch(c.transport(1).asyncError(), {"operation 1"});
 }

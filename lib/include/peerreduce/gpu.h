@@ -35,7 +35,7 @@ struct GpuTransportOptions {
 };
 
 StatusOr<std::shared_ptr<Transport>> createGpuTransport(int rank, int world_size,
-                                                         const GpuTransportOptions& options = {});
+                                                        const GpuTransportOptions& options = {});
 
 // "cuda", "hip" or "none": the GPU platform this build of peerreduce targets.
 const char* gpuPlatformName();

@@ -196,8 +196,8 @@ prResult_t prCommSize(prComm_t comm, int* size) PEERREDUCE_NOEXCEPT;
 
 /* Statistics of a communicator's symmetric memory pool (docs/MEMORY.md); the same on every rank. */
 typedef struct {
-  uint64_t capacity_bytes;     /* the pool: PEERREDUCE_POOL_BYTES */
-  uint64_t quota_bytes;        /* limit on bytes_in_use: PEERREDUCE_POOL_QUOTA_BYTES, or the capacity */
+  uint64_t capacity_bytes; /* the pool: PEERREDUCE_POOL_BYTES */
+  uint64_t quota_bytes;    /* limit on bytes_in_use: PEERREDUCE_POOL_QUOTA_BYTES, or the capacity */
   uint64_t bytes_in_use;
   uint64_t peak_bytes_in_use;
   uint64_t live_blocks;
@@ -205,8 +205,8 @@ typedef struct {
   uint64_t failed_allocations; /* refused for lack of memory, since creation */
   uint64_t free_blocks;
   uint64_t largest_free_block_bytes;
-  double fragmentation;        /* 1 - largest free block / free bytes; 0 when nothing is free */
-  uint64_t defragmentations;   /* compaction passes run */
+  double fragmentation;      /* 1 - largest free block / free bytes; 0 when nothing is free */
+  uint64_t defragmentations; /* compaction passes run */
   uint64_t blocks_moved;
   uint64_t bytes_moved;
 } prMemoryStats_t;
@@ -223,13 +223,13 @@ prResult_t prCommDisableProfiling(prComm_t comm) PEERREDUCE_NOEXCEPT;
 typedef struct {
   uint64_t operations; /* records held */
   uint64_t timed;
-  uint64_t dropped;    /* older records overwritten */
-  uint64_t bytes;      /* of the timed operations */
+  uint64_t dropped; /* older records overwritten */
+  uint64_t bytes;   /* of the timed operations */
   double total_us;
   double min_us;
   double median_us;
   double max_us;
-  double busbw_gbps;   /* 2(n-1)/n x bytes / total time */
+  double busbw_gbps; /* 2(n-1)/n x bytes / total time */
 } prProfileSummary_t;
 /* Fills *summary; prUnavailable (summary untouched) while profiling is off. */
 prResult_t prCommProfileSummary(prComm_t comm, prProfileSummary_t* summary) PEERREDUCE_NOEXCEPT;

@@ -79,11 +79,11 @@ struct RankProgram {
 struct Plan {
   Algorithm algorithm = Algorithm::kOneShot;
   int world_size = 1;
-  int num_chunks = 1;      // the count is split into this many chunks (ChunkLayout)
-  int scratch_slots = 0;   // slots of one chunk capacity each, per rank
-  int num_flags = 1;       // flag ids 0 .. num_flags-1 per (holder, writer) pair
-  bool in_place = false;   // generated for send == recv
-  std::string description;  // human-readable summary, e.g. "ring over 0-1-2-3"
+  int num_chunks = 1;                 // the count is split into this many chunks (ChunkLayout)
+  int scratch_slots = 0;              // slots of one chunk capacity each, per rank
+  int num_flags = 1;                  // flag ids 0 .. num_flags-1 per (holder, writer) pair
+  bool in_place = false;              // generated for send == recv
+  std::string description;            // human-readable summary, e.g. "ring over 0-1-2-3"
   std::vector<RankProgram> programs;  // one per rank, index = rank
   // Derived: signalCounts(*this), kept so executors advance epochs without rescanning the programs.
   // Whoever edits programs by hand must refresh it; the verifier rejects a stale copy.

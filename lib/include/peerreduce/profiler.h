@@ -31,8 +31,8 @@ struct OperationProfile {
   DataType dtype = DataType::kFloat32;
   ReduceOp op = ReduceOp::kSum;
   Algorithm algorithm = Algorithm::kAuto;
-  int segments = 0;  // submissions the operation took (more when scratch was short)
-  int stream = 0;    // the stream's number on the communicator (by first use)
+  int segments = 0;     // submissions the operation took (more when scratch was short)
+  int stream = 0;       // the stream's number on the communicator (by first use)
   int batch_items = 1;  // buffers the operation reduced (more than 1: a group of allreduceBatch)
   // False while the operation runs, and for good when it failed or was enqueued into a graph being
   // captured (a captured operation runs at every replay; the benchmark times replays itself).
@@ -59,7 +59,7 @@ struct ProfileSummary {
   double min_us = 0.0;
   double median_us = 0.0;
   double max_us = 0.0;
-  double busbw_gbps = 0.0;  // 2(n-1)/n x bytes / total time
+  double busbw_gbps = 0.0;                     // 2(n-1)/n x bytes / total time
   std::vector<AlgorithmProfile> by_algorithm;  // algorithms in enum order, those that ran
 };
 

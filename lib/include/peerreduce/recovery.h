@@ -43,17 +43,17 @@ class Transport;
 // What one rank's failure detector saw.
 struct FailureReport {
   int rank = -1;
-  std::vector<int> lost_ranks;                    // peers it stopped hearing from; itself when it failed
-  std::vector<std::pair<int, int>> dead_links;    // links at its end that stopped working
+  std::vector<int> lost_ranks;                  // peers it stopped hearing from; itself when it failed
+  std::vector<std::pair<int, int>> dead_links;  // links at its end that stopped working
 };
 
 // One survivor's decision.
 struct FailureDecision {
   int rank = -1;
-  std::vector<int> survivors;                     // ascending; lacks `rank` when others reported losing it
-  std::vector<int> failed;                        // ascending: every other rank of the old world
-  std::vector<std::pair<int, int>> dead_links;    // (a, b), a < b, among survivors, each once
-  int rounds = 0;                                 // rounds until this rank's knowledge stopped growing
+  std::vector<int> survivors;                   // ascending; lacks `rank` when others reported losing it
+  std::vector<int> failed;                      // ascending: every other rank of the old world
+  std::vector<std::pair<int, int>> dead_links;  // (a, b), a < b, among survivors, each once
+  int rounds = 0;                               // rounds until this rank's knowledge stopped growing
 };
 
 // Runs the agreement among the ranks that report (the others are presumed dead: they send nothing).

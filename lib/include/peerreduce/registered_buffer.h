@@ -30,13 +30,13 @@ namespace peerreduce {
 namespace detail {
 // Shared by the handles of one registration and by the communicator that made it.
 struct RegisteredBufferState {
-  bool live = true;  // false once deregistered or its communicator is gone
+  bool live = true;             // false once deregistered or its communicator is gone
   const void* owner = nullptr;  // the communicator's state: deregistering elsewhere is refused
   const void* data = nullptr;
   std::size_t bytes = 0;
   const void* allocation_base = nullptr;
   std::size_t allocation_bytes = 0;
-  std::size_t offset = 0;  // of data in its allocation
+  std::size_t offset = 0;             // of data in its allocation
   std::vector<PeerBufferView> peers;  // by rank; this rank's entry is its own buffer
 };
 }  // namespace detail

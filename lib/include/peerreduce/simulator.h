@@ -44,10 +44,10 @@ struct SimOptions {
 };
 
 struct SimStats {
-  std::uint64_t operations = 0;        // plan executions completed, all ranks
-  std::uint64_t steps = 0;             // steps executed, all ranks
-  double virtual_time_us = 0.0;        // latest rank clock
-  std::vector<double> rank_time_us;    // per rank clock
+  std::uint64_t operations = 0;           // plan executions completed, all ranks
+  std::uint64_t steps = 0;                // steps executed, all ranks
+  double virtual_time_us = 0.0;           // latest rank clock
+  std::vector<double> rank_time_us;       // per rank clock
   std::vector<std::uint64_t> link_bytes;  // n x n, [from * n + to]: bytes rank `from` moved in `to`'s memory
 };
 

@@ -61,9 +61,7 @@ class [[nodiscard]] Status {
   // Explicitly discard a status where ignoring it is the right thing (cleanup on an error path).
   void ignoreError() const {}
 
-  friend bool operator==(const Status& a, const Status& b) {
-    return a.code_ == b.code_ && a.message_ == b.message_;
-  }
+  friend bool operator==(const Status& a, const Status& b) { return a.code_ == b.code_ && a.message_ == b.message_; }
 
  private:
   ErrorCode code_ = ErrorCode::kOk;
@@ -87,7 +85,7 @@ Status corruptError(std::string message);
 template <typename T>
 class [[nodiscard]] StatusOr {
  public:
-  StatusOr(T value) : value_(std::move(value)) {}  // NOLINT(google-explicit-constructor): mirrors absl
+  StatusOr(T value) : value_(std::move(value)) {}         // NOLINT(google-explicit-constructor): mirrors absl
   StatusOr(Status status) : status_(std::move(status)) {  // NOLINT(google-explicit-constructor)
     if (status_.isOk()) status_ = internalError("StatusOr constructed from an ok Status without a value");
   }
@@ -127,15 +125,14 @@ T& StatusOr<T>::checkedValue() {
 #define PR_STATUS_CONCAT_(a, b) PR_STATUS_CONCAT_INNER_(a, b)
 
 // Returns the Status of `expr` from the enclosing function when it is not ok.
-#define PR_RETURN_IF_ERROR(expr)                              \
-  do {                                                        \
-    ::peerreduce::Status pr_status_tmp_ = (expr);             \
-    if (!pr_status_tmp_.isOk()) return pr_status_tmp_;        \
+#define PR_RETURN_IF_ERROR(expr)                       \
+  do {                                                 \
+    ::peerreduce::Status pr_status_tmp_ = (expr);      \
+    if (!pr_status_tmp_.isOk()) return pr_status_tmp_; \
   } while (false)
 
 // `lhs = value of expr`, or return its error Status. `lhs` may declare a variable: PR_ASSIGN_OR_RETURN(auto x, f());
-#define PR_ASSIGN_OR_RETURN(lhs, expr) \
-  PR_ASSIGN_OR_RETURN_IMPL_(PR_STATUS_CONCAT_(pr_statusor_, __LINE__), lhs, expr)
+#define PR_ASSIGN_OR_RETURN(lhs, expr) PR_ASSIGN_OR_RETURN_IMPL_(PR_STATUS_CONCAT_(pr_statusor_, __LINE__), lhs, expr)
 #define PR_ASSIGN_OR_RETURN_IMPL_(tmp, lhs, expr) \
   auto tmp = (expr);                              \
   if (!tmp.isOk()) return tmp.status();           \

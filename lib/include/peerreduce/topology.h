@@ -36,10 +36,10 @@ struct LinkInfo {
 
 // Per-device costs that do not depend on the peer.
 struct DeviceModel {
-  double step_overhead_us = 0.5;         // fixed cost of one copy/reduce step (a kernel phase)
-  double signal_overhead_us = 0.1;       // issuing one signal
-  double local_bandwidth_gbps = 2000.0;  // copy/reduce bandwidth inside one device's memory
-  double ingress_bandwidth_gbps = 450.0; // all links into one device together
+  double step_overhead_us = 0.5;          // fixed cost of one copy/reduce step (a kernel phase)
+  double signal_overhead_us = 0.1;        // issuing one signal
+  double local_bandwidth_gbps = 2000.0;   // copy/reduce bandwidth inside one device's memory
+  double ingress_bandwidth_gbps = 450.0;  // all links into one device together
   // Fixed cost of starting one plan execution (a kernel launch, once per operation or segment): what
   // a GPU pays before any step however small the message. 0 in the simulator's default model, whose
   // traces and fingerprints are pinned; the calibrated profiles (topology/device_profiles.h) set it.
@@ -60,7 +60,8 @@ class Topology {
 
   int worldSize() const { return world_size_; }
   const LinkInfo& link(int from, int to) const {
-    return links_[static_cast<std::size_t>(from) * static_cast<std::size_t>(world_size_) + static_cast<std::size_t>(to)];
+    return links_[static_cast<std::size_t>(from) * static_cast<std::size_t>(world_size_) +
+                  static_cast<std::size_t>(to)];
   }
   void setLink(int from, int to, LinkInfo info);
   void setBidirectional(int a, int b, LinkInfo info) {

@@ -53,9 +53,9 @@ struct ExecutionRequest {
   std::size_t count = 0;             // elements in this operation (one segment of a user call)
   DataType dtype = DataType::kFloat32;
   ReduceOp op = ReduceOp::kSum;
-  ChunkLayout layout;                // how `count` splits into the plan's chunks
-  std::size_t scratch_offset = 0;    // where this operation's scratch starts in every rank's region
-  int stream_slot = 0;               // the stream's number on this communicator (0..kMaxStreams-1)
+  ChunkLayout layout;              // how `count` splits into the plan's chunks
+  std::size_t scratch_offset = 0;  // where this operation's scratch starts in every rank's region
+  int stream_slot = 0;             // the stream's number on this communicator (0..kMaxStreams-1)
   // Bound on every wait of this operation (real time on GPUs; the simulator uses its virtual clock).
   std::chrono::milliseconds timeout{30000};
   // A batch (only with a one-shot or two-shot plan, and at most the transport's maxBatchBytes for that
