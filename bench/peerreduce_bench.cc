@@ -28,7 +28,7 @@
 #include "peerreduce/gpu.h"
 #include "peerreduce/mpi_bootstrap.h"
 #include "portability.h"
-#include "support/reference.h"
+#include "reference/reference.h"
 
 namespace peerreduce::bench {
 namespace {

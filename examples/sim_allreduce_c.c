@@ -2,7 +2,7 @@
  * Every rank contributes rank + 1 in every element, so every element of the result must be 1+2+3+4. */
 #include <stdio.h>
 
-#include "peerreduce/peerreduce.h"
+#include "peerreduce/peerreduce_sim.h"
 
 enum { kRanks = 4, kCount = 1024 };
 

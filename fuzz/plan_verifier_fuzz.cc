@@ -11,7 +11,7 @@
 #include "fuzz_input.h"
 #include "plan_codec.h"
 #include "plan_runner.h"
-#include "support/reference.h"
+#include "reference/reference.h"
 #include "verify/verifier.h"
 
 namespace {

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "api/c_api_internal.h"
+#include "peerreduce/peerreduce_sim.h"
 #include "peerreduce/simulator.h"
 
 namespace peerreduce::capi {

@@ -1,8 +1,8 @@
 #include <fstream>
 
-#include "algorithms/algorithms.h"
 #include "engine.h"
 #include "peerreduce/simulator.h"
+#include "peerreduce/types.h"
 #include "sim_transport.h"
 
 namespace peerreduce::sim {

@@ -9,10 +9,10 @@
 #include <string>
 
 #include "algorithms/algorithms.h"
+#include "algorithms/plan_cache.h"
 #include "api/argument_checks.h"
 #include "api/communicator_impl.h"
 #include "api/topology_agreement.h"
-#include "plan/plan_cache.h"
 #include "select/builtin_tuning.h"
 #include "select/segmenting.h"
 #include "util/hash.h"

@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "algorithms/candidates.h"
 #include "api/buffer_registrations.h"
-#include "api/candidates.h"
 #include "api/profiler.h"
 #include "memory/pinned_host_pool.h"
 #include "memory/symmetric_pool.h"

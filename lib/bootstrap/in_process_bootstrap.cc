@@ -11,8 +11,8 @@
 #include <mutex>
 #include <string>
 
-#include "algorithms/algorithms.h"
 #include "peerreduce/bootstrap.h"
+#include "peerreduce/types.h"
 
 namespace peerreduce {
 

@@ -2,8 +2,8 @@
 #include <cstdlib>
 #include <string>
 
-#include "peerreduce/config.h"
 #include "peerreduce/memory.h"
+#include "util/parse.h"
 
 namespace peerreduce {
 namespace {

@@ -5,7 +5,7 @@
 #include <string>
 #include <utility>
 
-#include "peerreduce/transport.h"
+#include "peerreduce/types.h"
 
 namespace peerreduce {
 namespace {

@@ -13,8 +13,8 @@
 #include <string>
 #include <vector>
 
-#include "peerreduce/communicator.h"
 #include "peerreduce/plan.h"
+#include "peerreduce/selection.h"
 #include "peerreduce/status.h"
 #include "peerreduce/topology.h"
 #include "select/plan_cost.h"

@@ -91,4 +91,36 @@ StatusOr<double> parseDouble(std::string_view text, const char* what) {
   return value;
 }
 
+StatusOr<std::size_t> parseByteSize(const std::string& text) {
+  std::size_t digits = 0;
+  while (digits < text.size() && text[digits] >= '0' && text[digits] <= '9') ++digits;
+  if (digits == 0) return invalidArgumentError("byte size '" + text + "' does not start with a number");
+  const std::string suffix = text.substr(digits);
+  int shift = 0;
+  if (suffix.empty() || suffix == "B") {
+    shift = 0;
+  } else if (suffix == "K" || suffix == "KiB" || suffix == "k") {
+    shift = 10;
+  } else if (suffix == "M" || suffix == "MiB") {
+    shift = 20;
+  } else if (suffix == "G" || suffix == "GiB") {
+    shift = 30;
+  } else {
+    return invalidArgumentError("byte size '" + text + "' has unknown suffix '" + suffix +
+                                "'; use none, K, M, G, KiB, MiB or GiB");
+  }
+  std::size_t value = 0;
+  for (std::size_t i = 0; i < digits; ++i) {
+    const std::size_t digit = static_cast<std::size_t>(text[i] - '0');
+    if (value > (std::numeric_limits<std::size_t>::max() - digit) / 10) {
+      return invalidArgumentError("byte size '" + text + "' overflows");
+    }
+    value = value * 10 + digit;
+  }
+  if (shift > 0 && value > (std::numeric_limits<std::size_t>::max() >> shift)) {
+    return invalidArgumentError("byte size '" + text + "' overflows");
+  }
+  return value << shift;
+}
+
 }  // namespace peerreduce

@@ -2,6 +2,7 @@
 // lines): whole-string matches only, range and overflow checks, errors naming what was parsed.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -20,5 +21,9 @@ std::vector<std::string> splitWords(std::string_view text);
 StatusOr<std::int64_t> parseInt64(std::string_view text, std::int64_t low, std::int64_t high, const char* what);
 // A finite decimal number ("1", "0.5", "1e3"); NaN, infinities and trailing junk are rejected.
 StatusOr<double> parseDouble(std::string_view text, const char* what);
+
+// A byte size: "1048576", "64K", "32M", "32MiB", "1G" (powers of 1024), with overflow checks. The
+// public peerreduce/config.h declares the same function for applications.
+StatusOr<std::size_t> parseByteSize(const std::string& text);
 
 }  // namespace peerreduce

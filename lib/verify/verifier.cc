@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "algorithms/algorithms.h"
+#include "peerreduce/types.h"
 #include "plan/flag_epochs.h"
 #include "plan/plan_builder.h"
 

@@ -4,7 +4,7 @@
 #include <cstring>
 #include <vector>
 
-#include "support/reference.h"
+#include "reference/reference.h"
 #include "util/hash.h"
 #include "world_provider.h"
 

@@ -3,7 +3,7 @@
 #include <cstring>
 #include <vector>
 
-#include "support/reference.h"
+#include "reference/reference.h"
 #include "util/hash.h"
 
 namespace peerreduce::testing {

@@ -2,7 +2,7 @@
 
 #include <memory>
 
-#include "support/reference.h"
+#include "reference/reference.h"
 
 namespace peerreduce::testing {
 

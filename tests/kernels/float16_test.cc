@@ -15,7 +15,7 @@
 #include <string>
 #include <vector>
 
-#include "support/reference.h"
+#include "reference/reference.h"
 
 namespace peerreduce::kernels {
 namespace {

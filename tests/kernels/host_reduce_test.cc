@@ -8,7 +8,7 @@
 #include <cstring>
 #include <vector>
 
-#include "support/reference.h"
+#include "reference/reference.h"
 
 namespace peerreduce::kernels {
 namespace {

@@ -16,7 +16,7 @@
 
 #include "float16.h"
 #include "host_reduce.h"
-#include "support/reference.h"
+#include "reference/reference.h"
 
 namespace peerreduce::kernels {
 namespace {

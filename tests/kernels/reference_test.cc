@@ -1,6 +1,6 @@
 // The test reference itself: it must be able to fail (canaries), decode correctly, and produce
 // deterministic payloads. A reference that always says "ok" would make every other suite worthless.
-#include "support/reference.h"
+#include "reference/reference.h"
 
 #include <gtest/gtest.h>
 

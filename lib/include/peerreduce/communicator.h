@@ -42,6 +42,7 @@
 #include "peerreduce/profiler.h"
 #include "peerreduce/recovery.h"
 #include "peerreduce/registered_buffer.h"
+#include "peerreduce/selection.h"
 #include "peerreduce/status.h"
 #include "peerreduce/topology.h"
 #include "peerreduce/transport.h"
@@ -51,25 +52,6 @@ namespace peerreduce {
 
 // Most items one allreduceBatch call takes (its grouping is planned on the stack, without allocating).
 inline constexpr std::size_t kMaxBatchItems = 1024;
-
-// What the selector predicted for one candidate algorithm at one size.
-struct AlgorithmEstimate {
-  Algorithm algorithm = Algorithm::kOneShot;
-  std::string plan;   // the variant: "ring over 0-2-1-3", "tree rooted at 0, height 2, 8 pipelined chunks"
-  int candidate = 0;  // index among the communicator's candidate plans
-  double predicted_us = 0.0;
-  int segments = 1;  // pieces the operation is split into to fit the scratch
-};
-
-// What allreduce() would do (or did) for a given size, and why.
-struct SelectionReport {
-  Algorithm chosen = Algorithm::kOneShot;
-  std::string plan;                   // the chosen variant's description (its route on a partial topology)
-  bool forced = false;                // by Config::algorithm / PEERREDUCE_ALGO rather than by the cost model
-  bool tuned = false;                 // by the tuning table (PEERREDUCE_TUNING_FILE) rather than by the cost model
-  std::vector<std::string> excluded;  // algorithms that cannot run here, each with the reason
-  std::vector<AlgorithmEstimate> candidates;  // every algorithm considered, cheapest first
-};
 
 class Communicator {
  public:

@@ -1,12 +1,11 @@
-/* peerreduce C API: allreduce across the GPUs of one node, and the deterministic simulator behind it.
+/* peerreduce C API: allreduce across the GPUs of one node.
  *
  * Valid C11 and C++; the functions have C linkage. Every function returns a prResult_t; on failure
  * prGetLastError() gives the full message (what, where, what to do) and prGetErrorString() a short name.
+ * Communicators on the simulator are made by the functions of peerreduce/peerreduce_sim.h.
  *
  * Ownership:
- * - prSimWorldCreate() makes a world; prSimWorldDestroy() ends it. prCommInitSimAll() and
- *   prCommInitSimRank() make communicators; each is ended by its own prCommDestroy(). The world must
- *   outlive its communicators: destroy every communicator of a world before the world.
+ * - Each communicator is ended by its own prCommDestroy().
  * - Buffers passed to prAllReduce() stay the caller's; they must stay valid, and must not be touched,
  *   until the operation is complete (prCommSynchronize() or prSimWorldRun() returned).
  * - Strings returned by prGetErrorString() are static. The one returned by prGetLastError() belongs to
@@ -28,6 +27,7 @@
  *
  * Example (a simulated world of 4 ranks driven from one thread; error checks shortened):
  *
+ *   #include "peerreduce/peerreduce_sim.h"
  *   prSimWorld_t world;
  *   prComm_t comms[4];
  *   float data[4][256];                                  // rank r's input, reduced in place
@@ -125,8 +125,6 @@ typedef enum {
 
 /* One rank's communicator. */
 typedef struct prComm* prComm_t;
-/* A simulated world of virtual GPUs in host memory. */
-typedef struct prSimWorld* prSimWorld_t;
 
 /* Communicator settings; every rank of a world must use the same ones (creation fails with prMismatch
  * otherwise). Start from prConfigInit() and change what you need. */
@@ -141,26 +139,6 @@ typedef struct {
  * TIMEOUT_MS, SCRATCH_BYTES, VERIFY_PLANS). A malformed variable gives prInvalidArgument naming it,
  * and *config is left unchanged. */
 prResult_t prConfigInit(prConfig_t* config) PEERREDUCE_NOEXCEPT;
-
-/* Creates a simulated world of nranks (1 .. 64) ranks whose scheduler is seeded with `seed` (the same
- * seed gives the same interleaving on every machine). */
-prResult_t prSimWorldCreate(int nranks, uint64_t seed, prSimWorld_t* world) PEERREDUCE_NOEXCEPT;
-/* Ends a world. Destroy its communicators first. */
-prResult_t prSimWorldDestroy(prSimWorld_t world) PEERREDUCE_NOEXCEPT;
-/* Runs everything every rank has submitted, to completion or failure, and returns the first rank
- * error. For a single thread that drives all ranks (instead of every rank calling prCommSynchronize). */
-prResult_t prSimWorldRun(prSimWorld_t world) PEERREDUCE_NOEXCEPT;
-
-/* Creates the communicators of every rank of `world` (internally one thread per rank, since creation is
- * collective) into comms[0 .. nranks-1]. `config` NULL means prConfigInit()'s settings; otherwise it is
- * used as given. On failure every comms[i] is NULL. */
-prResult_t prCommInitSimAll(prSimWorld_t world, const prConfig_t* config, prComm_t* comms) PEERREDUCE_NOEXCEPT;
-/* Creates rank `rank`'s communicator of `world`, for applications with one thread per rank. Collective:
- * every rank's thread calls it with its own rank and the same config (NULL as for prCommInitSimAll).
- * A rank whose arguments are rejected does not take part: the others then fail with prTimeout once the
- * configured timeout has passed, instead of waiting for it forever. */
-prResult_t prCommInitSimRank(prSimWorld_t world, int rank, const prConfig_t* config,
-                             prComm_t* comm) PEERREDUCE_NOEXCEPT;
 
 /* Reduces `count` elements of `datatype` with `op` across every rank; every rank gets the same bits in
  * recvbuff. sendbuff == recvbuff is in place; otherwise the buffers must not overlap, and both must be

@@ -43,9 +43,6 @@ using StreamHandle = void*;
 // use, so every rank must use its streams in the same order (as it issues operations in the same order).
 inline constexpr int kMaxStreams = 4;
 
-// Records exchanged at creation are at most this long, so the bootstrap can gather fixed-size blocks.
-inline constexpr std::size_t kMaxPeerRecordBytes = 512;
-
 struct ExecutionRequest {
   std::shared_ptr<const Plan> plan;  // kept alive by the transport until the operation completes
   const void* send = nullptr;        // this rank's input (count elements)

@@ -23,6 +23,10 @@ namespace peerreduce {
 // Largest world peerreduce supports: rank sets are 64-bit masks in the verifier and on the GPU.
 inline constexpr int kMaxWorldSize = 64;
 
+// Records ranks exchange (symmetric memory, exported buffers) are at most this long, so a bootstrap can
+// gather fixed-size blocks.
+inline constexpr std::size_t kMaxPeerRecordBytes = 512;
+
 // Values are stable: the C API's prDataType_t uses the same numbers.
 enum class DataType : int {
   kInt8 = 0,

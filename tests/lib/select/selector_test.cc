@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "algorithms/algorithms.h"
+#include "peerreduce/config.h"
 #include "select/segmenting.h"
 
 namespace peerreduce {

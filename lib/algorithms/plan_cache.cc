@@ -1,4 +1,4 @@
-#include "plan/plan_cache.h"
+#include "algorithms/plan_cache.h"
 
 #include <map>
 #include <mutex>

@@ -12,7 +12,7 @@
 #include <thread>
 #include <vector>
 
-#include "peerreduce/peerreduce.h"
+#include "peerreduce/peerreduce_sim.h"
 #include "peerreduce/status.h"
 
 extern "C" int runCHeaderChecks(void);

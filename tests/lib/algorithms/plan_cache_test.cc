@@ -1,6 +1,6 @@
-// The process-wide plan cache (plan/plan_cache.h): ranks of one process share one immutable plan and
+// The process-wide plan cache (algorithms/plan_cache.h): ranks of one process share one immutable plan and
 // one verdict per (algorithm, world size, placement, link matrix); the cache stays bounded.
-#include "plan/plan_cache.h"
+#include "algorithms/plan_cache.h"
 
 #include <gtest/gtest.h>
 

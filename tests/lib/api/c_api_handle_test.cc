@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "peerreduce/peerreduce.h"
+#include "peerreduce/peerreduce_sim.h"
 
 namespace {
 

@@ -2,7 +2,7 @@
 // dtype's width, floating results in long double with a proven tolerance. It deliberately shares no code
 // and no technique with kernels/: 16-bit floats are decoded with ldexp from their fields, and payloads
 // are assembled from sign/exponent/mantissa fields.
-#include "support/reference.h"
+#include "reference/reference.h"
 
 #include <climits>
 #include <cmath>

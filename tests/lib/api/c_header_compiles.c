@@ -1,7 +1,7 @@
 /* Compiled as C11: proves peerreduce.h is valid C and that the API works from a C caller. */
 #include <string.h>
 
-#include "peerreduce/peerreduce.h"
+#include "peerreduce/peerreduce_sim.h"
 
 enum { kRanks = 2, kCount = 5 };
 

@@ -1,7 +1,7 @@
-#include "api/candidates.h"
+#include "algorithms/candidates.h"
 
 #include "algorithms/algorithms.h"
-#include "plan/plan_cache.h"
+#include "algorithms/plan_cache.h"
 #include "topology/routes.h"
 
 namespace peerreduce {

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "peerreduce/communicator.h"
-#include "peerreduce/peerreduce.h"
+#include "peerreduce/peerreduce_sim.h"
 #include "sim_cluster.h"
 
 namespace peerreduce {

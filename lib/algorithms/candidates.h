@@ -1,5 +1,5 @@
 // The plans a communicator may run on its topology: every algorithm in every variant that fits the
-// links, each built and verified against the link matrix (once per process, plan/plan_cache.h).
+// links, each built and verified against the link matrix (once per process, algorithms/plan_cache.h).
 //
 // one-shot, two-shot, recursive doubling, Rabenseifner: need every pair linked; left out otherwise.
 // ring: over a Hamiltonian cycle of the usable links (0-1-...-n-1 on a full mesh); left out if the
@@ -13,9 +13,9 @@
 #include <string>
 #include <vector>
 
-#include "peerreduce/config.h"
 #include "peerreduce/plan.h"
 #include "peerreduce/topology.h"
+#include "peerreduce/types.h"
 
 namespace peerreduce {
 

@@ -1,0 +1,49 @@
+/* peerreduce's simulator from C: a deterministic world of virtual GPUs in host memory, and communicators
+ * over it. Declared here, defined in the peerreduce_sim library (link peerreduce::sim); the rest of the C
+ * API is peerreduce/peerreduce.h, which this header includes.
+ *
+ * Ownership: prSimWorldCreate() makes a world; prSimWorldDestroy() ends it. prCommInitSimAll() and
+ * prCommInitSimRank() make communicators; each is ended by its own prCommDestroy(). The world must
+ * outlive its communicators: destroy every communicator of a world before the world.
+ *
+ * Thread safety: prCommInitSimRank() and prCommSynchronize() are collective on the simulator: every
+ * rank's thread must call them. prSimWorldRun() from one thread, while no rank is inside
+ * prCommSynchronize().
+ */
+#ifndef PEERREDUCE_PEERREDUCE_SIM_H_
+#define PEERREDUCE_PEERREDUCE_SIM_H_
+
+#include "peerreduce/peerreduce.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* A simulated world of virtual GPUs in host memory. */
+typedef struct prSimWorld* prSimWorld_t;
+
+/* Creates a simulated world of nranks (1 .. 64) ranks whose scheduler is seeded with `seed` (the same
+ * seed gives the same interleaving on every machine). */
+prResult_t prSimWorldCreate(int nranks, uint64_t seed, prSimWorld_t* world) PEERREDUCE_NOEXCEPT;
+/* Ends a world. Destroy its communicators first. */
+prResult_t prSimWorldDestroy(prSimWorld_t world) PEERREDUCE_NOEXCEPT;
+/* Runs everything every rank has submitted, to completion or failure, and returns the first rank
+ * error. For a single thread that drives all ranks (instead of every rank calling prCommSynchronize). */
+prResult_t prSimWorldRun(prSimWorld_t world) PEERREDUCE_NOEXCEPT;
+
+/* Creates the communicators of every rank of `world` (internally one thread per rank, since creation is
+ * collective) into comms[0 .. nranks-1]. `config` NULL means prConfigInit()'s settings; otherwise it is
+ * used as given. On failure every comms[i] is NULL. */
+prResult_t prCommInitSimAll(prSimWorld_t world, const prConfig_t* config, prComm_t* comms) PEERREDUCE_NOEXCEPT;
+/* Creates rank `rank`'s communicator of `world`, for applications with one thread per rank. Collective:
+ * every rank's thread calls it with its own rank and the same config (NULL as for prCommInitSimAll).
+ * A rank whose arguments are rejected does not take part: the others then fail with prTimeout once the
+ * configured timeout has passed, instead of waiting for it forever. */
+prResult_t prCommInitSimRank(prSimWorld_t world, int rank, const prConfig_t* config,
+                             prComm_t* comm) PEERREDUCE_NOEXCEPT;
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* PEERREDUCE_PEERREDUCE_SIM_H_ */
