@@ -78,8 +78,8 @@ class ScriptedBootstrap final : public Bootstrap {
     std::memcpy(&bytes, mine.data() + kBlockHeaderBytes + kSimRecordBytesOffset, sizeof(bytes));
     for (int r = 1; r < size_; ++r) {
       auto record = world_->transport(r)->openSymmetric(bytes);
-      if (!record.isOk() || record->size() != length || kBlockHeaderBytes + length > block) return;
-      std::memcpy(all.data() + block * static_cast<std::size_t>(r) + kBlockHeaderBytes, record->data(), length);
+      if (!record.isOk() || record->record.size() != length || kBlockHeaderBytes + length > block) return;
+      std::memcpy(all.data() + block * static_cast<std::size_t>(r) + kBlockHeaderBytes, record->record.data(), length);
     }
   }
 

@@ -1,4 +1,4 @@
-// The simulator half of the C API (peerreduce/peerreduce.h): prSimWorld* and prCommInitSim*. It lives
+// The simulator half of the C API (peerreduce/peerreduce_sim.h): prSimWorld* and prCommInitSim*. It lives
 // in peerreduce_sim because it needs SimWorld; the shared helpers are in lib/api/c_api_internal.h.
 #include <cstddef>
 #include <exception>
@@ -9,11 +9,18 @@
 #include <vector>
 
 #include "api/c_api_internal.h"
+#include "c_api_sim_internal.h"
 #include "peerreduce/peerreduce_sim.h"
 #include "peerreduce/simulator.h"
 
 namespace peerreduce::capi {
 namespace {
+
+// The live worlds, checked as liveComms() checks communicators.
+HandleRegistry& liveWorlds() {
+  static HandleRegistry registry;
+  return registry;
+}
 
 constexpr const char* kWorldHint = "pass a world made by prSimWorldCreate";
 
@@ -51,6 +58,7 @@ const Status& mostInformative(const std::vector<Status>& results) {
 
 using peerreduce::capi::guarded;
 using peerreduce::capi::kWorldHint;
+using peerreduce::capi::liveWorlds;
 using peerreduce::capi::nullArgument;
 using peerreduce::capi::toResult;
 using peerreduce::capi::unknownHandle;
@@ -67,7 +75,7 @@ prResult_t prSimWorldCreate(int nranks, uint64_t seed, prSimWorld_t* world) noex
     auto created = peerreduce::sim::SimWorld::create(nranks, options);
     if (!created.isOk()) return toResult(kFunction, created.status());
     auto made = std::make_unique<prSimWorld>(prSimWorld{std::move(created).value()});
-    peerreduce::capi::liveWorlds().add(made.get());
+    liveWorlds().add(made.get());
     *world = made.release();
     return prSuccess;
   });
@@ -77,7 +85,7 @@ prResult_t prSimWorldDestroy(prSimWorld_t world) noexcept {
   constexpr const char* kFunction = "prSimWorldDestroy";
   return guarded(kFunction, [&]() -> prResult_t {
     if (world == nullptr) return nullArgument(kFunction, "world", kWorldHint);
-    if (!peerreduce::capi::liveWorlds().remove(world)) return unknownHandle(kFunction, "world", kWorldHint);
+    if (!liveWorlds().remove(world)) return unknownHandle(kFunction, "world", kWorldHint);
     delete world;
     return prSuccess;
   });
@@ -87,7 +95,7 @@ prResult_t prSimWorldRun(prSimWorld_t world) noexcept {
   constexpr const char* kFunction = "prSimWorldRun";
   return guarded(kFunction, [&]() -> prResult_t {
     if (world == nullptr) return nullArgument(kFunction, "world", kWorldHint);
-    if (!peerreduce::capi::liveWorlds().contains(world)) return unknownHandle(kFunction, "world", kWorldHint);
+    if (!liveWorlds().contains(world)) return unknownHandle(kFunction, "world", kWorldHint);
     return toResult(kFunction, world->world->runUntilIdle());
   });
 }
@@ -95,7 +103,7 @@ prResult_t prSimWorldRun(prSimWorld_t world) noexcept {
 prResult_t prCommInitSimAll(prSimWorld_t world, const prConfig_t* config, prComm_t* comms) noexcept {
   constexpr const char* kFunction = "prCommInitSimAll";
   // The size is read before the checks (to clear `comms` whatever happens), so only from a live world.
-  const bool live = world != nullptr && peerreduce::capi::liveWorlds().contains(world);
+  const bool live = world != nullptr && liveWorlds().contains(world);
   const int size = live ? world->world->worldSize() : 0;
   if (comms != nullptr) {
     for (int r = 0; r < size; ++r) comms[r] = nullptr;
@@ -149,7 +157,7 @@ prResult_t prCommInitSimRank(prSimWorld_t world, int rank, const prConfig_t* con
   if (comm != nullptr) *comm = nullptr;
   return guarded(kFunction, [&]() -> prResult_t {
     if (world == nullptr) return nullArgument(kFunction, "world", kWorldHint);
-    if (!peerreduce::capi::liveWorlds().contains(world)) return unknownHandle(kFunction, "world", kWorldHint);
+    if (!liveWorlds().contains(world)) return unknownHandle(kFunction, "world", kWorldHint);
     if (comm == nullptr) return nullArgument(kFunction, "comm", "pass the address of a prComm_t to receive it");
     const int size = world->world->worldSize();
     if (rank < 0 || rank >= size) {

@@ -35,7 +35,7 @@
 
 namespace peerreduce::sim {
 
-class SimEngine {
+class SimEngine final : public SimFaults {
  public:
   SimEngine(int world_size, SimOptions options);
   ~SimEngine();
@@ -62,10 +62,10 @@ class SimEngine {
   // a delay adds virtual latency to every signal from `from` to `to`; a stall adds virtual time to a
   // rank's clock before its next action; a halt lets a rank execute `actions` more actions and then
   // never again (a crash in the middle of an operation).
-  void setLinkDown(int from, int to, bool down);
-  void setSignalDelay(int from, int to, double delay_us);
-  void stallRank(int rank, double stall_us);
-  void haltRank(int rank, std::uint64_t actions);
+  void setLinkDown(int from, int to, bool down) override;
+  void setSignalDelay(int from, int to, double delay_us) override;
+  void stallRank(int rank, double stall_us) override;
+  void haltRank(int rank, std::uint64_t actions) override;
   // The simulator's failure detector (a model of heartbeats over each link): `peer` is kLost once it
   // halted, kLinkDown when the link between it and `rank` is down in either direction, else kAlive.
   PeerHealth peerHealth(int rank, int peer) const;

@@ -1,4 +1,5 @@
-// SimEngine::regionOf: the host address of a rank's symmetric region, for Transport::localRegion.
+// SimEngine::regionOf: the host address of a rank's symmetric region (OpenedRegion::host_address and
+// SimWorld::hostRegion).
 // Kept apart from engine.cc, which runs plans: this only exposes memory openSymmetric made.
 #include "engine.h"
 

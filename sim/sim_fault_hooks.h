@@ -5,7 +5,6 @@
 
 #include <memory>
 
-#include "engine.h"
 #include "faults/faulty_transport.h"
 #include "peerreduce/simulator.h"
 
@@ -15,16 +14,16 @@ class SimFaultHooks final : public faults::FaultHooks {
  public:
   void bind(std::shared_ptr<SimWorld> world) { world_ = std::move(world); }
   void setLinkDown(int from, int to, bool down) override {
-    if (world_) world_->engine().setLinkDown(from, to, down);
+    if (world_) world_->faults().setLinkDown(from, to, down);
   }
   void setSignalDelay(int from, int to, double delay_us) override {
-    if (world_) world_->engine().setSignalDelay(from, to, delay_us);
+    if (world_) world_->faults().setSignalDelay(from, to, delay_us);
   }
   void stallRank(int rank, double stall_us) override {
-    if (world_) world_->engine().stallRank(rank, stall_us);
+    if (world_) world_->faults().stallRank(rank, stall_us);
   }
   void haltRank(int rank, std::uint64_t actions) override {
-    if (world_) world_->engine().haltRank(rank, actions);
+    if (world_) world_->faults().haltRank(rank, actions);
   }
 
  private:

@@ -15,28 +15,26 @@ namespace peerreduce::sim {
 inline constexpr std::size_t kSimMaxOneShotBatchBytes = std::size_t{256} << 10;
 inline constexpr std::size_t kSimMaxTwoShotBatchBytes = std::size_t{1} << 20;
 
-class SimTransport final : public Transport {
+// One rank's transport; it has every optional capability (time marks in virtual time, buffer sharing
+// through the world's registry, batches), so it hands out itself for each.
+class SimTransport final : public Transport, private TimeMarks, private BufferSharing, private BatchSubmit {
  public:
   SimTransport(std::shared_ptr<SimEngine> engine, std::shared_ptr<SimBufferRegistry> buffers, int rank)
       : engine_(std::move(engine)), buffers_(std::move(buffers)), rank_(rank) {}
 
-  std::string name() const override { return "simulator"; }
-  std::string architecture() const override { return "simulator"; }
-  int rank() const override { return rank_; }
-  int worldSize() const override { return engine_->worldSize(); }
-  StatusOr<std::vector<std::byte>> openSymmetric(std::size_t bytes) override {
-    return engine_->openSymmetric(rank_, bytes);
+  TransportIdentity identity() const override { return {"simulator", "simulator", rank_, engine_->worldSize()}; }
+  StatusOr<OpenedRegion> openSymmetric(std::size_t bytes) override {
+    PR_ASSIGN_OR_RETURN(std::vector<std::byte> record, engine_->openSymmetric(rank_, bytes));
+    return OpenedRegion{std::move(record), engine_->regionOf(rank_)};
   }
   Status connectPeers(const std::vector<std::vector<std::byte>>& records) override {
     return engine_->connectPeers(rank_, records);
   }
   Topology topology() const override { return engine_->topology(); }
+  // Plans run from host memory as they are: nothing to stage.
+  Status preparePlan(const std::shared_ptr<const Plan>& /*plan*/) override { return Status::ok(); }
   Status submit(const ExecutionRequest& request, StreamHandle /*stream: one queue per rank*/) override {
     return engine_->submit(rank_, request);
-  }
-  std::size_t maxBatchBytes(Algorithm algorithm) const override {
-    if (algorithm == Algorithm::kOneShot) return kSimMaxOneShotBatchBytes;
-    return algorithm == Algorithm::kTwoShot ? kSimMaxTwoShotBatchBytes : 0;
   }
   Status synchronize(StreamHandle /*stream*/, std::chrono::milliseconds timeout) override {
     return engine_->synchronize(rank_, timeout);
@@ -44,13 +42,21 @@ class SimTransport final : public Transport {
   Status asyncError() const override { return engine_->asyncError(rank_); }
   void abort() override { engine_->abort(rank_); }
   PeerHealth peerHealth(int peer) const override { return engine_->peerHealth(rank_, peer); }
-  std::byte* localRegion() override { return engine_->regionOf(rank_); }
+  TransportCapabilities capabilities() override { return {this, this, this}; }
+
+  // The world's registry: tests declare allocations (trackAllocation) and count live exports.
+  SimBufferRegistry& buffers() { return *buffers_; }
+
+ private:
+  std::size_t maxBatchBytes(Algorithm algorithm) const override {
+    if (algorithm == Algorithm::kOneShot) return kSimMaxOneShotBatchBytes;
+    return algorithm == Algorithm::kTwoShot ? kSimMaxTwoShotBatchBytes : 0;
+  }
   Status reserveTimeMarks(std::size_t count) override { return engine_->reserveTimeMarks(rank_, count); }
   StatusOr<bool> markTime(std::size_t mark, StreamHandle /*stream*/) override { return engine_->markTime(rank_, mark); }
   StatusOr<std::optional<double>> markedSpanUs(std::size_t from, std::size_t to) override {
     return engine_->markedSpanUs(rank_, from, to);
   }
-
   StatusOr<BufferAllocation> allocationOf(const void* ptr, std::size_t bytes) override {
     return buffers_->allocationOf(rank_, ptr, bytes);
   }
@@ -63,10 +69,6 @@ class SimTransport final : public Transport {
     return buffers_->openPeerBuffer(rank_, peer, record, offset, bytes);
   }
 
-  // The world's registry: tests declare allocations (trackAllocation) and count live exports.
-  SimBufferRegistry& buffers() { return *buffers_; }
-
- private:
   std::shared_ptr<SimEngine> engine_;
   std::shared_ptr<SimBufferRegistry> buffers_;
   int rank_;

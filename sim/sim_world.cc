@@ -46,6 +46,8 @@ std::vector<std::string> SimWorld::raceReports() const { return engine_->raceRep
 std::uint64_t SimWorld::traceFingerprint() const { return engine_->traceFingerprint(); }
 std::string SimWorld::chromeTraceJson() const { return engine_->chromeTraceJson(); }
 void SimWorld::resetStats() { engine_->resetStats(); }
+std::byte* SimWorld::hostRegion(int rank) const { return engine_->regionOf(rank); }
+SimFaults& SimWorld::faults() const { return *engine_; }
 
 Status SimWorld::writeChromeTrace(const std::string& path) const {
   std::ofstream out(path, std::ios::binary | std::ios::trunc);

@@ -6,26 +6,29 @@
 
 namespace peerreduce {
 
-// The cache's resolver and exporter, answered by the transport's registration hooks.
+// The cache's resolver and exporter, answered by the transport's buffer-sharing capability.
 class BufferRegistrations::TransportHooks final : public AllocationResolver, public HandleExporter {
  public:
-  explicit TransportHooks(std::shared_ptr<Transport> transport) : transport_(std::move(transport)) {}
+  // `sharing` is `transport`'s capability; holding the transport keeps it alive.
+  TransportHooks(std::shared_ptr<Transport> transport, BufferSharing& sharing)
+      : transport_(std::move(transport)), sharing_(sharing) {}
 
   void setPendingBytes(std::size_t bytes) { pending_bytes_ = bytes; }
 
   StatusOr<AddressRange> allocationOf(const void* ptr) const override {
-    PR_ASSIGN_OR_RETURN(BufferAllocation allocation, transport_->allocationOf(ptr, pending_bytes_));
+    PR_ASSIGN_OR_RETURN(BufferAllocation allocation, sharing_.allocationOf(ptr, pending_bytes_));
     return AddressRange{reinterpret_cast<std::uintptr_t>(allocation.base), allocation.bytes};
   }
   StatusOr<std::vector<std::byte>> exportAllocation(const AddressRange& allocation) override {
-    return transport_->exportBuffer(reinterpret_cast<const void*>(allocation.base), allocation.bytes);
+    return sharing_.exportBuffer(reinterpret_cast<const void*>(allocation.base), allocation.bytes);
   }
   void releaseExport(const AddressRange& allocation, const std::vector<std::byte>& /*record*/) override {
-    transport_->releaseBuffer(reinterpret_cast<const void*>(allocation.base), allocation.bytes);
+    sharing_.releaseBuffer(reinterpret_cast<const void*>(allocation.base), allocation.bytes);
   }
 
  private:
   std::shared_ptr<Transport> transport_;
+  BufferSharing& sharing_;
   std::size_t pending_bytes_ = 0;
 };
 
@@ -37,7 +40,11 @@ BufferRegistrations::~BufferRegistrations() {
 
 StatusOr<RegistrationCache*> BufferRegistrations::cache(const std::shared_ptr<Transport>& transport, int rank) {
   if (!cache_) {
-    auto hooks = std::make_shared<TransportHooks>(transport);
+    BufferSharing* sharing = transport->capabilities().buffer_sharing;
+    if (sharing == nullptr) {
+      return unsupportedError(transport->name() + " cannot register user buffers (it cannot share buffers with peers)");
+    }
+    auto hooks = std::make_shared<TransportHooks>(transport, *sharing);
     PR_ASSIGN_OR_RETURN(cache_, RegistrationCache::create(hooks, hooks, kDefaultMaxRegistrations, rank));
     hooks_ = std::move(hooks);
   }

@@ -15,19 +15,11 @@
 #include "peerreduce/peerreduce.h"
 #include "peerreduce/status.h"
 
-namespace peerreduce::sim {
-class SimWorld;
-}  // namespace peerreduce::sim
-
 struct prComm {
   std::unique_ptr<peerreduce::Communicator> comm;
-  // What the communicator's transport lives in (the simulated world), held so that a world destroyed
-  // too early cannot leave this communicator dangling; the contract still says "world outlives comms".
+  // What the communicator's transport lives in (a simulated world, say), held so that an owner destroyed
+  // too early cannot leave this communicator dangling; the contracts still say "owner outlives comms".
   std::shared_ptr<const void> owner;
-};
-
-struct prSimWorld {
-  std::shared_ptr<peerreduce::sim::SimWorld> world;
 };
 
 namespace peerreduce::capi {

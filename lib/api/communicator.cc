@@ -94,7 +94,10 @@ Status agreeOnOutcome(const Communicator::Impl& impl, const Status& local, const
 }
 
 Status exchangeSymmetricMemory(Communicator::Impl& impl) {
-  auto record = impl.transport->openSymmetric(impl.config.memory.pool_bytes);
+  auto opened = impl.transport->openSymmetric(impl.config.memory.pool_bytes);
+  StatusOr<std::vector<std::byte>> record = opened.isOk() ? StatusOr<std::vector<std::byte>>(std::move(opened->record))
+                                                          : StatusOr<std::vector<std::byte>>(opened.status());
+  if (opened.isOk()) impl.region_host_address = opened->host_address;
   PeerRecordBlock mine{};
   if (record.isOk() && record->size() > kMaxPeerRecordBytes) {
     record = internalError(impl.transport->name() + " made a peer record of " + std::to_string(record->size()) +
@@ -198,9 +201,9 @@ Status createImpl(Communicator::Impl& impl) {
     return internalError(impl.transport->name() + " reports a topology of " + std::to_string(local.worldSize()) +
                          " ranks for a world of " + std::to_string(impl.size));
   }
-  PR_ASSIGN_OR_RETURN(
-      AgreedTopology agreed,
-      agreeOnTopology(impl.rank, impl.size, local, impl.transport->architecture(), *impl.bootstrap, impl.config));
+  PR_ASSIGN_OR_RETURN(AgreedTopology agreed,
+                      agreeOnTopology(impl.rank, impl.size, local, impl.transport->identity().architecture,
+                                      *impl.bootstrap, impl.config));
   impl.topology = std::move(agreed.topology);
   impl.architecture = std::move(agreed.architecture);
   PR_RETURN_IF_ERROR(agreeOnOutcome(impl, loadTuning(impl), "read the tuning table (PEERREDUCE_TUNING_FILE)"));

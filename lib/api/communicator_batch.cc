@@ -119,11 +119,12 @@ Status Communicator::allreduceBatch(std::span<const BatchItem> items, DataType d
   // transport's limit, within one segment of scratch.
   PR_ASSIGN_OR_RETURN(const int slot, streamSlot(impl, stream));
   std::array<BatchShape, 2> shapes{BatchShape{Algorithm::kOneShot}, BatchShape{Algorithm::kTwoShot}};
+  const BatchSubmit* batches = impl.transport->capabilities().batch_submit;  // null: no batches
   for (BatchShape& shape : shapes) {
     for (const Candidate& c : impl.candidates) {
       if (c.algorithm == shape.algorithm) shape.candidate = &c;
     }
-    shape.capacity = shape.candidate != nullptr ? impl.transport->maxBatchBytes(shape.algorithm) : 0;
+    shape.capacity = shape.candidate != nullptr && batches != nullptr ? batches->maxBatchBytes(shape.algorithm) : 0;
     if (shape.capacity > 0) {
       PR_ASSIGN_OR_RETURN(const PoolBlock scratch, leaseScratch(impl, slot));
       shape.capacity =

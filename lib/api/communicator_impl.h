@@ -27,6 +27,8 @@ struct Communicator::Impl {
   Config config;
   std::shared_ptr<Bootstrap> bootstrap;
   std::shared_ptr<Transport> transport;
+  // Where the host can address this rank's symmetric region (the simulator), null where it cannot.
+  std::byte* region_host_address = nullptr;
   Topology topology;                  // agreed by all ranks, link mask applied
   std::string architecture;           // rank 0's device architecture (tuning-table key)
   std::vector<Candidate> candidates;  // every plan this communicator may run; the selector indexes it

@@ -90,8 +90,7 @@ StatusOr<SymmetricBlock> Communicator::allocateSymmetric(std::size_t bytes) {
   }
   const std::size_t offset = block->offset();
   const std::size_t size = block->size();
-  // The region is opened after the pool is created, so its address is asked for here, not kept.
-  std::byte* region = impl_->transport->localRegion();
+  std::byte* region = impl_->region_host_address;
   return SymmetricBlock(std::make_shared<const PoolBlock>(std::move(block).value()), offset, size,
                         region != nullptr ? region + offset : nullptr);
 }

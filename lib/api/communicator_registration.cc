@@ -45,6 +45,11 @@ Status agreeAll(Communicator::Impl& impl, const Status& local, const std::string
 // (length) and by the transport (what it names, the range).
 Status openPeers(Communicator::Impl& impl, const std::vector<RegistrationBlock>& all,
                  detail::RegisteredBufferState& state) {
+  BufferSharing* capability = impl.transport->capabilities().buffer_sharing;
+  if (capability == nullptr) {  // registerLocal succeeded, so the transport had it: a decorator dropped it
+    return internalError(impl.transport->name() + " lost its buffer-sharing capability during a registration");
+  }
+  BufferSharing& sharing = *capability;
   for (int r = 0; r < impl.size; ++r) {
     const RegistrationBlock& block = all[static_cast<std::size_t>(r)];
     if (block.length == 0 || block.length > kMaxPeerRecordBytes) {
@@ -53,8 +58,8 @@ Status openPeers(Communicator::Impl& impl, const std::vector<RegistrationBlock>&
     }
     if (r == impl.rank) continue;
     const std::vector<std::byte> record(block.record, block.record + block.length);
-    auto view = impl.transport->openPeerBuffer(r, record, static_cast<std::size_t>(block.offset),
-                                               static_cast<std::size_t>(block.bytes));
+    auto view = sharing.openPeerBuffer(r, record, static_cast<std::size_t>(block.offset),
+                                       static_cast<std::size_t>(block.bytes));
     if (!view.isOk()) {
       return view.status().withContext("rank " + std::to_string(impl.rank) + " opening rank " + std::to_string(r) +
                                        "'s registered buffer");

@@ -24,9 +24,4 @@ HandleRegistry& liveComms() {
   return registry;
 }
 
-HandleRegistry& liveWorlds() {
-  static HandleRegistry registry;
-  return registry;
-}
-
 }  // namespace peerreduce::capi

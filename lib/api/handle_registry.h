@@ -1,4 +1,4 @@
-// The C API's live handles. A C caller holds raw pointers (prComm_t, prSimWorld_t); one that uses a
+// The C API's live handles. A C caller holds raw pointers (prComm_t, ...); one that uses a
 // handle after destroying it, destroys it twice, or passes a pointer that never was a handle would
 // make the library touch freed or foreign memory. Every function that takes a handle first asks this
 // registry, without dereferencing the pointer, and refuses an unknown one with kInvalidArgument.
@@ -26,7 +26,7 @@ class HandleRegistry {
   std::unordered_set<const void*> live_;
 };
 
+// The live communicators. Other handle kinds (the simulator's worlds) keep registries of their own.
 HandleRegistry& liveComms();
-HandleRegistry& liveWorlds();
 
 }  // namespace peerreduce::capi

@@ -19,12 +19,14 @@ StatusOr<std::unique_ptr<Profiler>> Profiler::create(std::size_t capacity, int w
     return invalidArgumentError("profiling capacity " + std::to_string(capacity) + " outside 1.." +
                                 std::to_string(kMaxProfileCapacity) + " records");
   }
-  PR_RETURN_IF_ERROR(transport.reserveTimeMarks(2 * capacity));
-  return std::unique_ptr<Profiler>(new Profiler(capacity, world_size, transport));
+  TimeMarks* marks = transport.capabilities().time_marks;
+  if (marks == nullptr) return unsupportedError(transport.name() + " cannot time operations (no time marks)");
+  PR_RETURN_IF_ERROR(marks->reserveTimeMarks(2 * capacity));
+  return std::unique_ptr<Profiler>(new Profiler(capacity, world_size, *marks));
 }
 
 void Profiler::begin(StreamHandle stream) {
-  auto placed = transport_.markTime(2 * slot(), stream);
+  auto placed = marks_.markTime(2 * slot(), stream);
   begin_marked_ = placed.isOk() && *placed;
 }
 
@@ -35,7 +37,7 @@ void Profiler::end(StreamHandle stream, const OperationProfile& what, bool submi
   entry.profile.timed = false;
   entry.marked = false;
   if (submitted && begin_marked_) {
-    auto placed = transport_.markTime(2 * slot() + 1, stream);
+    auto placed = marks_.markTime(2 * slot() + 1, stream);
     entry.marked = placed.isOk() && *placed;
   }
   begin_marked_ = false;
@@ -50,7 +52,7 @@ StatusOr<std::vector<OperationProfile>> Profiler::records() {
     const std::size_t s = static_cast<std::size_t>(seq % entries_.size());
     Entry& entry = entries_[s];
     if (entry.marked && !entry.profile.timed) {
-      PR_ASSIGN_OR_RETURN(const std::optional<double> span, transport_.markedSpanUs(2 * s, 2 * s + 1));
+      PR_ASSIGN_OR_RETURN(const std::optional<double> span, marks_.markedSpanUs(2 * s, 2 * s + 1));
       if (span.has_value()) {
         entry.profile.timed = true;
         entry.profile.duration_us = *span;

@@ -36,13 +36,13 @@ class Profiler {
     OperationProfile profile;
     bool marked = false;  // both marks placed: the duration will come
   };
-  Profiler(std::size_t capacity, int world_size, Transport& transport)
-      : entries_(capacity), world_size_(world_size), transport_(transport) {}
+  Profiler(std::size_t capacity, int world_size, TimeMarks& marks)
+      : entries_(capacity), world_size_(world_size), marks_(marks) {}
   std::size_t slot() const { return static_cast<std::size_t>(next_ % entries_.size()); }
 
   std::vector<Entry> entries_;
   int world_size_;
-  Transport& transport_;
+  TimeMarks& marks_;        // the transport's capability; lives as long as the transport
   std::uint64_t next_ = 0;  // sequence of the next operation
   bool begin_marked_ = false;
 };

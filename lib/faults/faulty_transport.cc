@@ -265,7 +265,7 @@ Status FaultController::rankStatus(int rank) const {
   return Status::ok();
 }
 
-StatusOr<std::vector<std::byte>> FaultyTransport::openSymmetric(std::size_t bytes) {
+StatusOr<OpenedRegion> FaultyTransport::openSymmetric(std::size_t bytes) {
   PR_RETURN_IF_ERROR(controller_->checkOpen(rank()));
   return TransportWrapper::openSymmetric(bytes);
 }

@@ -112,8 +112,12 @@ class FaultyTransport : public TransportWrapper {
   FaultyTransport(std::shared_ptr<Transport> target, std::shared_ptr<FaultController> controller)
       : TransportWrapper(std::move(target)), controller_(std::move(controller)) {}
 
-  std::string name() const override { return "faulty(" + TransportWrapper::name() + ")"; }
-  StatusOr<std::vector<std::byte>> openSymmetric(std::size_t bytes) override;
+  TransportIdentity identity() const override {
+    TransportIdentity inner = TransportWrapper::identity();
+    inner.name = "faulty(" + inner.name + ")";
+    return inner;
+  }
+  StatusOr<OpenedRegion> openSymmetric(std::size_t bytes) override;
   Status connectPeers(const std::vector<std::vector<std::byte>>& records) override;
   Status submit(const ExecutionRequest& request, StreamHandle stream) override;
   Status synchronize(StreamHandle stream, std::chrono::milliseconds timeout) override;

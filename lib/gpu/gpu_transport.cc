@@ -86,7 +86,9 @@ struct DevicePlan {
   FusedShape shape;  // a fused kernel runs the program when it has that shape
 };
 
-class GpuTransport final : public Transport {
+// Every optional capability is its own: time marks are events, buffer sharing is IPC, batches run as one
+// launch of the line kernels.
+class GpuTransport final : public Transport, private TimeMarks, private BufferSharing, private BatchSubmit {
  public:
   GpuTransport(int rank, int world_size, int device, int max_blocks, std::uint64_t bytes_per_block,
                KernelPolicy kernels, std::uint64_t line_bytes_per_block)
@@ -100,8 +102,18 @@ class GpuTransport final : public Transport {
         line_area_bytes_(lineAreaBytes(world_size)) {}
   ~GpuTransport() override { release(); }
 
-  std::string name() const override { return std::string(PR_GPU_PLATFORM_NAME) + " gpu " + std::to_string(device_); }
-  std::string architecture() const override {
+  TransportIdentity identity() const override {
+    return {std::string(PR_GPU_PLATFORM_NAME) + " gpu " + std::to_string(device_), architecture(), rank_, world_size_};
+  }
+  TransportCapabilities capabilities() override { return {this, this, this}; }
+
+  StatusOr<OpenedRegion> openSymmetric(std::size_t bytes) override {
+    PR_ASSIGN_OR_RETURN(std::vector<std::byte> record, openRegion(bytes));
+    return OpenedRegion{std::move(record), nullptr};  // device memory: the host cannot address it
+  }
+
+ private:
+  std::string architecture() const {
     int major = 0;
     int minor = 0;
     (void)hipDeviceGetAttribute(&major, hipDeviceAttributeComputeCapabilityMajor, device_);
@@ -109,10 +121,8 @@ class GpuTransport final : public Transport {
     return std::string(PR_GPU_PLATFORM_NAME) == "cuda" ? "sm_" + std::to_string(major) + std::to_string(minor)
                                                        : "gfx_" + std::to_string(major) + std::to_string(minor);
   }
-  int rank() const override { return rank_; }
-  int worldSize() const override { return world_size_; }
 
-  StatusOr<std::vector<std::byte>> openSymmetric(std::size_t bytes) override {
+  StatusOr<std::vector<std::byte>> openRegion(std::size_t bytes) {
     if (region_ != nullptr) return invalidArgumentError("rank " + std::to_string(rank_) + " opened its memory twice");
     PR_GPU_CHECK(rank_, hipSetDevice(device_));
     const std::size_t raw = scratchStart() + bytes;
@@ -147,6 +157,7 @@ class GpuTransport final : public Transport {
     return encodePeerRecord(record);
   }
 
+ public:
   Status connectPeers(const std::vector<std::vector<std::byte>>& records) override {
     if (region_ == nullptr) return invalidArgumentError("rank " + std::to_string(rank_) + ": connect before open");
     if (records.size() != static_cast<std::size_t>(world_size_)) {

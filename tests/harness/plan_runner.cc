@@ -28,7 +28,7 @@ PlanRun runPlanOnSim(const Plan& plan, std::size_t count, DataType dtype, Reduce
       run.status = record.status();
       return run;
     }
-    records.push_back(*record);
+    records.push_back(record->record);
   }
   for (int r = 0; r < n; ++r) {
     run.status = (*world)->transport(r)->connectPeers(records);

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "api/c_api_internal.h"
+#include "c_api_sim_internal.h"
 #include "peerreduce/peerreduce_sim.h"
 #include "peerreduce/simulator.h"
 #include "sim_test_util.h"

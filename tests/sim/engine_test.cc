@@ -137,7 +137,7 @@ class SimEngineConnect : public ::testing::Test {
  protected:
   void SetUp() override {
     world_ = *sim::SimWorld::create(2);
-    for (int r = 0; r < 2; ++r) records_.push_back(*world_->transport(r)->openSymmetric(4096));
+    for (int r = 0; r < 2; ++r) records_.push_back(world_->transport(r)->openSymmetric(4096)->record);
   }
   std::shared_ptr<sim::SimWorld> world_;
   std::vector<std::vector<std::byte>> records_;
@@ -166,7 +166,7 @@ TEST_F(SimEngineConnect, RecordWithoutTheMagicIsCorruptNamingThePeer) {
 
 TEST_F(SimEngineConnect, RecordOfAnotherWorldIsCorruptNamingThePeer) {
   auto other = *sim::SimWorld::create(2);
-  auto foreign = *other->transport(1)->openSymmetric(4096);
+  auto foreign = other->transport(1)->openSymmetric(4096)->record;
   records_[1] = foreign;
   expectError(world_->transport(0)->connectPeers(records_), ErrorCode::kCorrupt,
               {"rank 0 mapping rank 1", "belongs to simulated world"});
@@ -189,7 +189,7 @@ TEST_F(SimEngineConnect, RecordOfTheWrongSizeIsCorruptNamingThePeer) {
 
 TEST(SimEngineHandshake, RecordOfAPeerThatNeverOpenedItsMemoryIsCorrupt) {
   auto world = *sim::SimWorld::create(2);
-  auto mine = *world->transport(0)->openSymmetric(4096);
+  auto mine = world->transport(0)->openSymmetric(4096)->record;
   // A well-formed record claiming to be rank 1's, although rank 1 has no region yet.
   auto forged = mine;
   const std::uint32_t one = 1;
@@ -341,7 +341,8 @@ TEST(SimEngineSubmit, RefusesMalformedBatchesAndRunsAWellFormedOne) {
 // a queued operation, when it finishes, in virtual time; marks outside the reserved range are refused.
 TEST(SimEngineTimeMarks, MarksAreReachedInOrderWithTheRanksWorkAndCheckTheirRange) {
   auto c = makeConnectedWorld(2);
-  Transport& t = c.transport(0);
+  ASSERT_NE(c.transport(0).capabilities().time_marks, nullptr) << "the simulator can time operations";
+  TimeMarks& t = *c.transport(0).capabilities().time_marks;
   expectError(t.reserveTimeMarks(0), ErrorCode::kInvalidArgument, {"zero time marks"});
   ASSERT_TRUE(t.reserveTimeMarks(4).isOk());
   expectError(t.markTime(4, nullptr).status(), ErrorCode::kInvalidArgument, {"time mark 4 of 4 reserved"});

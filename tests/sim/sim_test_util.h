@@ -50,7 +50,7 @@ inline ConnectedWorld makeConnectedWorld(int n, sim::SimOptions options = {}, st
   for (int r = 0; r < n; ++r) {
     auto record = c.world->transport(r)->openSymmetric(scratch_bytes);
     EXPECT_TRUE(record.isOk()) << record.status().toString();
-    if (record.isOk()) c.records.push_back(*record);
+    if (record.isOk()) c.records.push_back(record->record);
   }
   for (int r = 0; r < n; ++r) {
     const Status s = c.world->transport(r)->connectPeers(c.records);

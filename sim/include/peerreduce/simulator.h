@@ -51,6 +51,21 @@ struct SimStats {
   std::vector<std::uint64_t> link_bytes;  // n x n, [from * n + to]: bytes rank `from` moved in `to`'s memory
 };
 
+// Faults in virtual time, for fault injection (the campaign's scenarios, fault tests). Every call
+// takes effect at the rank's current virtual time and is part of the seeded run.
+class SimFaults {
+ public:
+  virtual ~SimFaults() = default;
+  // Stops (or restores) the direct link from -> to: steps over it fail as a dead link would.
+  virtual void setLinkDown(int from, int to, bool down) = 0;
+  // Every signal from -> to arrives delay_us of virtual time late.
+  virtual void setSignalDelay(int from, int to, double delay_us) = 0;
+  // Deschedules `rank` for stall_us of virtual time, then it goes on.
+  virtual void stallRank(int rank, double stall_us) = 0;
+  // `rank` stops for good after `actions` more actions (0: at once), as a crashed GPU would.
+  virtual void haltRank(int rank, std::uint64_t actions) = 0;
+};
+
 class SimEngine;
 
 class SimWorld {
@@ -78,10 +93,15 @@ class SimWorld {
   std::string chromeTraceJson() const;
   Status writeChromeTrace(const std::string& path) const;
 
+  // Rank `rank`'s symmetric region as the host addresses it (simulated device memory is host memory),
+  // null before its transport opened it. For inspection by tests and tools.
+  std::byte* hostRegion(int rank) const;
+
   // Drops recorded statistics, races and trace (memory, epochs and clocks stay).
   void resetStats();
 
-  SimEngine& engine() const { return *engine_; }
+  // Fault injection in virtual time (see SimFaults).
+  SimFaults& faults() const;
 
  private:
   SimWorld() = default;

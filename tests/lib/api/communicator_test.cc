@@ -195,14 +195,18 @@ class LyingBootstrap : public Bootstrap {
 class FaultyTransport : public TransportWrapper {
  public:
   using TransportWrapper::TransportWrapper;
-  int rank() const override { return claimed_rank >= 0 ? claimed_rank : TransportWrapper::rank(); }
-  int worldSize() const override { return claimed_size > 0 ? claimed_size : TransportWrapper::worldSize(); }
-  StatusOr<std::vector<std::byte>> openSymmetric(std::size_t bytes) override {
+  TransportIdentity identity() const override {
+    TransportIdentity inner = TransportWrapper::identity();
+    if (claimed_rank >= 0) inner.rank = claimed_rank;
+    if (claimed_size > 0) inner.world_size = claimed_size;
+    return inner;
+  }
+  StatusOr<OpenedRegion> openSymmetric(std::size_t bytes) override {
     if (throw_bad_alloc) throw std::bad_alloc();
     if (throw_error) throw std::runtime_error("transport bug");
     if (fail_open) return outOfMemoryError("no memory for the test");
     auto record = TransportWrapper::openSymmetric(bytes);
-    if (record.isOk() && oversized_record) record->resize(kMaxPeerRecordBytes + 88);
+    if (record.isOk() && oversized_record) record->record.resize(kMaxPeerRecordBytes + 88);
     return record;
   }
   Status connectPeers(const std::vector<std::vector<std::byte>>& records) override {

@@ -162,7 +162,7 @@ TEST(Profiler, AFailedOperationIsRecordedButNeverTimed) {
   auto cluster = makeCluster();
   ASSERT_NE(cluster, nullptr);
   for (int r = 0; r < kRanks; ++r) ASSERT_TRUE(cluster->comm(r).enableProfiling(8).isOk());
-  cluster->world().engine().haltRank(2, 0);  // rank 2 never acts: the others time out
+  cluster->world().faults().haltRank(2, 0);  // rank 2 never acts: the others time out
   std::deque<std::vector<float>> data;
   allreduceEverywhere(*cluster, data, 4096);
   EXPECT_FALSE(cluster->runUntilIdle().isOk());
@@ -189,7 +189,11 @@ class ForwardingTransport final : public TransportWrapper {
 class NoClockTransport final : public TransportWrapper {
  public:
   using TransportWrapper::TransportWrapper;
-  Status reserveTimeMarks(std::size_t count) override { return Transport::reserveTimeMarks(count); }
+  TransportCapabilities capabilities() override {
+    TransportCapabilities inner = TransportWrapper::capabilities();
+    inner.time_marks = nullptr;
+    return inner;
+  }
 };
 
 TEST(Profiler, WorksThroughADecoratorAndIsRefusedByATransportThatCannotTime) {

@@ -7,6 +7,7 @@
 #include <cstring>
 #include <functional>
 #include <memory>
+#include <stdexcept>
 #include <string>
 #include <thread>
 #include <vector>
@@ -246,49 +247,57 @@ TEST(BufferRegistration, AFailureOnOneRankFailsEveryRankAndLeavesNothingBehind) 
   for (const Status& s : deregisterOnEveryRank(world, ok)) EXPECT_TRUE(s.isOk()) << s.toString();
 }
 
-// A transport with the default hooks: registration is kUnsupported on every rank.
+// A transport without the buffer-sharing capability: registration is kUnsupported on every rank.
 class NoRegistrationTransport : public TransportWrapper {
  public:
   using TransportWrapper::TransportWrapper;
-  std::byte* localRegion() override { return Transport::localRegion(); }
-  StatusOr<BufferAllocation> allocationOf(const void* ptr, std::size_t bytes) override {
-    return Transport::allocationOf(ptr, bytes);
-  }
-  StatusOr<std::vector<std::byte>> exportBuffer(const void* base, std::size_t bytes) override {
-    return Transport::exportBuffer(base, bytes);
-  }
-  StatusOr<PeerBufferView> openPeerBuffer(int peer, const std::vector<std::byte>& record, std::size_t offset,
-                                          std::size_t bytes) override {
-    return Transport::openPeerBuffer(peer, record, offset, bytes);
+  TransportCapabilities capabilities() override {
+    TransportCapabilities inner = TransportWrapper::capabilities();
+    inner.buffer_sharing = nullptr;
+    return inner;
   }
 };
+
+// The transport's buffer-sharing capability (the simulator has it).
+BufferSharing& sharingOf(Transport& transport) {
+  BufferSharing* sharing = transport.capabilities().buffer_sharing;
+  if (sharing == nullptr) throw std::logic_error(transport.name() + " has no buffer sharing");
+  return *sharing;
+}
 
 TEST(BufferRegistration, TransportsWithoutTheHooksSayUnsupported) {
   World world = makeWorld(
       kRanks, [](std::shared_ptr<Transport> t) { return std::make_shared<NoRegistrationTransport>(std::move(t)); });
   RankBuffers buffers(256);
   const auto regs = registerOnEveryRank(world, buffers.ptrs(), std::vector<std::size_t>(kRanks, 1024));
-  for (const auto& reg : regs) EXPECT_EQ(reg.status().code(), ErrorCode::kUnsupported) << reg.status().toString();
+  for (const auto& reg : regs) {
+    EXPECT_EQ(reg.status().code(), ErrorCode::kUnsupported) << reg.status().toString();
+    EXPECT_NE(reg.status().message().find("cannot register user buffers"), std::string::npos)
+        << reg.status().toString();
+  }
   NoRegistrationTransport bare(world.sim->transport(0));
-  EXPECT_EQ(bare.exportBuffer(buffers.ptr(0), 16).status().code(), ErrorCode::kUnsupported);
-  EXPECT_EQ(bare.openPeerBuffer(1, {}, 0, 16).status().code(), ErrorCode::kUnsupported);
-  EXPECT_EQ(bare.localRegion(), nullptr);
+  EXPECT_EQ(bare.capabilities().buffer_sharing, nullptr);
+  EXPECT_NE(bare.capabilities().time_marks, nullptr) << "only the capability it drops is gone";
 }
 
 TEST(BufferRegistration, TransportWrapperForwardsTheHooks) {
   World world = makeWorld();
   TransportWrapper wrapper(world.sim->transport(1));
-  EXPECT_EQ(wrapper.localRegion(), world.sim->transport(1)->localRegion());
-  EXPECT_NE(wrapper.localRegion(), nullptr);
+  const TransportCapabilities inner = world.sim->transport(1)->capabilities();
+  const TransportCapabilities forwarded = wrapper.capabilities();
+  EXPECT_EQ(forwarded.buffer_sharing, inner.buffer_sharing);
+  EXPECT_EQ(forwarded.time_marks, inner.time_marks);
+  EXPECT_EQ(forwarded.batch_submit, inner.batch_submit);
+  BufferSharing& shared = sharingOf(wrapper);
   RankBuffers buffers(64);
-  auto record = wrapper.exportBuffer(buffers.ptr(1), 256);
+  auto record = shared.exportBuffer(buffers.ptr(1), 256);
   ASSERT_TRUE(record.isOk()) << record.status().toString();
-  auto view = world.sim->transport(0)->openPeerBuffer(1, *record, 16, 32);
+  auto view = sharingOf(*world.sim->transport(0)).openPeerBuffer(1, *record, 16, 32);
   ASSERT_TRUE(view.isOk()) << view.status().toString();
   EXPECT_EQ(view->data, buffers.ptr(1, 16));
-  wrapper.releaseBuffer(buffers.ptr(1), 256);
+  shared.releaseBuffer(buffers.ptr(1), 256);
   EXPECT_EQ(world.registry().liveExports(1), 0u);
-  auto allocation = wrapper.allocationOf(buffers.ptr(1, 8), 8);
+  auto allocation = shared.allocationOf(buffers.ptr(1, 8), 8);
   ASSERT_TRUE(allocation.isOk());
   EXPECT_EQ(allocation->base, buffers.ptr(1, 8));
 }
@@ -297,8 +306,8 @@ TEST(BufferRegistration, TransportWrapperForwardsTheHooks) {
 TEST(BufferRegistration, BadRecordsAreTypedErrorsNamingWhatWasWrong) {
   World world = makeWorld(kRanks);
   RankBuffers buffers(1024);  // rank 1 exports 4 KiB
-  Transport& owner = *world.sim->transport(1);
-  Transport& reader = *world.sim->transport(0);
+  BufferSharing& owner = sharingOf(*world.sim->transport(1));
+  BufferSharing& reader = sharingOf(*world.sim->transport(0));
   auto exported = owner.exportBuffer(buffers.ptr(1), 4096);
   ASSERT_TRUE(exported.isOk()) << exported.status().toString();
   const std::vector<std::byte> good = *exported;
@@ -348,7 +357,7 @@ TEST(BufferRegistration, BadRecordsAreTypedErrorsNamingWhatWasWrong) {
   // A record of another simulated world (with its own id) is refused too.
   auto other = sim::SimWorld::create(kRanks, {});
   ASSERT_TRUE(other.isOk());
-  auto foreign = (*other)->transport(1)->exportBuffer(buffers.ptr(1), 4096);
+  auto foreign = sharingOf(*(*other)->transport(1)).exportBuffer(buffers.ptr(1), 4096);
   ASSERT_TRUE(foreign.isOk());
   const auto view = reader.openPeerBuffer(1, *foreign, 0, 16);
   EXPECT_EQ(view.status().code(), ErrorCode::kCorrupt) << view.status().toString();

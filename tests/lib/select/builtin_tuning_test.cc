@@ -34,7 +34,11 @@ TEST(BuiltinTuning, ParsesAndHoldsTheMeasuredCrossovers) {
 class ReportsSm90 : public TransportWrapper {
  public:
   using TransportWrapper::TransportWrapper;
-  std::string architecture() const override { return "sm_90"; }
+  TransportIdentity identity() const override {
+    TransportIdentity inner = TransportWrapper::identity();
+    inner.architecture = "sm_90";
+    return inner;
+  }
 };
 
 std::unique_ptr<sim::SimCluster> clusterOf(int ranks, bool sm90, const std::string& tuning_file = "") {

@@ -1,0 +1,86 @@
+// The optional capabilities of a Transport (peerreduce/transport.h), each an interface of its own.
+//
+// Transport::capabilities() returns one TransportCapabilities whose members point at the capabilities
+// the transport has and are null for those it lacks. A caller checks before it uses one and says what is
+// missing in its error (kUnsupported naming the transport). A decorator forwards the struct, replacing
+// only the members it wraps. The objects live as long as the transport that handed them out.
+//
+// Thread safety: as the transport's (one thread drives it at a time).
+#pragma once
+
+#include <cstddef>
+#include <optional>
+#include <vector>
+
+#include "peerreduce/status.h"
+#include "peerreduce/types.h"
+
+namespace peerreduce {
+
+// A GPU stream (hipStream_t / cudaStream_t) or, on the simulator, any value (ignored: one queue per rank).
+using StreamHandle = void*;
+
+// Time marks, for the profiler: marks 0..count-1, set in order with a stream's work.
+class TimeMarks {
+ public:
+  virtual ~TimeMarks() = default;
+  // Makes marks 0..count-1 (called once, off the allreduce path).
+  virtual Status reserveTimeMarks(std::size_t count) = 0;
+  // Sets mark m in order with the work enqueued on `stream`: it is reached when everything enqueued
+  // before it has finished. False when the stream cannot be timed now (a GPU stream being captured into
+  // a graph). Re-marking a mark replaces it.
+  virtual StatusOr<bool> markTime(std::size_t mark, StreamHandle stream) = 0;
+  // The microseconds between two reached marks (real time on GPUs, virtual time on the simulator), or
+  // nullopt while either is pending (or its work failed).
+  virtual StatusOr<std::optional<double>> markedSpanUs(std::size_t from, std::size_t to) = 0;
+};
+
+// The allocation containing a buffer (what GPU IPC exports: cuMemGetAddressRange's answer).
+struct BufferAllocation {
+  const void* base = nullptr;
+  std::size_t bytes = 0;
+};
+
+// A peer's registered buffer as this rank reaches it: a mapped device pointer on GPUs, the peer's host
+// memory on the simulator. Writable: algorithms may deliver results into a peer's registered buffer.
+struct PeerBufferView {
+  int peer = -1;
+  std::byte* data = nullptr;
+  std::size_t bytes = 0;
+};
+
+// User-buffer sharing between ranks (registration). GPU IPC shares whole allocations, so a record names
+// an allocation and peers add the buffer's offset inside it.
+class BufferSharing {
+ public:
+  virtual ~BufferSharing() = default;
+  // The allocation containing [ptr, ptr + bytes).
+  virtual StatusOr<BufferAllocation> allocationOf(const void* ptr, std::size_t bytes) = 0;
+  // A record (at most kMaxPeerRecordBytes) from which peers open the allocation [base, base + bytes).
+  virtual StatusOr<std::vector<std::byte>> exportBuffer(const void* base, std::size_t bytes) = 0;
+  // Ends an export made by exportBuffer; records of it no longer open.
+  virtual void releaseBuffer(const void* base, std::size_t bytes) = 0;
+  // Opens [offset, offset + bytes) of the allocation `peer` exported as `record`. A record that is not a
+  // live export of `peer` in this world is kCorrupt; a range outside the exported allocation or a peer
+  // outside the world is kInvalidArgument; each names what was wrong.
+  virtual StatusOr<PeerBufferView> openPeerBuffer(int peer, const std::vector<std::byte>& record, std::size_t offset,
+                                                  std::size_t bytes) = 0;
+};
+
+// Batched submits: ExecutionRequest::batch, many buffers reduced by one operation.
+class BatchSubmit {
+ public:
+  virtual ~BatchSubmit() = default;
+  // The largest batch one submit with a plan of `algorithm` (one-shot or two-shot) may carry, in bytes
+  // with every buffer rounded up to 16 (the GPU's vector); 0 when it takes no such batches. The same on
+  // every rank given the same settings, so every rank groups a batch the same way.
+  virtual std::size_t maxBatchBytes(Algorithm algorithm) const = 0;
+};
+
+struct TransportCapabilities {
+  TimeMarks* time_marks = nullptr;
+  BufferSharing* buffer_sharing = nullptr;
+  BatchSubmit* batch_submit = nullptr;
+};
+
+}  // namespace peerreduce
