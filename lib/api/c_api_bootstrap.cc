@@ -67,8 +67,8 @@ StatusOr<std::shared_ptr<Transport>> transportFor(prBootstrap& bootstrap, int ra
   auto transport = bootstrap.transports
                        ? bootstrap.transports(rank, nranks, config)
                        : gpuTransportFor(*bootstrap.bootstrap, rank, nranks, config, local_rank, local_rank_used);
-  PR_RETURN_IF_ERROR(agreeOnTransports(*bootstrap.bootstrap,
-                                       transport.isOk() ? Status::ok() : transport.status(), config.timeout));
+  PR_RETURN_IF_ERROR(
+      agreeOnTransports(*bootstrap.bootstrap, transport.isOk() ? Status::ok() : transport.status(), config.timeout));
   return transport;
 }
 
@@ -115,7 +115,8 @@ prResult_t prBootstrapDestroy(prBootstrap_t bootstrap) noexcept {
   constexpr const char* kFunction = "prBootstrapDestroy";
   return guarded(kFunction, [&]() -> prResult_t {
     if (bootstrap == nullptr) return nullArgument(kFunction, "bootstrap", peerreduce::capi::kBootstrapHint);
-    if (!liveBootstraps().remove(bootstrap)) return unknownHandle(kFunction, "bootstrap", peerreduce::capi::kBootstrapHint);
+    if (!liveBootstraps().remove(bootstrap))
+      return unknownHandle(kFunction, "bootstrap", peerreduce::capi::kBootstrapHint);
     delete bootstrap;
     return prSuccess;
   });
@@ -143,8 +144,8 @@ prResult_t prCommInitRank(prComm_t* comm, int nranks, int rank, prBootstrap_t bo
     int local_rank = -1;
     auto transport = peerreduce::capi::transportFor(*bootstrap, rank, nranks, *settings, -1, &local_rank);
     if (!transport.isOk()) return toResult(kFunction, transport.status());
-    auto created = peerreduce::Communicator::create(rank, nranks, bootstrap->bootstrap, std::move(transport).value(),
-                                                    *settings);
+    auto created =
+        peerreduce::Communicator::create(rank, nranks, bootstrap->bootstrap, std::move(transport).value(), *settings);
     if (!created.isOk()) return toResult(kFunction, created.status());
     auto handle = std::make_unique<prComm>(prComm{std::move(created).value(), bootstrap->owner, local_rank});
     peerreduce::capi::liveComms().add(handle.get());

@@ -14,18 +14,11 @@ struct prRegisteredBuffer {
 namespace peerreduce::capi {
 namespace {
 
-constexpr const char* kCommHint = "pass a communicator made by prCommInitRank, prCommInitSimAll or prCommInitSimRank";
 constexpr const char* kBufferHint = "pass a buffer registered by prCommRegisterBuffer and not deregistered since";
 
 HandleRegistry& liveBuffers() {
   static HandleRegistry registry;
   return registry;
-}
-
-prResult_t checkComm(const char* function, prComm_t comm) noexcept {
-  if (comm == nullptr) return nullArgument(function, "comm", kCommHint);
-  if (!liveComms().contains(comm)) return unknownHandle(function, "comm", kCommHint);
-  return prSuccess;
 }
 
 // Copies `text` into a fixed C field, cut to fit and always terminated.
@@ -79,9 +72,10 @@ prResult_t prCommPinnedStats(prComm_t comm, prPinnedStats_t* stats) noexcept {
     if (const prResult_t r = peerreduce::capi::checkComm(kFunction, comm); r != prSuccess) return r;
     if (stats == nullptr) return nullArgument(kFunction, "stats", "pass the address of a prPinnedStats_t");
     const peerreduce::PinnedStats s = comm->comm->pinnedStats();
-    *stats = prPinnedStats_t{s.limit_bytes,  s.bytes_pinned, s.peak_bytes_pinned,  s.bytes_in_use, s.bytes_idle,
-                             s.blocks_in_use, s.blocks_idle, s.acquisitions,      s.reuses,        s.system_allocations,
-                             s.evictions,    s.bytes_evicted, s.failures};
+    *stats =
+        prPinnedStats_t{s.limit_bytes,   s.bytes_pinned,  s.peak_bytes_pinned, s.bytes_in_use, s.bytes_idle,
+                        s.blocks_in_use, s.blocks_idle,   s.acquisitions,      s.reuses,       s.system_allocations,
+                        s.evictions,     s.bytes_evicted, s.failures};
     return prSuccess;
   });
 }

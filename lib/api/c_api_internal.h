@@ -49,6 +49,16 @@ inline prResult_t toResult(const char* function, const Status& status) noexcept 
   return status.isOk() ? prSuccess : recordError(function, status);
 }
 
+inline constexpr const char* kCommHint =
+    "pass a communicator made by prCommInitRank, prCommInitSimAll or prCommInitSimRank";
+
+// prSuccess when `comm` is a live communicator, else the error recorded for `function`.
+inline prResult_t checkComm(const char* function, prComm_t comm) noexcept {
+  if (comm == nullptr) return nullArgument(function, "comm", kCommHint);
+  if (!liveComms().contains(comm)) return unknownHandle(function, "comm", kCommHint);
+  return prSuccess;
+}
+
 // The settings `config` describes; NULL means the defaults with the PEERREDUCE_* environment applied.
 StatusOr<Config> toConfig(const prConfig_t* config);
 

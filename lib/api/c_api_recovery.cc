@@ -12,7 +12,6 @@
 namespace peerreduce::capi {
 namespace {
 
-constexpr const char* kCommHint = "pass a communicator made by prCommInitRank, prCommInitSimAll or prCommInitSimRank";
 constexpr const char* kBootstrapHint =
     "pass a bootstrap made by prBootstrapCreate, prBootstrapFromMpi or prSimWorldBootstrap";
 
@@ -48,8 +47,8 @@ StatusOr<FailureReport> fromC(const prFailureReport_t& in, int world_size) {
     const std::uint64_t row = in.dead_links[a];
     if (row == 0) continue;
     if (a >= world_size || (row & outside) != 0) {
-      return invalidArgumentError("report of rank " + std::to_string(in.rank) + " names a dead link outside a world of " +
-                                  std::to_string(world_size));
+      return invalidArgumentError("report of rank " + std::to_string(in.rank) +
+                                  " names a dead link outside a world of " + std::to_string(world_size));
     }
     for (int b = a + 1; b < world_size; ++b) {
       if ((row & bit(b)) != 0 || (in.dead_links[b] & bit(a)) != 0) report.dead_links.emplace_back(a, b);
@@ -93,12 +92,6 @@ StatusOr<FailureDecision> fromC(const prFailureDecision_t& in, int world_size) {
     }
   }
   return decision;
-}
-
-prResult_t checkComm(const char* function, prComm_t comm) noexcept {
-  if (comm == nullptr) return nullArgument(function, "comm", kCommHint);
-  if (!liveComms().contains(comm)) return unknownHandle(function, "comm", kCommHint);
-  return prSuccess;
 }
 
 prResult_t checkBootstrap(const char* function, const char* name, prBootstrap_t bootstrap) noexcept {
@@ -161,7 +154,8 @@ prResult_t prCommShrink(prComm_t comm, const prFailureDecision_t* decision, prBo
         r != prSuccess) {
       return r;
     }
-    if (decision == nullptr) return nullArgument(kFunction, "decision", "pass this rank's prCommAgreeOnFailures decision");
+    if (decision == nullptr)
+      return nullArgument(kFunction, "decision", "pass this rank's prCommAgreeOnFailures decision");
     auto decided = peerreduce::capi::fromC(*decision, comm->comm->size());
     if (!decided.isOk()) return toResult(kFunction, decided.status());
     if ((decision->survivors & peerreduce::capi::bit(comm->comm->rank())) == 0) {
@@ -176,10 +170,11 @@ prResult_t prCommShrink(prComm_t comm, const prFailureDecision_t* decision, prBo
     const peerreduce::Config& config = comm->comm->config();
     // The survivors keep their devices: the old local rank chose each one.
     int local_rank = -1;
-    auto transport = peerreduce::capi::transportFor(*new_bootstrap, rank, nranks, config, comm->local_rank, &local_rank);
+    auto transport =
+        peerreduce::capi::transportFor(*new_bootstrap, rank, nranks, config, comm->local_rank, &local_rank);
     if (!transport.isOk()) return toResult(kFunction, transport.status());
-    auto shrunk = peerreduce::shrinkCommunicator(*comm->comm, *decided, new_bootstrap->bootstrap,
-                                                 std::move(transport).value());
+    auto shrunk =
+        peerreduce::shrinkCommunicator(*comm->comm, *decided, new_bootstrap->bootstrap, std::move(transport).value());
     if (!shrunk.isOk()) return toResult(kFunction, shrunk.status());
     auto handle = std::make_unique<prComm>(prComm{std::move(shrunk).value(), new_bootstrap->owner, local_rank});
     peerreduce::capi::liveComms().add(handle.get());

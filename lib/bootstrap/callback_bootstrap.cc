@@ -111,8 +111,9 @@ class CallbackBootstrap final : public Bootstrap {
   Status checkFrame(const CallbackFrameHeader& theirs, int r, std::size_t length, std::uint64_t sequence) const {
     const std::string slot = who() + ": block " + std::to_string(r) + " of the all_gather callback ";
     if (theirs.magic != kCallbackFrameMagic) {
-      return corruptError(slot + "is not a peerreduce frame (the callback wrote something else, or blocks are "
-                                 "shifted: it must place rank r's block at r x the block size)");
+      return corruptError(slot +
+                          "is not a peerreduce frame (the callback wrote something else, or blocks are "
+                          "shifted: it must place rank r's block at r x the block size)");
     }
     if (theirs.world_size != static_cast<std::uint32_t>(size_)) {
       return mismatchError(slot + "comes from a rank of a world of " + std::to_string(theirs.world_size) +
@@ -120,7 +121,8 @@ class CallbackBootstrap final : public Bootstrap {
                            ": every rank must pass the same nranks");
     }
     if (theirs.rank != static_cast<std::uint32_t>(r)) {
-      return corruptError(slot + "holds rank " + std::to_string(theirs.rank) + "'s block; blocks must be in rank order");
+      return corruptError(slot + "holds rank " + std::to_string(theirs.rank) +
+                          "'s block; blocks must be in rank order");
     }
     if (theirs.sequence != sequence) {
       return mismatchError(slot + "belongs to collective " + std::to_string(theirs.sequence) + " of rank " +

@@ -49,7 +49,7 @@ struct CallbackFrameHeader {
   std::uint32_t magic;
   std::uint32_t rank;
   std::uint32_t world_size;
-  std::uint32_t length;  // payload bytes
+  std::uint32_t length;    // payload bytes
   std::uint64_t sequence;  // collective number on this bootstrap, from 0
 };
 inline constexpr std::uint32_t kCallbackFrameMagic = 0x50524246;  // "PRBF"

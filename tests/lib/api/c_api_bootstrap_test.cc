@@ -198,8 +198,7 @@ TEST_F(CApiCallbackBootstrap, ACallbackThatNeverReturnsIsATimeoutBoundedByTheCon
   EXPECT_LT(std::chrono::steady_clock::now() - started, std::chrono::seconds(10)) << "creation is bounded";
   expectNothingCreated(out);
   EXPECT_EQ(out.results[0], prTimeout) << out.messages[0];
-  EXPECT_TRUE(contains(out.messages[0].c_str(), "all_gather callback did not return within 200 ms"))
-      << out.messages[0];
+  EXPECT_TRUE(contains(out.messages[0].c_str(), "all_gather callback did not return within 200 ms")) << out.messages[0];
   EXPECT_TRUE(contains(out.messages[0].c_str(), "rank 0")) << out.messages[0];
   app->release.set_value();
 }

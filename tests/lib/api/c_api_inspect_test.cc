@@ -78,9 +78,7 @@ TEST(CApiInspect, BuffersRegisterAndDeregisterCollectively) {
   std::vector<std::vector<float>> buffers(3, std::vector<float>(256, 1.0f));
   std::vector<prRegisteredBuffer_t> handles(3, nullptr);
   std::vector<prResult_t> results(3);
-  w.onEveryRank([&](int r) {
-    results[r] = prCommRegisterBuffer(w.comms[r], buffers[r].data(), 1024, &handles[r]);
-  });
+  w.onEveryRank([&](int r) { results[r] = prCommRegisterBuffer(w.comms[r], buffers[r].data(), 1024, &handles[r]); });
   for (int r = 0; r < 3; ++r) {
     ASSERT_EQ(results[r], prSuccess) << prGetLastError();
     ASSERT_NE(handles[r], nullptr);

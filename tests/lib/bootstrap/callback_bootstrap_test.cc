@@ -67,9 +67,9 @@ std::vector<Status> gatherEverywhere(std::vector<std::shared_ptr<Bootstrap>>& gr
   for (std::size_t r = 0; r < n; ++r) {
     threads.emplace_back([&, r] {
       const int mine = static_cast<int>(r) * 10;
-      statuses[r] = group[r]->allGather(std::span<const std::byte>(reinterpret_cast<const std::byte*>(&mine), 4),
-                                        std::span<std::byte>(reinterpret_cast<std::byte*>(seen[r].data()), 4 * n),
-                                        timeout);
+      statuses[r] =
+          group[r]->allGather(std::span<const std::byte>(reinterpret_cast<const std::byte*>(&mine), 4),
+                              std::span<std::byte>(reinterpret_cast<std::byte*>(seen[r].data()), 4 * n), timeout);
     });
   }
   for (auto& t : threads) t.join();
@@ -151,16 +151,16 @@ TEST(CallbackBootstrap, RanksOfDifferentWorldSizesAreAMismatch) {
   std::thread t0([&] {
     int mine = 0;
     std::vector<int> all(2);
-    statuses[0] = group[0]->allGather(std::span<const std::byte>(reinterpret_cast<const std::byte*>(&mine), 4),
-                                      std::span<std::byte>(reinterpret_cast<std::byte*>(all.data()), 8),
-                                      milliseconds(5000));
+    statuses[0] =
+        group[0]->allGather(std::span<const std::byte>(reinterpret_cast<const std::byte*>(&mine), 4),
+                            std::span<std::byte>(reinterpret_cast<std::byte*>(all.data()), 8), milliseconds(5000));
   });
   std::thread t1([&] {
     int mine = 1;
     std::vector<int> all(3);
-    statuses[1] = group[1]->allGather(std::span<const std::byte>(reinterpret_cast<const std::byte*>(&mine), 4),
-                                      std::span<std::byte>(reinterpret_cast<std::byte*>(all.data()), 12),
-                                      milliseconds(5000));
+    statuses[1] =
+        group[1]->allGather(std::span<const std::byte>(reinterpret_cast<const std::byte*>(&mine), 4),
+                            std::span<std::byte>(reinterpret_cast<std::byte*>(all.data()), 12), milliseconds(5000));
   });
   t0.join();
   t1.join();
@@ -179,9 +179,9 @@ TEST(CallbackBootstrap, RanksAtDifferentCollectivesAreAMismatch) {
   std::thread a([&] {
     int mine = 0;
     std::vector<int> all(2);
-    first[0] = group[0]->allGather(std::span<const std::byte>(reinterpret_cast<const std::byte*>(&mine), 4),
-                                   std::span<std::byte>(reinterpret_cast<std::byte*>(all.data()), 8),
-                                   milliseconds(5000));
+    first[0] =
+        group[0]->allGather(std::span<const std::byte>(reinterpret_cast<const std::byte*>(&mine), 4),
+                            std::span<std::byte>(reinterpret_cast<std::byte*>(all.data()), 8), milliseconds(5000));
   });
   std::thread b([&] {
     std::vector<std::byte> send(sizeof(CallbackFrameHeader) + 4), recv(2 * send.size());
@@ -214,9 +214,9 @@ TEST(CallbackBootstrap, ACallbackThatNeverReturnsTimesOutAndBreaksTheBootstrap) 
   int mine = 0;
   std::vector<int> all(2);
   const auto started = std::chrono::steady_clock::now();
-  const Status s = bootstrap->allGather(std::span<const std::byte>(reinterpret_cast<const std::byte*>(&mine), 4),
-                                        std::span<std::byte>(reinterpret_cast<std::byte*>(all.data()), 8),
-                                        milliseconds(100));
+  const Status s =
+      bootstrap->allGather(std::span<const std::byte>(reinterpret_cast<const std::byte*>(&mine), 4),
+                           std::span<std::byte>(reinterpret_cast<std::byte*>(all.data()), 8), milliseconds(100));
   EXPECT_LT(std::chrono::steady_clock::now() - started, std::chrono::seconds(5)) << "the wait is bounded";
   EXPECT_EQ(s.code(), ErrorCode::kTimeout) << s.toString();
   EXPECT_TRUE(contains(s.message(), "rank 0 (stuck rendezvous)")) << s.message();
