@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "api/c_api_internal.h"
+#include "api/c_bootstrap_handle.h"
 #include "c_api_sim_internal.h"
 #include "peerreduce/peerreduce_sim.h"
 #include "peerreduce/simulator.h"
@@ -172,6 +173,72 @@ prResult_t prCommInitSimRank(prSimWorld_t world, int rank, const prConfig_t* con
     if (!status.isOk()) return toResult(kFunction, status);
     peerreduce::capi::liveComms().add(made.get());
     *comm = made.release();
+    return prSuccess;
+  });
+}
+
+}  // extern "C"
+
+namespace peerreduce::capi {
+namespace {
+
+// Communicators made with a bootstrap carrying this factory run on `world`'s transports.
+TransportFactory simTransports(const std::shared_ptr<sim::SimWorld>& world) {
+  std::weak_ptr<sim::SimWorld> weak = world;
+  return [weak](int rank, int nranks, const Config&) -> StatusOr<std::shared_ptr<Transport>> {
+    auto alive = weak.lock();
+    if (!alive) return unavailableError("the simulated world of this bootstrap was destroyed");
+    if (nranks != alive->worldSize()) {
+      return invalidArgumentError("a communicator of " + std::to_string(nranks) + " ranks on a simulated world of " +
+                                  std::to_string(alive->worldSize()));
+    }
+    return alive->transport(rank);
+  };
+}
+
+}  // namespace
+}  // namespace peerreduce::capi
+
+extern "C" {
+
+prResult_t prSimWorldBootstrap(prSimWorld_t world, int rank, prBootstrap_t* bootstrap) noexcept {
+  constexpr const char* kFunction = "prSimWorldBootstrap";
+  return guarded(kFunction, [&]() -> prResult_t {
+    if (bootstrap == nullptr) return nullArgument(kFunction, "bootstrap", "pass the address of a prBootstrap_t");
+    *bootstrap = nullptr;
+    if (world == nullptr) return nullArgument(kFunction, "world", kWorldHint);
+    if (!liveWorlds().contains(world)) return unknownHandle(kFunction, "world", kWorldHint);
+    const int size = world->world->worldSize();
+    if (rank < 0 || rank >= size) {
+      return peerreduce::capi::recordError(kFunction, peerreduce::ErrorCode::kInvalidArgument,
+                                           {"rank ", std::to_string(rank), " is outside 0..", std::to_string(size - 1),
+                                            " for a simulated world of ", std::to_string(size), " ranks"});
+    }
+    auto handle = std::make_unique<prBootstrap>();
+    handle->bootstrap = world->world->bootstrap(rank);
+    handle->transports = peerreduce::capi::simTransports(world->world);
+    handle->owner = world->world;
+    handle->describe = "simulated world";
+    *bootstrap = peerreduce::capi::publishBootstrap(std::move(handle));
+    return prSuccess;
+  });
+}
+
+prResult_t prSimWorldAttachBootstrap(prSimWorld_t world, prBootstrap_t bootstrap) noexcept {
+  constexpr const char* kFunction = "prSimWorldAttachBootstrap";
+  return guarded(kFunction, [&]() -> prResult_t {
+    if (world == nullptr) return nullArgument(kFunction, "world", kWorldHint);
+    if (!liveWorlds().contains(world)) return unknownHandle(kFunction, "world", kWorldHint);
+    constexpr const char* kHint = "pass a bootstrap made by prBootstrapCreate";
+    if (bootstrap == nullptr) return nullArgument(kFunction, "bootstrap", kHint);
+    if (!peerreduce::capi::liveBootstraps().contains(bootstrap)) return unknownHandle(kFunction, "bootstrap", kHint);
+    if (bootstrap->bootstrap->size() != world->world->worldSize()) {
+      return toResult(kFunction, peerreduce::invalidArgumentError(
+                                     "a bootstrap of " + std::to_string(bootstrap->bootstrap->size()) +
+                                     " ranks on a simulated world of " + std::to_string(world->world->worldSize())));
+    }
+    bootstrap->transports = peerreduce::capi::simTransports(world->world);
+    bootstrap->owner = world->world;
     return prSuccess;
   });
 }

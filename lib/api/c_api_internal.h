@@ -20,6 +20,9 @@ struct prComm {
   // What the communicator's transport lives in (a simulated world, say), held so that an owner destroyed
   // too early cannot leave this communicator dangling; the contracts still say "owner outlives comms".
   std::shared_ptr<const void> owner;
+  // On GPUs: the rank's position among the ranks of its machine when it was created, which chose its
+  // device; a shrunk communicator keeps the device (-1 on the simulator).
+  int local_rank = -1;
 };
 
 namespace peerreduce::capi {
@@ -44,6 +47,16 @@ inline prResult_t unknownHandle(const char* function, const char* argument, cons
 // prSuccess, or the error of `status` recorded for `function`.
 inline prResult_t toResult(const char* function, const Status& status) noexcept {
   return status.isOk() ? prSuccess : recordError(function, status);
+}
+
+inline constexpr const char* kCommHint =
+    "pass a communicator made by prCommInitRank, prCommInitSimAll or prCommInitSimRank";
+
+// prSuccess when `comm` is a live communicator, else the error recorded for `function`.
+inline prResult_t checkComm(const char* function, prComm_t comm) noexcept {
+  if (comm == nullptr) return nullArgument(function, "comm", kCommHint);
+  if (!liveComms().contains(comm)) return unknownHandle(function, "comm", kCommHint);
+  return prSuccess;
 }
 
 // The settings `config` describes; NULL means the defaults with the PEERREDUCE_* environment applied.

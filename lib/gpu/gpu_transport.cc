@@ -705,7 +705,8 @@ StatusOr<std::shared_ptr<Transport>> createGpuTransport(int rank, int world_size
   int devices = 0;
   PR_GPU_CHECK(rank, hipGetDeviceCount(&devices));
   if (devices < 1) return unavailableError("rank " + std::to_string(rank) + ": no GPU is visible");
-  const int device = options.device >= 0 ? options.device : rank % devices;
+  const int local = options.local_rank >= 0 ? options.local_rank : rank;
+  const int device = options.device >= 0 ? options.device : local % devices;
   if (device >= devices) {
     return invalidArgumentError("rank " + std::to_string(rank) + ": device " + std::to_string(device) + " but only " +
                                 std::to_string(devices) + " are visible");

@@ -26,8 +26,11 @@
 namespace peerreduce {
 
 struct GpuTransportOptions {
-  // Device ordinal to use; -1 picks rank % (number of visible devices).
+  // Device ordinal to use; -1 picks local_rank % (number of visible devices).
   int device = -1;
+  // This rank's position among the ranks of its machine (peerreduce's C API finds it through the
+  // bootstrap); -1 means the rank itself, right when every rank of the world is on one machine.
+  int local_rank = -1;
   // Most blocks a kernel uses; 0 = the multiprocessor count. Ranks agree on the smallest. The push
   // two-shot (large operations) uses up to all of them, the other kernels at most 32.
   // PEERREDUCE_GPU_MAX_BLOCKS overrides it (for measurements).

@@ -140,6 +140,45 @@ typedef struct {
  * and *config is left unchanged. */
 prResult_t prConfigInit(prConfig_t* config) PEERREDUCE_NOEXCEPT;
 
+/* How the ranks of a world find each other at creation (and in recovery): the application's own
+ * rendezvous given as callbacks, MPI (prBootstrapFromMpi, peerreduce/peerreduce_mpi.h), or a simulated
+ * world's (prSimWorldBootstrap, peerreduce/peerreduce_sim.h). Never used on the allreduce path. */
+typedef struct prBootstrap* prBootstrap_t;
+
+/* The application's rendezvous. all_gather is required: every rank contributes `bytes` bytes from
+ * `sendbuf`; `recvbuf` (nranks x bytes) receives rank r's block at offset r x bytes; it sets *gathered to
+ * the bytes it delivered and returns 0, or a nonzero code of its own on failure. It should give up after
+ * timeout_ms (the communicator's timeout). barrier is optional (NULL: an all_gather is used). Callbacks
+ * run on a peerreduce thread, one at a time, while the calling thread waits; one that has not returned
+ * timeout_ms (plus a short grace) after it was called is abandoned and creation fails with prTimeout.
+ * Every block travels in a frame peerreduce checks, so a callback that delivers the wrong number of
+ * bytes, blocks out of order, or blocks of ranks with another nranks gives a typed error naming them.
+ * `context` is passed back to every callback; `name` (may be NULL) names the bootstrap in errors. */
+typedef struct {
+  int (*all_gather)(void* context, const void* sendbuf, void* recvbuf, size_t bytes, size_t* gathered,
+                    int64_t timeout_ms);
+  int (*barrier)(void* context, int64_t timeout_ms);
+  void* context;
+  const char* name;
+} prBootstrapCallbacks_t;
+
+/* Makes rank `rank` of `nranks`'s bootstrap from callbacks (copied; the context must outlive the
+ * bootstrap and every communicator made with it). prInvalidArgument for a missing all_gather or a rank
+ * outside 0..nranks-1; *bootstrap is NULL on failure. */
+prResult_t prBootstrapCreate(int nranks, int rank, const prBootstrapCallbacks_t* callbacks,
+                             prBootstrap_t* bootstrap) PEERREDUCE_NOEXCEPT;
+/* Ends a bootstrap. Communicators made with it keep what they need; destroy it whenever convenient. */
+prResult_t prBootstrapDestroy(prBootstrap_t bootstrap) PEERREDUCE_NOEXCEPT;
+
+/* Creates rank `rank` of `nranks`'s communicator. Collective: every rank calls it with the same nranks
+ * and config. The bootstrap decides where it runs: a simulated world's bootstrap makes a communicator on
+ * that world; any other makes one on a GPU: config's device, or by default the rank's local rank (its
+ * position among the ranks on the same host) modulo the visible devices. On a machine without a GPU or
+ * driver this is prUnavailable. config NULL means prConfigInit()'s settings. *comm is NULL on failure,
+ * and nothing is left half-created. */
+prResult_t prCommInitRank(prComm_t* comm, int nranks, int rank, prBootstrap_t bootstrap,
+                          const prConfig_t* config) PEERREDUCE_NOEXCEPT;
+
 /* Reduces `count` elements of `datatype` with `op` across every rank; every rank gets the same bits in
  * recvbuff. sendbuff == recvbuff is in place; otherwise the buffers must not overlap, and both must be
  * aligned to the element size. Every rank calls it with the same count, datatype and op, in the same
@@ -211,6 +250,80 @@ typedef struct {
 } prProfileSummary_t;
 /* Fills *summary; prUnavailable (summary untouched) while profiling is off. */
 prResult_t prCommProfileSummary(prComm_t comm, prProfileSummary_t* summary) PEERREDUCE_NOEXCEPT;
+
+/* Recovery (peerreduce/recovery.h): after a failure every rank aborts (prCommAbort), asks its failure
+ * detector (prCommFailureReport), the ranks agree on what failed (prCommAgreeOnFailures, over a
+ * bootstrap that still connects every rank of the old world), and the survivors shrink
+ * (prCommShrink). Rank sets are bit masks: bit r stands for rank r (at most 64 ranks). */
+#define PR_MAX_RANKS 64
+typedef struct {
+  int rank;                          /* whose report */
+  uint64_t lost_ranks;               /* ranks it stopped hearing from; its own bit when it failed */
+  uint64_t dead_links[PR_MAX_RANKS]; /* bit b of dead_links[a]: the link a-b stopped working */
+} prFailureReport_t;
+typedef struct {
+  int rank;
+  uint64_t survivors;                /* the group that goes on (lacks `rank` when it was declared failed) */
+  uint64_t failed;                   /* every other rank of the old world */
+  uint64_t dead_links[PR_MAX_RANKS]; /* among survivors, both directions set */
+  int rounds;                        /* rounds of the agreement until this rank's knowledge stopped growing */
+} prFailureDecision_t;
+/* What this rank's failure detector saw. Does not block; valid after prCommAbort. */
+prResult_t prCommFailureReport(prComm_t comm, prFailureReport_t* report) PEERREDUCE_NOEXCEPT;
+/* Collective over `bootstrap` (the old world's, or one connecting the same ranks): every rank contributes
+ * its report; every rank gets its decision. Bounded by timeout_ms (prTimeout naming the missing ranks). */
+prResult_t prCommAgreeOnFailures(prComm_t comm, prBootstrap_t bootstrap, const prFailureReport_t* mine,
+                                 int64_t timeout_ms, prFailureDecision_t* decision) PEERREDUCE_NOEXCEPT;
+/* Collective over the survivors: the communicator of the shrunk world, on the survivors' bootstrap
+ * (new_bootstrap: rank = position in the survivors, nranks = their number). prPeerLost when the decision
+ * declared this rank failed. The old communicator stays valid (aborted) until destroyed. */
+prResult_t prCommShrink(prComm_t comm, const prFailureDecision_t* decision, prBootstrap_t new_bootstrap,
+                        prComm_t* newcomm) PEERREDUCE_NOEXCEPT;
+
+/* What prAllReduce would choose for `count` elements of `datatype`, and why. */
+#define PR_MAX_CANDIDATES 16
+typedef struct {
+  int algorithm;       /* a prAlgorithm_t value */
+  double predicted_us; /* the cost model's prediction */
+  int segments;        /* pieces the operation is split into to fit the scratch */
+  char plan[96];       /* the variant ("ring over 0-2-1-3"), cut to fit */
+} prCandidate_t;
+typedef struct {
+  int chosen;      /* a prAlgorithm_t value */
+  int forced;      /* nonzero: by the configuration (PEERREDUCE_ALGO) */
+  int tuned;       /* nonzero: by the tuning table rather than the cost model */
+  char plan[96];   /* the chosen variant, cut to fit */
+  int ncandidates; /* candidates[0 .. ncandidates-1], cheapest first (at most PR_MAX_CANDIDATES) */
+  prCandidate_t candidates[PR_MAX_CANDIDATES];
+} prSelection_t;
+prResult_t prCommExplainSelection(prComm_t comm, size_t count, prDataType_t datatype,
+                                  prSelection_t* selection) PEERREDUCE_NOEXCEPT;
+
+/* The communicator's pinned host memory (docs/MEMORY.md), which host-staged paths use. */
+typedef struct {
+  uint64_t limit_bytes;  /* PEERREDUCE_PINNED_LIMIT_BYTES */
+  uint64_t bytes_pinned; /* held from the system now: in use + idle */
+  uint64_t peak_bytes_pinned;
+  uint64_t bytes_in_use;
+  uint64_t bytes_idle; /* cached for reuse, evictable */
+  uint64_t blocks_in_use;
+  uint64_t blocks_idle;
+  uint64_t acquisitions;       /* successful acquisitions */
+  uint64_t reuses;             /* acquisitions served by an idle block */
+  uint64_t system_allocations; /* acquisitions that took new memory from the system */
+  uint64_t evictions;          /* idle blocks returned to the system */
+  uint64_t bytes_evicted;
+  uint64_t failures; /* acquisitions refused (limit or system) */
+} prPinnedStats_t;
+prResult_t prCommPinnedStats(prComm_t comm, prPinnedStats_t* stats) PEERREDUCE_NOEXCEPT;
+
+/* Buffer registration: [ptr, ptr + bytes) of every rank made reachable by its peers (collective; every
+ * rank registers at the same point of its call sequence). The handle is the caller's until
+ * prCommDeregisterBuffer (collective) ends it; a communicator's registrations end with it. */
+typedef struct prRegisteredBuffer* prRegisteredBuffer_t;
+prResult_t prCommRegisterBuffer(prComm_t comm, const void* ptr, size_t bytes,
+                                prRegisteredBuffer_t* buffer) PEERREDUCE_NOEXCEPT;
+prResult_t prCommDeregisterBuffer(prComm_t comm, prRegisteredBuffer_t buffer) PEERREDUCE_NOEXCEPT;
 
 /* Short static name of a result ("success", "invalid argument", ...); "unknown result" for other values. */
 const char* prGetErrorString(prResult_t result) PEERREDUCE_NOEXCEPT;

@@ -42,6 +42,16 @@ prResult_t prCommInitSimAll(prSimWorld_t world, const prConfig_t* config, prComm
 prResult_t prCommInitSimRank(prSimWorld_t world, int rank, const prConfig_t* config,
                              prComm_t* comm) PEERREDUCE_NOEXCEPT;
 
+/* The bootstrap of rank `rank` of `world`: prCommInitRank with it makes a communicator on the simulated
+ * world, the same call that makes one on a GPU with another bootstrap. The world must outlive the
+ * communicators made with it; the bootstrap may be destroyed at any time. */
+prResult_t prSimWorldBootstrap(prSimWorld_t world, int rank, prBootstrap_t* bootstrap) PEERREDUCE_NOEXCEPT;
+
+/* Makes communicators created with `bootstrap` (from prBootstrapCreate) run on `world`: the application's
+ * own rendezvous, tested on the simulator. The ranks must be threads of this process. prInvalidArgument
+ * when the bootstrap's world size is not the world's. */
+prResult_t prSimWorldAttachBootstrap(prSimWorld_t world, prBootstrap_t bootstrap) PEERREDUCE_NOEXCEPT;
+
 #ifdef __cplusplus
 } /* extern "C" */
 #endif

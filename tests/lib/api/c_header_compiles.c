@@ -54,6 +54,18 @@ int runCHeaderChecks(void) {
       if (data[r][i] != 6 * (i - 2)) return 18;
     }
   }
+  /* The inspection and recovery types are valid C too. */
+  prSelection_t selection;
+  if (prCommExplainSelection(comms[0], kCount, prInt32, &selection) != prSuccess || selection.ncandidates < 1)
+    return 19;
+  prPinnedStats_t pinned;
+  if (prCommPinnedStats(comms[1], &pinned) != prSuccess || pinned.limit_bytes == 0) return 20;
+  prFailureReport_t report;
+  if (prCommFailureReport(comms[0], &report) != prSuccess || report.lost_ranks != 0 || report.dead_links[1] != 0) {
+    return 21;
+  }
+  prBootstrap_t bootstrap = NULL;
+  if (prSimWorldBootstrap(world, 0, &bootstrap) != prSuccess || prBootstrapDestroy(bootstrap) != prSuccess) return 22;
   for (int r = 0; r < kRanks; ++r) {
     int size = 0;
     if (prCommSize(comms[r], &size) != prSuccess || size != kRanks) return 11;
