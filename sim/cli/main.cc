@@ -10,6 +10,7 @@
 
 #include "campaign.h"
 #include "cli/cli_options.h"
+#include "cli/settings_command.h"
 #include "json_text.h"
 #include "peerreduce/communicator.h"
 #include "reference/reference.h"
@@ -497,6 +498,9 @@ int main(int argc, char** argv) {
   // The fault campaign has options of its own (sim/campaign/campaign.h); the allreduce path is unchanged.
   if (!args.empty() && args[0] == "campaign") {
     return peerreduce::sim::campaign::campaignMain(std::vector<std::string>(args.begin() + 1, args.end()));
+  }
+  if (!args.empty() && args[0] == "settings") {
+    return peerreduce::sim::settingsMain(std::vector<std::string>(args.begin() + 1, args.end()));
   }
   return peerreduce::sim::run(args);
 }

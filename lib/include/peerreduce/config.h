@@ -2,17 +2,17 @@
 //
 // Every rank of a world must use the same settings: creation compares a fingerprint of them across
 // ranks and fails with kMismatch otherwise. Environment variables override what code set:
-//   PEERREDUCE_ALGO           auto | one-shot | two-shot | ring | recursive-doubling | rabenseifner
+//   PEERREDUCE_ALGO           auto | one-shot | two-shot | ring | recursive-doubling | rabenseifner | tree
 //   PEERREDUCE_TIMEOUT_MS     bound on every wait, 1 .. 86400000
 //   PEERREDUCE_SCRATCH_BYTES  scratch per rank, e.g. 33554432, 32M, 32MiB (64 KiB .. 64 GiB)
-//   PEERREDUCE_VERIFY_PLANS   1 | 0: run the plan verifier on every plan at creation
+//   PEERREDUCE_VERIFY_PLANS   1 | 0 | true | false | on | off: run the plan verifier on every plan at creation
 //   PEERREDUCE_LINK_MASK      pairs of ranks that must not use their direct link, e.g. "0-1,2-3": the
 //                             same partial-connectivity scenario on the simulator and on real GPUs
 //   PEERREDUCE_TUNING_FILE    a tuning table (docs/ALGORITHMS.md) whose measured choices override the
 //                             cost model where they apply
-//   PEERREDUCE_DEBUG          WARN | INFO | TRACE: logging (read by the logger, not stored here)
-//   PEERREDUCE_POOL_*, PEERREDUCE_PINNED_LIMIT_BYTES: the memory settings (Config::memory; the list
-//                             and accepted ranges are in peerreduce/memory.h)
+//   PEERREDUCE_POOL_*, PEERREDUCE_PINNED_LIMIT_BYTES: the memory settings (Config::memory, peerreduce/memory.h)
+// docs/SETTINGS.md lists every setting with its range and default (`peerreduce-sim settings` prints the
+// same table); the GPU transport's settings and PEERREDUCE_DEBUG are read there too, not stored here.
 // A malformed value is a kInvalidArgument error naming the variable, the value and what is accepted.
 //
 // Example:
@@ -43,6 +43,8 @@ inline constexpr std::size_t kDefaultScratchBytes = std::size_t{32} << 20;
 inline constexpr std::size_t kMinScratchBytes = std::size_t{64} << 10;
 inline constexpr std::size_t kMaxScratchBytes = std::size_t{64} << 30;  // more than any GPU we target has
 inline constexpr std::int64_t kMaxTimeoutMs = 86400000;                 // one day
+// 16384 characters: all 2016 pairs of 64 ranks at 6 characters each fit.
+inline constexpr std::size_t kMaxLinkMaskChars = 16384;
 
 struct Config {
   Algorithm algorithm = Algorithm::kAuto;
