@@ -12,6 +12,9 @@ constexpr const char* kRules = R"(Every setting is a `PEERREDUCE_*` environment 
 - **Where it is read.** The `Config` and `Config::memory` settings by `Config::fromEnvironment` (C++), by
   `prConfigInit` and by a communicator created with a NULL `prConfig_t` (C); a variable overrides what code
   set. The GPU transport reads its own when it is created, the logger `PEERREDUCE_DEBUG` at its first line.
+- **From C.** `prConfig_t` has a field for every `Config` setting; `prConfigSet(&config, "PEERREDUCE_POOL_BYTES",
+  "128M")` and `prConfigGet` take the variable's name and text, parsed and checked as the variable is. A
+  communicator created with a `prConfig_t` from `prConfigInit` means what one created with NULL means.
 - **Unset and empty.** A variable that is unset, or set to the empty text, leaves the value from code (or the
   default) unchanged; `PEERREDUCE_LINK_MASK` and `PEERREDUCE_TUNING_FILE` are the exceptions: empty means
   none.

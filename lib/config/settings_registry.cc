@@ -102,7 +102,8 @@ std::array<SettingSpec, kSettingCount> makeSpecs() {
   at(SettingId::kLinkMask).help =
       "pairs of ranks whose direct link is not used, in both directions: partial connectivity on any machine";
 
-  at(SettingId::kTuningFile) = textSpec("PEERREDUCE_TUNING_FILE", SettingKind::kPath, "tuning file path", 0);
+  at(SettingId::kTuningFile) =
+      textSpec("PEERREDUCE_TUNING_FILE", SettingKind::kPath, "tuning file path", kMaxTuningFileChars);
   at(SettingId::kTuningFile).empty_sets_empty = true;
   at(SettingId::kTuningFile).default_note = "the built-in table";
   at(SettingId::kTuningFile).example = "tuning.txt";

@@ -45,6 +45,8 @@ inline constexpr std::size_t kMaxScratchBytes = std::size_t{64} << 30;  // more 
 inline constexpr std::int64_t kMaxTimeoutMs = 86400000;                 // one day
 // 16384 characters: all 2016 pairs of 64 ranks at 6 characters each fit.
 inline constexpr std::size_t kMaxLinkMaskChars = 16384;
+// 4095 characters: PATH_MAX (4096 on Linux) less the terminating NUL; a longer path cannot be opened.
+inline constexpr std::size_t kMaxTuningFileChars = 4095;
 
 struct Config {
   Algorithm algorithm = Algorithm::kAuto;
