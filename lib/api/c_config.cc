@@ -46,7 +46,7 @@ struct CField {
   Status (*toC)(const Config&, prConfig_t&);
 };
 
-constexpr std::array<CField, 11> kFields = {{
+constexpr std::array<CField, 12> kFields = {{
     {SettingId::kAlgorithm,
      [](const prConfig_t& c, Config& out) {
        out.algorithm = static_cast<Algorithm>(c.algorithm);
@@ -63,6 +63,15 @@ constexpr std::array<CField, 11> kFields = {{
      },
      [](const Config& in, prConfig_t& c) {
        c.timeout_ms = static_cast<std::int64_t>(in.timeout.count());
+       return Status::ok();
+     }},
+    {SettingId::kBootstrapTimeoutMs,
+     [](const prConfig_t& c, Config& out) {
+       out.bootstrap_timeout = std::chrono::milliseconds(c.bootstrap_timeout_ms);
+       return Status::ok();
+     },
+     [](const Config& in, prConfig_t& c) {
+       c.bootstrap_timeout_ms = static_cast<std::int64_t>(in.bootstrap_timeout.count());
        return Status::ok();
      }},
     {SettingId::kScratchBytes,

@@ -2,6 +2,8 @@
 // (config/settings_registry.h) applied to the rows Config holds.
 #include "peerreduce/config.h"
 
+#include <algorithm>
+
 #include "config/settings_registry.h"
 
 namespace peerreduce {
@@ -24,10 +26,15 @@ Status Config::validate() const {
   return memory.validate();
 }
 
+std::chrono::milliseconds Config::bootstrapTimeout() const { return std::max(timeout, bootstrap_timeout); }
+
 std::uint64_t Config::fingerprint() const { return settingsFingerprint(*this); }
 
 std::string Config::describe() const {
   return "algorithm=" + std::string(algorithmName(algorithm)) + " timeout_ms=" + std::to_string(timeout.count()) +
+         (bootstrap_timeout.count() == kDefaultBootstrapTimeoutMs
+              ? ""
+              : " bootstrap_timeout_ms=" + std::to_string(bootstrap_timeout.count())) +
          " scratch_bytes=" + std::to_string(scratch_bytes) + " verify_plans=" + (verify_plans ? "1" : "0") +
          (link_mask.empty() ? "" : " link_mask=" + link_mask) +
          (tuning_file.empty() ? "" : " tuning_file=" + tuning_file) +

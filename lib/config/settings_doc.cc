@@ -16,10 +16,15 @@ constexpr const char* kRules = R"(Every setting is a `PEERREDUCE_*` environment 
   "128M")` and `prConfigGet` take the variable's name and text, parsed and checked as the variable is. A
   communicator created with a `prConfig_t` from `prConfigInit` means what one created with NULL means.
 - **Unset and empty.** A variable that is unset, or set to the empty text, leaves the value from code (or the
-  default) unchanged; `PEERREDUCE_LINK_MASK` and `PEERREDUCE_TUNING_FILE` are the exceptions: empty means
-  none.
+  default) unchanged, for every setting: `PEERREDUCE_LINK_MASK=` does not clear a mask set in code.
 - **Errors.** A malformed or out-of-range value fails with `kInvalidArgument` naming the variable, the value
   as given and what is accepted (the logger warns and keeps WARN instead).
+- **Timeouts.** `PEERREDUCE_TIMEOUT_MS` bounds every wait of an operation. Waits for the other ranks in a
+  bootstrap exchange (creation, buffer registration) follow ranks still preparing, so they take the larger
+  of it and `PEERREDUCE_BOOTSTRAP_TIMEOUT_MS` (10 s unless set): `PEERREDUCE_TIMEOUT_MS=1` is a valid setting
+  and no longer fails creation. On the simulator `synchronize` is a collective of the rank threads in real
+  time, bounded by `PEERREDUCE_TIMEOUT_MS` itself: there, keep it above the time the slowest rank thread
+  takes to reach `synchronize`.
 - **Byte sizes** are `1048576`, `64K`, `32M`, `32MiB`, `1G` or `1GiB` (powers of 1024).
 - **Ranks agree.** *checked*: part of the configuration fingerprint; ranks whose values differ fail creation
   with `kMismatch`. *unchecked*: every rank must give the same value, but nothing compares them. *no*: each

@@ -84,6 +84,14 @@ std::array<SettingSpec, kSettingCount> makeSpecs() {
   at(SettingId::kTimeoutMs).example = "5000";
   at(SettingId::kTimeoutMs).help = "bound on every wait of an operation, in milliseconds";
 
+  at(SettingId::kBootstrapTimeoutMs) =
+      integerSpec("PEERREDUCE_BOOTSTRAP_TIMEOUT_MS", "bootstrap timeout", "ms", 1, kMaxTimeoutMs);
+  at(SettingId::kBootstrapTimeoutMs).default_value = std::int64_t{kDefaultBootstrapTimeoutMs};
+  at(SettingId::kBootstrapTimeoutMs).example = "2000";
+  at(SettingId::kBootstrapTimeoutMs).help =
+      "least bound on each wait for the other ranks at creation and buffer registration; the larger of this "
+      "and PEERREDUCE_TIMEOUT_MS applies";
+
   at(SettingId::kScratchBytes) =
       byteSizeSpec("PEERREDUCE_SCRATCH_BYTES", "scratch", kMinScratchBytes, kMaxScratchBytes);
   at(SettingId::kScratchBytes).default_value = std::uint64_t{kDefaultScratchBytes};
@@ -96,7 +104,6 @@ std::array<SettingSpec, kSettingCount> makeSpecs() {
   at(SettingId::kVerifyPlans).help = "run the plan verifier on every plan at creation (cached per process)";
 
   at(SettingId::kLinkMask) = textSpec("PEERREDUCE_LINK_MASK", SettingKind::kLinkMask, "link mask", kMaxLinkMaskChars);
-  at(SettingId::kLinkMask).empty_sets_empty = true;
   at(SettingId::kLinkMask).default_note = "none";
   at(SettingId::kLinkMask).example = "0-1,2-3";
   at(SettingId::kLinkMask).help =
@@ -104,7 +111,6 @@ std::array<SettingSpec, kSettingCount> makeSpecs() {
 
   at(SettingId::kTuningFile) =
       textSpec("PEERREDUCE_TUNING_FILE", SettingKind::kPath, "tuning file path", kMaxTuningFileChars);
-  at(SettingId::kTuningFile).empty_sets_empty = true;
   at(SettingId::kTuningFile).default_note = "the built-in table";
   at(SettingId::kTuningFile).example = "tuning.txt";
   at(SettingId::kTuningFile).help =
@@ -231,6 +237,10 @@ std::array<SettingRow, kSettingCount> makeRows() {
       configRow(
           SettingId::kTimeoutMs, O::kConfig, [](const Config& c) -> V { return std::int64_t{c.timeout.count()}; },
           [](Config& c, const V& v) { c.timeout = std::chrono::milliseconds(integerOf(v)); }),
+      configRow(
+          SettingId::kBootstrapTimeoutMs, O::kConfig,
+          [](const Config& c) -> V { return std::int64_t{c.bootstrap_timeout.count()}; },
+          [](Config& c, const V& v) { c.bootstrap_timeout = std::chrono::milliseconds(integerOf(v)); }),
       configRow(
           SettingId::kScratchBytes, O::kConfig, [](const Config& c) -> V { return std::uint64_t{c.scratch_bytes}; },
           [](Config& c, const V& v) { c.scratch_bytes = bytesOf(v); }),

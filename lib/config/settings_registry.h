@@ -29,6 +29,7 @@ namespace peerreduce {
 enum class SettingId : int {
   kAlgorithm,
   kTimeoutMs,
+  kBootstrapTimeoutMs,
   kScratchBytes,
   kVerifyPlans,
   kLinkMask,

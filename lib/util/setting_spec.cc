@@ -263,8 +263,7 @@ Status checkSettingValue(const SettingSpec& spec, const SettingValue& value) { r
 
 StatusOr<std::optional<SettingValue>> readSetting(const SettingSpec& spec, const Getenv& getenv) {
   const char* text = getenv ? getenv(spec.name.c_str()) : systemGetenv(spec.name.c_str());
-  if (text == nullptr) return std::optional<SettingValue>();
-  if (*text == '\0' && !spec.empty_sets_empty) return std::optional<SettingValue>();
+  if (text == nullptr || *text == '\0') return std::optional<SettingValue>();
   PR_ASSIGN_OR_RETURN(SettingValue value, parseSettingText(spec, text));
   return std::optional<SettingValue>(std::move(value));
 }

@@ -65,16 +65,13 @@ struct SettingSpec {
   std::int64_t max_integer = 0;
   std::uint64_t min_bytes = 0;  // kByteSize
   std::uint64_t max_bytes = UINT64_MAX;
-  std::uint64_t multiple_of = 0;       // kByteSize: 0 = any multiple
-  std::string multiple_why;            // why the multiple, shown in errors
-  bool power_of_two = false;           // kByteSize
-  std::vector<SettingChoice> choices;  // kBoolean, kChoice: every accepted spelling; the first of each value is
-                                       // its canonical name
-  std::string choices_text;            // kBoolean: how errors list the spellings ("1/0/true/false/on/off")
-  std::size_t max_chars = 0;           // kPath, kLinkMask: 0 = no limit
-  // An empty variable leaves the value from code unchanged (every setting but this flag's). With the flag,
-  // an empty variable sets the empty text instead.
-  bool empty_sets_empty = false;
+  std::uint64_t multiple_of = 0;              // kByteSize: 0 = any multiple
+  std::string multiple_why;                   // why the multiple, shown in errors
+  bool power_of_two = false;                  // kByteSize
+  std::vector<SettingChoice> choices;         // kBoolean, kChoice: every accepted spelling; the first of each value is
+                                              // its canonical name
+  std::string choices_text;                   // kBoolean: how errors list the spellings ("1/0/true/false/on/off")
+  std::size_t max_chars = 0;                  // kPath, kLinkMask: 0 = no limit
   std::optional<SettingValue> default_value;  // nullopt: unset unless given; default_note says what applies
   std::string default_note;                   // appended to the default in documentation
   std::string example;                        // a valid value other than the default, for documentation
@@ -92,7 +89,9 @@ StatusOr<SettingValue> parseSettingText(const SettingSpec& spec, std::string_vie
 // "<noun> of <value> <unit> is outside <range> (<variable>)".
 Status checkSettingValue(const SettingSpec& spec, const SettingValue& value);
 
-// The variable through `getenv` (null: the process environment). nullopt when it is unset or empty.
+// The variable through `getenv` (null: the process environment). nullopt when it is unset or empty: an
+// empty variable never changes a value, whatever the kind (to clear a path or the mask set in code, set
+// the field in code, or prConfigSet it to "").
 StatusOr<std::optional<SettingValue>> readSetting(const SettingSpec& spec, const Getenv& getenv);
 
 // Canonical text of a value: byte sizes and integers in decimal, choices by their canonical name, booleans

@@ -17,6 +17,7 @@
 #include "sim_cluster.h"
 #include "topology/device_profiles.h"
 #include "topology/generators.h"
+#include "topology/routes.h"
 #include "topology/topology_file.h"
 #include "util/log.h"
 
@@ -76,7 +77,10 @@ StatusOr<Topology> simulatedTopology(const CliOptions& o) {
     }
   }
   if (!o.mask.empty()) {
-    PR_ASSIGN_OR_RETURN(topology, applyLinkMask(topology, o.mask));
+    PR_ASSIGN_OR_RETURN(Topology masked, applyLinkMask(topology, o.mask));
+    // A mask that cuts the world apart is bad input (exit 2), not a failure of the run.
+    PR_RETURN_IF_ERROR(checkMaskKeepsConnected(topology, masked, o.mask, "--mask"));
+    topology = std::move(masked);
   }
   return topology;
 }

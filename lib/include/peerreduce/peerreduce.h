@@ -139,7 +139,8 @@ typedef struct prComm* prComm_t;
 typedef struct {
   size_t struct_size;           /* set by prConfigInit(): the size of prConfig_t the caller was built with */
   int algorithm;                /* PEERREDUCE_ALGO: a prAlgorithm_t value */
-  int64_t timeout_ms;           /* PEERREDUCE_TIMEOUT_MS: bound on every wait, 1 .. 86400000 */
+  int64_t timeout_ms;           /* PEERREDUCE_TIMEOUT_MS: bound on every wait of an operation, 1 .. 86400000 */
+  int64_t bootstrap_timeout_ms; /* PEERREDUCE_BOOTSTRAP_TIMEOUT_MS: least bound on waits at creation */
   size_t scratch_bytes;         /* PEERREDUCE_SCRATCH_BYTES: scratch memory per rank, 64 KiB .. 64 GiB */
   int verify_plans;             /* PEERREDUCE_VERIFY_PLANS: nonzero runs the plan verifier at creation */
   size_t pool_bytes;            /* PEERREDUCE_POOL_BYTES: symmetric memory per rank */

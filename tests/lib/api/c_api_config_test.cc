@@ -105,7 +105,7 @@ TEST(CApiConfig, InitialisedConfigMeansWhatNullMeansForEverySetting) {
     ASSERT_EQ(with_config.result, prSuccess) << with_config.message;
     EXPECT_EQ(with_config.describe, with_null.describe);
     EXPECT_EQ(with_config.fingerprint, with_null.fingerprint);
-    EXPECT_NE(with_null.fingerprint, defaults.fingerprint) << "the setting did not reach the communicator";
+    EXPECT_NE(with_null.describe, defaults.describe) << "the setting did not reach the communicator";
   }
   std::filesystem::remove(tuning);
 }

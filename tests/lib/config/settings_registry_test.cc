@@ -123,6 +123,26 @@ TEST(SettingsRegistry, EveryFingerprintRowChangesTheFingerprint) {
   }
 }
 
+// An empty PEERREDUCE_LINK_MASK or PEERREDUCE_TUNING_FILE replaced what code set with nothing, while every
+// other empty variable counted as unset. Now every setting follows the one rule: empty = unset.
+TEST(SettingsRegistry, EmptyValueOfEverySettingCountsAsUnset) {
+  for (const SettingRow& row : settingRows()) {
+    if (!row.boundToConfig()) continue;
+    SCOPED_TRACE(row.spec->name);
+    Config base;
+    ASSERT_TRUE(setConfigSetting(base, row.spec->name, row.spec->example).isOk());
+    auto config = Config::fromEnvironment(base, fakeEnvironment({{row.spec->name, ""}}));
+    ASSERT_TRUE(config.isOk()) << config.status().toString();
+    EXPECT_EQ(row.get(*config), row.get(base)) << "the empty variable changed the value from code";
+  }
+  for (const SettingRow& row : settingRows()) {
+    if (row.boundToConfig()) continue;
+    auto value = readSetting(*row.spec, fakeEnvironment({{row.spec->name, ""}}));
+    ASSERT_TRUE(value.isOk()) << row.spec->name;
+    EXPECT_FALSE(value->has_value()) << row.spec->name;
+  }
+}
+
 TEST(SettingsRegistry, ConfigSettingsAreSetAndReadByName) {
   Config config;
   ASSERT_TRUE(setConfigSetting(config, "PEERREDUCE_POOL_BYTES", "128M").isOk());
