@@ -230,6 +230,8 @@ using peerreduce::capi::toResult;
 
 extern "C" {
 
+size_t prConfigSize(void) noexcept { return sizeof(prConfig_t); }
+
 prResult_t prConfigInitSized(prConfig_t* config, size_t struct_size) noexcept {
   constexpr const char* kFunction = "prConfigInit";
   return guarded(kFunction, [&]() -> prResult_t {

@@ -158,6 +158,9 @@ typedef struct {
  * caller sees it, so that a later library with a larger prConfig_t writes only the fields the caller has:
  * call prConfigInit(), which passes it. */
 prResult_t prConfigInitSized(prConfig_t* config, size_t struct_size) PEERREDUCE_NOEXCEPT;
+/* sizeof(prConfig_t) in this library: for bindings that hold the struct as bytes (ctypes) and pass it
+ * to prConfigInitSized. */
+size_t prConfigSize(void) PEERREDUCE_NOEXCEPT;
 static inline prResult_t prConfigInit(prConfig_t* config) PEERREDUCE_NOEXCEPT {
   return prConfigInitSized(config, sizeof(prConfig_t));
 }

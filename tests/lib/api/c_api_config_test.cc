@@ -74,6 +74,17 @@ std::string headerOnlyTuningFile() {
   return path;
 }
 
+// Bindings that hold prConfig_t as bytes ask its size; a wrong size is refused by name.
+TEST(CApiConfig, BindingsLearnTheStructSizeAndAWrongSizeIsRefused) {
+  EXPECT_EQ(prConfigSize(), sizeof(prConfig_t));
+  std::vector<unsigned char> bytes(prConfigSize() + 64, 0);
+  auto* config = reinterpret_cast<prConfig_t*>(bytes.data());
+  EXPECT_EQ(prConfigInitSized(config, prConfigSize() + 8), prInvalidArgument);
+  EXPECT_NE(std::string(prGetLastError()).find("is not this library's"), std::string::npos) << prGetLastError();
+  EXPECT_EQ(prConfigInitSized(config, prConfigSize()), prSuccess) << prGetLastError();
+  EXPECT_EQ(config->struct_size, sizeof(prConfig_t));
+}
+
 TEST(CApiConfig, EveryConfigSettingOfTheRegistryIsAField) {
   std::set<SettingId> bound;
   for (const SettingRow& row : settingRows()) {
