@@ -8,7 +8,9 @@
 #   ci/hardware.sh run [NP...]    ON the GPU machine, from the repository root with .hw/ beside it: the
 #                                 same test binaries under mpirun -np 2 and -np 4 with the real
 #                                 transport, compute-sanitizer on the kernels, the benchmark against
-#                                 NCCL; everything it writes goes to $OUT (default ./hw-out)
+#                                 NCCL; everything it writes goes to $OUT (default ./hw-out). With
+#                                 fewer GPUs than NP, the ranks share device 0 (threads of one process
+#                                 for the property suite, processes for the hardware suite)
 #   ci/hardware.sh report DIR     here, on what `run` wrote: the coverage report of host code and its gate
 #
 # Environment: HW_CASES (RapidCheck cases per property, default 200), HW_VARIANT_CASES (per property in
@@ -28,10 +30,15 @@ package)
     -DCMAKE_CXX_FLAGS=-fprofile-update=atomic  # counters updated by several threads (MPI, GPU runtime) stay exact
   # What the stage runs (each binary carries every kernel, about 15 MiB; the debugging tool
   # peerreduce-gpu-debug is built, not shipped, to stay under the 64 MiB that travel to the GPU machine).
-  cmake --build "$build" --target peerreduce_property_tests peerreduce_hardware_tests peerreduce-bench peerreduce-gpu-debug peerreduce-p2p-probe
+  cmake --build "$build" --target peerreduce_property_tests peerreduce_hardware_tests peerreduce-bench peerreduce-gpu-debug \
+    peerreduce-p2p-probe gpu_callback_allreduce gpu_mpi_allreduce
   rm -rf .hw && mkdir -p .hw
   cp "$build/tests/properties/peerreduce_property_tests" "$build/tests/hardware/peerreduce_hardware_tests" \
     "$build/bench/peerreduce-bench" "$build/bench/peerreduce-p2p-probe" .hw/
+  # The C examples as an application builds them (C API only): a callback bootstrap and MPI.
+  cp "$build/examples/gpu_callback_allreduce" .hw/peerreduce-example-callbacks
+  cp "$build/examples/gpu_mpi_allreduce" .hw/peerreduce-example-mpi
+  python3 ci/gpu_code.py check cuda "${CMAKE_CUDA_ARCHITECTURES:-90}" "$build/kernels/libpeerreduce_kernels_gpu.a"
   strip --strip-debug .hw/peerreduce*  # debug info is not needed there; the transfer limit is 64 MiB
   # Compressed for the trip (each binary carries every kernel; together they no longer fit 64 MiB);
   # `run` unpacks them. gzip -1: a third of the size in seconds.
@@ -64,7 +71,23 @@ run)
   nvidia-smi topo -m > "$out/topology.txt" 2>&1 || true
   status=0
   for np in "${nps[@]}"; do
-    if ((np > gpus)); then echo "skipping np=$np: only $gpus GPUs"; continue; fi
+    if ((np > gpus)); then
+      # More ranks than GPUs: the ranks share device 0. The property suite runs its ranks as threads of
+      # one process (their kernels side by side, sized to be resident together); the hardware suite,
+      # written for one rank per process, runs as np processes on the one device (the device
+      # time-slices between them: correct, slow; HW_SHARED_FILTER limits it).
+      log="$out/peerreduce_property_tests-np${np}-one-gpu.log"
+      echo "=== peerreduce_property_tests np=$np as threads on one GPU (cases per property $cases, seed $seed)"
+      PEERREDUCE_TEST_GPU_RANKS="$np" RC_PARAMS="seed=$seed max_success=$cases" GCOV_PREFIX="$out/gcda/np$np-threads" \
+        .hw/peerreduce_property_tests > "$log" 2>&1 || status=1
+      grep -E "\[  (PASSED|FAILED)  \]|tests ran|^peerreduce tests" "$log" || tail -20 "$log"
+      log="$out/peerreduce_hardware_tests-np${np}-one-gpu.log"
+      echo "=== peerreduce_hardware_tests np=$np as processes on one GPU"
+      "${mpi[@]}" -np "$np" bash -c 'GCOV_PREFIX="$0/rank$OMPI_COMM_WORLD_RANK" exec "$@"' "$out/gcda/np$np-shared" \
+        .hw/peerreduce_hardware_tests --gtest_filter="${HW_SHARED_FILTER:-*}" > "$log" 2>&1 || status=1
+      grep -E "\[  (PASSED|FAILED)  \]|tests ran|^\[1,0\]<stdout>:peerreduce tests" "$log" | grep "1,0\]" || tail -20 "$log"
+      continue
+    fi
     for suite in "peerreduce_property_tests" "peerreduce_hardware_tests"; do
       log="$out/${suite}-np${np}.log"
       echo "=== $suite np=$np (cases per property $cases, seed $seed)"
@@ -80,12 +103,30 @@ run)
   # 1 MiB by default), and the plan interpreter for everything.
   variant_np="${nps[-1]}"
   for variant in "PEERREDUCE_GPU_PUSH_MIN_BYTES=1" "PEERREDUCE_GPU_LL2_MAX_BYTES=0" "PEERREDUCE_GPU_FUSED=0"; do
-    if ((variant_np > gpus)); then break; fi
     log="$out/variant-${variant%%=*}-np${variant_np}.log"
     echo "=== peerreduce_property_tests np=$variant_np with $variant (cases per property ${HW_VARIANT_CASES:-50})"
+    if ((variant_np > gpus)); then  # ranks as threads on one GPU
+      env "$variant" PEERREDUCE_TEST_GPU_RANKS="$variant_np" RC_PARAMS="seed=$seed max_success=${HW_VARIANT_CASES:-50}" \
+        GCOV_PREFIX="$out/gcda/${variant%%=*}" .hw/peerreduce_property_tests > "$log" 2>&1 || status=1
+      grep -E "\[  (PASSED|FAILED)  \]|tests ran" "$log" || tail -20 "$log"
+      continue
+    fi
     RC_PARAMS="seed=$seed max_success=${HW_VARIANT_CASES:-50}" "${mpi[@]}" -x "$variant" -np "$variant_np" \
       bash -c 'GCOV_PREFIX="$0/rank$OMPI_COMM_WORLD_RANK" exec "$@"' "$out/gcda/${variant%%=*}" .hw/peerreduce_property_tests > "$log" 2>&1 || status=1
     grep -E "\[  (PASSED|FAILED)  \]|tests ran" "$log" | grep "1,0\]" || tail -20 "$log"
+  done
+  # The C examples: the callback bootstrap with 2 and 4 ranks as threads (on as many GPUs as there are,
+  # sharing them when fewer), and MPI with one process per GPU.
+  for np in "${nps[@]}"; do
+    log="$out/example-callbacks-np$np.log"
+    echo "=== C example, callback bootstrap, $np ranks"
+    GCOV_PREFIX="$out/gcda/example-np$np" .hw/peerreduce-example-callbacks "$np" > "$log" 2>&1 || status=1
+    cat "$log"
+    if ((np <= gpus)); then
+      echo "=== C example, MPI bootstrap, np=$np"
+      "${mpi[@]}" -np "$np" .hw/peerreduce-example-mpi > "$out/example-mpi-np$np.log" 2>&1 || status=1
+      cat "$out/example-mpi-np$np.log"
+    fi
   done
   if [[ "${HW_SANITIZE:-1}" != 0 ]]; then
     for tool in memcheck racecheck synccheck; do
@@ -93,9 +134,15 @@ run)
       echo "=== compute-sanitizer $tool, np=2"
       # Two-shots pushed at every size, so the sanitizers see the push kernel beside the line and
       # interpreter kernels that the small cases take anyway.
-      RC_PARAMS="seed=$seed max_success=10" "${mpi[@]}" -x PEERREDUCE_GPU_PUSH_MIN_BYTES=1 -np 2 \
-        compute-sanitizer --tool "$tool" --error-exitcode 9 \
-        .hw/peerreduce_property_tests --gtest_filter='AllreduceProperty.MatchesReferenceOnEveryRank' > "$log" 2>&1 || status=1
+      if ((gpus < 2)); then  # two ranks as threads on the one GPU
+        PEERREDUCE_TEST_GPU_RANKS=2 RC_PARAMS="seed=$seed max_success=10" PEERREDUCE_GPU_PUSH_MIN_BYTES=1 \
+          compute-sanitizer --tool "$tool" --error-exitcode 9 \
+          .hw/peerreduce_property_tests --gtest_filter='AllreduceProperty.MatchesReferenceOnEveryRank' > "$log" 2>&1 || status=1
+      else
+        RC_PARAMS="seed=$seed max_success=10" "${mpi[@]}" -x PEERREDUCE_GPU_PUSH_MIN_BYTES=1 -np 2 \
+          compute-sanitizer --tool "$tool" --error-exitcode 9 \
+          .hw/peerreduce_property_tests --gtest_filter='AllreduceProperty.MatchesReferenceOnEveryRank' > "$log" 2>&1 || status=1
+      fi
       grep -E "ERROR SUMMARY|RACECHECK SUMMARY" "$log" | sort | uniq -c || tail -5 "$log"
     done
   fi

@@ -28,11 +28,16 @@ endif()
 
 # GPU platform: one compile definition the portability header (kernels/portability.h) keys on.
 if(PEERREDUCE_GPU STREQUAL "cuda")
+  # The GPUs the kernels are built for. Set before enable_language(CUDA), which otherwise defines it as
+  # the compiler's default (75 with nvcc 13), after which no later default applies. CMake's form: each
+  # entry N gives sm_N code and compute_N PTX (so "90" runs natively on Hopper and JIT-compiles on newer
+  # GPUs); CUDAARCHS in the environment or -DCMAKE_CUDA_ARCHITECTURES="80;90;100" chooses others.
+  # ci/gpu_code.py check cuda ... verifies what the built library contains.
+  if(NOT DEFINED CMAKE_CUDA_ARCHITECTURES AND NOT DEFINED ENV{CUDAARCHS})
+    set(CMAKE_CUDA_ARCHITECTURES 90 CACHE STRING "CUDA architectures of the kernels (CMake list, e.g. 80;90;100)")
+  endif()
   enable_language(CUDA)
   find_package(CUDAToolkit REQUIRED)
-  if(NOT DEFINED CMAKE_CUDA_ARCHITECTURES OR CMAKE_CUDA_ARCHITECTURES STREQUAL "")
-    set(CMAKE_CUDA_ARCHITECTURES 90)  # Hopper (H100, H200)
-  endif()
   # The kernels are C++17 (CMake 3.25 cannot ask nvcc for C++20); they include no C++20 header.
   set(CMAKE_CUDA_STANDARD 17)
   set(CMAKE_CUDA_STANDARD_REQUIRED ON)
@@ -42,7 +47,9 @@ if(PEERREDUCE_GPU STREQUAL "cuda")
 elseif(PEERREDUCE_GPU STREQUAL "hip")
   # The kernels are compiled as HIP by clang (CMAKE_HIP_COMPILER, e.g. clang++-15 with the ROCm device
   # libraries); host code with the C++ compiler against the HIP runtime's host API (kernels/).
-  set(PEERREDUCE_HIP_ARCH "gfx90a" CACHE STRING "AMD GPU architecture for --offload-arch")
+  # A list is accepted ("gfx90a;gfx942"); Debian's hipcc 5.2.3 is too old for gfx942 (MI300), newer
+  # ROCm compiles it. ci/gpu_code.py check hip ... verifies what the built objects bundle.
+  set(PEERREDUCE_HIP_ARCH "gfx90a" CACHE STRING "AMD GPU architectures for --offload-arch (list)")
   add_compile_definitions(PEERREDUCE_GPU_HIP __HIP_PLATFORM_AMD__)
 endif()
 

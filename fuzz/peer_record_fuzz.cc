@@ -74,6 +74,7 @@ void fuzzGpu(fuzz::FuzzInput& input) {
     record.region_address = 0x7f0000000000ull + static_cast<std::uint64_t>(r) * expect.region_bytes;
     record.token = 0x1234 + static_cast<std::uint64_t>(r);
     record.max_blocks = 32;
+    record.multiprocessors = 132;
     genuine.push_back(gpu::encodePeerRecord(record));
   }
   Records received = genuine;
@@ -87,7 +88,7 @@ void fuzzGpu(fuzz::FuzzInput& input) {
       fuzz::oracleFailed("a GPU peer record with a wrong identity was accepted");
     }
     if (record->max_blocks < 1 || record->max_blocks > gpu::kMaxPeerBlocks || record->device < 0 ||
-        record->region_address == 0) {
+        record->multiprocessors < 1 || record->multiprocessors > gpu::kMaxPeerBlocks || record->region_address == 0) {
       fuzz::oracleFailed("a GPU peer record with an out-of-range value was accepted");
     }
   }

@@ -277,4 +277,6 @@ hipError_t launchFusedKernel(const LaunchArgs& args, int dtype, unsigned blocks,
   }
 }
 
+int fusedKernelsPtxVersion() { return kernelPtxVersion(oneShotKernel<float, kernels::Sum>); }
+
 }  // namespace peerreduce::gpu

@@ -427,4 +427,6 @@ hipError_t launchBatchedLowLatencyKernel(const LaunchArgs& args, const BatchTabl
   return launchLines(args, &table, dtype, blocks, stream);
 }
 
+int lineKernelsPtxVersion() { return kernelPtxVersion(lowLatencyOneShotKernel<float, kernels::Sum>); }
+
 }  // namespace peerreduce::gpu

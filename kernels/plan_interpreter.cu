@@ -22,6 +22,8 @@
 // Every wait is bounded: it gives up when the host-mapped abort word is set, when another block of
 // this rank failed, or when timeout_ns passed; the first failure is written to the host-mapped error
 // report and the kernel returns. It never traps.
+#include <algorithm>
+
 #include "device_plan.h"
 #include "plan_device.cuh"
 #include "plan_kernel_launch.h"
@@ -148,6 +150,11 @@ hipError_t launchPlanKernel(const LaunchArgs& args, int dtype, unsigned blocks, 
     default:
       return launchForType<double>(args, args.op, blocks, stream);
   }
+}
+
+int kernelsPtxVersion() {
+  return std::min(
+      {kernelPtxVersion(planKernel<float, kernels::Sum>), fusedKernelsPtxVersion(), lineKernelsPtxVersion()});
 }
 
 }  // namespace peerreduce::gpu

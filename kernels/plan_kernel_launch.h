@@ -26,4 +26,12 @@ hipError_t launchLowLatencyKernel(const LaunchArgs& args, int dtype, unsigned bl
 hipError_t launchBatchedLowLatencyKernel(const LaunchArgs& args, const BatchTable& table, int dtype, unsigned blocks,
                                          hipStream_t stream);
 
+// The PTX version the kernels that run on the current device were compiled from: the smallest over the
+// kernel files (one kernel of each asked; a file's kernels share its compile flags), -1 where unknown
+// (HIP, or the query failed). Launches overlap (programmatic dependent launch) only when it is at least
+// kGridDependencyPtxVersion: below, awaitPriorGrid() compiled to nothing (lib/gpu/kernel_choice.h).
+int kernelsPtxVersion();
+int fusedKernelsPtxVersion();
+int lineKernelsPtxVersion();
+
 }  // namespace peerreduce::gpu

@@ -15,6 +15,10 @@
 
 #include <cstdint>
 
+// Programmatic dependent launch needs the grid-dependency wait in the code that runs (awaitPriorGrid
+// below), which exists from compute_90 PTX (Hopper) on: host code compares kernelPtxVersion with it.
+inline constexpr int kGridDependencyPtxVersion = 90;
+
 #if defined(PEERREDUCE_GPU_HIP)
 #include <hip/hip_runtime.h>
 #define PR_GPU_PLATFORM_NAME "hip"
@@ -24,7 +28,7 @@
 #define PR_INLINE __forceinline__
 #define PR_GRID_CONSTANT  // kernel arguments live in memory the kernel reads in place
 #elif defined(PEERREDUCE_GPU_CUDA)
-#include <cuda.h>  // the driver API: only for the allocation range of a pointer (hipMemGetAddressRange)
+#include <cuda.h>  // driver API types only: its one function is found at run time (hipMemGetAddressRange)
 #include <cuda_runtime.h>
 #define PR_GPU_PLATFORM_NAME "cuda"
 #define PR_HOST_DEVICE __host__ __device__
@@ -135,11 +139,27 @@ inline hipError_t hipIpcOpenMemHandle(void** ptr, hipIpcMemHandle_t handle, unsi
   return cudaIpcOpenMemHandle(ptr, handle, flags);
 }
 inline hipError_t hipIpcCloseMemHandle(void* ptr) { return cudaIpcCloseMemHandle(ptr); }
-// The allocation containing `ptr`: the CUDA runtime has no equivalent, the driver does.
+// The allocation containing `ptr`: the CUDA runtime has no equivalent, the driver does. The driver
+// function is found through the runtime's entry-point query rather than linked, so binaries do not need
+// libcuda.so to start (the runtime loads the driver when a GPU is first used); without a driver the
+// query fails and so does this call, with the runtime's error.
 inline hipError_t hipMemGetAddressRange(void** base, std::size_t* size, void* ptr) {
+  using AddressRange = CUresult (*)(CUdeviceptr*, std::size_t*, CUdeviceptr);
+  // 12000: the ABI of CUDA 12.0 (cuMemGetAddressRange_v2), unchanged since.
+  static const AddressRange query = []() -> AddressRange {
+    void* function = nullptr;
+    cudaDriverEntryPointQueryResult found = cudaDriverEntryPointSymbolNotFound;
+    if (cudaGetDriverEntryPointByVersion("cuMemGetAddressRange", &function, 12000, cudaEnableDefault, &found) !=
+            cudaSuccess ||
+        found != cudaDriverEntryPointSuccess) {
+      return nullptr;
+    }
+    return reinterpret_cast<AddressRange>(function);
+  }();
+  if (query == nullptr) return cudaErrorSymbolNotFound;
   CUdeviceptr b = 0;
   std::size_t s = 0;
-  if (cuMemGetAddressRange(&b, &s, reinterpret_cast<CUdeviceptr>(ptr)) != CUDA_SUCCESS) return cudaErrorInvalidValue;
+  if (query(&b, &s, reinterpret_cast<CUdeviceptr>(ptr)) != CUDA_SUCCESS) return cudaErrorInvalidValue;
   *base = reinterpret_cast<void*>(b);
   *size = s;
   return cudaSuccess;
@@ -334,6 +354,24 @@ hipError_t launchKernel(void (*kernel)(Params...), unsigned blocks, unsigned thr
   config.attrs = &attribute;
   config.numAttrs = overlap ? 1 : 0;
   return cudaLaunchKernelEx(&config, kernel, args...);
+#endif
+}
+
+// The PTX version `kernel` was compiled from, as it would run on the current device: a kernel built from
+// compute_75 PTX and JIT-compiled on Hopper reports 75, one built as sm_90 code reports 90. -1 on HIP
+// (no programmatic launch there) or when the runtime cannot say.
+template <typename... Params>
+int kernelPtxVersion(void (*kernel)(Params...)) {
+#if defined(__HIPCC__)
+  (void)kernel;
+  return -1;
+#else
+  cudaFuncAttributes attributes{};
+  if (cudaFuncGetAttributes(&attributes, kernel) != cudaSuccess) {
+    (void)cudaGetLastError();
+    return -1;
+  }
+  return attributes.ptxVersion;
 #endif
 }
 

@@ -24,6 +24,7 @@
 
 #include "device_plan.h"
 #include "gpu/calibrated_model.h"
+#include "gpu/device_sharing.h"
 #include "gpu/fused_shape.h"
 #include "gpu/gpu_check.h"
 #include "gpu/kernel_choice.h"
@@ -90,11 +91,12 @@ struct DevicePlan {
 // launch of the line kernels.
 class GpuTransport final : public Transport, private TimeMarks, private BufferSharing, private BatchSubmit {
  public:
-  GpuTransport(int rank, int world_size, int device, int max_blocks, std::uint64_t bytes_per_block,
+  GpuTransport(int rank, int world_size, int device, int multiprocessors, int max_blocks, std::uint64_t bytes_per_block,
                KernelPolicy kernels, std::uint64_t line_bytes_per_block)
       : rank_(rank),
         world_size_(world_size),
         device_(device),
+        multiprocessors_(multiprocessors),
         max_blocks_(max_blocks),
         bytes_per_block_(bytes_per_block),
         kernels_(kernels),
@@ -151,6 +153,7 @@ class GpuTransport final : public Transport, private TimeMarks, private BufferSh
     record.region_address = reinterpret_cast<std::uint64_t>(region_);
     record.token = token;
     record.max_blocks = max_blocks_;
+    record.multiprocessors = multiprocessors_;
     hipIpcMemHandle_t handle;
     PR_GPU_CHECK(rank_, hipIpcGetMemHandle(&handle, region_));
     std::memcpy(record.ipc_handle, &handle, sizeof(handle));
@@ -167,16 +170,26 @@ class GpuTransport final : public Transport, private TimeMarks, private BufferSh
     PR_GPU_CHECK(rank_, hipSetDevice(device_));
     std::vector<PeerTable> tables(kMaxStreams, PeerTable{});
     topology_ = Topology(world_size_);
+    std::vector<PeerRecord> decoded;
     agreed_blocks_ = max_blocks_;
     for (int peer = 0; peer < world_size_; ++peer) {
-      const auto& bytes = records[static_cast<std::size_t>(peer)];
-      const std::string who = "rank " + std::to_string(rank_) + " mapping rank " + std::to_string(peer) + ": ";
       PR_ASSIGN_OR_RETURN(const PeerRecord record,
-                          decodePeerRecord(bytes, peer, PeerRecordExpectation{rank_, world_size_, region_bytes_}));
+                          decodePeerRecord(records[static_cast<std::size_t>(peer)], peer,
+                                           PeerRecordExpectation{rank_, world_size_, region_bytes_}));
       agreed_blocks_ = std::min(agreed_blocks_, record.max_blocks);
+      decoded.push_back(record);
+    }
+    // Ranks of this process sharing a device must fit on it together (device_sharing.h).
+    agreed_blocks_ = sharedDeviceBlockCap(decoded, agreed_blocks_);
+    for (int peer = 0; peer < world_size_; ++peer) {
+      const PeerRecord& record = decoded[static_cast<std::size_t>(peer)];
+      const std::string who = "rank " + std::to_string(rank_) + " mapping rank " + std::to_string(peer) + ": ";
       unsigned char* base = nullptr;
       if (peer == rank_) {
         base = region_;
+      } else if (record.pid == ::getpid() && record.device == device_) {
+        // Another rank of this process on this very device: one address space, no peer access needed.
+        base = reinterpret_cast<unsigned char*>(record.region_address);
       } else if (record.pid == ::getpid()) {
         // Another GPU of this process: its pointer is valid here once peer access is on.
         int can = 0;
@@ -668,6 +681,7 @@ class GpuTransport final : public Transport, private TimeMarks, private BufferSh
   int rank_;
   int world_size_;
   int device_;
+  int multiprocessors_;
   int max_blocks_;
   std::uint64_t bytes_per_block_;
   KernelPolicy kernels_;
@@ -719,9 +733,19 @@ StatusOr<std::shared_ptr<Transport>> createGpuTransport(int rank, int world_size
       const gpu::GpuSettings settings,
       gpu::gpuSettingsFromEnvironment([](const char* name) -> const char* { return std::getenv(name); }));
   int max_blocks = std::min(options.max_blocks > 0 ? std::min(options.max_blocks, sms) : sms, gpu::kMaxBlocks);
+  PR_GPU_CHECK(rank, hipSetDevice(device));
+  gpu::KernelPolicy kernels = settings.kernels;
+  const int ptx_version = gpu::kernelsPtxVersion();
+  kernels.overlap_launch = gpu::launchesMayOverlap(settings.kernels.overlap_launch, ptx_version);
+  if (settings.kernels.overlap_launch && !kernels.overlap_launch) {
+    PR_INFO(rank,
+            "launches do not overlap: the kernels running on device %d come from PTX version %d (%d or later "
+            "has the grid-dependency wait); build for this GPU (CMAKE_CUDA_ARCHITECTURES)",
+            device, ptx_version, kGridDependencyPtxVersion);
+  }
   if (settings.max_blocks > 0) max_blocks = settings.max_blocks;
   return std::shared_ptr<Transport>(std::make_shared<gpu::GpuTransport>(
-      rank, world_size, device, max_blocks, settings.bytes_per_block, settings.kernels, settings.line_bytes_per_block));
+      rank, world_size, device, sms, max_blocks, settings.bytes_per_block, kernels, settings.line_bytes_per_block));
 }
 
 const char* gpuPlatformName() { return PR_GPU_PLATFORM_NAME; }

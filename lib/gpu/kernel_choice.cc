@@ -4,6 +4,7 @@
 #include <string>
 
 #include "config/settings_registry.h"
+#include "portability.h"
 
 namespace peerreduce::gpu {
 namespace {
@@ -83,6 +84,10 @@ std::uint64_t maxBatchBytes(FusedKind kind, int world_size, const KernelPolicy& 
   const std::uint64_t most = std::min(policy.max_two_shot_bytes, lineTwoShotPayloadBytes(world_size));
   // A two-shot of lines needs a vector per rank; anything smaller is below every one-shot's capacity.
   return most < static_cast<std::uint64_t>(world_size) * kVectorBytes ? 0 : most / kVectorBytes * kVectorBytes;
+}
+
+bool launchesMayOverlap(bool setting, int kernels_ptx_version) {
+  return setting && kernels_ptx_version >= kGridDependencyPtxVersion;
 }
 
 }  // namespace peerreduce::gpu

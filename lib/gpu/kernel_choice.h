@@ -73,4 +73,11 @@ KernelChoice chooseKernel(FusedKind kind, std::uint64_t bytes, int world_size, c
 // shape; 0 where those lines are off or there are no peers (Transport::maxBatchBytes).
 std::uint64_t maxBatchBytes(FusedKind kind, int world_size, const KernelPolicy& policy);
 
+// Whether launches may overlap (programmatic dependent launch): the setting allows it
+// (PEERREDUCE_GPU_OVERLAP) and the kernels that run were compiled with the grid-dependency wait, i.e. from
+// PTX of version kGridDependencyPtxVersion or later (kernelsPtxVersion(); -1 when unknown). A kernel
+// JIT-compiled from older PTX has no wait, and overlapping it could let it start before the previous
+// kernel's writes are visible.
+bool launchesMayOverlap(bool setting, int kernels_ptx_version);
+
 }  // namespace peerreduce::gpu

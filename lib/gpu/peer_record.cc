@@ -8,7 +8,7 @@ namespace peerreduce::gpu {
 
 // Sent as raw bytes between processes of one build: the layout must have no padding, whose contents
 // would be indeterminate.
-static_assert(sizeof(PeerRecord) == 4 * 4 + 8 * 4 + 4 * 2 + kIpcHandleBytes);
+static_assert(sizeof(PeerRecord) == 4 * 4 + 8 * 4 + 4 * 4 + kIpcHandleBytes);
 
 namespace {
 
@@ -55,6 +55,10 @@ StatusOr<PeerRecord> decodePeerRecord(std::span<const std::byte> bytes, int peer
                         std::to_string(kMaxPeerBlocks));
   }
   if (record.device < 0) return corruptError(who + "record names device " + std::to_string(record.device));
+  if (record.multiprocessors < 1 || record.multiprocessors > kMaxPeerBlocks) {
+    return corruptError(who + "record gives its device " + std::to_string(record.multiprocessors) +
+                        " multiprocessors; expected 1.." + std::to_string(kMaxPeerBlocks));
+  }
   // The address is dereferenced (by kernels) when the peer shares this process: it must at least
   // describe a region that does not wrap around the address space.
   if (record.region_address == 0 ||

@@ -16,8 +16,10 @@
 namespace peerreduce::gpu {
 
 inline constexpr std::uint32_t kPeerRecordMagic = 0x50524750;  // "PRGP"
-// Version 2 carries the sender's world size, so ranks started with different sizes fail at creation.
-inline constexpr std::uint32_t kPeerRecordVersion = 2;
+// Version 2 carries the sender's world size, so ranks started with different sizes fail at creation;
+// version 3 its device's multiprocessors, so ranks sharing one device can size their kernels to be
+// resident together.
+inline constexpr std::uint32_t kPeerRecordVersion = 3;
 inline constexpr std::size_t kIpcHandleBytes = 64;  // cudaIpcMemHandle_t and hipIpcMemHandle_t alike
 // Blocks a kernel may use: more than any GPU has SMs or CUs, so a larger value is corruption.
 inline constexpr std::int32_t kMaxPeerBlocks = 4096;
@@ -33,6 +35,8 @@ struct PeerRecord {
   std::uint64_t token = 0;
   std::int32_t max_blocks = 0;
   std::int32_t world_size = 0;
+  std::int32_t multiprocessors = 0;  // of the sender's device
+  std::int32_t reserved = 0;         // zero; keeps the handle 8-byte aligned
   std::byte ipc_handle[kIpcHandleBytes] = {};
 };
 

@@ -12,6 +12,7 @@
 #include <map>
 #include <thread>
 
+#include "device_buffer.h"
 #include "peerreduce/gpu.h"
 #include "peerreduce/mpi_bootstrap.h"
 #include "portability.h"
@@ -38,32 +39,6 @@ void collective(void* send, void* recv, int count, MPI_Datatype type, MPI_Op op)
     if (!done) std::this_thread::sleep_for(kPollInterval);
   }
 }
-
-class DeviceBuffer final : public TestBuffer {
- public:
-  explicit DeviceBuffer(std::size_t bytes) : bytes_(bytes) {
-    if (hipMalloc(&data_, bytes == 0 ? 1 : bytes) != hipSuccess) {
-      std::fprintf(stderr, "peerreduce tests: hipMalloc of %zu bytes failed\n", bytes);
-      std::abort();
-    }
-  }
-  ~DeviceBuffer() override { (void)hipFree(data_); }
-  void* data() override { return data_; }
-  std::size_t bytes() const override { return bytes_; }
-  void upload(const void* host, std::size_t offset, std::size_t bytes) override {
-    if (bytes) (void)hipMemcpy(static_cast<unsigned char*>(data_) + offset, host, bytes, hipMemcpyHostToDevice);
-    // A copy from pageable memory may return before its DMA lands, and it is ordered only with the
-    // legacy default stream: wait, so a kernel on any stream sees the data.
-    (void)hipDeviceSynchronize();
-  }
-  void download(void* host, std::size_t offset, std::size_t bytes) const override {
-    if (bytes) (void)hipMemcpy(host, static_cast<const unsigned char*>(data_) + offset, bytes, hipMemcpyDeviceToHost);
-  }
-
- private:
-  void* data_ = nullptr;
-  std::size_t bytes_;
-};
 
 class GpuTestWorld final : public TestWorld {
  public:
@@ -126,6 +101,16 @@ GpuWorldProvider* g_hardware = nullptr;
 }  // namespace
 
 bool setUpWorldProvider(int* argc, char*** argv) {
+  // Several ranks as threads of this process on one GPU (correctness on a machine with one GPU).
+  if (const char* ranks = std::getenv("PEERREDUCE_TEST_GPU_RANKS"); ranks != nullptr && *ranks != '\0') {
+    auto provider = makeGpuThreadsProvider(ranks);
+    if (!provider.isOk()) {
+      std::fprintf(stderr, "peerreduce tests: %s\n", provider.status().toString().c_str());
+      return false;
+    }
+    installWorldProvider(std::move(provider).value());
+    return true;
+  }
   if (std::getenv("OMPI_COMM_WORLD_SIZE") == nullptr) return true;  // not under mpirun: the simulator
   MPI_Init(argc, argv);
   int rank = 0;

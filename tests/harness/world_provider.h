@@ -33,4 +33,8 @@ void installWorldProvider(std::unique_ptr<WorldProvider> provider);
 bool setUpWorldProvider(int* argc, char*** argv);
 void tearDownWorldProvider();
 
+// Several ranks as threads of this process on one GPU: PEERREDUCE_TEST_GPU_RANKS="N" (device 0) or
+// "N:D" (device D). Every rank is local, so the suites' verdicts need no MPI. GPU builds only.
+StatusOr<std::unique_ptr<WorldProvider>> makeGpuThreadsProvider(const char* spec);
+
 }  // namespace peerreduce::testing

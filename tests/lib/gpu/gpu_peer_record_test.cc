@@ -25,6 +25,7 @@ PeerRecord genuine(int peer) {
   record.region_address = 0x7f0000000000ull;
   record.token = 99;
   record.max_blocks = 32;
+  record.multiprocessors = 132;
   return record;
 }
 
@@ -57,7 +58,7 @@ TEST(GpuPeerRecord, AGenuineRecordDecodesToItsFields) {
 TEST(GpuPeerRecord, WrongLengthIsCorrupt) {
   auto bytes = encodePeerRecord(genuine(2));
   bytes.pop_back();
-  expectRefused(bytes, 2, ErrorCode::kCorrupt, {"record of 119 bytes, expected 120"});
+  expectRefused(bytes, 2, ErrorCode::kCorrupt, {"record of 127 bytes, expected 128"});
   bytes.resize(200);
   expectRefused(bytes, 2, ErrorCode::kCorrupt, {"200 bytes"});
   expectRefused({}, 2, ErrorCode::kCorrupt, {"0 bytes"});
@@ -66,7 +67,7 @@ TEST(GpuPeerRecord, WrongLengthIsCorrupt) {
 TEST(GpuPeerRecord, WrongMagicOrVersionIsCorrupt) {
   expectRefused(edited(0, [](PeerRecord& r) { r.magic ^= 1; }), 0, ErrorCode::kCorrupt,
                 {"not a peerreduce GPU record"});
-  expectRefused(edited(0, [](PeerRecord& r) { r.version = 1; }), 0, ErrorCode::kCorrupt, {"version 2"});
+  expectRefused(edited(0, [](PeerRecord& r) { r.version = 2; }), 0, ErrorCode::kCorrupt, {"version 3"});
 }
 
 TEST(GpuPeerRecord, AnotherWorldSizeIsAMismatch) {
@@ -91,6 +92,12 @@ TEST(GpuPeerRecord, BlockCountsOutsideOneToTheMaximumAreCorrupt) {
                 {"allows 4097 blocks"});
   auto most = decodePeerRecord(edited(0, [](PeerRecord& r) { r.max_blocks = kMaxPeerBlocks; }), 0, kExpect);
   EXPECT_TRUE(most.isOk()) << most.status().toString();
+}
+
+TEST(GpuPeerRecord, MultiprocessorCountsOutsideOneToTheMaximumAreCorrupt) {
+  expectRefused(edited(0, [](PeerRecord& r) { r.multiprocessors = 0; }), 0, ErrorCode::kCorrupt, {"0 multiprocessors"});
+  expectRefused(edited(0, [](PeerRecord& r) { r.multiprocessors = kMaxPeerBlocks + 1; }), 0, ErrorCode::kCorrupt,
+                {"4097 multiprocessors"});
 }
 
 TEST(GpuPeerRecord, ANegativeDeviceOrARegionThatWrapsIsCorrupt) {

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "peerreduce/types.h"
+#include "portability.h"
 
 namespace peerreduce::gpu {
 namespace {
@@ -180,6 +181,17 @@ TEST(KernelChoice, TheBatchCapacityIsWhatRunsAsLinesOfItsShape) {
   KernelPolicy tiny;
   tiny.max_two_shot_bytes = 48;  // fewer vectors than ranks: no two-shot of lines at all
   EXPECT_EQ(maxBatchBytes(FusedKind::kTwoShot, 4, tiny), 0u);
+}
+
+// Launches overlap only when the code that runs has the grid-dependency wait: a build that JIT-compiles
+// older PTX (compute_75 on Hopper, the CUDA build before it targeted sm_90) must launch normally.
+TEST(KernelChoice, LaunchesOverlapOnlyWhenTheRunningCodeHasTheGridDependencyWait) {
+  EXPECT_TRUE(launchesMayOverlap(true, kGridDependencyPtxVersion));
+  EXPECT_TRUE(launchesMayOverlap(true, 100));
+  EXPECT_FALSE(launchesMayOverlap(true, 75)) << "JIT-compiled compute_75 code has no wait";
+  EXPECT_FALSE(launchesMayOverlap(true, 89));
+  EXPECT_FALSE(launchesMayOverlap(true, -1)) << "unknown (HIP, or the query failed): ordinary launches";
+  EXPECT_FALSE(launchesMayOverlap(false, 90)) << "PEERREDUCE_GPU_OVERLAP=0";
 }
 
 }  // namespace

@@ -1,0 +1,51 @@
+// Ranks sharing one device in one process get kernels small enough to be resident together, and every
+// rank computes the same cap from the same records.
+#include "gpu/device_sharing.h"
+
+#include <gtest/gtest.h>
+
+#include <vector>
+
+#include "peerreduce/transport.h"
+
+namespace peerreduce::gpu {
+namespace {
+
+PeerRecord rankOn(int rank, std::int64_t pid, int device, int multiprocessors = 132) {
+  PeerRecord r;
+  r.rank = rank;
+  r.pid = pid;
+  r.device = device;
+  r.multiprocessors = multiprocessors;
+  r.max_blocks = 132;
+  return r;
+}
+
+TEST(DeviceSharing, OneRankPerDeviceIsNotCapped) {
+  const std::vector<PeerRecord> records{rankOn(0, 7, 0), rankOn(1, 7, 1), rankOn(2, 7, 2), rankOn(3, 7, 3)};
+  EXPECT_EQ(ranksPerSharedDevice(records), 1);
+  EXPECT_EQ(sharedDeviceBlockCap(records, 132), 132);
+}
+
+TEST(DeviceSharing, ProcessesSharingADeviceTimeSliceAndAreNotCapped) {
+  const std::vector<PeerRecord> records{rankOn(0, 7, 0), rankOn(1, 8, 0), rankOn(2, 9, 0)};
+  EXPECT_EQ(ranksPerSharedDevice(records), 1);
+  EXPECT_EQ(sharedDeviceBlockCap(records, 64), 64);
+}
+
+TEST(DeviceSharing, ThreadsSharingADeviceSplitItsMultiprocessorsOverRanksAndStreams) {
+  const std::vector<PeerRecord> four{rankOn(0, 7, 0), rankOn(1, 7, 0), rankOn(2, 7, 0), rankOn(3, 7, 0)};
+  EXPECT_EQ(ranksPerSharedDevice(four), 4);
+  EXPECT_EQ(sharedDeviceBlockCap(four, 132), 132 / (4 * kMaxStreams));
+  // Two pairs on two devices: the pairs decide, and the smaller device.
+  const std::vector<PeerRecord> pairs{rankOn(0, 7, 0, 132), rankOn(1, 7, 0, 132), rankOn(2, 7, 1, 78),
+                                      rankOn(3, 7, 1, 78)};
+  EXPECT_EQ(sharedDeviceBlockCap(pairs, 132), 78 / (2 * kMaxStreams));
+  EXPECT_EQ(sharedDeviceBlockCap(pairs, 4), 4) << "never above what the ranks agreed anyway";
+  // A tiny device still gets one block per kernel.
+  const std::vector<PeerRecord> tiny{rankOn(0, 7, 0, 2), rankOn(1, 7, 0, 2), rankOn(2, 7, 0, 2)};
+  EXPECT_EQ(sharedDeviceBlockCap(tiny, 32), 1);
+}
+
+}  // namespace
+}  // namespace peerreduce::gpu
