@@ -82,7 +82,7 @@ void prepareAndEnqueue(TestWorld& world, CaseState& state) {
     auto* send = static_cast<unsigned char*>(local.send->data()) + c.send_offset * elem;
     void* recv =
         c.in_place ? static_cast<void*>(send) : static_cast<unsigned char*>(local.recv->data()) + c.recv_offset * elem;
-    const Status s = world.comm(local.rank).allreduce(send, recv, c.count, c.dtype, c.op);
+    const Status s = world.comm(local.rank).allreduce(send, recv, c.count, c.dtype, c.op, world.stream(local.rank));
     if (!s.isOk()) state.fail("rank " + std::to_string(local.rank) + " allreduce: " + s.toString());
   }
 }

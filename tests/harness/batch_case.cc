@@ -98,7 +98,7 @@ CaseOutcome runLocally(TestWorld& world, const BatchCase& c) {
       auto* recv = c.items[i].in_place ? send : static_cast<unsigned char*>(local.recv->data()) + layout.at[i] * elem;
       items.push_back(BatchItem{send, recv, c.items[i].count});
     }
-    const Status s = world.comm(local.rank).allreduceBatch(items, c.dtype, c.op);
+    const Status s = world.comm(local.rank).allreduceBatch(items, c.dtype, c.op, world.stream(local.rank));
     if (!s.isOk()) fail("rank " + std::to_string(local.rank) + " allreduceBatch: " + s.toString());
   }
   const Status completed = world.completeAll();

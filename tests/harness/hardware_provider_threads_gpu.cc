@@ -4,6 +4,7 @@
 // suites' collective verdicts are plain values. Results are compared bit for bit with the simulator, as
 // on several GPUs.
 #include <cstdio>
+#include <cstdlib>
 #include <map>
 #include <mutex>
 #include <string>
@@ -22,16 +23,27 @@ namespace {
 class ThreadsGpuWorld final : public TestWorld {
  public:
   ThreadsGpuWorld(int device, std::vector<std::unique_ptr<Communicator>> comms)
-      : device_(device), comms_(std::move(comms)) {
-    for (int r = 0; r < static_cast<int>(comms_.size()); ++r) local_.push_back(r);
+      : device_(device), comms_(std::move(comms)), streams_(comms_.size(), nullptr) {
+    (void)hipSetDevice(device_);
+    for (int r = 0; r < static_cast<int>(comms_.size()); ++r) {
+      local_.push_back(r);
+      if (hipStreamCreateWithFlags(&streams_[static_cast<std::size_t>(r)], hipStreamNonBlocking) != hipSuccess) {
+        std::fprintf(stderr, "peerreduce tests: cannot create the stream of rank %d\n", r);
+        std::abort();
+      }
+    }
+  }
+  ~ThreadsGpuWorld() override {
+    for (hipStream_t s : streams_) (void)hipStreamDestroy(s);
   }
   int size() const override { return static_cast<int>(comms_.size()); }
   const std::vector<int>& localRanks() const override { return local_; }
   Communicator& comm(int rank) override { return *comms_[static_cast<std::size_t>(rank)]; }
+  StreamHandle stream(int rank) override { return streams_[static_cast<std::size_t>(rank)]; }
   Status completeAll() override {
     Status first;
-    for (auto& comm : comms_) {
-      const Status s = comm->synchronize(nullptr);
+    for (std::size_t r = 0; r < comms_.size(); ++r) {
+      const Status s = comms_[r]->synchronize(streams_[r]);
       if (first.isOk() && !s.isOk()) first = s;
     }
     return first;
@@ -46,6 +58,7 @@ class ThreadsGpuWorld final : public TestWorld {
  private:
   int device_;
   std::vector<std::unique_ptr<Communicator>> comms_;
+  std::vector<hipStream_t> streams_;  // one per rank: the kernels of all ranks run side by side
   std::vector<int> local_;
 };
 

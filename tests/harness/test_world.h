@@ -33,6 +33,10 @@ class TestWorld {
   virtual int size() const = 0;
   virtual const std::vector<int>& localRanks() const = 0;
   virtual Communicator& comm(int rank) = 0;
+  // The stream a local rank's operations go on: the default (null) everywhere but where ranks share one
+  // GPU in one process, which need a stream each (on one stream their kernels would run one after the
+  // other, and each would wait for the next).
+  virtual StreamHandle stream(int /*rank*/) { return nullptr; }
   // Completes everything the local ranks enqueued; the first error.
   virtual Status completeAll() = 0;
   // Collective AND of `local` over every rank of the world.
