@@ -1,11 +1,10 @@
 // The C API (peerreduce/peerreduce.h): everything that needs only libpeerreduce. The simulator's
-// functions (prSimWorld*, prCommInitSim*) are in sim/c_api_sim.cc.
+// functions (prSimWorld*, prCommInitSim*) are in sim/c_api_sim.cc, prConfig_t's in c_config.cc.
 //
 // Each function checks its handles and out-pointers, then hands the rest to the C++ API, which
 // validates the values (enums included), so that the C and C++ APIs accept and reject the same things
 // with the same messages.
 #include <array>
-#include <chrono>
 #include <cstddef>
 #include <span>
 #include <string>
@@ -107,18 +106,6 @@ prResult_t recordError(const char* function, const Status& status) noexcept {
   return recordError(function, status.code(), {status.message()});
 }
 
-StatusOr<Config> toConfig(const prConfig_t* config) {
-  if (config == nullptr) return Config::fromEnvironment();
-  Config out;
-  out.algorithm = static_cast<Algorithm>(config->algorithm);
-  out.timeout = std::chrono::milliseconds(config->timeout_ms);
-  out.scratch_bytes = config->scratch_bytes;
-  out.verify_plans = config->verify_plans != 0;
-  // Report a bad value here, naming the prConfig_t field, rather than later from inside a rank.
-  PR_RETURN_IF_ERROR(out.validate().withContext("prConfig_t"));
-  return out;
-}
-
 }  // namespace peerreduce::capi
 
 using peerreduce::capi::guarded;
@@ -132,20 +119,6 @@ constexpr const char* kCommHint = "pass a communicator made by prCommInitSimAll 
 }  // namespace
 
 extern "C" {
-
-prResult_t prConfigInit(prConfig_t* config) noexcept {
-  constexpr const char* kFunction = "prConfigInit";
-  return guarded(kFunction, [&]() -> prResult_t {
-    if (config == nullptr) return nullArgument(kFunction, "config", "pass the address of a prConfig_t to fill");
-    auto effective = peerreduce::Config::fromEnvironment();
-    if (!effective.isOk()) return toResult(kFunction, effective.status());
-    config->algorithm = static_cast<int>(effective->algorithm);
-    config->timeout_ms = static_cast<std::int64_t>(effective->timeout.count());
-    config->scratch_bytes = effective->scratch_bytes;
-    config->verify_plans = effective->verify_plans ? 1 : 0;
-    return prSuccess;
-  });
-}
 
 prResult_t prAllReduce(const void* sendbuff, void* recvbuff, size_t count, prDataType_t datatype, prRedOp_t op,
                        prComm_t comm, void* stream) noexcept {

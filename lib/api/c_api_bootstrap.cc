@@ -33,8 +33,8 @@ StatusOr<std::shared_ptr<Transport>> gpuTransportFor(Bootstrap& bootstrap, int r
   if (local_rank < 0) {
     // A rank that cannot name its host still takes part in the gathering, so no other rank waits for it.
     const StatusOr<std::string> identity = hostIdentity();
-    auto groups =
-        gatherHostGroups(bootstrap, identity.isOk() ? *identity : std::string("unknown host"), config.timeout);
+    auto groups = gatherHostGroups(bootstrap, identity.isOk() ? *identity : std::string("unknown host"),
+                                   config.bootstrapTimeout());
     if (!identity.isOk()) return identity.status();
     if (!groups.isOk()) return groups.status();
     local_rank = groups->local_rank;
@@ -67,8 +67,8 @@ StatusOr<std::shared_ptr<Transport>> transportFor(prBootstrap& bootstrap, int ra
   auto transport = bootstrap.transports
                        ? bootstrap.transports(rank, nranks, config)
                        : gpuTransportFor(*bootstrap.bootstrap, rank, nranks, config, local_rank, local_rank_used);
-  PR_RETURN_IF_ERROR(
-      agreeOnTransports(*bootstrap.bootstrap, transport.isOk() ? Status::ok() : transport.status(), config.timeout));
+  PR_RETURN_IF_ERROR(agreeOnTransports(*bootstrap.bootstrap, transport.isOk() ? Status::ok() : transport.status(),
+                                       config.bootstrapTimeout()));
   return transport;
 }
 

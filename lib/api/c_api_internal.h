@@ -6,10 +6,12 @@
 #include <initializer_list>
 #include <memory>
 #include <new>
+#include <span>
 #include <string>
 #include <string_view>
 
 #include "api/handle_registry.h"
+#include "config/settings_registry.h"
 #include "peerreduce/communicator.h"
 #include "peerreduce/config.h"
 #include "peerreduce/peerreduce.h"
@@ -59,8 +61,13 @@ inline prResult_t checkComm(const char* function, prComm_t comm) noexcept {
   return prSuccess;
 }
 
-// The settings `config` describes; NULL means the defaults with the PEERREDUCE_* environment applied.
+// The settings `config` describes, validated; NULL means the defaults with the PEERREDUCE_* environment
+// applied (c_config.cc).
 StatusOr<Config> toConfig(const prConfig_t* config);
+// `config` as a prConfig_t (struct_size set); kInvalidArgument when a text does not fit its field.
+StatusOr<prConfig_t> fromConfig(const Config& config);
+// The registry settings prConfig_t holds, one per field, in field order.
+std::span<const SettingId> configFieldSettings();
 
 // Runs `body` (returning prResult_t) so that no exception reaches the C caller.
 template <typename Body>

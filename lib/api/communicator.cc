@@ -53,7 +53,7 @@ Status agreeOnCreation(const Communicator::Impl& impl) {
   PR_RETURN_IF_ERROR(impl.bootstrap->allGather(
       asBytes(mine),
       std::span<std::byte>(reinterpret_cast<std::byte*>(all.data()), all.size() * sizeof(CreationRecord)),
-      impl.config.timeout));
+      impl.config.bootstrapTimeout()));
   for (int r = 0; r < impl.size; ++r) {
     const CreationRecord& other = all[static_cast<std::size_t>(r)];
     const std::string who = "rank " + std::to_string(r);
@@ -83,7 +83,7 @@ Status agreeOnOutcome(const Communicator::Impl& impl, const Status& local, const
   std::vector<std::uint8_t> all(static_cast<std::size_t>(impl.size));
   PR_RETURN_IF_ERROR(impl.bootstrap->allGather(
       std::span<const std::byte>(reinterpret_cast<const std::byte*>(&mine), 1),
-      std::span<std::byte>(reinterpret_cast<std::byte*>(all.data()), all.size()), impl.config.timeout));
+      std::span<std::byte>(reinterpret_cast<std::byte*>(all.data()), all.size()), impl.config.bootstrapTimeout()));
   if (!local.isOk()) return local;
   for (int r = 0; r < impl.size; ++r) {
     if (all[static_cast<std::size_t>(r)] == 0) {
@@ -112,7 +112,7 @@ Status exchangeSymmetricMemory(Communicator::Impl& impl) {
   PR_RETURN_IF_ERROR(impl.bootstrap->allGather(
       asBytes(mine),
       std::span<std::byte>(reinterpret_cast<std::byte*>(all.data()), all.size() * sizeof(PeerRecordBlock)),
-      impl.config.timeout));
+      impl.config.bootstrapTimeout()));
   if (!record.isOk())
     return record.status().withContext("opening symmetric memory on rank " + std::to_string(impl.rank));
   std::vector<std::vector<std::byte>> records(static_cast<std::size_t>(impl.size));
@@ -142,7 +142,7 @@ Status agreeOnValue(const Communicator::Impl& impl, std::uint64_t value, const c
   PR_RETURN_IF_ERROR(impl.bootstrap->allGather(
       asBytes(value),
       std::span<std::byte>(reinterpret_cast<std::byte*>(all.data()), all.size() * sizeof(std::uint64_t)),
-      impl.config.timeout));
+      impl.config.bootstrapTimeout()));
   for (int r = 0; r < impl.size; ++r) {
     if (all[static_cast<std::size_t>(r)] != value) {
       return mismatchError("rank " + std::to_string(r) + " has a different " + what + " than rank " +

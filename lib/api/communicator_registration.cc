@@ -30,8 +30,9 @@ std::span<std::byte> bytesOf(std::vector<T>& v) {
 Status agreeAll(Communicator::Impl& impl, const Status& local, const std::string& what) {
   const std::uint32_t mine = local.isOk() ? 1 : 0;
   std::vector<std::uint32_t> all(static_cast<std::size_t>(impl.size));
-  PR_RETURN_IF_ERROR(impl.bootstrap->allGather(std::as_bytes(std::span(&mine, 1)), bytesOf(all), impl.config.timeout)
-                         .withContext("rank " + std::to_string(impl.rank) + " agreeing to " + what));
+  PR_RETURN_IF_ERROR(
+      impl.bootstrap->allGather(std::as_bytes(std::span(&mine, 1)), bytesOf(all), impl.config.bootstrapTimeout())
+          .withContext("rank " + std::to_string(impl.rank) + " agreeing to " + what));
   if (!local.isOk()) return local;
   for (int r = 0; r < impl.size; ++r) {
     if (all[static_cast<std::size_t>(r)] != 1) {
@@ -97,7 +98,7 @@ StatusOr<RegisteredBuffer> Communicator::registerBuffer(const void* ptr, std::si
   }
   std::vector<RegistrationBlock> all(static_cast<std::size_t>(impl.size));
   const Status gathered =
-      impl.bootstrap->allGather(std::as_bytes(std::span(&mine, 1)), bytesOf(all), impl.config.timeout);
+      impl.bootstrap->allGather(std::as_bytes(std::span(&mine, 1)), bytesOf(all), impl.config.bootstrapTimeout());
   if (!gathered.isOk()) {
     undo();
     return gathered.withContext("rank " + std::to_string(impl.rank) + " exchanging buffer registrations");

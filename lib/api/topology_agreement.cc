@@ -54,7 +54,8 @@ StatusOr<AgreedTopology> agreeOnTopology(int rank, int size, const Topology& loc
   std::vector<RowBlock> rows(static_cast<std::size_t>(size));
   PR_RETURN_IF_ERROR(bootstrap.allGather(
       std::span<const std::byte>(reinterpret_cast<const std::byte*>(&mine), sizeof(mine)),
-      std::span<std::byte>(reinterpret_cast<std::byte*>(rows.data()), rows.size() * sizeof(RowBlock)), config.timeout));
+      std::span<std::byte>(reinterpret_cast<std::byte*>(rows.data()), rows.size() * sizeof(RowBlock)),
+      config.bootstrapTimeout()));
 
   AgreedTopology agreed;
   agreed.topology = Topology(size);
@@ -93,8 +94,8 @@ StatusOr<AgreedTopology> agreeOnTopology(int rank, int size, const Topology& loc
   agreed.architecture = first.architecture;
   auto masked = applyLinkMask(agreed.topology, config.link_mask);
   if (!masked.isOk()) return masked.status().withContext("PEERREDUCE_LINK_MASK");
+  PR_RETURN_IF_ERROR(checkMaskKeepsConnected(agreed.topology, *masked, config.link_mask, "PEERREDUCE_LINK_MASK"));
   agreed.topology = std::move(masked).value();
-  PR_RETURN_IF_ERROR(checkConnected(agreed.topology));
   return agreed;
 }
 

@@ -4,20 +4,32 @@
 #include <unistd.h>
 
 #include <array>
-#include <cstdlib>
 #include <cstring>
+#include <optional>
 
 namespace peerreduce {
 
-StatusOr<std::string> hostIdentity() {
-  if (const char* node = std::getenv("PEERREDUCE_NODE"); node != nullptr && *node != '\0') {
-    const std::string value(node);
-    if (value.size() > kMaxHostIdentityBytes) {
-      return invalidArgumentError("PEERREDUCE_NODE is " + std::to_string(value.size()) + " characters; at most " +
-                                  std::to_string(kMaxHostIdentityBytes) + " are accepted");
-    }
-    return value;
-  }
+const SettingSpec& hostIdentitySetting() {
+  static const SettingSpec spec = [] {
+    SettingSpec s;
+    s.name = "PEERREDUCE_NODE";
+    s.kind = SettingKind::kText;
+    s.agreement = SettingAgreement::kLocal;
+    s.noun = "machine name";
+    s.max_chars = kMaxHostIdentityBytes;
+    s.default_value = std::string();
+    s.example = "node-a";
+    s.help =
+        "the name of this rank's machine, grouping ranks by machine (the host name when unset): ranks with "
+        "equal names share a machine, so one machine can act as several";
+    return s;
+  }();
+  return spec;
+}
+
+StatusOr<std::string> hostIdentity(const Getenv& getenv) {
+  PR_ASSIGN_OR_RETURN(const std::optional<SettingValue> named, readSetting(hostIdentitySetting(), getenv));
+  if (named.has_value()) return std::get<std::string>(*named);
   std::array<char, kMaxHostIdentityBytes + 1> name{};
   if (::gethostname(name.data(), name.size() - 1) != 0) {
     return unavailableError(std::string("cannot read this machine's host name (") + std::strerror(errno) +

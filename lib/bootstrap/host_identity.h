@@ -11,15 +11,20 @@
 
 #include "peerreduce/bootstrap.h"
 #include "peerreduce/status.h"
+#include "util/setting_spec.h"
 
 namespace peerreduce {
 
 // Identities longer than this are refused (they travel in fixed-size blocks).
 inline constexpr std::size_t kMaxHostIdentityBytes = 255;
 
+// The PEERREDUCE_NODE setting (a row of the settings registry, defined here where it is read).
+const SettingSpec& hostIdentitySetting();
+
 // This process's host identity: PEERREDUCE_NODE if set and not empty, else the host name. kInvalidArgument
 // when PEERREDUCE_NODE is longer than kMaxHostIdentityBytes; kUnavailable when the host name is unknown.
-StatusOr<std::string> hostIdentity();
+// `getenv` is injectable for tests (null: the process environment).
+StatusOr<std::string> hostIdentity(const Getenv& getenv = nullptr);
 
 struct HostGroups {
   std::vector<std::string> identity_of_rank;  // by rank

@@ -3,8 +3,7 @@
 #include <algorithm>
 #include <string>
 
-#include "peerreduce/config.h"
-#include "util/parse.h"
+#include "config/settings_registry.h"
 
 namespace peerreduce::gpu {
 namespace {
@@ -33,47 +32,28 @@ std::uint64_t lineTwoShotPayloadBytes(int world_size) {
   return static_cast<std::uint64_t>(std::max(world_size, 1)) * range_vectors * kVectorBytes;
 }
 
-namespace {
-
-constexpr std::uint64_t kMinBytesPerBlock = 1024;
-
-// A byte size from `name` into `value` (unset or empty: unchanged), at least `least`.
-Status byteSetting(const std::function<const char*(const char*)>& getenv, const char* name, std::uint64_t least,
-                   std::uint64_t& value) {
-  const char* text = getenv(name);
-  if (text == nullptr || *text == '\0') return Status::ok();
-  auto parsed = parseByteSize(text);
-  if (!parsed.isOk()) return parsed.status().withContext(name);
-  if (*parsed < least) {
-    return invalidArgumentError(std::string(name) + "=" + text + " is below its least value of " +
-                                std::to_string(least) + " bytes");
-  }
-  value = *parsed;
-  return Status::ok();
-}
-
-}  // namespace
-
 StatusOr<GpuSettings> gpuSettingsFromEnvironment(const std::function<const char*(const char*)>& getenv) {
   GpuSettings s;
-  if (const char* v = getenv("PEERREDUCE_GPU_MAX_BLOCKS"); v != nullptr && *v != '\0') {
-    PR_ASSIGN_OR_RETURN(const std::int64_t blocks, parseInt64(v, 1, kMaxKernelBlocks, "PEERREDUCE_GPU_MAX_BLOCKS"));
-    s.max_blocks = static_cast<int>(blocks);
+  PR_ASSIGN_OR_RETURN(const auto blocks, readIntegerSetting(SettingId::kGpuMaxBlocks, getenv));
+  if (blocks) s.max_blocks = static_cast<int>(*blocks);
+  PR_ASSIGN_OR_RETURN(const auto fused, readBooleanSetting(SettingId::kGpuFused, getenv));
+  if (fused) s.kernels.fused = *fused;
+  PR_ASSIGN_OR_RETURN(const auto overlap, readBooleanSetting(SettingId::kGpuOverlap, getenv));
+  if (overlap) s.kernels.overlap_launch = *overlap;
+  const struct {
+    SettingId id;
+    std::uint64_t* field;
+  } sizes[] = {
+      {SettingId::kGpuBytesPerBlock, &s.bytes_per_block},
+      {SettingId::kGpuLineBytesPerBlock, &s.line_bytes_per_block},
+      {SettingId::kGpuLowLatencyMaxBytes, &s.kernels.max_bytes},
+      {SettingId::kGpuLowLatencyTwoShotMaxBytes, &s.kernels.max_two_shot_bytes},
+      {SettingId::kGpuPushMinBytes, &s.kernels.push_min_bytes},
+  };
+  for (const auto& size : sizes) {
+    PR_ASSIGN_OR_RETURN(const auto bytes, readByteSizeSetting(size.id, getenv));
+    if (bytes) *size.field = *bytes;
   }
-  if (const char* v = getenv("PEERREDUCE_GPU_FUSED"); v != nullptr && *v != '\0') {
-    PR_ASSIGN_OR_RETURN(const std::int64_t fused, parseInt64(v, 0, 1, "PEERREDUCE_GPU_FUSED"));
-    s.kernels.fused = fused == 1;
-  }
-  if (const char* v = getenv("PEERREDUCE_GPU_OVERLAP"); v != nullptr && *v != '\0') {
-    PR_ASSIGN_OR_RETURN(const std::int64_t overlap, parseInt64(v, 0, 1, "PEERREDUCE_GPU_OVERLAP"));
-    s.kernels.overlap_launch = overlap == 1;
-  }
-  PR_RETURN_IF_ERROR(byteSetting(getenv, "PEERREDUCE_GPU_BYTES_PER_BLOCK", kMinBytesPerBlock, s.bytes_per_block));
-  PR_RETURN_IF_ERROR(
-      byteSetting(getenv, "PEERREDUCE_GPU_LL_BYTES_PER_BLOCK", kMinBytesPerBlock, s.line_bytes_per_block));
-  PR_RETURN_IF_ERROR(byteSetting(getenv, "PEERREDUCE_GPU_LL_MAX_BYTES", 0, s.kernels.max_bytes));
-  PR_RETURN_IF_ERROR(byteSetting(getenv, "PEERREDUCE_GPU_LL2_MAX_BYTES", 0, s.kernels.max_two_shot_bytes));
-  PR_RETURN_IF_ERROR(byteSetting(getenv, "PEERREDUCE_GPU_PUSH_MIN_BYTES", 0, s.kernels.push_min_bytes));
   return s;
 }
 

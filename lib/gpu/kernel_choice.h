@@ -1,7 +1,7 @@
 // Which kernel runs a rank's program on the GPU: the plan interpreter, a fused one-shot or two-shot
 // (kernels/fused_kernels.cu: pulling from peers' scratch, or, for large two-shots, pushing into it),
 // or a low-latency kernel (kernels/line_kernels.cu), and how much memory the low-latency receive
-// lines take. Host-only, so it is unit-tested without a GPU (tests/lib/kernel_choice_test.cc).
+// lines take. Host-only, so it is unit-tested without a GPU (tests/lib/gpu/kernel_choice_test.cc).
 //
 // Every rank must choose the same kernel for the same operation (the kernels follow different
 // protocols), so the choice depends only on what every rank shares: the plan's shape, the operation's
@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <functional>
 
+#include "config/gpu_settings.h"
 #include "gpu/fused_shape.h"
 #include "peerreduce/status.h"
 
@@ -19,18 +20,6 @@ namespace peerreduce::gpu {
 // Receive lines per stream slot and rank: [2 parities][world writers][capacity]; the capacity is the
 // budget split evenly, so larger worlds carry smaller operations as lines.
 inline constexpr std::uint64_t kLineAreaBudgetBytes = std::uint64_t{8} << 20;
-// One-shots up to this size run as lines (on 4 x H200 lines beat the fused pull one-shot at every
-// size to 256 KiB: docs/PERF.md); PEERREDUCE_GPU_LL_MAX_BYTES overrides it.
-inline constexpr std::uint64_t kDefaultLowLatencyMaxBytes = std::uint64_t{256} << 10;
-// Two-shots up to this size run as lines (PEERREDUCE_GPU_LL2_MAX_BYTES; 0 turns them off). On
-// 4 x H200 at 1 MiB: 15.0-15.3 us in four runs of nine replays, against 26 for the fused pull two-shot
-// and 25 for the pull one-shot. They were off by default while some runs took 3 to 20 times longer;
-// waiting threads now pause between polls after the first few, and no run has been slow since
-// (docs/PERF.md item 8).
-inline constexpr std::uint64_t kDefaultLowLatencyTwoShotMaxBytes = std::uint64_t{1} << 20;
-// Two-shots from this size on push their data (PEERREDUCE_GPU_PUSH_MIN_BYTES; 0 turns pushing off).
-inline constexpr std::uint64_t kDefaultPushMinBytes = std::uint64_t{2} << 20;
-
 struct KernelPolicy {
   bool fused = true;                                                     // false: the interpreter runs everything
   std::uint64_t max_bytes = kDefaultLowLatencyMaxBytes;                  // one-shot lines; 0 turns them off
@@ -43,7 +32,8 @@ struct KernelPolicy {
 };
 
 // The GPU transport's tuning settings (for measurements; every rank must give the same values, since
-// the kernels' protocols differ):
+// the kernels' protocols differ), read through the settings registry (lib/config/settings_registry.h;
+// docs/SETTINGS.md lists their ranges and defaults, lib/config/gpu_settings.h holds the numbers):
 //   PEERREDUCE_GPU_MAX_BLOCKS          most blocks per kernel, 1 .. kMaxBlocks (default: the SM count)
 //   PEERREDUCE_GPU_BYTES_PER_BLOCK     input bytes per block of the pull and push kernels (>= 1 KiB)
 //   PEERREDUCE_GPU_FUSED               0: the interpreter runs every program; 1 (default): fused kernels
@@ -53,15 +43,10 @@ struct KernelPolicy {
 //   PEERREDUCE_GPU_LL_BYTES_PER_BLOCK  input bytes per block of the line kernels (>= 1 KiB)
 //   PEERREDUCE_GPU_OVERLAP             0: ordinary launches; 1 (default): programmatic dependent launch
 // Byte sizes take parseByteSize's forms (4096, 64K, 2M).
-inline constexpr int kMaxKernelBlocks = 256;  // kernels/device_plan.h kMaxBlocks (checked where both are seen)
-
 struct GpuSettings {
   int max_blocks = 0;  // 0: not set
-  // Bytes a block should have to itself before another is worth launching: one pass of 512 threads
-  // x 4 vectors x 16 bytes.
-  std::uint64_t bytes_per_block = std::uint64_t{32} << 10;
-  // Line kernels: one 16-byte vector per thread of a 512-thread block (2 to 8 KiB measured alike).
-  std::uint64_t line_bytes_per_block = std::uint64_t{8} << 10;
+  std::uint64_t bytes_per_block = kDefaultBytesPerBlock;
+  std::uint64_t line_bytes_per_block = kDefaultLineBytesPerBlock;
   KernelPolicy kernels;
 };
 

@@ -127,6 +127,15 @@ Status checkConnected(const Topology& topology) {
                           "); allow host-staged links or remove them from the link mask");
 }
 
+Status checkMaskKeepsConnected(const Topology& unmasked, const Topology& masked, const std::string& mask,
+                               const std::string& source) {
+  PR_RETURN_IF_ERROR(checkConnected(unmasked));
+  const Status cut = checkConnected(masked);
+  if (cut.isOk()) return cut;
+  return invalidArgumentError("link mask '" + mask.substr(0, 64) + (mask.size() > 64 ? "...' (" : "' (") + source +
+                              ") disconnects a connected world: " + cut.message());
+}
+
 std::optional<std::vector<int>> findHamiltonianCycle(const Topology& topology, std::uint64_t budget) {
   const int n = topology.worldSize();
   if (n == 1) return std::vector<int>{0};

@@ -23,6 +23,13 @@ std::vector<std::vector<int>> connectedComponents(const Topology& topology);
 // kUnavailable naming the ranks rank 0 cannot reach (directly or through relays), or ok.
 Status checkConnected(const Topology& topology);
 
+// Whether `masked` (`unmasked` with the link mask `mask`, given by `source`, applied) still connects
+// every rank. A machine that is disconnected already is kUnavailable (checkConnected of `unmasked`); a
+// mask that disconnects a connected machine is kInvalidArgument naming the mask, its source and the ranks
+// cut off: the setting, not the machine, is wrong.
+Status checkMaskKeepsConnected(const Topology& unmasked, const Topology& masked, const std::string& mask,
+                               const std::string& source);
+
 // Expansions of the Hamiltonian-cycle search before it gives up: enough for every topology up to 64
 // ranks that has a cycle findable by the degree-ordered search, small enough (~10 ms) for creation.
 inline constexpr std::uint64_t kHamiltonianSearchBudget = 200000;

@@ -3,7 +3,9 @@
 #include <cstdarg>
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
+#include <variant>
+
+#include "util/setting_spec.h"
 
 namespace peerreduce {
 namespace detail {
@@ -11,23 +13,16 @@ namespace detail {
 std::atomic<int> g_log_level{-1};
 
 int initLogLevelFromEnvironment() {
-  const char* value = std::getenv("PEERREDUCE_DEBUG");
+  const SettingSpec& spec = logLevelSetting();
+  const char* value = std::getenv(spec.name.c_str());
+  auto parsed = readSetting(spec, [value](const char*) { return value; });
   int level = static_cast<int>(LogLevel::kWarn);
-  bool unknown = false;
-  if (value != nullptr && *value != '\0') {
-    if (std::strcmp(value, "WARN") == 0 || std::strcmp(value, "warn") == 0) {
-      level = static_cast<int>(LogLevel::kWarn);
-    } else if (std::strcmp(value, "INFO") == 0 || std::strcmp(value, "info") == 0) {
-      level = static_cast<int>(LogLevel::kInfo);
-    } else if (std::strcmp(value, "TRACE") == 0 || std::strcmp(value, "trace") == 0) {
-      level = static_cast<int>(LogLevel::kTrace);
-    } else {
-      unknown = true;
-    }
-  }
+  if (parsed.isOk() && parsed->has_value()) level = static_cast<int>(std::get<std::int64_t>(**parsed));
   int expected = -1;
-  if (g_log_level.compare_exchange_strong(expected, level) && unknown) {
-    std::fprintf(stderr, "peerreduce WARN: PEERREDUCE_DEBUG='%s' is not WARN, INFO or TRACE; using WARN\n", value);
+  if (g_log_level.compare_exchange_strong(expected, level) && !parsed.isOk()) {
+    std::fprintf(stderr, "peerreduce WARN: %s='%s' is not %s, %s or %s; using %s\n", spec.name.c_str(), value,
+                 logLevelName(LogLevel::kWarn), logLevelName(LogLevel::kInfo), logLevelName(LogLevel::kTrace),
+                 logLevelName(LogLevel::kWarn));
   }
   return g_log_level.load();
 }
@@ -41,6 +36,30 @@ std::atomic<bool> g_log_muted{false};
 }  // namespace
 
 void setLogMuted(bool muted) { g_log_muted.store(muted, std::memory_order_relaxed); }
+
+const SettingSpec& logLevelSetting() {
+  static const SettingSpec spec = [] {
+    SettingSpec s;
+    s.name = "PEERREDUCE_DEBUG";
+    s.kind = SettingKind::kChoice;
+    s.agreement = SettingAgreement::kLocal;
+    s.noun = "log level";
+    // The upper-case spellings come first: they are the canonical names.
+    for (LogLevel level : {LogLevel::kWarn, LogLevel::kInfo, LogLevel::kTrace}) {
+      s.choices.push_back({logLevelName(level), static_cast<int>(level)});
+    }
+    s.choices.push_back({"warn", static_cast<int>(LogLevel::kWarn)});
+    s.choices.push_back({"info", static_cast<int>(LogLevel::kInfo)});
+    s.choices.push_back({"trace", static_cast<int>(LogLevel::kTrace)});
+    s.default_value = std::int64_t{static_cast<int>(LogLevel::kWarn)};
+    s.example = "INFO";
+    s.help =
+        "logging to stderr: WARN problems, INFO also creation, selection and recovery, TRACE every operation; "
+        "an unknown value warns and keeps WARN";
+    return s;
+  }();
+  return spec;
+}
 
 const char* logLevelName(LogLevel level) {
   switch (level) {

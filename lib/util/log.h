@@ -1,12 +1,16 @@
 // Logging: one line per event, with the rank, to stderr. Level from PEERREDUCE_DEBUG:
 //   WARN (default) - problems a user should see; INFO - creation, selection, recovery; TRACE - every
 //   operation and step (the only level allowed on the allreduce hot path).
+// The variable is read at the first line logged (an unknown value warns once and keeps WARN); its row of
+// the settings registry (lib/config/settings_registry.h) is logLevelSetting().
 // PR_LOG tests the level before formatting, so a disabled level costs one load and a branch.
 #pragma once
 
 #include <atomic>
 
 namespace peerreduce {
+
+struct SettingSpec;
 
 enum class LogLevel : int { kWarn = 0, kInfo = 1, kTrace = 2 };
 
@@ -28,6 +32,9 @@ void setLogLevel(LogLevel level);
 // fault campaign) and report them in their own summary.
 void setLogMuted(bool muted);
 const char* logLevelName(LogLevel level);
+// PEERREDUCE_DEBUG as a setting: a choice whose values are the LogLevel numbers. Defined here, beside the
+// only reader, because the logger sits below the settings registry that lists it.
+const SettingSpec& logLevelSetting();
 
 // rank < 0 means "no rank" (process-wide events).
 void logLine(LogLevel level, int rank, const char* format, ...) __attribute__((format(printf, 3, 4)));

@@ -32,6 +32,7 @@ std::string cliUsage() {
   return "usage: peerreduce-sim [allreduce] [options]\n"
          "       peerreduce-sim predict --ranks N [--topology T | --device D] [--mask M] [--dtype T] [--json]\n"
          "       peerreduce-sim campaign [--seeds N] [--seed S] [--json] (fault scenarios; see campaign --help)\n"
+         "       peerreduce-sim settings [--json | --markdown] (every PEERREDUCE_* setting)\n"
          "Runs an allreduce on simulated GPUs, checks it against an independent reference, and says what ran.\n"
          "predict prints the cost model's time for every algorithm at 4 KiB .. 256 MiB and the selector's pick.\n"
          "  --ranks N          simulated GPUs, 1..64 (default 8)\n"
@@ -69,8 +70,9 @@ StatusOr<CliOptions> parseCliOptions(const std::vector<std::string>& args) {
     options.command = CliCommand::kHelp;
     return options;
   } else if (args[0].rfind("--", 0) != 0) {
-    return invalidArgumentError("unknown command '" + args[0] +
-                                "'; the commands are 'allreduce' (the default), 'predict', 'campaign' and 'help'");
+    return invalidArgumentError(
+        "unknown command '" + args[0] +
+        "'; the commands are 'allreduce' (the default), 'predict', 'campaign', 'settings' and 'help'");
   }
   auto value = [&](const std::string& flag) -> StatusOr<std::string> {
     if (i + 1 >= args.size()) return invalidArgumentError(flag + " needs a value");

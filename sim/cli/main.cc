@@ -10,12 +10,14 @@
 
 #include "campaign.h"
 #include "cli/cli_options.h"
+#include "cli/settings_command.h"
 #include "json_text.h"
 #include "peerreduce/communicator.h"
 #include "reference/reference.h"
 #include "sim_cluster.h"
 #include "topology/device_profiles.h"
 #include "topology/generators.h"
+#include "topology/routes.h"
 #include "topology/topology_file.h"
 #include "util/log.h"
 
@@ -75,7 +77,10 @@ StatusOr<Topology> simulatedTopology(const CliOptions& o) {
     }
   }
   if (!o.mask.empty()) {
-    PR_ASSIGN_OR_RETURN(topology, applyLinkMask(topology, o.mask));
+    PR_ASSIGN_OR_RETURN(Topology masked, applyLinkMask(topology, o.mask));
+    // A mask that cuts the world apart is bad input (exit 2), not a failure of the run.
+    PR_RETURN_IF_ERROR(checkMaskKeepsConnected(topology, masked, o.mask, "--mask"));
+    topology = std::move(masked);
   }
   return topology;
 }
@@ -497,6 +502,9 @@ int main(int argc, char** argv) {
   // The fault campaign has options of its own (sim/campaign/campaign.h); the allreduce path is unchanged.
   if (!args.empty() && args[0] == "campaign") {
     return peerreduce::sim::campaign::campaignMain(std::vector<std::string>(args.begin() + 1, args.end()));
+  }
+  if (!args.empty() && args[0] == "settings") {
+    return peerreduce::sim::settingsMain(std::vector<std::string>(args.begin() + 1, args.end()));
   }
   return peerreduce::sim::run(args);
 }

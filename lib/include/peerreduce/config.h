@@ -2,18 +2,21 @@
 //
 // Every rank of a world must use the same settings: creation compares a fingerprint of them across
 // ranks and fails with kMismatch otherwise. Environment variables override what code set:
-//   PEERREDUCE_ALGO           auto | one-shot | two-shot | ring | recursive-doubling | rabenseifner
-//   PEERREDUCE_TIMEOUT_MS     bound on every wait, 1 .. 86400000
+//   PEERREDUCE_ALGO           auto | one-shot | two-shot | ring | recursive-doubling | rabenseifner | tree
+//   PEERREDUCE_TIMEOUT_MS     bound on every wait of an operation, 1 .. 86400000 ms
+//   PEERREDUCE_BOOTSTRAP_TIMEOUT_MS  least bound on a wait for the other ranks at creation and buffer
+//                             registration (default 10000): those waits take the larger of the two
 //   PEERREDUCE_SCRATCH_BYTES  scratch per rank, e.g. 33554432, 32M, 32MiB (64 KiB .. 64 GiB)
-//   PEERREDUCE_VERIFY_PLANS   1 | 0: run the plan verifier on every plan at creation
+//   PEERREDUCE_VERIFY_PLANS   1 | 0 | true | false | on | off: run the plan verifier on every plan at creation
 //   PEERREDUCE_LINK_MASK      pairs of ranks that must not use their direct link, e.g. "0-1,2-3": the
 //                             same partial-connectivity scenario on the simulator and on real GPUs
 //   PEERREDUCE_TUNING_FILE    a tuning table (docs/ALGORITHMS.md) whose measured choices override the
 //                             cost model where they apply
-//   PEERREDUCE_DEBUG          WARN | INFO | TRACE: logging (read by the logger, not stored here)
-//   PEERREDUCE_POOL_*, PEERREDUCE_PINNED_LIMIT_BYTES: the memory settings (Config::memory; the list
-//                             and accepted ranges are in peerreduce/memory.h)
-// A malformed value is a kInvalidArgument error naming the variable, the value and what is accepted.
+//   PEERREDUCE_POOL_*, PEERREDUCE_PINNED_LIMIT_BYTES: the memory settings (Config::memory, peerreduce/memory.h)
+// docs/SETTINGS.md lists every setting with its range and default (`peerreduce-sim settings` prints the
+// same table); the GPU transport's settings and PEERREDUCE_DEBUG are read there too, not stored here.
+// A malformed value is a kInvalidArgument error naming the variable, the value and what is accepted; an
+// empty variable counts as unset (it leaves what code set, the mask and the tuning file included).
 //
 // Example:
 //   peerreduce::Config config;
@@ -43,10 +46,23 @@ inline constexpr std::size_t kDefaultScratchBytes = std::size_t{32} << 20;
 inline constexpr std::size_t kMinScratchBytes = std::size_t{64} << 10;
 inline constexpr std::size_t kMaxScratchBytes = std::size_t{64} << 30;  // more than any GPU we target has
 inline constexpr std::int64_t kMaxTimeoutMs = 86400000;                 // one day
+// 10 s: the default least bound on a bootstrap exchange (creation, buffer registration). Ranks reach those
+// after work of their own that an operation's timeout does not describe (a GPU context, the symmetric
+// region, plan verification, under sanitizers on a loaded machine), so bounding them by
+// PEERREDUCE_TIMEOUT_MS=1 made creation fail whenever one rank arrived a millisecond after another. Long
+// enough for that preparation, short enough that a rank that never arrives is reported while someone is
+// watching.
+inline constexpr std::int64_t kDefaultBootstrapTimeoutMs = 10000;
+// 16384 characters: all 2016 pairs of 64 ranks at 6 characters each fit.
+inline constexpr std::size_t kMaxLinkMaskChars = 16384;
+// 4095 characters: PATH_MAX (4096 on Linux) less the terminating NUL; a longer path cannot be opened.
+inline constexpr std::size_t kMaxTuningFileChars = 4095;
 
 struct Config {
   Algorithm algorithm = Algorithm::kAuto;
   std::chrono::milliseconds timeout{kDefaultTimeoutMs};
+  // Each rank's own floor for bootstrap exchanges (not compared across ranks); see bootstrapTimeout().
+  std::chrono::milliseconds bootstrap_timeout{kDefaultBootstrapTimeoutMs};
   std::size_t scratch_bytes = kDefaultScratchBytes;
   bool verify_plans = true;
   std::string link_mask;    // "A-B,C-D": links removed in both directions (checked at creation)
@@ -61,6 +77,9 @@ struct Config {
   static StatusOr<Config> fromEnvironment();
   // kInvalidArgument naming the first setting out of range.
   Status validate() const;
+  // The bound on each bootstrap exchange: the larger of `timeout` and `bootstrap_timeout`. Operations
+  // (synchronize, every wait inside a plan) keep `timeout` itself.
+  std::chrono::milliseconds bootstrapTimeout() const;
   // Hash of every setting that must agree across ranks.
   std::uint64_t fingerprint() const;
   std::string describe() const;

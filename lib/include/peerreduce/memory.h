@@ -14,8 +14,9 @@
 // variables) and the statistics structs PoolStats, PinnedStats and RegistrationStats. The pools
 // themselves are internal (lib/memory/); docs/MEMORY.md describes their algorithms.
 //
-// Environment variables (each overrides what code set; a malformed or out-of-range value is a
-// kInvalidArgument error naming the variable, the value and what is accepted):
+// Environment variables (each overrides what code set; an empty one counts as unset; a malformed or
+// out-of-range value is a kInvalidArgument error naming the variable, the value and what is accepted;
+// docs/SETTINGS.md lists them with every other setting):
 //   PEERREDUCE_POOL_BYTES             symmetric region per rank, a multiple of 2 MiB (2 MiB .. 64 GiB)
 //   PEERREDUCE_POOL_QUOTA_BYTES       most bytes the communicator may hold in its pool; 0 = the whole pool
 //   PEERREDUCE_POOL_ALIGNMENT         default alignment of pool blocks: a power of two, 16 .. 2 MiB

@@ -126,19 +126,57 @@ typedef enum {
 /* One rank's communicator. */
 typedef struct prComm* prComm_t;
 
-/* Communicator settings; every rank of a world must use the same ones (creation fails with prMismatch
- * otherwise). Start from prConfigInit() and change what you need. */
+/* Capacities of prConfig_t's text fields, the terminating NUL included: every value the settings accept
+ * fits (docs/SETTINGS.md). PR_CONFIG_LINK_MASK_BYTES bytes also hold any value prConfigGet() returns. */
+#define PR_CONFIG_LINK_MASK_BYTES 16385 /* PEERREDUCE_LINK_MASK: at most 16384 characters */
+#define PR_CONFIG_PATH_BYTES 4096       /* PEERREDUCE_TUNING_FILE: at most 4095 characters */
+
+/* Communicator settings: every field of the C++ peerreduce::Config, each the value of one PEERREDUCE_*
+ * setting (docs/SETTINGS.md). Every rank of a world must use the same ones (creation fails with
+ * prMismatch otherwise). A plain struct: put it on the stack, fill it with prConfigInit(), then change
+ * fields directly or by setting name with prConfigSet(). A communicator created with it means exactly
+ * what one created with a NULL config means when the environment is the same as at prConfigInit(). */
 typedef struct {
-  int algorithm;        /* a prAlgorithm_t value */
-  int64_t timeout_ms;   /* bound on every wait, 1 .. 86400000 */
-  size_t scratch_bytes; /* scratch memory per rank, 64 KiB .. 64 GiB */
-  int verify_plans;     /* nonzero: run the plan verifier on every plan at creation */
+  size_t struct_size;           /* set by prConfigInit(): the size of prConfig_t the caller was built with */
+  int algorithm;                /* PEERREDUCE_ALGO: a prAlgorithm_t value */
+  int64_t timeout_ms;           /* PEERREDUCE_TIMEOUT_MS: bound on every wait of an operation, 1 .. 86400000 */
+  int64_t bootstrap_timeout_ms; /* PEERREDUCE_BOOTSTRAP_TIMEOUT_MS: least bound on waits at creation */
+  size_t scratch_bytes;         /* PEERREDUCE_SCRATCH_BYTES: scratch memory per rank, 64 KiB .. 64 GiB */
+  int verify_plans;             /* PEERREDUCE_VERIFY_PLANS: nonzero runs the plan verifier at creation */
+  size_t pool_bytes;            /* PEERREDUCE_POOL_BYTES: symmetric memory per rank */
+  size_t pool_quota_bytes;      /* PEERREDUCE_POOL_QUOTA_BYTES: 0 = no quota */
+  size_t pool_alignment_bytes;  /* PEERREDUCE_POOL_ALIGNMENT */
+  double pool_defrag_threshold; /* PEERREDUCE_POOL_DEFRAG_THRESHOLD: 0 .. 1 */
+  size_t pinned_limit_bytes;    /* PEERREDUCE_PINNED_LIMIT_BYTES */
+  char link_mask[PR_CONFIG_LINK_MASK_BYTES]; /* PEERREDUCE_LINK_MASK, NUL-terminated; "" = none */
+  char tuning_file[PR_CONFIG_PATH_BYTES];    /* PEERREDUCE_TUNING_FILE, NUL-terminated; "" = the built-in table */
 } prConfig_t;
 
-/* Fills *config with the defaults, overridden by the PEERREDUCE_* environment variables (ALGO,
- * TIMEOUT_MS, SCRATCH_BYTES, VERIFY_PLANS). A malformed variable gives prInvalidArgument naming it,
- * and *config is left unchanged. */
-prResult_t prConfigInit(prConfig_t* config) PEERREDUCE_NOEXCEPT;
+/* Fills *config with the defaults, overridden by every PEERREDUCE_* variable a communicator reads (the
+ * same as a NULL config reads at creation), and sets config->struct_size. A malformed variable gives
+ * prInvalidArgument naming it, and *config is left unchanged. `struct_size` is sizeof(prConfig_t) as the
+ * caller sees it, so that a later library with a larger prConfig_t writes only the fields the caller has:
+ * call prConfigInit(), which passes it. */
+prResult_t prConfigInitSized(prConfig_t* config, size_t struct_size) PEERREDUCE_NOEXCEPT;
+/* sizeof(prConfig_t) in this library: for bindings that hold the struct as bytes (ctypes) and pass it
+ * to prConfigInitSized. */
+size_t prConfigSize(void) PEERREDUCE_NOEXCEPT;
+static inline prResult_t prConfigInit(prConfig_t* config) PEERREDUCE_NOEXCEPT {
+  return prConfigInitSized(config, sizeof(prConfig_t));
+}
+/* Sets the field of setting `name` (the variable, e.g. "PEERREDUCE_POOL_BYTES") from `value`, parsed and
+ * range-checked exactly as the environment variable would be ("" clears the link mask or the tuning file
+ * and is refused elsewhere). prInvalidArgument naming the setting, the value and what is accepted, and
+ * *config unchanged, for an unknown name, a setting that is not a field here (PEERREDUCE_GPU_*,
+ * PEERREDUCE_DEBUG: set those in the environment), or a bad value. Rules between settings (a pool quota
+ * within the pool) are checked when a communicator is created. */
+prResult_t prConfigSet(prConfig_t* config, const char* name, const char* value) PEERREDUCE_NOEXCEPT;
+/* Writes the value of setting `name` in *config as NUL-terminated text into value[0 .. value_size):
+ * decimal numbers (bytes in bytes), the algorithm's name, 1 or 0, the text fields as they are. What
+ * prConfigSet() reads back as the same value. prInvalidArgument, and nothing written, for an unknown name
+ * or a buffer too small (the message says how many bytes are needed; PR_CONFIG_LINK_MASK_BYTES always
+ * suffice). */
+prResult_t prConfigGet(const prConfig_t* config, const char* name, char* value, size_t value_size) PEERREDUCE_NOEXCEPT;
 
 /* How the ranks of a world find each other at creation (and in recovery): the application's own
  * rendezvous given as callbacks, MPI (prBootstrapFromMpi, peerreduce/peerreduce_mpi.h), or a simulated

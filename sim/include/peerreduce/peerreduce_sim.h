@@ -38,7 +38,8 @@ prResult_t prCommInitSimAll(prSimWorld_t world, const prConfig_t* config, prComm
 /* Creates rank `rank`'s communicator of `world`, for applications with one thread per rank. Collective:
  * every rank's thread calls it with its own rank and the same config (NULL as for prCommInitSimAll).
  * A rank whose arguments are rejected does not take part: the others then fail with prTimeout once the
- * configured timeout has passed, instead of waiting for it forever. */
+ * bootstrap bound (the larger of timeout_ms and bootstrap_timeout_ms) has passed, instead of waiting for
+ * it forever. */
 prResult_t prCommInitSimRank(prSimWorld_t world, int rank, const prConfig_t* config,
                              prComm_t* comm) PEERREDUCE_NOEXCEPT;
 

@@ -57,6 +57,10 @@ prConfig_t shortTimeout(int64_t ms) {
   prConfig_t config{};
   EXPECT_EQ(prConfigInit(&config), prSuccess) << prGetLastError();
   config.timeout_ms = ms;
+  // Bootstrap waits have a floor of their own (PEERREDUCE_BOOTSTRAP_TIMEOUT_MS); lowered so that a rank
+  // left waiting by a misbehaving one gives up as quickly as the test wants.
+  EXPECT_EQ(prConfigSet(&config, "PEERREDUCE_BOOTSTRAP_TIMEOUT_MS", std::to_string(ms).c_str()), prSuccess)
+      << prGetLastError();
   return config;
 }
 

@@ -44,6 +44,9 @@ TEST(CApiRecordError, OkStatusReportedAsAnErrorBecomesInternal) {
 
 TEST(CApiToConfig, CopiesEveryFieldAndNamesTheStructOnBadValues) {
   prConfig_t config{};
+  // A prConfig_t holds every Config field and its size: it starts from prConfigInit (c_api_config_test.cc
+  // checks every field).
+  ASSERT_EQ(prConfigInit(&config), prSuccess) << prGetLastError();
   config.algorithm = prAlgoRabenseifner;
   config.timeout_ms = 250;
   config.scratch_bytes = std::size_t{1} << 20;

@@ -14,6 +14,7 @@
 
 #include "peerreduce/peerreduce_sim.h"
 #include "peerreduce/status.h"
+#include "scoped_env.h"
 
 extern "C" int runCHeaderChecks(void);
 
@@ -23,32 +24,7 @@ namespace {
 constexpr float kSentinelFloat = -12345.25f;
 constexpr std::uint16_t kSentinelBf16 = 0x7bad;
 
-// Sets (or, with nullopt, unsets) an environment variable for one scope, restoring it afterwards, so
-// that PEERREDUCE_* variables set by CI do not leak into the tests that read the environment.
-class ScopedEnv {
- public:
-  ScopedEnv(const char* name, std::optional<std::string> value) : name_(name) {
-    if (const char* old = std::getenv(name)) old_ = old;
-    if (value) {
-      ::setenv(name, value->c_str(), 1);
-    } else {
-      ::unsetenv(name);
-    }
-  }
-  ~ScopedEnv() {
-    if (old_) {
-      ::setenv(name_.c_str(), old_->c_str(), 1);
-    } else {
-      ::unsetenv(name_.c_str());
-    }
-  }
-  ScopedEnv(const ScopedEnv&) = delete;
-  ScopedEnv& operator=(const ScopedEnv&) = delete;
-
- private:
-  std::string name_;
-  std::optional<std::string> old_;
-};
+using peerreduce::testing::ScopedEnv;
 
 bool contains(const char* text, const char* word) { return std::string(text).find(word) != std::string::npos; }
 

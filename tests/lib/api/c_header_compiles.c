@@ -18,6 +18,13 @@ int runCHeaderChecks(void) {
   prConfig_t config;
   if (prConfigInit(&config) != prSuccess) return 5;
   config.verify_plans = 0;
+  /* Every setting by name, as the environment variable's text. */
+  if (prConfigSet(&config, "PEERREDUCE_POOL_BYTES", "32M") != prSuccess) return 19;
+  if (config.pool_bytes != (size_t)32 << 20) return 20;
+  if (prConfigSet(&config, "PEERREDUCE_POOL_BYTES", "3M") != prInvalidArgument) return 21;
+  char value[PR_CONFIG_LINK_MASK_BYTES];
+  if (prConfigGet(&config, "PEERREDUCE_POOL_BYTES", value, sizeof(value)) != prSuccess) return 22;
+  if (strcmp(value, "33554432") != 0) return 23;
 
   prSimWorld_t world = NULL;
   if (prSimWorldCreate(kRanks, 3, &world) != prSuccess || world == NULL) return 6;

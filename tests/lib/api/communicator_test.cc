@@ -68,6 +68,7 @@ std::shared_ptr<sim::SimWorld> makeWorld(int n, sim::SimOptions options = {}) {
 
 Config shortTimeout(Config config = Config{}) {
   config.timeout = kShortTimeout;
+  config.bootstrap_timeout = kShortTimeout;  // creation tests wait out ranks that never arrive
   return config;
 }
 
@@ -156,6 +157,7 @@ TEST(CommunicatorCreate, MissingRankMakesTheOthersTimeOut) {
   auto world = makeWorld(3);
   Config config;
   config.timeout = milliseconds(200);
+  config.bootstrap_timeout = milliseconds(200);
   auto created = createOnThreads(
       2, [&](int r) { return Communicator::create(r, 3, world->bootstrap(r), world->transport(r), config); });
   for (const Status& s : created.status) {

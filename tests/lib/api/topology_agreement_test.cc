@@ -1,5 +1,6 @@
 // The topology rows ranks exchange at creation carry the whole device model, the launch overhead
-// included, and a row whose numbers are out of range is refused as corrupt (api/topology_agreement.h).
+// included, and a row whose numbers are out of range is refused as corrupt (api/topology_agreement.h);
+// a link mask that cuts a connected world apart is the configuration's fault, not the machine's.
 #include "api/topology_agreement.h"
 
 #include <gtest/gtest.h>
@@ -8,6 +9,8 @@
 #include <cstring>
 #include <limits>
 #include <string>
+
+#include "sim/sim_cluster.h"
 
 namespace peerreduce {
 namespace {
@@ -56,6 +59,30 @@ TEST(TopologyAgreement, LaunchOverheadOutOfRangeIsCorrupt) {
     EXPECT_NE(agreed.status().message().find("device model out of range"), std::string::npos)
         << agreed.status().message();
   }
+}
+
+// A world left disconnected by a mask was refused as kUnavailable (exit 1 from peerreduce-sim) although the
+// machine was fine and the setting was wrong: now kInvalidArgument naming the mask and the ranks cut off.
+TEST(TopologyAgreement, MaskThatDisconnectsAConnectedWorldIsAnInvalidArgument) {
+  Config config;
+  config.link_mask = "0-1,0-2,0-3";
+  auto cluster = sim::SimCluster::create(4, sim::SimOptions{}, config);
+  ASSERT_FALSE(cluster.isOk());
+  EXPECT_EQ(cluster.status().code(), ErrorCode::kInvalidArgument) << cluster.status().toString();
+  const std::string& message = cluster.status().message();
+  EXPECT_NE(message.find("link mask '0-1,0-2,0-3' (PEERREDUCE_LINK_MASK) disconnects a connected world"),
+            std::string::npos)
+      << message;
+  EXPECT_NE(message.find("ranks 1,2,3 cannot be reached from rank 0"), std::string::npos) << message;
+}
+
+// A machine that is disconnected without any mask stays kUnavailable: nothing the user set is wrong.
+TEST(TopologyAgreement, DisconnectedMachineIsStillUnavailable) {
+  sim::SimOptions options;
+  options.topology = Topology(2);
+  auto cluster = sim::SimCluster::create(2, options, Config{});
+  ASSERT_FALSE(cluster.isOk());
+  EXPECT_EQ(cluster.status().code(), ErrorCode::kUnavailable) << cluster.status().toString();
 }
 
 }  // namespace

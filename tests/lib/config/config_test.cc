@@ -11,6 +11,8 @@
 #include <optional>
 #include <string>
 
+#include "scoped_env.h"
+
 namespace peerreduce {
 namespace {
 
@@ -189,31 +191,7 @@ TEST(ConfigFromEnvironment, InvalidBaseIsRejected) {
   EXPECT_TRUE(contains(config.status().message(), "timeout of 0 ms")) << config.status().message();
 }
 
-// Sets (or unsets) a variable for one scope and restores it, so CI's PEERREDUCE_* do not leak in.
-class ScopedEnv {
- public:
-  ScopedEnv(const char* name, std::optional<std::string> value) : name_(name) {
-    if (const char* old = std::getenv(name)) old_ = old;
-    if (value) {
-      ::setenv(name, value->c_str(), 1);
-    } else {
-      ::unsetenv(name);
-    }
-  }
-  ~ScopedEnv() {
-    if (old_) {
-      ::setenv(name_.c_str(), old_->c_str(), 1);
-    } else {
-      ::unsetenv(name_.c_str());
-    }
-  }
-  ScopedEnv(const ScopedEnv&) = delete;
-  ScopedEnv& operator=(const ScopedEnv&) = delete;
-
- private:
-  std::string name_;
-  std::optional<std::string> old_;
-};
+using testing::ScopedEnv;
 
 TEST(ConfigFromEnvironment, WithoutArgumentsReadsTheProcessEnvironment) {
   ScopedEnv algo("PEERREDUCE_ALGO", "ring");

@@ -215,6 +215,27 @@ TEST(Routes, OneWayLinksDoNotMakeAUsablePair) {
   EXPECT_EQ(connectedComponents(topology), (std::vector<std::vector<int>>{{0, 1}, {2}}));
 }
 
+TEST(Routes, MaskThatDisconnectsAConnectedWorldIsBadInputNotUnavailable) {
+  const Topology mesh = Topology::fullMesh(4);
+  auto masked = applyLinkMask(mesh, "0-1,0-2,0-3");
+  ASSERT_TRUE(masked.isOk());
+  const Status cut = checkMaskKeepsConnected(mesh, *masked, "0-1,0-2,0-3", "--mask");
+  EXPECT_EQ(cut.code(), ErrorCode::kInvalidArgument);
+  EXPECT_TRUE(contains(cut.message(), "link mask '0-1,0-2,0-3' (--mask) disconnects a connected world"))
+      << cut.message();
+  EXPECT_TRUE(contains(cut.message(), "ranks 1,2,3 cannot be reached from rank 0")) << cut.message();
+
+  auto harmless = applyLinkMask(mesh, "0-1");
+  ASSERT_TRUE(harmless.isOk());
+  EXPECT_TRUE(checkMaskKeepsConnected(mesh, *harmless, "0-1", "--mask").isOk());
+  // A machine already in pieces is the machine's problem, mask or not.
+  auto ring = applyLinkMask(ringTopology(6), "2-3,5-0");
+  ASSERT_TRUE(ring.isOk());
+  auto more = applyLinkMask(*ring, "0-1");
+  ASSERT_TRUE(more.isOk());
+  EXPECT_EQ(checkMaskKeepsConnected(*ring, *more, "0-1", "--mask").code(), ErrorCode::kUnavailable);
+}
+
 TEST(Routes, DisconnectedWorldsNameTheUnreachableRanks) {
   auto masked = applyLinkMask(ringTopology(6), "2-3,5-0");  // {0,1,2} and {3,4,5}
   ASSERT_TRUE(masked.isOk());

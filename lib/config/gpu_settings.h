@@ -1,0 +1,32 @@
+// The GPU transport's tuning settings as the settings registry lists them: their defaults and bounds.
+// What they mean, and how the transport uses them, is lib/gpu/kernel_choice.h's (GpuSettings,
+// KernelPolicy); they are read through the registry (settings_registry.h) like every PEERREDUCE_* setting.
+// Every rank must give the same values (the kernels' protocols differ); nothing compares them.
+#pragma once
+
+#include <cstdint>
+
+namespace peerreduce::gpu {
+
+// One-shots up to this size run as lines (on 4 x H200 lines beat the fused pull one-shot at every
+// size to 256 KiB: docs/PERF.md); PEERREDUCE_GPU_LL_MAX_BYTES overrides it.
+inline constexpr std::uint64_t kDefaultLowLatencyMaxBytes = std::uint64_t{256} << 10;
+// Two-shots up to this size run as lines (PEERREDUCE_GPU_LL2_MAX_BYTES; 0 turns them off). On
+// 4 x H200 at 1 MiB: 15.0-15.3 us in four runs of nine replays, against 26 for the fused pull two-shot
+// and 25 for the pull one-shot. They were off by default while some runs took 3 to 20 times longer;
+// waiting threads now pause between polls after the first few, and no run has been slow since
+// (docs/PERF.md item 8).
+inline constexpr std::uint64_t kDefaultLowLatencyTwoShotMaxBytes = std::uint64_t{1} << 20;
+// Two-shots from this size on push their data (PEERREDUCE_GPU_PUSH_MIN_BYTES; 0 turns pushing off).
+inline constexpr std::uint64_t kDefaultPushMinBytes = std::uint64_t{2} << 20;
+// Bytes a block should have to itself before another is worth launching: one pass of 512 threads
+// x 4 vectors x 16 bytes (PEERREDUCE_GPU_BYTES_PER_BLOCK).
+inline constexpr std::uint64_t kDefaultBytesPerBlock = std::uint64_t{32} << 10;
+// Line kernels: one 16-byte vector per thread of a 512-thread block (2 to 8 KiB measured alike;
+// PEERREDUCE_GPU_LL_BYTES_PER_BLOCK).
+inline constexpr std::uint64_t kDefaultLineBytesPerBlock = std::uint64_t{8} << 10;
+// Least bytes per block either setting accepts (1 KiB): a lower bound on how finely work is split.
+inline constexpr std::uint64_t kMinBytesPerBlock = 1024;
+inline constexpr int kMaxKernelBlocks = 256;  // kernels/device_plan.h kMaxBlocks (checked where both are seen)
+
+}  // namespace peerreduce::gpu

@@ -1,0 +1,435 @@
+#include "config/settings_registry.h"
+
+#include <array>
+#include <utility>
+#include <variant>
+
+#include "bootstrap/host_identity.h"
+#include "config/gpu_settings.h"
+#include "peerreduce/memory.h"
+#include "util/hash.h"
+#include "util/log.h"
+
+namespace peerreduce {
+namespace {
+
+// The fingerprint hashes std::size_t fields as they were hashed before the registry existed (8 bytes);
+// a platform with another size would give other fingerprints than its peers.
+static_assert(sizeof(std::size_t) == sizeof(std::uint64_t));
+
+SettingSpec integerSpec(std::string name, std::string noun, std::string unit, std::int64_t low, std::int64_t high) {
+  SettingSpec s;
+  s.name = std::move(name);
+  s.kind = SettingKind::kInteger;
+  s.noun = std::move(noun);
+  s.unit = std::move(unit);
+  s.min_integer = low;
+  s.max_integer = high;
+  return s;
+}
+
+SettingSpec byteSizeSpec(std::string name, std::string noun, std::uint64_t low, std::uint64_t high) {
+  SettingSpec s;
+  s.name = std::move(name);
+  s.kind = SettingKind::kByteSize;
+  s.noun = std::move(noun);
+  s.unit = "bytes";
+  s.min_bytes = low;
+  s.max_bytes = high;
+  return s;
+}
+
+// "1/0/true/false/on/off" (Config) or "1 or 0" (the GPU transport's switches, which never took words).
+SettingSpec booleanSpec(std::string name, std::string noun, bool words) {
+  SettingSpec s;
+  s.name = std::move(name);
+  s.kind = SettingKind::kBoolean;
+  s.noun = std::move(noun);
+  s.choices = {{"1", 1}, {"0", 0}};
+  s.choices_text = "1 or 0";
+  if (words) {
+    s.choices.insert(s.choices.end(), {{"true", 1}, {"false", 0}, {"on", 1}, {"off", 0}});
+    s.choices_text = "1/0/true/false/on/off";
+  }
+  return s;
+}
+
+SettingSpec textSpec(std::string name, SettingKind kind, std::string noun, std::size_t max_chars) {
+  SettingSpec s;
+  s.name = std::move(name);
+  s.kind = kind;
+  s.noun = std::move(noun);
+  s.max_chars = max_chars;
+  s.default_value = std::string();
+  return s;
+}
+
+// The specs of every row but PEERREDUCE_DEBUG (the logger's, util/log.h), indexed by SettingId.
+std::array<SettingSpec, kSettingCount> makeSpecs() {
+  std::array<SettingSpec, kSettingCount> specs;
+  const auto at = [&specs](SettingId id) -> SettingSpec& { return specs[static_cast<std::size_t>(id)]; };
+
+  SettingSpec& algorithm = at(SettingId::kAlgorithm);
+  algorithm.name = "PEERREDUCE_ALGO";
+  algorithm.kind = SettingKind::kChoice;
+  algorithm.noun = "algorithm";
+  for (int a = 0; a < kAlgorithmCount; ++a) {
+    algorithm.choices.push_back({std::string(algorithmName(static_cast<Algorithm>(a))), a});
+  }
+  algorithm.default_value = std::int64_t{static_cast<int>(Algorithm::kAuto)};
+  algorithm.example = "ring";
+  algorithm.help = "the algorithm of every allreduce; auto lets the cost model and the tuning table choose per size";
+
+  at(SettingId::kTimeoutMs) = integerSpec("PEERREDUCE_TIMEOUT_MS", "timeout", "ms", 1, kMaxTimeoutMs);
+  at(SettingId::kTimeoutMs).default_value = std::int64_t{kDefaultTimeoutMs};
+  at(SettingId::kTimeoutMs).example = "5000";
+  at(SettingId::kTimeoutMs).help = "bound on every wait of an operation, in milliseconds";
+
+  at(SettingId::kBootstrapTimeoutMs) =
+      integerSpec("PEERREDUCE_BOOTSTRAP_TIMEOUT_MS", "bootstrap timeout", "ms", 1, kMaxTimeoutMs);
+  at(SettingId::kBootstrapTimeoutMs).default_value = std::int64_t{kDefaultBootstrapTimeoutMs};
+  at(SettingId::kBootstrapTimeoutMs).example = "2000";
+  at(SettingId::kBootstrapTimeoutMs).help =
+      "least bound on each wait for the other ranks at creation and buffer registration; the larger of this "
+      "and PEERREDUCE_TIMEOUT_MS applies";
+
+  at(SettingId::kScratchBytes) =
+      byteSizeSpec("PEERREDUCE_SCRATCH_BYTES", "scratch", kMinScratchBytes, kMaxScratchBytes);
+  at(SettingId::kScratchBytes).default_value = std::uint64_t{kDefaultScratchBytes};
+  at(SettingId::kScratchBytes).example = "16M";
+  at(SettingId::kScratchBytes).help = "scratch per rank and stream; larger messages run in segments of about half";
+
+  at(SettingId::kVerifyPlans) = booleanSpec("PEERREDUCE_VERIFY_PLANS", "plan verification", true);
+  at(SettingId::kVerifyPlans).default_value = true;
+  at(SettingId::kVerifyPlans).example = "0";
+  at(SettingId::kVerifyPlans).help = "run the plan verifier on every plan at creation (cached per process)";
+
+  at(SettingId::kLinkMask) = textSpec("PEERREDUCE_LINK_MASK", SettingKind::kLinkMask, "link mask", kMaxLinkMaskChars);
+  at(SettingId::kLinkMask).default_note = "none";
+  at(SettingId::kLinkMask).example = "0-1,2-3";
+  at(SettingId::kLinkMask).help =
+      "pairs of ranks whose direct link is not used, in both directions: partial connectivity on any machine";
+
+  at(SettingId::kTuningFile) =
+      textSpec("PEERREDUCE_TUNING_FILE", SettingKind::kPath, "tuning file path", kMaxTuningFileChars);
+  at(SettingId::kTuningFile).default_note = "the built-in table";
+  at(SettingId::kTuningFile).example = "tuning.txt";
+  at(SettingId::kTuningFile).help =
+      "a tuning table (docs/ALGORITHMS.md) whose measured choices override the cost model";
+
+  at(SettingId::kPoolBytes) = byteSizeSpec("PEERREDUCE_POOL_BYTES", "pool size", kMinPoolBytes, kMaxPoolBytes);
+  at(SettingId::kPoolBytes).multiple_of = kIpcGranularityBytes;
+  at(SettingId::kPoolBytes).multiple_why = "the CUDA/HIP IPC allocation granularity";
+  at(SettingId::kPoolBytes).default_value = std::uint64_t{kDefaultPoolBytes};
+  at(SettingId::kPoolBytes).example = "128M";
+  at(SettingId::kPoolBytes).help = "symmetric memory per rank; holds the scratch of every stream and user blocks";
+
+  // The quota's own range is the pool's; that it fits the pool chosen is checked by MemorySettings::validate.
+  at(SettingId::kPoolQuotaBytes) = byteSizeSpec("PEERREDUCE_POOL_QUOTA_BYTES", "pool quota", 0, kMaxPoolBytes);
+  at(SettingId::kPoolQuotaBytes).range_hint = "0 = no quota";
+  at(SettingId::kPoolQuotaBytes).default_value = std::uint64_t{0};
+  at(SettingId::kPoolQuotaBytes).default_note = "no quota";
+  at(SettingId::kPoolQuotaBytes).example = "48M";
+  at(SettingId::kPoolQuotaBytes).help = "most bytes the communicator may hold in its pool; at most the pool size";
+
+  at(SettingId::kPoolAlignment) =
+      byteSizeSpec("PEERREDUCE_POOL_ALIGNMENT", "pool alignment", kMinPoolAlignmentBytes, kMaxPoolAlignmentBytes);
+  at(SettingId::kPoolAlignment).power_of_two = true;
+  at(SettingId::kPoolAlignment).default_value = std::uint64_t{kDefaultPoolAlignmentBytes};
+  at(SettingId::kPoolAlignment).example = "4K";
+  at(SettingId::kPoolAlignment).help = "default alignment of pool blocks";
+
+  SettingSpec& defrag = at(SettingId::kPoolDefragThreshold);
+  defrag.name = "PEERREDUCE_POOL_DEFRAG_THRESHOLD";
+  defrag.kind = SettingKind::kFraction;
+  defrag.noun = "defragmentation threshold";
+  defrag.range_hint = "1 = never automatically";
+  defrag.default_value = kDefaultDefragThreshold;
+  defrag.example = "0.25";
+  defrag.help = "fragmentation at which idle scratch is compacted (again once it fell to half of it)";
+
+  at(SettingId::kPinnedLimitBytes) = byteSizeSpec("PEERREDUCE_PINNED_LIMIT_BYTES", "pinned host memory limit",
+                                                  kMinPinnedLimitBytes, kMaxPinnedLimitBytes);
+  at(SettingId::kPinnedLimitBytes).default_value = std::uint64_t{kDefaultPinnedLimitBytes};
+  at(SettingId::kPinnedLimitBytes).example = "1G";
+  at(SettingId::kPinnedLimitBytes).help = "most pinned host memory held at once (host-staged paths)";
+
+  at(SettingId::kGpuMaxBlocks) = integerSpec("PEERREDUCE_GPU_MAX_BLOCKS", "block limit", "", 1, gpu::kMaxKernelBlocks);
+  at(SettingId::kGpuMaxBlocks).default_note = "the multiprocessor count";
+  at(SettingId::kGpuMaxBlocks).example = "32";
+  at(SettingId::kGpuMaxBlocks).help = "most blocks per kernel launch";
+
+  at(SettingId::kGpuBytesPerBlock) =
+      byteSizeSpec("PEERREDUCE_GPU_BYTES_PER_BLOCK", "bytes per block", gpu::kMinBytesPerBlock, UINT64_MAX);
+  at(SettingId::kGpuBytesPerBlock).default_value = gpu::kDefaultBytesPerBlock;
+  at(SettingId::kGpuBytesPerBlock).example = "64K";
+  at(SettingId::kGpuBytesPerBlock).help = "input bytes per block of the pull and push kernels";
+
+  at(SettingId::kGpuLineBytesPerBlock) =
+      byteSizeSpec("PEERREDUCE_GPU_LL_BYTES_PER_BLOCK", "line bytes per block", gpu::kMinBytesPerBlock, UINT64_MAX);
+  at(SettingId::kGpuLineBytesPerBlock).default_value = gpu::kDefaultLineBytesPerBlock;
+  at(SettingId::kGpuLineBytesPerBlock).example = "4K";
+  at(SettingId::kGpuLineBytesPerBlock).help = "input bytes per block of the low-latency (line) kernels";
+
+  at(SettingId::kGpuFused) = booleanSpec("PEERREDUCE_GPU_FUSED", "fused kernel switch", false);
+  at(SettingId::kGpuFused).default_value = true;
+  at(SettingId::kGpuFused).example = "0";
+  at(SettingId::kGpuFused).help =
+      "0: the plan interpreter runs every program; 1: fused and line kernels where they fit";
+
+  at(SettingId::kGpuOverlap) = booleanSpec("PEERREDUCE_GPU_OVERLAP", "launch overlap switch", false);
+  at(SettingId::kGpuOverlap).default_value = true;
+  at(SettingId::kGpuOverlap).example = "0";
+  at(SettingId::kGpuOverlap).help = "1: programmatic dependent launch (Hopper); 0: ordinary launches";
+
+  const auto threshold = [&](SettingId id, const char* name, const char* noun, std::uint64_t fallback,
+                             const char* example, const char* help) {
+    at(id) = byteSizeSpec(name, noun, 0, UINT64_MAX);
+    at(id).range_hint = "0 = none";
+    at(id).default_value = fallback;
+    at(id).example = example;
+    at(id).help = help;
+  };
+  threshold(SettingId::kGpuLowLatencyMaxBytes, "PEERREDUCE_GPU_LL_MAX_BYTES", "low-latency one-shot limit",
+            gpu::kDefaultLowLatencyMaxBytes, "64K", "largest one-shot run as lines; 0: none");
+  threshold(SettingId::kGpuLowLatencyTwoShotMaxBytes, "PEERREDUCE_GPU_LL2_MAX_BYTES", "low-latency two-shot limit",
+            gpu::kDefaultLowLatencyTwoShotMaxBytes, "0", "largest two-shot run as lines; 0: none");
+  threshold(SettingId::kGpuPushMinBytes, "PEERREDUCE_GPU_PUSH_MIN_BYTES", "push two-shot threshold",
+            gpu::kDefaultPushMinBytes, "4M", "smallest two-shot that pushes its data; 0: none");
+
+  for (SettingId id : {SettingId::kAlgorithm, SettingId::kTimeoutMs, SettingId::kScratchBytes, SettingId::kVerifyPlans,
+                       SettingId::kLinkMask, SettingId::kTuningFile, SettingId::kPoolBytes, SettingId::kPoolQuotaBytes,
+                       SettingId::kPoolAlignment, SettingId::kPoolDefragThreshold, SettingId::kPinnedLimitBytes}) {
+    at(id).agreement = SettingAgreement::kFingerprint;
+  }
+  for (SettingId id :
+       {SettingId::kGpuMaxBlocks, SettingId::kGpuBytesPerBlock, SettingId::kGpuLineBytesPerBlock, SettingId::kGpuFused,
+        SettingId::kGpuLowLatencyMaxBytes, SettingId::kGpuLowLatencyTwoShotMaxBytes, SettingId::kGpuPushMinBytes}) {
+    at(id).agreement = SettingAgreement::kSameUnchecked;
+  }
+  // Only how kernels are launched changes, never the protocol: ranks need not agree.
+  at(SettingId::kGpuOverlap).agreement = SettingAgreement::kLocal;
+  return specs;
+}
+
+const SettingSpec& spec(SettingId id) {
+  static const std::array<SettingSpec, kSettingCount> specs = makeSpecs();
+  if (id == SettingId::kDebug) return logLevelSetting();
+  if (id == SettingId::kNode) return hostIdentitySetting();
+  return specs[static_cast<std::size_t>(id)];
+}
+
+// Field accessors of the Config-bound rows. Values reach `set` only after parseSettingText or a kind
+// check, so each holds the alternative its row's kind stores.
+std::int64_t integerOf(const SettingValue& v) { return std::get<std::int64_t>(v); }
+std::uint64_t bytesOf(const SettingValue& v) { return std::get<std::uint64_t>(v); }
+
+SettingRow configRow(SettingId id, SettingOwner owner, SettingValue (*get)(const Config&),
+                     void (*set)(Config&, const SettingValue&)) {
+  return SettingRow{id, &spec(id), owner, get, set};
+}
+
+std::array<SettingRow, kSettingCount> makeRows() {
+  using O = SettingOwner;
+  using V = SettingValue;
+  return {
+      configRow(
+          SettingId::kAlgorithm, O::kConfig,
+          [](const Config& c) -> V { return std::int64_t{static_cast<int>(c.algorithm)}; },
+          [](Config& c, const V& v) { c.algorithm = static_cast<Algorithm>(integerOf(v)); }),
+      configRow(
+          SettingId::kTimeoutMs, O::kConfig, [](const Config& c) -> V { return std::int64_t{c.timeout.count()}; },
+          [](Config& c, const V& v) { c.timeout = std::chrono::milliseconds(integerOf(v)); }),
+      configRow(
+          SettingId::kBootstrapTimeoutMs, O::kConfig,
+          [](const Config& c) -> V { return std::int64_t{c.bootstrap_timeout.count()}; },
+          [](Config& c, const V& v) { c.bootstrap_timeout = std::chrono::milliseconds(integerOf(v)); }),
+      configRow(
+          SettingId::kScratchBytes, O::kConfig, [](const Config& c) -> V { return std::uint64_t{c.scratch_bytes}; },
+          [](Config& c, const V& v) { c.scratch_bytes = bytesOf(v); }),
+      configRow(
+          SettingId::kVerifyPlans, O::kConfig, [](const Config& c) -> V { return c.verify_plans; },
+          [](Config& c, const V& v) { c.verify_plans = std::get<bool>(v); }),
+      configRow(
+          SettingId::kLinkMask, O::kConfig, [](const Config& c) -> V { return c.link_mask; },
+          [](Config& c, const V& v) { c.link_mask = std::get<std::string>(v); }),
+      configRow(
+          SettingId::kTuningFile, O::kConfig, [](const Config& c) -> V { return c.tuning_file; },
+          [](Config& c, const V& v) { c.tuning_file = std::get<std::string>(v); }),
+      configRow(
+          SettingId::kPoolBytes, O::kMemory, [](const Config& c) -> V { return std::uint64_t{c.memory.pool_bytes}; },
+          [](Config& c, const V& v) { c.memory.pool_bytes = bytesOf(v); }),
+      configRow(
+          SettingId::kPoolQuotaBytes, O::kMemory,
+          [](const Config& c) -> V { return std::uint64_t{c.memory.pool_quota_bytes}; },
+          [](Config& c, const V& v) { c.memory.pool_quota_bytes = bytesOf(v); }),
+      configRow(
+          SettingId::kPoolAlignment, O::kMemory,
+          [](const Config& c) -> V { return std::uint64_t{c.memory.pool_alignment_bytes}; },
+          [](Config& c, const V& v) { c.memory.pool_alignment_bytes = bytesOf(v); }),
+      configRow(
+          SettingId::kPoolDefragThreshold, O::kMemory, [](const Config& c) -> V { return c.memory.defrag_threshold; },
+          [](Config& c, const V& v) { c.memory.defrag_threshold = std::get<double>(v); }),
+      configRow(
+          SettingId::kPinnedLimitBytes, O::kMemory,
+          [](const Config& c) -> V { return std::uint64_t{c.memory.pinned_limit_bytes}; },
+          [](Config& c, const V& v) { c.memory.pinned_limit_bytes = bytesOf(v); }),
+      SettingRow{SettingId::kGpuMaxBlocks, &spec(SettingId::kGpuMaxBlocks), O::kGpuTransport},
+      SettingRow{SettingId::kGpuBytesPerBlock, &spec(SettingId::kGpuBytesPerBlock), O::kGpuTransport},
+      SettingRow{SettingId::kGpuLineBytesPerBlock, &spec(SettingId::kGpuLineBytesPerBlock), O::kGpuTransport},
+      SettingRow{SettingId::kGpuFused, &spec(SettingId::kGpuFused), O::kGpuTransport},
+      SettingRow{SettingId::kGpuOverlap, &spec(SettingId::kGpuOverlap), O::kGpuTransport},
+      SettingRow{SettingId::kGpuLowLatencyMaxBytes, &spec(SettingId::kGpuLowLatencyMaxBytes), O::kGpuTransport},
+      SettingRow{SettingId::kGpuLowLatencyTwoShotMaxBytes, &spec(SettingId::kGpuLowLatencyTwoShotMaxBytes),
+                 O::kGpuTransport},
+      SettingRow{SettingId::kGpuPushMinBytes, &spec(SettingId::kGpuPushMinBytes), O::kGpuTransport},
+      SettingRow{SettingId::kDebug, &spec(SettingId::kDebug), O::kLogger},
+      SettingRow{SettingId::kNode, &spec(SettingId::kNode), O::kBootstrap},
+  };
+}
+
+const std::array<SettingRow, kSettingCount>& rows() {
+  static const std::array<SettingRow, kSettingCount> table = makeRows();
+  return table;
+}
+
+std::string configSettingNames() {
+  std::string names;
+  for (const SettingRow& row : rows()) {
+    if (row.boundToConfig()) names += (names.empty() ? "" : ", ") + row.spec->name;
+  }
+  return names;
+}
+
+// The row of `name` if it is a field of Config; otherwise an error saying why not.
+StatusOr<const SettingRow*> configRowNamed(std::string_view name) {
+  const SettingRow* row = findSettingRow(name);
+  if (row == nullptr) {
+    return invalidArgumentError("unknown setting '" + std::string(name.substr(0, 64)) + "'; the settings are " +
+                                configSettingNames() + " (docs/SETTINGS.md)");
+  }
+  if (!row->boundToConfig()) {
+    return invalidArgumentError(row->spec->name + " is read by the " + settingOwnerName(row->owner) +
+                                " from the environment, not held in the configuration; set the variable instead");
+  }
+  return row;
+}
+
+// The value of row `id` from the environment, of the kind the caller expects.
+StatusOr<std::optional<SettingValue>> readOwnRow(SettingId id, SettingKind kind, const Getenv& getenv) {
+  const SettingSpec& s = spec(id);
+  if (s.kind != kind) {
+    return internalError(s.name + " is a " + settingKindName(s.kind) + " setting, read as a " + settingKindName(kind));
+  }
+  return readSetting(s, getenv);
+}
+
+}  // namespace
+
+const char* settingOwnerName(SettingOwner owner) {
+  switch (owner) {
+    case SettingOwner::kConfig:
+      return "Config";
+    case SettingOwner::kMemory:
+      return "Config::memory";
+    case SettingOwner::kGpuTransport:
+      return "GPU transport";
+    case SettingOwner::kLogger:
+      return "logger";
+    case SettingOwner::kBootstrap:
+      return "bootstrap";
+  }
+  return "unknown";
+}
+
+std::span<const SettingRow> settingRows() { return rows(); }
+
+const SettingRow& settingRow(SettingId id) { return rows()[static_cast<std::size_t>(id)]; }
+
+const SettingRow* findSettingRow(std::string_view name) {
+  for (const SettingRow& row : rows()) {
+    if (row.spec->name == name) return &row;
+  }
+  return nullptr;
+}
+
+Status applyEnvironment(Config& config, SettingOwner owner, const Getenv& getenv) {
+  for (const SettingRow& row : rows()) {
+    if (row.owner != owner || !row.boundToConfig()) continue;
+    PR_ASSIGN_OR_RETURN(std::optional<SettingValue> value, readSetting(*row.spec, getenv));
+    if (value) row.set(config, *value);
+  }
+  return Status::ok();
+}
+
+Status checkOwnedSettings(const Config& config, SettingOwner owner) {
+  for (const SettingRow& row : rows()) {
+    if (row.owner == owner && row.boundToConfig()) PR_RETURN_IF_ERROR(checkSettingValue(*row.spec, row.get(config)));
+  }
+  return Status::ok();
+}
+
+std::uint64_t settingsFingerprint(const Config& config) {
+  Fnv1a hash;
+  for (const SettingRow& row : rows()) {
+    if (row.spec->agreement != SettingAgreement::kFingerprint) continue;
+    const SettingValue value = row.get(config);
+    // Each kind hashes the bytes of the field's own type, so the fingerprint stays what ranks of
+    // earlier builds computed for the same settings.
+    switch (row.spec->kind) {
+      case SettingKind::kChoice:
+        hash.add(static_cast<int>(std::get<std::int64_t>(value)));
+        break;
+      case SettingKind::kInteger:
+        hash.add(std::get<std::int64_t>(value));
+        break;
+      case SettingKind::kByteSize:
+        hash.add(static_cast<std::size_t>(std::get<std::uint64_t>(value)));
+        break;
+      case SettingKind::kBoolean:
+        hash.add(std::get<bool>(value));
+        break;
+      case SettingKind::kFraction:
+        hash.add(std::get<double>(value));
+        break;
+      case SettingKind::kPath:
+      case SettingKind::kText:
+      case SettingKind::kLinkMask:
+        hash.addString(std::get<std::string>(value));
+        break;
+    }
+  }
+  return hash.value();
+}
+
+Status setConfigSetting(Config& config, std::string_view name, std::string_view text) {
+  PR_ASSIGN_OR_RETURN(const SettingRow* row, configRowNamed(name));
+  PR_ASSIGN_OR_RETURN(SettingValue value, parseSettingText(*row->spec, text));
+  row->set(config, value);
+  return Status::ok();
+}
+
+StatusOr<std::string> getConfigSetting(const Config& config, std::string_view name) {
+  PR_ASSIGN_OR_RETURN(const SettingRow* row, configRowNamed(name));
+  return formatSettingValue(*row->spec, row->get(config));
+}
+
+StatusOr<std::optional<std::int64_t>> readIntegerSetting(SettingId id, const Getenv& getenv) {
+  PR_ASSIGN_OR_RETURN(auto value, readOwnRow(id, SettingKind::kInteger, getenv));
+  if (!value) return std::optional<std::int64_t>();
+  return std::optional<std::int64_t>(std::get<std::int64_t>(*value));
+}
+
+StatusOr<std::optional<std::uint64_t>> readByteSizeSetting(SettingId id, const Getenv& getenv) {
+  PR_ASSIGN_OR_RETURN(auto value, readOwnRow(id, SettingKind::kByteSize, getenv));
+  if (!value) return std::optional<std::uint64_t>();
+  return std::optional<std::uint64_t>(std::get<std::uint64_t>(*value));
+}
+
+StatusOr<std::optional<bool>> readBooleanSetting(SettingId id, const Getenv& getenv) {
+  PR_ASSIGN_OR_RETURN(auto value, readOwnRow(id, SettingKind::kBoolean, getenv));
+  if (!value) return std::optional<bool>();
+  return std::optional<bool>(std::get<bool>(*value));
+}
+
+}  // namespace peerreduce
