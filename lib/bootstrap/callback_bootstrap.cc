@@ -166,8 +166,8 @@ class CallbackBootstrap final : public Bootstrap {
     worker.detach();
     broken_ = timeoutError(who() + ": the " + std::string(callback) + " callback did not return within " +
                            std::to_string(timeout.count()) +
-                           " ms (the communicator's timeout); the bootstrap is unusable. Make the callback honour "
-                           "its timeout_ms, or raise PEERREDUCE_TIMEOUT_MS if the rendezvous is slow");
+                           " ms (the bootstrap's timeout); the bootstrap is unusable. Make the callback honour its "
+                           "timeout_ms, or raise PEERREDUCE_BOOTSTRAP_TIMEOUT_MS if the rendezvous is slow");
     return broken_;
   }
 
