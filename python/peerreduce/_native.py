@@ -119,15 +119,16 @@ class BootstrapCallbacks(ctypes.Structure):
     _fields_ = [("all_gather", ALL_GATHER), ("barrier", BARRIER), ("context", c_void_p), ("name", c_char_p)]
 
 
-# prConfig_t is filled and read only by the library (prConfigInit, prConfigSet): Python holds it as bytes
-# of this size, larger than the struct, so its layout can grow without touching this package.
-CONFIG_BYTES = 64 * 1024
+# prConfig_t is filled and read only by the library (prConfigInitSized, prConfigSet): Python holds it as
+# bytes of the size the library reports (prConfigSize), so its layout can change without this package.
 
 _P = ctypes.POINTER
 _SIGNATURES: dict[str, tuple] = {
     "prGetLastError": (c_char_p, []),
     "prGetErrorString": (c_char_p, [c_int]),
-    "prConfigInit": (c_int, [c_void_p]),
+    "prConfigSize": (c_size_t, []),
+    "prConfigInitSized": (c_int, [c_void_p, c_size_t]),
+    "prConfigSet": (c_int, [c_void_p, c_char_p, c_char_p]),
     "prBootstrapCreate": (c_int, [c_int, c_int, _P(BootstrapCallbacks), _P(c_void_p)]),
     "prBootstrapDestroy": (c_int, [c_void_p]),
     "prCommInitRank": (c_int, [_P(c_void_p), c_int, c_int, c_void_p, c_void_p]),
@@ -156,7 +157,6 @@ _SIGNATURES: dict[str, tuple] = {
 }
 # Optional functions: present in builds that have them (checked with has()).
 _OPTIONAL: dict[str, tuple] = {
-    "prConfigSet": (c_int, [c_void_p, c_char_p, c_char_p]),
     "prGetVersion": (c_int, [_P(c_int), _P(c_int), _P(c_int)]),
 }
 

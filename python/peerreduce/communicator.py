@@ -21,11 +21,9 @@ def _config_buffer(config: dict | None):
     """NULL for the defaults (with the PEERREDUCE_* environment), else a prConfig_t the library filled."""
     if not config:
         return None
-    buffer = ctypes.create_string_buffer(_native.CONFIG_BYTES)
-    _native.call("prConfigInit", buffer)
-    if not _native.has("prConfigSet"):
-        raise errors.UnsupportedError("this libpeerreduce has no prConfigSet; pass config=None and use PEERREDUCE_* "
-                                      "environment variables")
+    size = _native.library().prConfigSize()
+    buffer = ctypes.create_string_buffer(size)
+    _native.call("prConfigInitSized", buffer, size)
     for name, value in config.items():
         text = ("1" if value else "0") if isinstance(value, bool) else str(value)
         _native.call("prConfigSet", buffer, str(name).encode(), text.encode())

@@ -176,6 +176,7 @@ def test_a_failing_rendezvous_raises_the_librarys_error_chained_to_the_callbacks
 
 def test_a_rendezvous_that_hangs_is_a_timeout_bounded_by_the_configured_timeout(monkeypatch):
     monkeypatch.setenv("PEERREDUCE_TIMEOUT_MS", "200")
+    monkeypatch.setenv("PEERREDUCE_BOOTSTRAP_TIMEOUT_MS", "200")  # bootstrap waits have a floor of their own
     release = threading.Event()
     with peerreduce.SimWorld(1) as world:
         bootstrap = world.attach(peerreduce.CallbackBootstrap(lambda data, t: release.wait(30) and [data],
@@ -311,3 +312,21 @@ def test_the_library_that_cannot_be_found_is_named(monkeypatch, tmp_path):
 def test_dtype_tables_match_the_c_header():
     assert _buffers.DTYPE_CODES["float32"] == 8 and _buffers.DTYPE_CODES["bfloat16"] == 7
     assert _buffers.OP_CODES == {"sum": 0, "prod": 1, "min": 2, "max": 3, "avg": 4}
+
+
+def test_a_configuration_by_setting_name_reaches_the_communicator():
+    with peerreduce.SimWorld(4) as world:
+        comms = world.communicators(config={"PEERREDUCE_ALGO": "ring", "PEERREDUCE_SCRATCH_BYTES": "1M"})
+        assert comms[0].explain(1 << 20, "float32")["chosen"] == "ring"
+        arrays = inputs(4, 70000, "float32", seed=2)
+        expected = reference(arrays, "sum")
+        for comm, a in zip(comms, arrays):
+            comm.all_reduce(a)
+        world.run()
+        np.testing.assert_array_equal(arrays[3], expected)
+        for c in comms:
+            c.close()
+    with pytest.raises(peerreduce.InvalidArgumentError, match="PEERREDUCE_NO_SUCH"):
+        peerreduce.SimWorld(2).communicators(config={"PEERREDUCE_NO_SUCH": "1"})
+    with pytest.raises(peerreduce.InvalidArgumentError, match="PEERREDUCE_TIMEOUT_MS"):
+        peerreduce.SimWorld(2).communicators(config={"PEERREDUCE_TIMEOUT_MS": "-5"})
