@@ -1,0 +1,73 @@
+"""What a tensor or array is to the C library: its address, element count, dtype code and where it lives.
+
+numpy arrays and torch tensors (CPU or CUDA) are accepted; nothing here imports torch, so the package
+works without it. Every refusal is an InvalidArgumentError that names the argument and what was wrong.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from . import errors
+
+# prDataType_t values (peerreduce.h), by the dtype's name in numpy and in torch.
+DTYPE_CODES = {
+    "int8": 0, "uint8": 1, "int32": 2, "uint32": 3, "int64": 4, "uint64": 5,
+    "float16": 6, "bfloat16": 7, "float32": 8, "float64": 9,
+}
+DTYPE_NAMES = {code: name for name, code in DTYPE_CODES.items()}
+# prRedOp_t values.
+OP_CODES = {"sum": 0, "prod": 1, "min": 2, "max": 3, "avg": 4}
+
+
+@dataclass(frozen=True)
+class Buffer:
+    address: int
+    count: int      # elements
+    dtype: int      # prDataType_t
+    nbytes: int
+    device: int     # CUDA device index, or -1 for host memory
+    shape: tuple
+
+
+def _is_torch(value: Any) -> bool:
+    return type(value).__module__.startswith("torch") and hasattr(value, "data_ptr")
+
+
+def describe(value: Any, what: str) -> Buffer:
+    """The buffer behind `value` (a numpy array or a torch tensor); `what` names it in errors."""
+    if _is_torch(value):
+        name = str(value.dtype).replace("torch.", "")
+        if name not in DTYPE_CODES:
+            raise errors.InvalidArgumentError(f"{what} has dtype {value.dtype}, which peerreduce does not reduce; "
+                                              f"use one of {', '.join(DTYPE_CODES)}")
+        if not value.is_contiguous():
+            raise errors.InvalidArgumentError(f"{what} is not contiguous; pass tensor.contiguous()")
+        device = value.device.index if value.is_cuda else -1
+        if value.is_cuda and device is None:
+            device = 0
+        return Buffer(value.data_ptr(), value.numel(), DTYPE_CODES[name], value.numel() * value.element_size(),
+                      device, tuple(value.shape))
+    if hasattr(value, "__array_interface__") and hasattr(value, "flags"):
+        name = str(value.dtype)
+        if name not in DTYPE_CODES:
+            raise errors.InvalidArgumentError(f"{what} has dtype {value.dtype}, which peerreduce does not reduce; "
+                                              f"use one of {', '.join(n for n in DTYPE_CODES if n != 'bfloat16')}")
+        if not value.flags["C_CONTIGUOUS"]:
+            raise errors.InvalidArgumentError(f"{what} is not C-contiguous; pass numpy.ascontiguousarray(...)")
+        return Buffer(value.__array_interface__["data"][0], value.size, DTYPE_CODES[name], value.nbytes, -1,
+                      tuple(value.shape))
+    raise errors.InvalidArgumentError(f"{what} is a {type(value).__name__}; pass a numpy array or a torch tensor")
+
+
+def writable(value: Any, what: str) -> None:
+    """Refuses a read-only numpy array as an output."""
+    if not _is_torch(value) and hasattr(value, "flags") and not value.flags["WRITEABLE"]:
+        raise errors.InvalidArgumentError(f"{what} is read-only; results need a writable array")
+
+
+def op_code(op: str) -> int:
+    if not isinstance(op, str) or op not in OP_CODES:
+        raise errors.InvalidArgumentError(f"op {op!r} is not one of {', '.join(OP_CODES)}")
+    return OP_CODES[op]

@@ -1,0 +1,133 @@
+"""peerreduce against torch.distributed (NCCL) on the same tensors: `python -m peerreduce.bench`.
+
+Run one process per rank (torchrun --nproc-per-node N -m peerreduce.bench). For each size it times
+peerreduce's all_reduce and torch.distributed.all_reduce with the NCCL backend, each as a loop of calls
+and replayed from a CUDA graph, on the same buffers, and prints the times and their ratio (rank 0);
+--json writes the table. With every rank on one GPU, NCCL cannot run (it needs a GPU per rank): the
+table then has peerreduce alone, plus the host cost of one call through this package against one call
+of the C function through ctypes (the Python path's overhead).
+"""
+
+from __future__ import annotations
+
+import argparse
+import ctypes
+import json
+import os
+import time
+
+import torch
+import torch.distributed as dist
+
+from . import _buffers, _native
+from . import torch as prt
+
+SIZES = [4 << 10, 16 << 10, 64 << 10, 256 << 10, 1 << 20, 4 << 20, 16 << 20, 64 << 20, 256 << 20]
+
+
+def _time_loop(fn, iterations: int) -> float:
+    """Microseconds per call of `fn`, enqueued back to back, after a warm-up."""
+    for _ in range(3):
+        fn()
+    torch.cuda.synchronize()
+    start = time.perf_counter()
+    for _ in range(iterations):
+        fn()
+    torch.cuda.synchronize()
+    return (time.perf_counter() - start) * 1e6 / iterations
+
+
+def _time_graph(fn, iterations: int) -> float:
+    """Microseconds per call of `fn` replayed from a CUDA graph of `iterations` calls (best of 3)."""
+    stream = torch.cuda.Stream()
+    stream.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(stream):
+        fn()
+    torch.cuda.current_stream().wait_stream(stream)
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        for _ in range(iterations):
+            fn()
+    best = float("inf")
+    for _ in range(3):
+        torch.cuda.synchronize()
+        start = time.perf_counter()
+        graph.replay()
+        torch.cuda.synchronize()
+        best = min(best, (time.perf_counter() - start) * 1e6 / iterations)
+    return best
+
+
+def _host_overhead(comm, tensor, iterations: int = 2000) -> tuple[float, float]:
+    """Host microseconds per enqueue: through Communicator.all_reduce, and through ctypes directly."""
+    buffer = _buffers.describe(tensor, "tensor")
+    stream = torch.cuda.current_stream().cuda_stream
+    lib = _native.library()
+    handle = comm._live()
+    start = time.perf_counter()
+    for _ in range(iterations):
+        comm.all_reduce(tensor)
+    python_us = (time.perf_counter() - start) * 1e6 / iterations
+    torch.cuda.synchronize()
+    start = time.perf_counter()
+    for _ in range(iterations):
+        lib.prAllReduce(buffer.address, buffer.address, buffer.count, buffer.dtype, 0, handle, ctypes.c_void_p(stream))
+    direct_us = (time.perf_counter() - start) * 1e6 / iterations
+    torch.cuda.synchronize()
+    return python_us, direct_us
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--dtype", default="float32", choices=["float32", "bfloat16", "float16"])
+    parser.add_argument("--iterations", type=int, default=20)
+    parser.add_argument("--max-bytes", type=int, default=256 << 20)
+    parser.add_argument("--json", help="write the table here (rank 0)")
+    args = parser.parse_args(argv)
+
+    local_rank = int(os.environ.get("LOCAL_RANK", "0"))
+    device = local_rank % torch.cuda.device_count()
+    torch.cuda.set_device(device)
+    one_gpu = torch.cuda.device_count() < int(os.environ.get("LOCAL_WORLD_SIZE", "1"))
+    dist.init_process_group("gloo" if one_gpu else "nccl")
+    rank, size = dist.get_rank(), dist.get_world_size()
+    dtype = getattr(torch, args.dtype)
+    comm = prt.communicator()
+    rows = []
+    for nbytes in [s for s in SIZES if s <= args.max_bytes]:
+        count = nbytes // torch.tensor([], dtype=dtype).element_size()
+        tensor = torch.ones(count, dtype=dtype, device="cuda")
+        row = {"bytes": nbytes, "peerreduce_us": _time_loop(lambda: comm.all_reduce(tensor), args.iterations),
+               "peerreduce_graph_us": _time_graph(lambda: comm.all_reduce(tensor), args.iterations)}
+        if not one_gpu:
+            row["nccl_us"] = _time_loop(lambda: dist.all_reduce(tensor), args.iterations)
+            row["nccl_graph_us"] = _time_graph(lambda: dist.all_reduce(tensor), args.iterations)
+            row["ratio"] = row["peerreduce_us"] / row["nccl_us"]
+            row["graph_ratio"] = row["peerreduce_graph_us"] / row["nccl_graph_us"]
+        rows.append(row)
+    python_us, direct_us = _host_overhead(comm, torch.ones(1024, dtype=dtype, device="cuda"))
+    if rank == 0:
+        print(f"peerreduce.bench: {size} ranks, {args.dtype}, {'one GPU shared' if one_gpu else 'one GPU each'}")
+        header = f"{'bytes':>10} {'peerreduce us':>14} {'graph us':>10}"
+        if not one_gpu:
+            header += f" {'NCCL us':>10} {'graph us':>10} {'ratio':>7} {'graph ratio':>11}"
+        print(header)
+        for row in rows:
+            line = f"{row['bytes']:>10} {row['peerreduce_us']:>14.2f} {row['peerreduce_graph_us']:>10.2f}"
+            if not one_gpu:
+                line += (f" {row['nccl_us']:>10.2f} {row['nccl_graph_us']:>10.2f} {row['ratio']:>7.3f}"
+                         f" {row['graph_ratio']:>11.3f}")
+            print(line)
+        print(f"host cost of one enqueue: {python_us:.2f} us through peerreduce.Communicator.all_reduce, "
+              f"{direct_us:.2f} us calling prAllReduce through ctypes")
+        if args.json:
+            with open(args.json, "w") as f:
+                json.dump({"ranks": size, "dtype": args.dtype, "one_gpu": one_gpu, "rows": rows,
+                           "host_us": {"python": python_us, "ctypes": direct_us}}, f, indent=1)
+    prt.close_all()
+    dist.destroy_process_group()
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

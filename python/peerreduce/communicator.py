@@ -1,0 +1,228 @@
+"""Communicator: one rank's handle on a world of ranks that reduce together (the C library's prComm_t).
+
+Operations enqueue on a stream and return, as NCCL's do: on GPUs the current CUDA stream of the tensor's
+device (or `stream`); on the simulator the work runs at `synchronize()` (collective there: every rank's
+thread calls it) or at `SimWorld.run()`. Results are bitwise identical on every rank and every rerun.
+
+Errors are `peerreduce.Error` subclasses carrying the library's code and message; a failed call changes
+nothing and leaves nothing behind.
+"""
+
+from __future__ import annotations
+
+import ctypes
+from typing import Any, Sequence
+
+from . import _buffers, _native, errors
+from .bootstrap import Bootstrap
+
+
+def _config_buffer(config: dict | None):
+    """NULL for the defaults (with the PEERREDUCE_* environment), else a prConfig_t the library filled."""
+    if not config:
+        return None
+    size = _native.library().prConfigSize()
+    buffer = ctypes.create_string_buffer(size)
+    _native.call("prConfigInitSized", buffer, size)
+    for name, value in config.items():
+        text = ("1" if value else "0") if isinstance(value, bool) else str(value)
+        _native.call("prConfigSet", buffer, str(name).encode(), text.encode())
+    return buffer
+
+
+class RegisteredBuffer:
+    """A buffer registered with every peer (Communicator.register); deregister() is collective."""
+
+    def __init__(self, comm: "Communicator", handle: ctypes.c_void_p, keep: Any):
+        self._comm, self._handle, self._keep = comm, handle, keep
+
+    def deregister(self) -> None:
+        if self._handle is not None:
+            _native.call("prCommDeregisterBuffer", self._comm._live(), self._handle)
+            self._handle = None
+
+    def __enter__(self) -> "RegisteredBuffer":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.deregister()
+
+
+class Communicator:
+    """Rank `rank` of `world_size` (1..64), created collectively: every rank calls this with the same
+    world size and configuration and its own bootstrap (see peerreduce.bootstrap)."""
+
+    def __init__(self, rank: int, world_size: int, bootstrap: Bootstrap, config: dict | None = None):
+        if not isinstance(bootstrap, Bootstrap):
+            raise errors.InvalidArgumentError(f"bootstrap is a {type(bootstrap).__name__}; pass a peerreduce "
+                                              "bootstrap (SimWorld.bootstrap(), CallbackBootstrap, ...)")
+        self._handle: ctypes.c_void_p | None = None
+        settings = _config_buffer(config)
+        opened = bootstrap._open(int(rank), int(world_size))
+        try:
+            handle = ctypes.c_void_p()
+            try:
+                _native.call("prCommInitRank", ctypes.byref(handle), int(world_size), int(rank), opened, settings)
+            except errors.Error as e:
+                cause = bootstrap._failure()
+                if cause is not None:
+                    raise e from cause
+                raise
+        finally:
+            _native.call("prBootstrapDestroy", opened)  # the communicator keeps what it needs
+        self._handle = handle
+        self._owner = bootstrap  # keeps the bootstrap's callbacks (and a simulated world) alive
+
+    @classmethod
+    def _adopt(cls, handle: ctypes.c_void_p, owner: Any) -> "Communicator":
+        comm = cls.__new__(cls)
+        comm._handle, comm._owner = handle, owner
+        return comm
+
+    # --- identity and lifetime
+
+    def _live(self) -> ctypes.c_void_p:
+        if self._handle is None:
+            raise errors.InvalidArgumentError("this communicator was closed; make a new one")
+        return self._handle
+
+    @property
+    def rank(self) -> int:
+        value = ctypes.c_int()
+        _native.call("prCommRank", self._live(), ctypes.byref(value))
+        return value.value
+
+    @property
+    def world_size(self) -> int:
+        value = ctypes.c_int()
+        _native.call("prCommSize", self._live(), ctypes.byref(value))
+        return value.value
+
+    def close(self) -> None:
+        """Ends the communicator (complete its operations first). Safe to call twice."""
+        if self._handle is not None:
+            handle, self._handle = self._handle, None
+            _native.call("prCommDestroy", handle)
+
+    def abort(self) -> None:
+        """Ends every wait promptly; every later call raises AbortedError. Safe from any thread."""
+        _native.call("prCommAbort", self._live())
+
+    def __enter__(self) -> "Communicator":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def __del__(self) -> None:
+        try:
+            self.close()
+        except Exception:  # interpreter shutdown: the library may be gone
+            pass
+
+    # --- operations
+
+    def _stream(self, buffer: _buffers.Buffer, stream: Any) -> int | None:
+        if stream is not None:
+            return int(getattr(stream, "cuda_stream", stream))
+        if buffer.device >= 0:
+            import torch
+            return torch.cuda.current_stream(buffer.device).cuda_stream
+        return None
+
+    def all_reduce(self, tensor: Any, op: str = "sum", out: Any = None, stream: Any = None) -> Any:
+        """Reduces `tensor` across ranks with `op` (sum, prod, min, max, avg) into `out` (in place when
+        None) and returns the result's tensor. Enqueued on `stream` (default: the current CUDA stream)."""
+        send = _buffers.describe(tensor, "tensor")
+        target = tensor if out is None else out
+        recv = send if out is None else _buffers.describe(out, "out")
+        _buffers.writable(target, "out" if out is not None else "tensor")
+        if recv.dtype != send.dtype or recv.count != send.count or recv.device != send.device:
+            raise errors.InvalidArgumentError(
+                f"out holds {recv.count} {_buffers.DTYPE_NAMES[recv.dtype]} on device {recv.device}; tensor holds "
+                f"{send.count} {_buffers.DTYPE_NAMES[send.dtype]} on device {send.device}: they must match")
+        _native.call("prAllReduce", send.address, recv.address, send.count, send.dtype, _buffers.op_code(op),
+                     self._live(), self._stream(send, stream))
+        return target
+
+    def all_reduce_batch(self, tensors: Sequence[Any], op: str = "sum", stream: Any = None) -> Sequence[Any]:
+        """Reduces every tensor in place, as all_reduce would each, in as few operations as possible (on
+        GPUs one launch per group of small tensors). All must share one dtype and device."""
+        if len(tensors) == 0:
+            return tensors
+        described = [_buffers.describe(t, f"tensors[{i}]") for i, t in enumerate(tensors)]
+        first = described[0]
+        for i, b in enumerate(described):
+            _buffers.writable(tensors[i], f"tensors[{i}]")
+            if b.dtype != first.dtype or b.device != first.device:
+                raise errors.InvalidArgumentError(f"tensors[{i}] is {_buffers.DTYPE_NAMES[b.dtype]} on device "
+                                                  f"{b.device}, tensors[0] {_buffers.DTYPE_NAMES[first.dtype]} on "
+                                                  f"device {first.device}: a batch shares one dtype and device")
+        items = (_native.BatchItem * len(described))(*[(b.address, b.address, b.count) for b in described])
+        _native.call("prAllReduceBatch", items, len(described), first.dtype, _buffers.op_code(op), self._live(),
+                     self._stream(first, stream))
+        return tensors
+
+    def synchronize(self, stream: Any = None) -> None:
+        """Waits (bounded by the configured timeout) for the work enqueued on `stream`; raises its error.
+        Collective on the simulator."""
+        _native.call("prCommSynchronize", self._live(),
+                     None if stream is None else int(getattr(stream, "cuda_stream", stream)))
+
+    def async_error(self) -> errors.Error | None:
+        """The error an enqueued operation ended with, or None. Does not block."""
+        try:
+            _native.call("prCommGetAsyncError", self._live())
+        except errors.Error as e:
+            return e
+        return None
+
+    def register(self, tensor: Any) -> RegisteredBuffer:
+        """Collective: makes `tensor`'s memory reachable by every peer until deregistered."""
+        buffer = _buffers.describe(tensor, "tensor")
+        handle = ctypes.c_void_p()
+        _native.call("prCommRegisterBuffer", self._live(), buffer.address, buffer.nbytes, ctypes.byref(handle))
+        return RegisteredBuffer(self, handle, tensor)
+
+    # --- inspection, as plain Python data
+
+    def enable_profiling(self, capacity: int = 1024) -> None:
+        _native.call("prCommEnableProfiling", self._live(), int(capacity))
+
+    def disable_profiling(self) -> None:
+        _native.call("prCommDisableProfiling", self._live())
+
+    def profile(self) -> dict:
+        """Summary of the operations profiled so far (enable_profiling first): counts, times in us, busbw."""
+        summary = _native.ProfileSummary()
+        _native.call("prCommProfileSummary", self._live(), ctypes.byref(summary))
+        return {name: getattr(summary, name) for name, _ in summary._fields_}
+
+    def memory_stats(self) -> dict:
+        stats = _native.MemoryStats()
+        _native.call("prCommMemoryStats", self._live(), ctypes.byref(stats))
+        return {name: getattr(stats, name) for name, _ in stats._fields_}
+
+    def pinned_stats(self) -> dict:
+        stats = _native.PinnedStats()
+        _native.call("prCommPinnedStats", self._live(), ctypes.byref(stats))
+        return {name: getattr(stats, name) for name, _ in stats._fields_}
+
+    def explain(self, count: int, dtype: Any = "float32") -> dict:
+        """What all_reduce would choose for `count` elements of `dtype`, with every candidate's prediction."""
+        name = str(dtype).replace("torch.", "")
+        if name not in _buffers.DTYPE_CODES:
+            raise errors.InvalidArgumentError(f"dtype {dtype!r} is not one of {', '.join(_buffers.DTYPE_CODES)}")
+        selection = _native.Selection()
+        _native.call("prCommExplainSelection", self._live(), int(count), _buffers.DTYPE_CODES[name],
+                     ctypes.byref(selection))
+        algorithms = ["auto", "one-shot", "two-shot", "ring", "recursive-doubling", "rabenseifner", "tree"]
+        return {
+            "chosen": algorithms[selection.chosen],
+            "forced": bool(selection.forced),
+            "tuned": bool(selection.tuned),
+            "plan": selection.plan.decode(),
+            "candidates": [{"algorithm": algorithms[c.algorithm], "predicted_us": c.predicted_us,
+                            "segments": c.segments, "plan": c.plan.decode()}
+                           for c in selection.candidates[:selection.ncandidates]],
+        }

@@ -1,0 +1,22 @@
+"""The PyTorch GPU checks (gpu_ranks.py) under torchrun at 2 and 4 ranks. Skipped, saying why, where
+PyTorch or a GPU is missing; the hardware stage runs them."""
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+torch = pytest.importorskip("torch", reason="PyTorch is not installed (the GPU machines have it)")
+if not torch.cuda.is_available():
+    pytest.skip("no CUDA GPU on this machine (the hardware stage runs these)", allow_module_level=True)
+
+
+@pytest.mark.parametrize("ranks", [2, 4])
+def test_torch_ranks_reduce_correctly(ranks):
+    here = os.path.dirname(os.path.abspath(__file__))
+    done = subprocess.run([sys.executable, "-m", "torch.distributed.run", "--standalone", f"--nproc-per-node={ranks}",
+                           os.path.join(here, "gpu_ranks.py")], capture_output=True, text=True, timeout=900)
+    print(done.stdout[-4000:], done.stderr[-4000:])
+    assert done.returncode == 0
+    assert done.stdout.count(" ok") == ranks
