@@ -39,10 +39,15 @@ package)
   cp "$build/examples/gpu_callback_allreduce" .hw/peerreduce-example-callbacks
   cp "$build/examples/gpu_mpi_allreduce" .hw/peerreduce-example-mpi
   python3 ci/gpu_code.py check cuda "${CMAKE_CUDA_ARCHITECTURES:-90}" "$build/kernels/libpeerreduce_kernels_gpu.a"
-  strip --strip-debug .hw/peerreduce*  # debug info is not needed there; the transfer limit is 64 MiB
+  # The shared library the Python package loads (ctypes), linked from this build's archives: every
+  # object, the CUDA runtime statically, the coverage runtime since the objects are instrumented.
+  g++ -shared -o .hw/libpeerreduce.so -Wl,--whole-archive "$build/sim/libpeerreduce_sim.a" "$build/lib/libpeerreduce.a" \
+    "$build/kernels/libpeerreduce_kernels.a" "$build/kernels/libpeerreduce_kernels_gpu.a" -Wl,--no-whole-archive \
+    /usr/local/cuda/lib64/libcudart_static.a -lpthread -ldl -lrt --coverage
+  strip --strip-debug .hw/peerreduce* .hw/libpeerreduce.so  # debug info is not needed there; 64 MiB travel
   # Compressed for the trip (each binary carries every kernel; together they no longer fit 64 MiB);
   # `run` unpacks them. gzip -1: a third of the size in seconds.
-  gzip -1 .hw/peerreduce*
+  gzip -1 .hw/peerreduce* .hw/libpeerreduce.so
   echo "$PWD/$build" > .hw/build-dir
   # The coverage notes (.gcno) of this build match only .gcda files from these binaries: report checks.
   sha256sum "$build/tests/hardware/peerreduce_hardware_tests" | cut -d' ' -f1 > .hw/build-id
@@ -128,6 +133,22 @@ run)
       cat "$out/example-mpi-np$np.log"
     fi
   done
+  # The Python package on the GPUs: its pytest suite (the PyTorch checks under torchrun at 2 and 4 ranks,
+  # sharing GPUs where there are fewer) and its benchmark against torch.distributed with NCCL.
+  python="${HW_PYTHON:-/opt/torch/.venv/bin/python3}"
+  if [[ "${HW_PYTHON_TESTS:-1}" != 0 && -x "$python" ]]; then
+    echo "=== Python package: pytest tests/python"
+    PEERREDUCE_LIBRARY="$PWD/.hw/libpeerreduce.so" PYTHONPATH="$PWD/python" GCOV_PREFIX="$out/gcda/python" \
+      "$python" -m pytest -q -rs tests/python > "$out/python-tests.log" 2>&1 || status=1
+    grep -E "passed|failed|rank [0-9] of" "$out/python-tests.log" | tail -12
+    if ((gpus >= 2)); then
+      echo "=== python -m peerreduce.bench, 2 ranks"
+      PEERREDUCE_LIBRARY="$PWD/.hw/libpeerreduce.so" PYTHONPATH="$PWD/python" GCOV_PREFIX="$out/gcda/python-bench" \
+        "$python" -m torch.distributed.run --standalone --nproc-per-node=2 -m peerreduce.bench \
+        --max-bytes "${HW_PY_BENCH_MAX_BYTES:-16777216}" --json "$out/python-bench.json" > "$out/python-bench.log" 2>&1 || status=1
+      grep -v "^W\|^\*" "$out/python-bench.log" | tail -14
+    fi
+  fi
   if [[ "${HW_SANITIZE:-1}" != 0 ]]; then
     for tool in memcheck racecheck synccheck; do
       log="$out/sanitizer-$tool.log"
