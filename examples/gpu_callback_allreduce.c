@@ -4,7 +4,9 @@
  * one); their rendezvous is a shared table and a barrier, standing in for whatever a real launcher has
  * (a key-value store, torch.distributed, Ray). Each rank makes a bootstrap from its callbacks, creates
  * its communicator with prCommInitRank (the same call as on the simulator or under MPI), reduces a
- * buffer of device memory in place and checks the result.
+ * buffer of device memory in place on a stream of its own and checks the result. (Ranks sharing a GPU
+ * in one process each need their own stream: on the shared default stream their kernels would wait for
+ * each other, and peerreduce refuses it.)
  *
  * Usage: gpu_callback_allreduce [ranks]   (default 2). Exit status 0 when every rank's result is right.
  */
@@ -53,6 +55,7 @@ static void* runRank(void* argument) {
   prBootstrap_t bootstrap = NULL;
   prComm_t comm = NULL;
   float* data = NULL;
+  cudaStream_t stream = NULL;
   me->failed = 1;
   if (prBootstrapCreate(n, me->rank, &callbacks, &bootstrap) != prSuccess ||
       prCommInitRank(&comm, n, me->rank, bootstrap, NULL) != prSuccess) {
@@ -67,8 +70,9 @@ static void* runRank(void* argument) {
   if (cudaMalloc((void**)&data, kCount * sizeof(float)) != cudaSuccess ||
       cudaMemcpy(data, host, kCount * sizeof(float), cudaMemcpyHostToDevice) != cudaSuccess) {
     fprintf(stderr, "rank %d: device memory failed\n", me->rank);
-  } else if (prAllReduce(data, data, kCount, prFloat32, prSum, comm, NULL) != prSuccess ||
-             prCommSynchronize(comm, NULL) != prSuccess) {
+  } else if (cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking) != cudaSuccess ||
+             prAllReduce(data, data, kCount, prFloat32, prSum, comm, stream) != prSuccess ||
+             prCommSynchronize(comm, stream) != prSuccess) {
     fprintf(stderr, "rank %d: %s\n", me->rank, prGetLastError());
   } else if (cudaMemcpy(host, data, kCount * sizeof(float), cudaMemcpyDeviceToHost) == cudaSuccess) {
     const float ranks_sum = (float)(n * (n + 1) / 2);
@@ -77,6 +81,7 @@ static void* runRank(void* argument) {
     me->failed = wrong != 0;
     printf("rank %d of %d: %s (%d wrong of %d)\n", me->rank, n, wrong ? "WRONG" : "ok", wrong, kCount);
   }
+  if (stream != NULL) cudaStreamDestroy(stream);
   cudaFree(data);
   free(host);
   prCommDestroy(comm);

@@ -27,6 +27,8 @@ inline constexpr int kGridDependencyPtxVersion = 90;
 #define PR_GLOBAL __global__
 #define PR_INLINE __forceinline__
 #define PR_GRID_CONSTANT  // kernel arguments live in memory the kernel reads in place
+// Whether `stream` is the device's default stream, which every thread of the process shares.
+inline bool isSharedDefaultStream(hipStream_t stream) { return stream == nullptr; }
 #elif defined(PEERREDUCE_GPU_CUDA)
 #include <cuda.h>  // driver API types only: its one function is found at run time (hipMemGetAddressRange)
 #include <cuda_runtime.h>
@@ -164,6 +166,9 @@ inline hipError_t hipMemGetAddressRange(void** base, std::size_t* size, void* pt
   *size = s;
   return cudaSuccess;
 }
+// Whether `stream` is the device's default stream, which every thread of the process shares (the null
+// stream and its explicit legacy handle; the per-thread default stream is a thread's own).
+inline bool isSharedDefaultStream(hipStream_t stream) { return stream == nullptr || stream == cudaStreamLegacy; }
 inline hipError_t hipDeviceGetPCIBusId(char* id, int length, int device) {
   return cudaDeviceGetPCIBusId(id, length, device);
 }

@@ -18,11 +18,21 @@
 #include <span>
 
 #include "gpu/peer_record.h"
+#include "peerreduce/status.h"
 
 namespace peerreduce::gpu {
 
 // The most ranks of one process that share one device, over the world's records.
 int ranksPerSharedDevice(std::span<const PeerRecord> records);
+
+// Whether `rank` shares its device with another rank of its process.
+bool sharesDeviceInProcess(std::span<const PeerRecord> records, int rank);
+
+// A rank that shares its device with another rank of its process must give every operation a stream of
+// its own: on the device's default stream (shared by every thread of the process) the ranks' kernels
+// would run one after another, and the first would wait for the others until its deadline. kInvalidArgument
+// naming the rank and the fix when `default_stream` and `shares_device`; ok otherwise.
+Status checkStreamOfSharedDevice(bool shares_device, bool default_stream, int rank);
 
 // The block cap above, or `uncapped` when no two ranks of one process share a device. At least 1.
 int sharedDeviceBlockCap(std::span<const PeerRecord> records, int uncapped);

@@ -181,6 +181,7 @@ class GpuTransport final : public Transport, private TimeMarks, private BufferSh
     }
     // Ranks of this process sharing a device must fit on it together (device_sharing.h).
     agreed_blocks_ = sharedDeviceBlockCap(decoded, agreed_blocks_);
+    shares_device_ = sharesDeviceInProcess(decoded, rank_);
     for (int peer = 0; peer < world_size_; ++peer) {
       const PeerRecord& record = decoded[static_cast<std::size_t>(peer)];
       const std::string who = "rank " + std::to_string(rank_) + " mapping rank " + std::to_string(peer) + ": ";
@@ -255,6 +256,8 @@ class GpuTransport final : public Transport, private TimeMarks, private BufferSh
                                   std::to_string(request.stream_slot) + " outside 0.." +
                                   std::to_string(kMaxStreams - 1));
     }
+    PR_RETURN_IF_ERROR(
+        checkStreamOfSharedDevice(shares_device_, isSharedDefaultStream(static_cast<hipStream_t>(stream)), rank_));
     const DevicePlan* plan = nullptr;
     PR_RETURN_IF_ERROR(devicePlan(request.plan, &plan));
     const std::size_t elem = dataTypeSize(request.dtype);
@@ -688,6 +691,7 @@ class GpuTransport final : public Transport, private TimeMarks, private BufferSh
   std::uint64_t line_bytes_per_block_;
   std::size_t line_area_bytes_;  // one stream slot's receive lines
   int agreed_blocks_ = 1;
+  bool shares_device_ = false;  // another rank of this process uses this device (device_sharing.h)
   bool connected_ = false;
   std::uint64_t timeout_ns_ = static_cast<std::uint64_t>(kDefaultTimeoutMs) * 1000000ull;
   std::size_t region_bytes_ = 0;

@@ -187,11 +187,17 @@ class TorchProcessGroupBootstrap(CallbackBootstrap):
     """Over a torch.distributed process group (the default group when None)."""
 
     def __init__(self, group=None):
+        import torch
         import torch.distributed as dist
-        self._dist, self._group = dist, group
+        self._dist, self._group, self._torch = dist, group, torch
+        # The callback runs on a peerreduce thread, whose current CUDA device is 0: an NCCL group must see
+        # the device of the rank that made this bootstrap.
+        self._device = torch.cuda.current_device() if torch.cuda.is_available() else None
         super().__init__(self._gather, name="torch.distributed process group")
 
     def _gather(self, data: bytes, timeout_s: float) -> list[bytes]:
+        if self._device is not None:
+            self._torch.cuda.set_device(self._device)
         blocks: list = [None] * self._dist.get_world_size(self._group)
         self._dist.all_gather_object(blocks, data, group=self._group)
         return blocks

@@ -47,5 +47,19 @@ TEST(DeviceSharing, ThreadsSharingADeviceSplitItsMultiprocessorsOverRanksAndStre
   EXPECT_EQ(sharedDeviceBlockCap(tiny, 32), 1);
 }
 
+TEST(DeviceSharing, ARankSharingItsDeviceInItsProcessMustNotUseTheDefaultStream) {
+  const std::vector<PeerRecord> shared{rankOn(0, 7, 0), rankOn(1, 7, 0), rankOn(2, 8, 0), rankOn(3, 7, 1)};
+  EXPECT_TRUE(sharesDeviceInProcess(shared, 0));
+  EXPECT_TRUE(sharesDeviceInProcess(shared, 1));
+  EXPECT_FALSE(sharesDeviceInProcess(shared, 2)) << "another process: the device time-slices, streams are its own";
+  EXPECT_FALSE(sharesDeviceInProcess(shared, 3)) << "alone on its device";
+  const Status refused = checkStreamOfSharedDevice(true, true, 1);
+  EXPECT_EQ(refused.code(), ErrorCode::kInvalidArgument);
+  EXPECT_NE(refused.message().find("rank 1 shares its GPU"), std::string::npos) << refused.message();
+  EXPECT_NE(refused.message().find("stream of its own"), std::string::npos) << refused.message();
+  EXPECT_TRUE(checkStreamOfSharedDevice(true, false, 1).isOk());
+  EXPECT_TRUE(checkStreamOfSharedDevice(false, true, 1).isOk());
+}
+
 }  // namespace
 }  // namespace peerreduce::gpu
