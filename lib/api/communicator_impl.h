@@ -44,6 +44,7 @@ struct Communicator::Impl {
   struct StreamSlot {
     StreamHandle stream = nullptr;
     PoolBlock scratch;
+    std::size_t target_bytes = 0;  // what this stream's scratch was sized to (communicator_memory.cc)
   };
   std::array<StreamSlot, kMaxStreams> streams;
   int streams_used = 0;

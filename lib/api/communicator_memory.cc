@@ -22,6 +22,20 @@ std::size_t scratchAlignment(const MemorySettings& memory) {
 // element per chunk at least). Below it the operation would be mostly per-segment overhead.
 std::size_t minimumScratch(const Config& config) { return std::min(config.scratch_bytes, kMinScratchBytes); }
 
+// The scratch stream `slot` asks for: the first stream the preferred size (it is taken at creation, with
+// the pool empty); each later one at most an even share of what is free for it and the streams that
+// may still come, so that every one of the kMaxStreams streams finds scratch with the default settings
+// (two preferred blocks would otherwise fill the default pool). Every rank's pool is in the same state,
+// so every rank asks the same.
+std::size_t scratchTarget(const Communicator::Impl& impl, int slot) {
+  const std::size_t preferred = impl.config.scratch_bytes;
+  if (slot == 0) return preferred;
+  const PoolBlock& lease = impl.streams[static_cast<std::size_t>(slot)].scratch;
+  const std::size_t available = impl.pool->stats().largest_free_block_bytes + (lease.valid() ? lease.size() : 0);
+  const std::size_t share = available / static_cast<std::size_t>(kMaxStreams - slot);
+  return std::max(std::min(preferred, share), minimumScratch(impl.config));
+}
+
 }  // namespace
 
 Status createPool(Communicator::Impl& impl) {
@@ -59,9 +73,11 @@ StatusOr<int> streamSlot(Communicator::Impl& impl, StreamHandle stream) {
 }
 
 StatusOr<PoolBlock> leaseScratch(Communicator::Impl& impl, int slot) {
-  const std::size_t preferred = impl.config.scratch_bytes;
-  PoolBlock& lease = impl.streams[static_cast<std::size_t>(slot)].scratch;
-  if (lease.valid() && lease.size() >= preferred) return lease;
+  auto& stream = impl.streams[static_cast<std::size_t>(slot)];
+  PoolBlock& lease = stream.scratch;
+  if (lease.valid() && lease.size() >= stream.target_bytes) return lease;
+  stream.target_bytes = scratchTarget(impl, slot);
+  const std::size_t preferred = stream.target_bytes;
   // Less than preferred (an earlier exhaustion) or none: give it back first, so its range counts as
   // free, then take as much as the pool has. Every rank's pool is in the same state, so every rank gets
   // the same size at the same offset and plans the same segments; an exhaustion is symmetric.

@@ -124,5 +124,39 @@ TEST_F(StreamScratch, EachStreamTakesItsOwnScratchAndAFifthIsRefusedWithoutTouch
   for (int r = 0; r < kRanks; ++r) EXPECT_EQ(world_->comm(r).scratchBytesHeld(), kScratchBytes);
 }
 
+// With the default settings (32 MiB scratch, a 64 MiB pool) every one of the kMaxStreams streams gets
+// scratch: the first its preferred size, each later one a share of what is left for it and the streams
+// that may still come. Before, two 32 MiB blocks filled the pool and a third stream failed with
+// kOutOfMemory.
+TEST(StreamScratchDefaults, EveryStreamFindsScratchWithTheDefaultSettings) {
+  Config config;
+  config.algorithm = Algorithm::kOneShot;
+  auto made = makeSimTestWorld(kRanks, sim::SimOptions{}, config);
+  ASSERT_TRUE(made.isOk()) << made.status().toString();
+  TestWorld& world = **made;
+  std::vector<std::unique_ptr<TestBuffer>> keep;
+  for (int s = 0; s < kMaxStreams; ++s) {
+    for (int r = 0; r < kRanks; ++r) {
+      auto buffer = world.allocate(kCount * sizeof(float));
+      std::vector<float> host(kCount, static_cast<float>(r + s));
+      buffer->upload(host.data(), 0, kCount * sizeof(float));
+      const Status st = world.comm(r).allreduce(buffer->data(), buffer->data(), kCount, DataType::kFloat32,
+                                                ReduceOp::kSum, fakeStream(s));
+      ASSERT_TRUE(st.isOk()) << "stream " << s << ": " << st.toString();
+      keep.push_back(std::move(buffer));
+    }
+  }
+  ASSERT_TRUE(world.completeAll().isOk());
+  for (int s = 0; s < kMaxStreams; ++s) {
+    std::vector<float> out(kCount);
+    keep[static_cast<std::size_t>(s * kRanks)]->download(out.data(), 0, kCount * sizeof(float));
+    EXPECT_EQ(out[0], static_cast<float>(3 * s + 3)) << "stream " << s;
+  }
+  for (int r = 0; r < kRanks; ++r) {
+    EXPECT_LE(world.comm(r).scratchBytesHeld(), config.memory.pool_bytes);
+    EXPECT_GE(world.comm(r).scratchBytesHeld(), config.scratch_bytes + 3 * kMinScratchBytes);
+  }
+}
+
 }  // namespace
 }  // namespace peerreduce::testing
