@@ -7,7 +7,7 @@ set -euo pipefail
 level="${1:-test}"
 packages=(g++ cmake ninja-build)
 if [[ "$level" == "test" || "$level" == "hip" ]]; then
-  packages+=(libgtest-dev librapidcheck-dev gcovr libopenmpi-dev openmpi-bin clang clang-format libclang-rt-14-dev python3)
+  packages+=(libgtest-dev librapidcheck-dev gcovr libopenmpi-dev openmpi-bin clang clang-format libclang-rt-14-dev python3 python3-numpy python3-pytest)
 fi
 if [[ "$level" == "hip" ]]; then
   packages+=(hipcc libamdhip64-dev rocm-device-libs)
