@@ -41,7 +41,10 @@ int allGather(void* context, const void* send, void* recv, size_t bytes, size_t*
   Rendezvous& app = *slot->app;
   if (slot->rank == app.misbehaving && app.how == 1) return 42;
   if (slot->rank == app.misbehaving && app.how == 3) {
-    app.released.wait();
+    // A copy of the future keeps its state alive: the test may tear the rendezvous down while this
+    // abandoned callback thread is still waking up from the release.
+    const std::shared_future<void> released = app.released;
+    released.wait();
     return 0;
   }
   const std::size_t n = app.group.size();
