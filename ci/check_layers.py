@@ -74,6 +74,9 @@ def resolve(root, including, target):
         candidate = os.path.normpath(candidate)
         if os.path.isfile(os.path.join(root, candidate)):
             return candidate
+        # A header generated at configure time (peerreduce/version.h) lives where its template does.
+        if os.path.isfile(os.path.join(root, candidate + ".in")):
+            return candidate
     return None
 
 

@@ -51,6 +51,11 @@ for platform in "${platforms[@]}"; do
     ctest --test-dir "$build" -R '^api\.' --output-on-failure -j2 | tail -n 3
   else
     python3 ci/gpu_code.py check hip gfx90a "$build"/kernels/*_hip.o
+    if python3 ci/gpu_code.py check hip "gfx90a;gfx942" "$build"/kernels/*_hip.o > /dev/null 2>&1; then
+      echo "gpu-compile: the architecture check passed for gfx942, which this build does not carry" >&2
+      exit 1
+    fi
+    echo "gpu-compile: the check refuses a list the build does not carry (gfx942), as it must"
   fi
   echo "gpu-compile: $platform path compiled, linked and checked in $(( $(date +%s) - start )) s"
 done

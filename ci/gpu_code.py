@@ -80,9 +80,17 @@ def hip_code(obj):
          if os.path.exists(p)), None)
     if bundler is None:
         raise BadInput("clang-offload-bundler not found (install Debian's clang)")
-    done = subprocess.run([bundler, "--list", "--type=o", f"--input={obj}"], capture_output=True, text=True)
+    # hipcc -c makes a host object whose .hip_fatbin section holds the offload bundle (one code object
+    # per --offload-arch); the bundler lists the bundle, not the host object around it.
+    with tempfile.TemporaryDirectory() as workdir:
+        bundle = os.path.join(workdir, "hip_fatbin.bin")
+        extracted = subprocess.run(["objcopy", "-O", "binary", "--only-section=.hip_fatbin", obj, bundle],
+                                   capture_output=True, text=True)
+        if extracted.returncode != 0 or not os.path.exists(bundle) or os.path.getsize(bundle) == 0:
+            return []  # no device code: a host-only object
+        done = subprocess.run([bundler, "--list", "--type=o", f"--input={bundle}"], capture_output=True, text=True)
     if done.returncode != 0:
-        return []  # not a bundle: host-only object
+        return []
     return [line.split("--")[-1] + " code" for line in done.stdout.split() if "amdgcn" in line]
 
 

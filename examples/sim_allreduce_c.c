@@ -3,6 +3,7 @@
 #include <stdio.h>
 
 #include "peerreduce/peerreduce_sim.h"
+#include "peerreduce/version.h"
 
 enum { kRanks = 4, kCount = 1024 };
 
@@ -16,6 +17,15 @@ static int failed(prResult_t result, const char* what) {
 }
 
 int main(void) {
+  /* The library loaded must be the one the headers describe (a stale libpeerreduce.so on the path
+   * would otherwise show up as a strange failure later). */
+  int version = 0;
+  if (failed(prGetVersion(&version), "prGetVersion")) return 1;
+  if (version != PEERREDUCE_VERSION_CODE) {
+    fprintf(stderr, "built against peerreduce %s (%d) but running version %d\n", PEERREDUCE_VERSION_STRING,
+            PEERREDUCE_VERSION_CODE, version);
+    return 1;
+  }
   prSimWorld_t world;
   prComm_t comms[kRanks];
   if (failed(prSimWorldCreate(kRanks, 7, &world), "prSimWorldCreate")) return 1;

@@ -12,6 +12,7 @@
 
 #include "api/c_api_internal.h"
 #include "peerreduce/types.h"
+#include "peerreduce/version.h"
 
 namespace peerreduce::capi {
 namespace {
@@ -269,6 +270,12 @@ prResult_t prCommProfileSummary(prComm_t comm, prProfileSummary_t* summary) noex
                                   s->min_us,     s->median_us, s->max_us,  s->busbw_gbps};
     return prSuccess;
   });
+}
+
+prResult_t prGetVersion(int* version) noexcept {
+  if (version == nullptr) return nullArgument("prGetVersion", "version", "pass the address of an int");
+  *version = PEERREDUCE_VERSION_CODE;
+  return prSuccess;
 }
 
 const char* prGetErrorString(prResult_t result) noexcept {

@@ -7,6 +7,8 @@
 #include "api/c_bootstrap_handle.h"
 #include "bootstrap/callback_bootstrap.h"
 #include "bootstrap/host_identity.h"
+#include "bootstrap/rank_agreement.h"
+#include "peerreduce/c_bootstrap.h"
 #include "peerreduce/gpu.h"
 
 namespace peerreduce::capi {
@@ -45,20 +47,6 @@ StatusOr<std::shared_ptr<Transport>> gpuTransportFor(Bootstrap& bootstrap, int r
   return createGpuTransport(rank, nranks, options);
 }
 
-// Every rank learns whether every rank has a transport.
-Status agreeOnTransports(Bootstrap& bootstrap, const Status& mine, std::chrono::milliseconds timeout) {
-  const std::byte ok{static_cast<unsigned char>(mine.isOk() ? 1 : 0)};
-  std::vector<std::byte> all(static_cast<std::size_t>(bootstrap.size()));
-  PR_RETURN_IF_ERROR(bootstrap.allGather(std::span<const std::byte>(&ok, 1), all, timeout));
-  if (!mine.isOk()) return mine;
-  for (int r = 0; r < bootstrap.size(); ++r) {
-    if (all[static_cast<std::size_t>(r)] != std::byte{1}) {
-      return unavailableError("rank " + std::to_string(r) + " could not open its transport; see that rank's error");
-    }
-  }
-  return Status::ok();
-}
-
 }  // namespace
 
 StatusOr<std::shared_ptr<Transport>> transportFor(prBootstrap& bootstrap, int rank, int nranks, const Config& config,
@@ -67,12 +55,37 @@ StatusOr<std::shared_ptr<Transport>> transportFor(prBootstrap& bootstrap, int ra
   auto transport = bootstrap.transports
                        ? bootstrap.transports(rank, nranks, config)
                        : gpuTransportFor(*bootstrap.bootstrap, rank, nranks, config, local_rank, local_rank_used);
-  PR_RETURN_IF_ERROR(agreeOnTransports(*bootstrap.bootstrap, transport.isOk() ? Status::ok() : transport.status(),
-                                       config.bootstrapTimeout()));
+  // Every rank learns whether every rank has a transport.
+  PR_RETURN_IF_ERROR(RankAgreement(*bootstrap.bootstrap, config.bootstrapTimeout())
+                         .outcome(transport.isOk() ? Status::ok() : transport.status(), "open its transport"));
   return transport;
 }
 
 }  // namespace peerreduce::capi
+
+namespace peerreduce {
+
+prResult_t publishCBootstrap(const char* function, const std::function<StatusOr<std::shared_ptr<Bootstrap>>()>& make,
+                             const char* describe, prBootstrap_t* bootstrap) noexcept {
+  return capi::guarded(function, [&]() -> prResult_t {
+    if (bootstrap == nullptr) return capi::nullArgument(function, "bootstrap", "pass the address of a prBootstrap_t");
+    *bootstrap = nullptr;
+    if (!make) return capi::nullArgument(function, "make", "pass a function that makes the bootstrap");
+    auto made = make();
+    if (!made.isOk()) return capi::toResult(function, made.status());
+    if (*made == nullptr) {
+      return capi::toResult(function, internalError(std::string(describe != nullptr ? describe : "the") +
+                                                    " bootstrap factory returned no bootstrap"));
+    }
+    auto handle = std::make_unique<prBootstrap>();
+    handle->bootstrap = std::move(made).value();
+    handle->describe = describe != nullptr ? describe : "application bootstrap";
+    *bootstrap = capi::publishBootstrap(std::move(handle));
+    return prSuccess;
+  });
+}
+
+}  // namespace peerreduce
 
 using peerreduce::capi::guarded;
 using peerreduce::capi::liveBootstraps;

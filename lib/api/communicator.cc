@@ -12,7 +12,9 @@
 #include "algorithms/plan_cache.h"
 #include "api/argument_checks.h"
 #include "api/communicator_impl.h"
+#include "api/operation_submit.h"
 #include "api/topology_agreement.h"
+#include "bootstrap/rank_agreement.h"
 #include "select/builtin_tuning.h"
 #include "select/segmenting.h"
 #include "util/hash.h"
@@ -42,18 +44,14 @@ struct PeerRecordBlock {
   std::byte bytes[kMaxPeerRecordBytes];
 };
 
-template <typename T>
-std::span<const std::byte> asBytes(const T& value) {
-  return std::span<const std::byte>(reinterpret_cast<const std::byte*>(&value), sizeof(T));
+// Ranks agree over the communicator's bootstrap, each collective bounded by the bootstrap timeout.
+RankAgreement agreementOf(const Communicator::Impl& impl) {
+  return RankAgreement(*impl.bootstrap, impl.config.bootstrapTimeout());
 }
 
 Status agreeOnCreation(const Communicator::Impl& impl) {
   CreationRecord mine{kCreationMagic, kCreationVersion, impl.rank, impl.size, impl.config.fingerprint()};
-  std::vector<CreationRecord> all(static_cast<std::size_t>(impl.size));
-  PR_RETURN_IF_ERROR(impl.bootstrap->allGather(
-      asBytes(mine),
-      std::span<std::byte>(reinterpret_cast<std::byte*>(all.data()), all.size() * sizeof(CreationRecord)),
-      impl.config.bootstrapTimeout()));
+  PR_ASSIGN_OR_RETURN(const std::vector<CreationRecord> all, agreementOf(impl).gather(mine));
   for (int r = 0; r < impl.size; ++r) {
     const CreationRecord& other = all[static_cast<std::size_t>(r)];
     const std::string who = "rank " + std::to_string(r);
@@ -77,22 +75,6 @@ Status agreeOnCreation(const Communicator::Impl& impl) {
   return Status::ok();
 }
 
-// Every rank reports whether its local step succeeded; all fail together if any failed.
-Status agreeOnOutcome(const Communicator::Impl& impl, const Status& local, const char* what) {
-  const std::uint8_t mine = local.isOk() ? 1 : 0;
-  std::vector<std::uint8_t> all(static_cast<std::size_t>(impl.size));
-  PR_RETURN_IF_ERROR(impl.bootstrap->allGather(
-      std::span<const std::byte>(reinterpret_cast<const std::byte*>(&mine), 1),
-      std::span<std::byte>(reinterpret_cast<std::byte*>(all.data()), all.size()), impl.config.bootstrapTimeout()));
-  if (!local.isOk()) return local;
-  for (int r = 0; r < impl.size; ++r) {
-    if (all[static_cast<std::size_t>(r)] == 0) {
-      return unavailableError("rank " + std::to_string(r) + " failed to " + what + "; see that rank's error");
-    }
-  }
-  return Status::ok();
-}
-
 Status exchangeSymmetricMemory(Communicator::Impl& impl) {
   auto opened = impl.transport->openSymmetric(impl.config.memory.pool_bytes);
   StatusOr<std::vector<std::byte>> record = opened.isOk() ? StatusOr<std::vector<std::byte>>(std::move(opened->record))
@@ -108,11 +90,7 @@ Status exchangeSymmetricMemory(Communicator::Impl& impl) {
     mine.length = static_cast<std::uint32_t>(record->size());
     std::memcpy(mine.bytes, record->data(), record->size());
   }
-  std::vector<PeerRecordBlock> all(static_cast<std::size_t>(impl.size));
-  PR_RETURN_IF_ERROR(impl.bootstrap->allGather(
-      asBytes(mine),
-      std::span<std::byte>(reinterpret_cast<std::byte*>(all.data()), all.size() * sizeof(PeerRecordBlock)),
-      impl.config.bootstrapTimeout()));
+  PR_ASSIGN_OR_RETURN(const std::vector<PeerRecordBlock> all, agreementOf(impl).gather(mine));
   if (!record.isOk())
     return record.status().withContext("opening symmetric memory on rank " + std::to_string(impl.rank));
   std::vector<std::vector<std::byte>> records(static_cast<std::size_t>(impl.size));
@@ -127,29 +105,14 @@ Status exchangeSymmetricMemory(Communicator::Impl& impl) {
     }
     records[static_cast<std::size_t>(r)].assign(block.bytes, block.bytes + block.length);
   }
-  return agreeOnOutcome(impl, impl.transport->connectPeers(records), "map its peers' memory");
+  return agreementOf(impl).outcome(impl.transport->connectPeers(records), "map its peers' memory");
 }
 
-// Every rank must use the same value (a file's contents, say): all fail with kMismatch otherwise.
+// The hash every rank compares (a tuning file's contents).
 std::uint64_t Fnv1aOf(const std::string& text) {
   Fnv1a hash;
   hash.addString(text);
   return hash.value();
-}
-
-Status agreeOnValue(const Communicator::Impl& impl, std::uint64_t value, const char* what) {
-  std::vector<std::uint64_t> all(static_cast<std::size_t>(impl.size));
-  PR_RETURN_IF_ERROR(impl.bootstrap->allGather(
-      asBytes(value),
-      std::span<std::byte>(reinterpret_cast<std::byte*>(all.data()), all.size() * sizeof(std::uint64_t)),
-      impl.config.bootstrapTimeout()));
-  for (int r = 0; r < impl.size; ++r) {
-    if (all[static_cast<std::size_t>(r)] != value) {
-      return mismatchError("rank " + std::to_string(r) + " has a different " + what + " than rank " +
-                           std::to_string(impl.rank));
-    }
-  }
-  return Status::ok();
 }
 
 Status loadTuning(Communicator::Impl& impl) {
@@ -206,10 +169,11 @@ Status createImpl(Communicator::Impl& impl) {
                                       *impl.bootstrap, impl.config));
   impl.topology = std::move(agreed.topology);
   impl.architecture = std::move(agreed.architecture);
-  PR_RETURN_IF_ERROR(agreeOnOutcome(impl, loadTuning(impl), "read the tuning table (PEERREDUCE_TUNING_FILE)"));
-  PR_RETURN_IF_ERROR(agreeOnValue(impl, impl.tuning ? Fnv1aOf(impl.tuning->format()) : 0,
-                                  "tuning table (PEERREDUCE_TUNING_FILE contents)"));
-  PR_RETURN_IF_ERROR(agreeOnOutcome(impl, buildPlans(impl), "build and verify its plans"));
+  const RankAgreement agreement = agreementOf(impl);
+  PR_RETURN_IF_ERROR(agreement.outcome(loadTuning(impl), "read the tuning table (PEERREDUCE_TUNING_FILE)"));
+  PR_RETURN_IF_ERROR(agreement.sameValue(impl.tuning ? Fnv1aOf(impl.tuning->format()) : 0,
+                                         "tuning table (PEERREDUCE_TUNING_FILE contents)"));
+  PR_RETURN_IF_ERROR(agreement.outcome(buildPlans(impl), "build and verify its plans"));
   PR_INFO(impl.rank, "communicator ready: %d ranks over %s, %s; %s", impl.size, impl.transport->name().c_str(),
           impl.topology.describe().c_str(), impl.config.describe().c_str());
   return Status::ok();
@@ -301,36 +265,15 @@ Status Communicator::allreduce(const void* send, void* recv, std::size_t count, 
   PR_TRACE(impl.rank, "allreduce %zu x %s %s via %s in %zu segment(s)", count, std::string(dataTypeName(dtype)).c_str(),
            std::string(reduceOpName(op)).c_str(), std::string(algorithmName(algorithm)).c_str(),
            (count + segment - 1) / segment);
-  ExecutionRequest request;
-  request.plan = plan;
-  request.dtype = dtype;
-  request.op = op;
-  request.timeout = impl.config.timeout;
-  request.scratch_offset = scratch.offset();
-  request.stream_slot = slot;
-  if (impl.profiler) impl.profiler->begin(stream);
-  Status submitted;
-  int segments = 0;
-  for (std::size_t done = 0; done < count && submitted.isOk(); done += segment) {
-    request.count = std::min(segment, count - done);
-    request.send = static_cast<const std::byte*>(send) + done * elem;
-    request.recv = static_cast<std::byte*>(recv) + done * elem;
-    request.layout = ChunkLayout::make(request.count, plan->num_chunks, elem);
-    submitted = impl.transport->submit(request, stream);
-    segments += submitted.isOk() ? 1 : 0;
-  }
-  if (impl.profiler) {
-    OperationProfile what;
-    what.count = count;
-    what.bytes = count * elem;
-    what.dtype = dtype;
-    what.op = op;
-    what.algorithm = algorithm;
-    what.segments = segments;
-    what.stream = slot;
-    impl.profiler->end(stream, what, submitted.isOk());
-  }
-  return submitted;
+  Operation operation;
+  operation.plan = plan;
+  operation.algorithm = algorithm;
+  operation.dtype = dtype;
+  operation.op = op;
+  operation.send = send;
+  operation.recv = recv;
+  operation.count = count;
+  return submitOperation(impl, operation, slot, scratch, segment, stream);
 }
 
 Status Communicator::synchronize(StreamHandle stream) {

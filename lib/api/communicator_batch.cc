@@ -24,6 +24,7 @@
 
 #include "api/argument_checks.h"
 #include "api/communicator_impl.h"
+#include "api/operation_submit.h"
 #include "peerreduce/communicator.h"
 #include "select/segmenting.h"
 #include "util/log.h"
@@ -177,34 +178,18 @@ Status Communicator::allreduceBatch(std::span<const BatchItem> items, DataType d
       continue;
     }
     PR_ASSIGN_OR_RETURN(const PoolBlock scratch, leaseScratch(impl, slot));
-    ExecutionRequest request;
-    request.plan = shape->candidate->plans[0];
-    request.dtype = dtype;
-    request.op = op;
-    request.timeout = impl.config.timeout;
-    request.scratch_offset = scratch.offset();
-    request.stream_slot = slot;
-    request.count = g.count;
-    request.layout = ChunkLayout::make(g.count, request.plan->num_chunks, elem);
-    request.batch = items.subspan(g.first, g.end - g.first);
+    Operation operation;
+    operation.plan = shape->candidate->plans[0];
+    operation.algorithm = shape->algorithm;
+    operation.dtype = dtype;
+    operation.op = op;
+    operation.count = g.count;
+    operation.batch = items.subspan(g.first, g.end - g.first);
+    operation.batch_items = static_cast<int>(nonempty);
     PR_TRACE(impl.rank, "allreduceBatch: %zu items, %zu x %s %s as one %s", g.end - g.first, g.count,
              std::string(dataTypeName(dtype)).c_str(), std::string(reduceOpName(op)).c_str(),
              std::string(algorithmName(shape->algorithm)).c_str());
-    if (impl.profiler) impl.profiler->begin(stream);
-    const Status submitted = impl.transport->submit(request, stream);
-    if (impl.profiler) {
-      OperationProfile what;
-      what.count = g.count;
-      what.bytes = g.count * elem;
-      what.dtype = dtype;
-      what.op = op;
-      what.algorithm = shape->algorithm;
-      what.segments = submitted.isOk() ? 1 : 0;
-      what.stream = slot;
-      what.batch_items = static_cast<int>(nonempty);
-      impl.profiler->end(stream, what, submitted.isOk());
-    }
-    PR_RETURN_IF_ERROR(submitted);
+    PR_RETURN_IF_ERROR(submitOperation(impl, operation, slot, scratch, g.count, stream));
   }
   return Status::ok();
 }

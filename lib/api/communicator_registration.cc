@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "api/communicator_impl.h"
+#include "bootstrap/rank_agreement.h"
 #include "peerreduce/communicator.h"
 
 namespace peerreduce {
@@ -20,26 +21,10 @@ struct RegistrationBlock {
   std::byte record[kMaxPeerRecordBytes] = {};
 };
 
-template <typename T>
-std::span<std::byte> bytesOf(std::vector<T>& v) {
-  return {reinterpret_cast<std::byte*>(v.data()), v.size() * sizeof(T)};
-}
-
 // Every rank learns whether every rank succeeded; the first failing rank is named. A rank that failed
 // returns its own error.
 Status agreeAll(Communicator::Impl& impl, const Status& local, const std::string& what) {
-  const std::uint32_t mine = local.isOk() ? 1 : 0;
-  std::vector<std::uint32_t> all(static_cast<std::size_t>(impl.size));
-  PR_RETURN_IF_ERROR(
-      impl.bootstrap->allGather(std::as_bytes(std::span(&mine, 1)), bytesOf(all), impl.config.bootstrapTimeout())
-          .withContext("rank " + std::to_string(impl.rank) + " agreeing to " + what));
-  if (!local.isOk()) return local;
-  for (int r = 0; r < impl.size; ++r) {
-    if (all[static_cast<std::size_t>(r)] != 1) {
-      return unavailableError("rank " + std::to_string(r) + " could not " + what + "; see its error");
-    }
-  }
-  return Status::ok();
+  return RankAgreement(*impl.bootstrap, impl.config.bootstrapTimeout()).outcome(local, what);
 }
 
 // Opens every peer's buffer from the gathered blocks (all of which say ok). Each record is checked here
@@ -96,13 +81,13 @@ StatusOr<RegisteredBuffer> Communicator::registerBuffer(const void* ptr, std::si
     mine.bytes = reg->bytes;
     std::memcpy(mine.record, reg->handle_record.data(), reg->handle_record.size());
   }
-  std::vector<RegistrationBlock> all(static_cast<std::size_t>(impl.size));
-  const Status gathered =
-      impl.bootstrap->allGather(std::as_bytes(std::span(&mine, 1)), bytesOf(all), impl.config.bootstrapTimeout());
+  const StatusOr<std::vector<RegistrationBlock>> gathered =
+      RankAgreement(*impl.bootstrap, impl.config.bootstrapTimeout()).gather(mine);
   if (!gathered.isOk()) {
     undo();
-    return gathered.withContext("rank " + std::to_string(impl.rank) + " exchanging buffer registrations");
+    return gathered.status().withContext("rank " + std::to_string(impl.rank) + " exchanging buffer registrations");
   }
+  const std::vector<RegistrationBlock>& all = *gathered;
   if (!reg.isOk()) return reg.status().withContext("registerBuffer on rank " + std::to_string(impl.rank));
   // Every rank sees the same blocks, so every rank stops here together.
   for (int r = 0; r < impl.size; ++r) {

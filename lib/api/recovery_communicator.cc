@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "api/communicator_impl.h"
+#include "bootstrap/rank_agreement.h"
 #include "peerreduce/communicator.h"
 #include "peerreduce/recovery.h"
 
@@ -69,9 +70,7 @@ StatusOr<FailureDecision> agreeOnFailures(Bootstrap& bootstrap, const Topology& 
     }
     wire.dead_peers |= std::uint64_t{1} << peer;
   }
-  std::vector<WireReport> all(static_cast<std::size_t>(n));
-  PR_RETURN_IF_ERROR(bootstrap.allGather(std::as_bytes(std::span<const WireReport>(&wire, 1)),
-                                         std::as_writable_bytes(std::span<WireReport>(all)), timeout));
+  PR_ASSIGN_OR_RETURN(const std::vector<WireReport> all, RankAgreement(bootstrap, timeout).gather(wire));
   // Every rank now holds every report. A rank some report names lost (a peer's detector, or its own)
   // relays nothing: the agreement runs over the others' reports, as if the lost ranks had sent none.
   std::uint64_t lost = 0;

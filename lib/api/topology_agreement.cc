@@ -4,6 +4,7 @@
 #include <cstring>
 #include <vector>
 
+#include "bootstrap/rank_agreement.h"
 #include "peerreduce/types.h"
 #include "topology/generators.h"
 #include "topology/routes.h"
@@ -51,11 +52,8 @@ StatusOr<AgreedTopology> agreeOnTopology(int rank, int size, const Topology& loc
     const LinkInfo& l = local.link(rank, peer);
     mine.links[peer] = LinkEntry{static_cast<std::uint8_t>(l.link_class), {}, l.latency_us, l.bandwidth_gbps};
   }
-  std::vector<RowBlock> rows(static_cast<std::size_t>(size));
-  PR_RETURN_IF_ERROR(bootstrap.allGather(
-      std::span<const std::byte>(reinterpret_cast<const std::byte*>(&mine), sizeof(mine)),
-      std::span<std::byte>(reinterpret_cast<std::byte*>(rows.data()), rows.size() * sizeof(RowBlock)),
-      config.bootstrapTimeout()));
+  PR_ASSIGN_OR_RETURN(const std::vector<RowBlock> rows,
+                      RankAgreement(bootstrap, config.bootstrapTimeout()).gather(mine));
 
   AgreedTopology agreed;
   agreed.topology = Topology(size);

@@ -363,6 +363,10 @@ prResult_t prCommRegisterBuffer(prComm_t comm, const void* ptr, size_t bytes,
                                 prRegisteredBuffer_t* buffer) PEERREDUCE_NOEXCEPT;
 prResult_t prCommDeregisterBuffer(prComm_t comm, prRegisteredBuffer_t buffer) PEERREDUCE_NOEXCEPT;
 
+/* The loaded library's version as one integer, major * 10000 + minor * 100 + patch (what
+ * PEERREDUCE_VERSION_CODE of peerreduce/version.h is for the headers compiled against). */
+prResult_t prGetVersion(int* version) PEERREDUCE_NOEXCEPT;
+
 /* Short static name of a result ("success", "invalid argument", ...); "unknown result" for other values. */
 const char* prGetErrorString(prResult_t result) PEERREDUCE_NOEXCEPT;
 /* The full message of the last failing peerreduce call on this thread, or "" if none has failed. */

@@ -1,0 +1,48 @@
+#include "api/operation_submit.h"
+
+#include <algorithm>
+
+namespace peerreduce {
+
+Status submitOperation(Communicator::Impl& impl, const Operation& operation, int slot, const PoolBlock& scratch,
+                       std::size_t segment, StreamHandle stream) {
+  const std::size_t elem = dataTypeSize(operation.dtype);
+  const bool batched = !operation.batch.empty();
+  ExecutionRequest request;
+  request.plan = operation.plan;
+  request.dtype = operation.dtype;
+  request.op = operation.op;
+  request.timeout = impl.config.timeout;
+  request.scratch_offset = scratch.offset();
+  request.stream_slot = slot;
+  request.batch = operation.batch;
+  if (batched) segment = operation.count;  // one launch over the whole table
+  if (impl.profiler) impl.profiler->begin(stream);
+  Status submitted;
+  int segments = 0;
+  for (std::size_t done = 0; done < operation.count && submitted.isOk(); done += segment) {
+    request.count = std::min(segment, operation.count - done);
+    if (!batched) {
+      request.send = static_cast<const std::byte*>(operation.send) + done * elem;
+      request.recv = static_cast<std::byte*>(operation.recv) + done * elem;
+    }
+    request.layout = ChunkLayout::make(request.count, operation.plan->num_chunks, elem);
+    submitted = impl.transport->submit(request, stream);
+    segments += submitted.isOk() ? 1 : 0;
+  }
+  if (impl.profiler) {
+    OperationProfile what;
+    what.count = operation.count;
+    what.bytes = operation.count * elem;
+    what.dtype = operation.dtype;
+    what.op = operation.op;
+    what.algorithm = operation.algorithm;
+    what.segments = segments;
+    what.stream = slot;
+    what.batch_items = operation.batch_items;
+    impl.profiler->end(stream, what, submitted.isOk());
+  }
+  return submitted;
+}
+
+}  // namespace peerreduce

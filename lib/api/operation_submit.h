@@ -1,0 +1,38 @@
+// The one path from a communicator's operation to its transport: an allreduce, a batch group (and the
+// collectives to come) describe what to run as an Operation; submitOperation splits it into segments
+// that fit the stream's scratch, builds each ExecutionRequest, submits them in order and profiles the
+// whole when profiling is on.
+#pragma once
+
+#include <cstddef>
+#include <memory>
+#include <span>
+
+#include "api/communicator_impl.h"
+#include "peerreduce/plan.h"
+#include "peerreduce/transport.h"
+#include "peerreduce/types.h"
+
+namespace peerreduce {
+
+struct Operation {
+  std::shared_ptr<const Plan> plan;
+  Algorithm algorithm = Algorithm::kAuto;  // what the profile reports
+  DataType dtype = DataType::kFloat32;
+  ReduceOp op = ReduceOp::kSum;
+  const void* send = nullptr;  // null for a batch
+  void* recv = nullptr;        // null for a batch
+  std::size_t count = 0;       // elements (a batch: over all its items)
+  // Non-empty: one launch over these items (at most the transport's batch capacity, within one segment
+  // of scratch), instead of send/recv.
+  std::span<const BatchItem> batch;
+  int batch_items = 1;  // buffers reduced (a batch: its non-empty items), for the profile
+};
+
+// Submits `operation` on the stream of slot `slot` with `scratch` (the stream's lease, pinned by the
+// caller's copy until this returns), in segments of at most `segment` elements (a batch: one). Stops at
+// the first segment the transport refuses and returns its error; the profile records what was submitted.
+Status submitOperation(Communicator::Impl& impl, const Operation& operation, int slot, const PoolBlock& scratch,
+                       std::size_t segment, StreamHandle stream);
+
+}  // namespace peerreduce
