@@ -11,6 +11,7 @@
 #include "algorithms/candidates.h"
 #include "api/buffer_registrations.h"
 #include "api/profiler.h"
+#include "api/stream_leases.h"
 #include "memory/pinned_host_pool.h"
 #include "memory/symmetric_pool.h"
 #include "peerreduce/communicator.h"
@@ -38,16 +39,8 @@ struct Communicator::Impl {
   // The books of this rank's symmetric region (the transport owns the region). Every rank makes the
   // same pool calls in the same order, so blocks have the same offsets everywhere.
   std::optional<SymmetricPool> pool;
-  // The streams used so far, in order of first use (the transport's stream slots), each with its own
-  // scratch lease: one handle, so compaction may move it between operations; allreduce copies it
-  // (pinning it) while it submits. Slot 0's scratch is taken at creation, before any stream is known.
-  struct StreamSlot {
-    StreamHandle stream = nullptr;
-    PoolBlock scratch;
-    std::size_t target_bytes = 0;  // what this stream's scratch was sized to (communicator_memory.cc)
-  };
-  std::array<StreamSlot, kMaxStreams> streams;
-  int streams_used = 0;
+  // The streams used so far and their scratch leases from `pool` (declared after it: ends first).
+  std::optional<StreamLeases> streams;
   // Null unless enableProfiling was called: the allreduce path's only cost when off is this check.
   std::unique_ptr<Profiler> profiler;
   // Page-locked host memory for host-staged paths, bounded by Config::memory.pinned_limit_bytes.
@@ -58,10 +51,8 @@ struct Communicator::Impl {
 
 // Creates the pool for the region the transport opened and takes the scratch (communicator_memory.cc).
 Status createPool(Communicator::Impl& impl);
-// The slot of `stream`: its number by first use, or a typed error for one stream too many.
-StatusOr<int> streamSlot(Communicator::Impl& impl, StreamHandle stream);
-// The scratch of stream slot `slot` for one allreduce, pinned by the returned copy: the lease when it
-// has the preferred size, else a new best-effort block (communicator_memory.cc).
-StatusOr<PoolBlock> leaseScratch(Communicator::Impl& impl, int slot);
+// The slot of `stream` and its scratch for one operation (StreamLeases::slotOf, ::lease).
+inline StatusOr<int> streamSlot(Communicator::Impl& impl, StreamHandle stream) { return impl.streams->slotOf(stream); }
+inline StatusOr<PoolBlock> leaseScratch(Communicator::Impl& impl, int slot) { return impl.streams->lease(slot); }
 
 }  // namespace peerreduce

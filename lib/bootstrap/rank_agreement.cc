@@ -12,7 +12,8 @@ Status RankAgreement::outcome(const Status& local, std::string_view what) const 
   if (!local.isOk()) return local;
   for (std::size_t r = 0; r < all->size(); ++r) {
     if ((*all)[r] != 1) {
-      return unavailableError("rank " + std::to_string(r) + " failed to " + std::string(what) + "; see that rank's error");
+      return unavailableError("rank " + std::to_string(r) + " failed to " + std::string(what) +
+                              "; see that rank's error");
     }
   }
   return Status::ok();

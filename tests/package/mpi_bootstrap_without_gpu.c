@@ -25,9 +25,10 @@ int main(int argc, char** argv) {
   } else {
     prComm_t comm = (prComm_t)&ok; /* must come back NULL */
     const prResult_t created = prCommInitRank(&comm, size, rank, bootstrap, NULL);
-    if (created == prSuccess || strcmp(prGetErrorString(created), expected) != 0 || comm != NULL || strlen(prGetLastError()) == 0) {
-      fprintf(stderr, "rank %d: prCommInitRank without a GPU gave %s (%s), comm %s\n", rank,
-              prGetErrorString(created), prGetLastError(), comm == NULL ? "NULL" : "set");
+    if (created == prSuccess || strcmp(prGetErrorString(created), expected) != 0 || comm != NULL ||
+        strlen(prGetLastError()) == 0) {
+      fprintf(stderr, "rank %d: prCommInitRank without a GPU gave %s (%s), comm %s\n", rank, prGetErrorString(created),
+              prGetLastError(), comm == NULL ? "NULL" : "set");
       ok = 0;
     } else {
       printf("rank %d of %d: %s, as expected: %s\n", rank, size, expected, prGetLastError());
