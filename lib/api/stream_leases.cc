@@ -10,9 +10,10 @@ StatusOr<int> StreamLeases::slotOf(StreamHandle stream) {
     if (slots_[static_cast<std::size_t>(slot)].stream == stream) return slot;
   }
   if (used_ == kMaxStreams) {
-    return unsupportedError("rank " + std::to_string(rank_) + ": an operation on a " + std::to_string(kMaxStreams + 1) +
-                            "th stream; a communicator gives at most " + std::to_string(kMaxStreams) +
-                            " streams their own signal area and scratch; reuse a stream or create another communicator");
+    return unsupportedError(
+        "rank " + std::to_string(rank_) + ": an operation on a " + std::to_string(kMaxStreams + 1) +
+        "th stream; a communicator gives at most " + std::to_string(kMaxStreams) +
+        " streams their own signal area and scratch; reuse a stream or create another communicator");
   }
   slots_[static_cast<std::size_t>(used_)].stream = stream;
   return used_++;
@@ -42,8 +43,8 @@ StatusOr<PoolBlock> StreamLeases::leaseSlot(int slot) {
   // Less than the target (an earlier exhaustion) or none: give it back first, so its range counts as
   // free, then take as much as the pool has. An exhaustion is symmetric (every rank's pool is alike).
   held.reset();
-  auto block = pool_.allocateBestEffort(s.target_bytes, sizes_.minimum_bytes, BlockKind::kScratch,
-                                        sizes_.alignment_bytes);
+  auto block =
+      pool_.allocateBestEffort(s.target_bytes, sizes_.minimum_bytes, BlockKind::kScratch, sizes_.alignment_bytes);
   if (!block.isOk()) {
     return block.status().withContext(
         "rank " + std::to_string(rank_) + ": no room for even the minimum scratch of " +

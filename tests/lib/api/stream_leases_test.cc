@@ -27,7 +27,8 @@ SymmetricPool makePool(std::size_t bytes) {
 
 // The defaults of a communicator: 32 MiB preferred in a 64 MiB pool.
 ScratchSizes defaultSizes() {
-  return ScratchSizes{.preferred_bytes = kDefaultScratchBytes, .minimum_bytes = kMinScratchBytes,
+  return ScratchSizes{.preferred_bytes = kDefaultScratchBytes,
+                      .minimum_bytes = kMinScratchBytes,
                       .alignment_bytes = kScratchSlotAlignBytes};
 }
 
