@@ -620,7 +620,9 @@ void SimEngine::abort(int rank) { ranks_[static_cast<std::size_t>(rank)]->aborte
 
 SimStats SimEngine::stats() const {
   std::lock_guard<std::mutex> lock(mutex_);
-  return stats_;
+  SimStats stats = stats_;
+  stats.trace_events_dropped = trace_.droppedEvents();
+  return stats;
 }
 
 std::vector<std::string> SimEngine::raceReports() const {

@@ -37,9 +37,12 @@ Status OperationAgreement::record(int rank, std::uint64_t seq, const OperationDe
   if (entry.failure.isOk()) {
     const std::string difference = describeDifference(entry.first, descriptor);
     if (!difference.empty()) {
-      entry.failure = mismatchError("operation " + std::to_string(seq) + " differs between rank " +
-                                    std::to_string(entry.first_rank) + " and rank " + std::to_string(rank) + ": " +
-                                    difference + "; every rank must call allreduce with the same arguments");
+      entry.failure =
+          mismatchError("operation " + std::to_string(seq) + " differs between rank " +
+                        std::to_string(entry.first_rank) + " and rank " + std::to_string(rank) + ": " + difference +
+                        "; every rank must call allreduce with the same arguments. The communicators are "
+                        "out of step now (as after an NCCL asynchronous error): destroy them and create "
+                        "new ones");
     }
   }
   Status result = entry.failure;

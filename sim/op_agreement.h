@@ -7,6 +7,11 @@
 // with the first rank's submission of the same sequence number and fails the operation on every rank
 // with kMismatch naming both ranks and the differing field.
 //
+// The error is sticky, on purpose, as NCCL's asynchronous errors are: ranks that already ran ahead
+// have consumed signal epochs for an operation the others refused, so on real GPUs the communicators
+// are out of step and later operations could pair the wrong signals. Every later operation on those
+// communicators reports the same mismatch, and the message says to recreate them.
+//
 // Bounded: an entry is dropped once every rank submitted its operation, and at most kMaxEntries
 // sequence numbers are held (the oldest go first; a rank that far behind is not checked for them).
 #pragma once

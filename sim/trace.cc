@@ -36,17 +36,29 @@ void TraceRecorder::fingerprintOnly(int rank, std::uint64_t op, int step, double
 
 void TraceRecorder::record(TraceEvent event) {
   fingerprintOnly(event.rank, event.op, event.step, event.start_us);
-  if (keep_events_ && events_.size() < kMaxTraceEvents) events_.push_back(std::move(event));
+  if (!keep_events_) return;
+  if (events_.size() < kMaxTraceEvents) {
+    events_.push_back(std::move(event));
+  } else {
+    dropped_ += 1;
+  }
 }
 
 void TraceRecorder::clear() {
   hash_ = Fnv1a();
   events_.clear();
+  dropped_ = 0;
 }
 
 std::string TraceRecorder::chromeJson(int world_size) const {
-  std::string out = "{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n";
   char buf[512];
+  // The trace's own metadata (Chrome's trace format keeps "otherData" as it is): how many events it
+  // holds and how many were left out at the limit, so a cut trace says so.
+  std::snprintf(buf, sizeof(buf),
+                "{\"displayTimeUnit\":\"ns\",\"otherData\":{\"events_kept\":%zu,\"events_dropped\":%llu,"
+                "\"event_limit\":%zu},\"traceEvents\":[\n",
+                events_.size(), static_cast<unsigned long long>(dropped_), kMaxTraceEvents);
+  std::string out = buf;
   for (int r = 0; r < world_size; ++r) {
     std::snprintf(buf, sizeof(buf),
                   "{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":1,\"tid\":%d,\"args\":{\"name\":\"rank %d\"}},\n", r,

@@ -38,6 +38,9 @@ class TraceRecorder {
 
   std::uint64_t fingerprint() const { return hash_.value(); }
   const std::vector<TraceEvent>& events() const { return events_; }
+  // Events recorded beyond the limit of kept events (kMaxTraceEvents): counted in the fingerprint, left
+  // out of the trace file, and said so in its metadata.
+  std::uint64_t droppedEvents() const { return dropped_; }
   bool keepsEvents() const { return keep_events_; }
   std::string chromeJson(int world_size) const;
   void clear();
@@ -46,6 +49,7 @@ class TraceRecorder {
   bool keep_events_;
   Fnv1a hash_;
   std::vector<TraceEvent> events_;
+  std::uint64_t dropped_ = 0;
 };
 
 }  // namespace peerreduce::sim

@@ -7,13 +7,13 @@
 #include "bootstrap/rank_agreement.h"
 #include "peerreduce/types.h"
 #include "topology/generators.h"
+#include "topology/link_ranges.h"
 #include "topology/routes.h"
 
 namespace peerreduce {
 namespace {
 
 constexpr std::size_t kArchitectureChars = 32;  // "sm_90", "gfx90a", "simulator": short device names
-constexpr double kMaxLinkValue = 1e9;           // microseconds or GB/s beyond any real interconnect
 
 struct LinkEntry {
   std::uint8_t link_class;
@@ -33,8 +33,6 @@ struct RowBlock {
   double launch_overhead_us;
   LinkEntry links[kMaxWorldSize];
 };
-
-bool finiteIn(double v, double low, double high) { return std::isfinite(v) && v >= low && v <= high; }
 
 }  // namespace
 
@@ -67,8 +65,7 @@ StatusOr<AgreedTopology> agreeOnTopology(int rank, int size, const Topology& loc
         return corruptError(who + "link to rank " + std::to_string(to) + " has class " + std::to_string(e.link_class));
       }
       const auto link_class = static_cast<LinkClass>(e.link_class);
-      if (link_class != LinkClass::kNone &&
-          (!finiteIn(e.latency_us, 0, kMaxLinkValue) || !finiteIn(e.bandwidth_gbps, 1e-9, kMaxLinkValue))) {
+      if (link_class != LinkClass::kNone && (!latencyInRange(e.latency_us) || !bandwidthInRange(e.bandwidth_gbps))) {
         return corruptError(who + "link to rank " + std::to_string(to) + " has latency " +
                             std::to_string(e.latency_us) + " us and bandwidth " + std::to_string(e.bandwidth_gbps) +
                             " GB/s");
@@ -77,10 +74,9 @@ StatusOr<AgreedTopology> agreeOnTopology(int rank, int size, const Topology& loc
     }
   }
   const RowBlock& first = rows.front();
-  if (!finiteIn(first.step_overhead_us, 0, kMaxLinkValue) || !finiteIn(first.signal_overhead_us, 0, kMaxLinkValue) ||
-      !finiteIn(first.local_bandwidth_gbps, 1e-9, kMaxLinkValue) ||
-      !finiteIn(first.ingress_bandwidth_gbps, 1e-9, kMaxLinkValue) ||
-      !finiteIn(first.launch_overhead_us, 0, kMaxLinkValue)) {
+  if (!overheadInRange(first.step_overhead_us) || !overheadInRange(first.signal_overhead_us) ||
+      !bandwidthInRange(first.local_bandwidth_gbps) || !bandwidthInRange(first.ingress_bandwidth_gbps) ||
+      !latencyInRange(first.launch_overhead_us)) {
     return corruptError("topology row from rank 0: device model out of range");
   }
   // The device model of rank 0 stands for all (a node's GPUs are alike; any choice just has to agree).

@@ -1,10 +1,10 @@
 #include "select/tuning_table.h"
 
 #include <algorithm>
-#include <fstream>
 #include <tuple>
 
 #include "util/parse.h"
+#include "util/text_file.h"
 
 namespace peerreduce {
 namespace {
@@ -88,11 +88,8 @@ StatusOr<TuningTable> TuningTable::parse(std::string_view text) {
 }
 
 StatusOr<TuningTable> TuningTable::load(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return invalidArgumentError("cannot open tuning table '" + path + "' (PEERREDUCE_TUNING_FILE)");
-  std::string text(kMaxTuningBytes + 1, '\0');
-  in.read(text.data(), static_cast<std::streamsize>(text.size()));
-  text.resize(static_cast<std::size_t>(in.gcount()));
+  PR_ASSIGN_OR_RETURN(const std::string text,
+                      readTextFile(path, kMaxTuningBytes, "tuning table", "(PEERREDUCE_TUNING_FILE)"));
   auto table = parse(text);
   if (!table.isOk()) return table.status().withContext("tuning table '" + path + "'");
   return table;

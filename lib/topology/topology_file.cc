@@ -1,18 +1,16 @@
 #include "topology/topology_file.h"
 
 #include <cstdio>
-#include <fstream>
 #include <sstream>
 #include <vector>
 
 #include "peerreduce/types.h"
+#include "topology/link_ranges.h"
 #include "util/parse.h"
+#include "util/text_file.h"
 
 namespace peerreduce {
 namespace {
-
-constexpr double kMaxLatencyUs = 1e6;      // a second: anything slower is not a link
-constexpr double kMaxBandwidthGbps = 1e6;  // a petabyte per second: far above any interconnect
 
 struct Endpoints {
   int from = 0;
@@ -55,8 +53,12 @@ StatusOr<LinkInfo> parseLink(const std::vector<std::string>& words, std::size_t 
   if (!latency.isOk()) return lineError(line, latency.status().message());
   auto gbps = parseDouble(words[index + 2], "bandwidth GB/s");
   if (!gbps.isOk()) return lineError(line, gbps.status().message());
-  if (*latency < 0 || *latency > kMaxLatencyUs) return lineError(line, "latency_us must be in 0..1e6");
-  if (!(*gbps > 0) || *gbps > kMaxBandwidthGbps) return lineError(line, "bandwidth must be in (0, 1e6] GB/s");
+  if (!latencyInRange(*latency)) {
+    return lineError(line, "latency_us " + words[index + 1] + " is outside " + kLatencyRange);
+  }
+  if (!bandwidthInRange(*gbps)) {
+    return lineError(line, "bandwidth " + words[index + 2] + " is outside " + kBandwidthRange);
+  }
   return LinkInfo{*link_class, *latency, *gbps};
 }
 
@@ -65,15 +67,19 @@ Status parseDevice(const std::vector<std::string>& words, DeviceModel& device, i
     const auto eq = words[i].find('=');
     if (eq == std::string::npos) return lineError(line, "device settings are NAME=VALUE, got '" + words[i] + "'");
     const std::string name = words[i].substr(0, eq);
-    auto value = parseDouble(words[i].substr(eq + 1), name.c_str());
+    const std::string given = words[i].substr(eq + 1);
+    auto value = parseDouble(given, name.c_str());
     if (!value.isOk()) return lineError(line, value.status().message());
     if (name == "launch_overhead_us") {
       // 0 is the simulator's default (no launch cost); the other settings divide or are never 0.
-      if (!(*value >= 0) || *value > kMaxLatencyUs) return lineError(line, name + " must be in 0..1e6");
+      if (!latencyInRange(*value)) return lineError(line, name + " " + given + " is outside " + kLatencyRange);
       device.launch_overhead_us = *value;
       continue;
     }
-    if (!(*value > 0) || *value > kMaxBandwidthGbps) return lineError(line, name + " must be in (0, 1e6]");
+    const bool is_bandwidth = name == "local_gbps" || name == "ingress_gbps";
+    if (is_bandwidth ? !bandwidthInRange(*value) : !overheadInRange(*value)) {
+      return lineError(line, name + " " + given + " is outside " + (is_bandwidth ? kBandwidthRange : kOverheadRange));
+    }
     if (name == "step_overhead_us") {
       device.step_overhead_us = *value;
     } else if (name == "signal_overhead_us") {
@@ -172,12 +178,7 @@ StatusOr<Topology> parseTopologyText(std::string_view text) {
 }
 
 StatusOr<Topology> loadTopologyFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return invalidArgumentError("cannot open topology file '" + path + "'");
-  std::string text;
-  text.resize(kMaxTopologyBytes + 1);
-  in.read(text.data(), static_cast<std::streamsize>(text.size()));
-  text.resize(static_cast<std::size_t>(in.gcount()));
+  PR_ASSIGN_OR_RETURN(const std::string text, readTextFile(path, kMaxTopologyBytes, "topology file"));
   auto topology = parseTopologyText(text);
   if (!topology.isOk()) return topology.status().withContext("topology file '" + path + "'");
   return topology;

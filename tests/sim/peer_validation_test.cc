@@ -84,6 +84,23 @@ TEST(PeerValidation, AMismatchInALaterOperationLeavesTheEarlierOnesCorrect) {
   expectMismatch(c.transport(1).asyncError(), {"operation 1"});
 }
 
+// A mismatch is sticky (sim/op_agreement.h says why): the next operation, with agreeing arguments on
+// every rank, reports the same mismatch, and the message says the communicators must be recreated.
+TEST(PeerValidation, AMismatchIsStickyAndSaysToRecreateTheCommunicators) {
+  auto c = makeConnectedWorld(2);
+  const auto plan = planFor(Algorithm::kOneShot, 2);
+  ASSERT_TRUE(c.transport(0).submit(c.request(0, plan, 32), nullptr).isOk());
+  expectMismatch(c.transport(1).submit(c.request(1, plan, 16), nullptr),
+                 {"count 32 vs 16", "destroy them and create new ones"});
+  expectMismatch(c.world->runUntilIdle(), {"count 32 vs 16"});
+  for (int r = 0; r < 2; ++r) {
+    expectMismatch(c.transport(r).submit(c.request(r, plan, 32), nullptr),
+                   {"operation 0", "count 32 vs 16", "destroy them and create new ones"});
+    expectMismatch(c.transport(r).asyncError(), {"count 32 vs 16"});
+  }
+  for (int r = 0; r < 2; ++r) EXPECT_EQ(c.recv[static_cast<std::size_t>(r)][0], -1.0f) << "rank " << r;
+}
+
 TEST(PeerValidation, AgreeingRanksRunManyOperationsWithoutError) {
   auto c = makeConnectedWorld(3);
   const auto plan = planFor(Algorithm::kRing, 3);

@@ -228,5 +228,23 @@ TEST(TraceRecorder, WithoutKeepingEventsOnlyTheFingerprintAdvancesLikeFingerprin
   EXPECT_TRUE(kept.events().empty());
 }
 
+// A trace past its limit keeps the first 1,000,000 events and says how many it left out, in its
+// metadata and through SimStats (peerreduce-sim prints it), instead of being cut without a word.
+TEST(TraceRecorder, EventsPastTheLimitAreCountedAndNamedInTheMetadata) {
+  constexpr std::size_t kLimit = 1'000'000;
+  sim::TraceRecorder recorder(true);
+  const sim::TraceEvent event{0, 1, 2, "copy", 1.0, 2.0, 8, -1, 0, false};
+  for (std::size_t i = 0; i < kLimit + 25; ++i) recorder.record(event);
+  EXPECT_EQ(recorder.events().size(), kLimit);
+  EXPECT_EQ(recorder.droppedEvents(), 25u);
+  const std::string json = recorder.chromeJson(1);
+  const json::Value root = parseJson(json.substr(0, json.find("\"traceEvents\"")) + "\"traceEvents\":[]}");
+  ASSERT_TRUE(root.has("otherData"));
+  EXPECT_EQ(root.at("otherData").at("events_kept").number, static_cast<double>(kLimit));
+  EXPECT_EQ(root.at("otherData").at("events_dropped").number, 25.0);
+  recorder.clear();
+  EXPECT_EQ(recorder.droppedEvents(), 0u);
+}
+
 }  // namespace
 }  // namespace peerreduce::testing

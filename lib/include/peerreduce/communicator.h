@@ -77,7 +77,10 @@ class Communicator {
   // kMaxBatchItems items per call.
   Status allreduceBatch(std::span<const BatchItem> items, DataType dtype, ReduceOp op, StreamHandle stream = nullptr);
   Status synchronize(StreamHandle stream = nullptr);
-  // The first error an enqueued operation ended with, or ok. Does not block.
+  // The first error an enqueued operation ended with, or ok. Does not block. Such an error is sticky,
+  // as NCCL's asynchronous errors are: every later operation reports it, and the communicator must be
+  // destroyed and created anew. Ranks that disagree on an operation (count, dtype, op; kMismatch, which
+  // the simulator detects) leave their communicators out of step in the same way.
   Status asyncError() const;
   // Ends every wait of this rank promptly (kAborted) and refuses every later allreduce, synchronize
   // and registration with kAborted, writing nothing. Safe from any thread, and safe when every rank

@@ -73,7 +73,8 @@ typedef enum {
   prUnsupported = 8,     /* a valid request this build or platform cannot do */
   prInternalError = 9,   /* a bug in peerreduce; please report it with the message */
   prUnavailable = 10,    /* a resource (device, peer access, bootstrap) is not there */
-  prMismatch = 11,       /* ranks disagree (count, dtype, op, configuration, world size) */
+  prMismatch = 11,       /* ranks disagree (count, dtype, op, configuration, world size); after an
+                          * operation's mismatch the communicators must be recreated (sticky) */
   prCorrupt = 12,        /* a message or handle received from a peer is malformed */
   prNumResults = 13,
   prResult_MinEnum_ = -0x7fffffff - 1,

@@ -49,6 +49,8 @@ struct SimStats {
   double virtual_time_us = 0.0;           // latest rank clock
   std::vector<double> rank_time_us;       // per rank clock
   std::vector<std::uint64_t> link_bytes;  // n x n, [from * n + to]: bytes rank `from` moved in `to`'s memory
+  // With a trace recorded: events beyond the trace's limit (1,000,000), left out of the trace file.
+  std::uint64_t trace_events_dropped = 0;
 };
 
 // Faults in virtual time, for fault injection (the campaign's scenarios, fault tests). Every call
