@@ -47,13 +47,15 @@ for t in "${targets[@]}"; do
     failed+=("$t")
     grep -E "ERROR|fuzz oracle failed|SUMMARY|Test unit written" "$log" | head -n 8 >&2 || true
   fi
-  rows+=("$(printf '| %-18s | %12s | %9s | %9s | %s |' "$t" "${execs:-?}" "$seeds" "$corpus" "$verdict")")
+  rows+=("$(printf '| %-18s | %12s | %9s | %10s | %s |' "$t" "${execs:-?}" "$seeds" "$corpus" "$verdict")")
 done
 
 echo
 echo "fuzzing summary (${seconds} s per target)"
-printf '| %-18s | %12s | %9s | %9s | %s |\n' "target" "executions" "seeds" "found" "result"
-printf '| %-18s | %12s | %9s | %9s | %s |\n' "---" "---:" "---:" "---:" "---"
+# "new inputs": inputs this run added to the working corpus (new coverage), not bugs; a bug fails the
+# target (result column) and leaves its input in the artifacts folder.
+printf '| %-18s | %12s | %9s | %10s | %s |\n' "target" "executions" "seeds" "new inputs" "result"
+printf '| %-18s | %12s | %9s | %10s | %s |\n' "---" "---:" "---:" "---:" "---"
 printf '%s\n' "${rows[@]}"
 if ((${#failed[@]} > 0)); then
   echo "ci/fuzz.sh: failing targets: ${failed[*]}; inputs in $build/fuzz-artifacts/<target>/, logs in $build/fuzz-work/" >&2

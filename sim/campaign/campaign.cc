@@ -108,7 +108,9 @@ std::string formatText(const CampaignReport& r) {
                     std::to_string(r.options.first_seed) +
                     (r.options.swallow_errors_canary ? " (canary: swallow-errors)" : "") + "\n";
   if (r.options.seeds == 1) out += "scenario: " + drawScenario(r.options.first_seed).describe() + "\n";
-  out += "fault mix: each kind in a seed's mix with probability 1/2 (swarm); seeds whose mix has each kind below\n";
+  out +=
+      "fault mix: each kind is in a seed's mix with probability 1/2 (swarm testing). Per kind: the seeds whose "
+      "mix had it (in mix), the faults injected, the operations lost and recovered, the recovery times.\n";
   char line[256];
   std::snprintf(line, sizeof(line), "%-26s %8s %9s %10s %10s %14s %14s\n", "fault kind", "in mix", "injected",
                 "ops lost", "recovered", "mean recov us", "max recov us");

@@ -92,6 +92,17 @@ StatusOr<Config> cliConfig(const CliOptions& o) {
   return config;
 }
 
+// The library names the setting a forced algorithm comes from in general terms; here the user chose it
+// with --algo, so the message says that.
+Status forcedAlgorithmContext(const CliOptions& o, const Status& status) {
+  constexpr std::string_view kLibraryHint = "unset PEERREDUCE_ALGO or pick another";
+  const std::size_t at = status.message().find(kLibraryHint);
+  if (o.algorithm == Algorithm::kAuto || at == std::string::npos) return status;
+  std::string message = status.message();
+  message.replace(at, kLibraryHint.size(), "pick another --algo, or --algo auto");
+  return Status(status.code(), "--algo " + std::string(algorithmName(o.algorithm)) + ": " + message);
+}
+
 Status runAllreduce(RunReport& report) {
   const CliOptions& o = report.options;
   SimOptions sim_options;
@@ -100,10 +111,13 @@ Status runAllreduce(RunReport& report) {
   sim_options.record_trace = !o.trace_path.empty();
   PR_ASSIGN_OR_RETURN(sim_options.topology, simulatedTopology(o));
   PR_ASSIGN_OR_RETURN(Config config, cliConfig(o));
-  PR_ASSIGN_OR_RETURN(auto cluster, SimCluster::create(o.ranks, sim_options, config));
+  auto created = SimCluster::create(o.ranks, sim_options, config);
+  if (!created.isOk()) return forcedAlgorithmContext(o, created.status());
+  auto cluster = std::move(created).value();
   report.topology = cluster->comm(0).topology().describe();
   PR_ASSIGN_OR_RETURN(report.selection, cluster->comm(0).explainSelection(o.count, o.dtype));
-  for (const auto& c : report.selection.candidates) {
+  // An allreduce of nothing submits nothing (Communicator::allreduce returns at once): no time to predict.
+  for (const auto& c : o.count == 0 ? std::vector<AlgorithmEstimate>{} : report.selection.candidates) {
     // The chosen variant (several candidates may share an algorithm: trees of different pipelines).
     if (c.algorithm == report.selection.chosen && c.plan == report.selection.plan) {
       report.predicted_us = c.predicted_us;
@@ -245,8 +259,12 @@ void printText(const RunReport& r) {
       }
     }
   }
-  std::printf("  link bytes:  %s over %d links, busiest %d->%d with %s\n", mib(total).c_str(), links, peak_from,
-              peak_to, mib(peak).c_str());
+  if (links == 0) {
+    std::printf("  link bytes:  none (no rank read or wrote a peer's memory)\n");
+  } else {
+    std::printf("  link bytes:  %s over %d links, busiest %d->%d with %s\n", mib(total).c_str(), links, peak_from,
+                peak_to, mib(peak).c_str());
+  }
   if (n <= 8) {
     std::printf("               bytes rank (row) moved in rank (column)'s memory:\n");
     for (int a = 0; a < n; ++a) {
@@ -264,9 +282,9 @@ void printText(const RunReport& r) {
   std::printf("  reference:   %s\n",
               r.reference_problem.empty() ? "every element within tolerance" : r.reference_problem.c_str());
   const PoolStats& m = r.memory;
-  std::printf("  memory:      pool %s per rank, %s in use (peak %s) in %" PRIu64 " blocks; %" PRIu64
-              " allocations, %" PRIu64 " failed; %" PRIu64 " free blocks, largest %s; fragmentation %.3f; %" PRIu64
-              " compactions\n",
+  std::printf("  memory:      pool %s per rank, %s in use (the scratch leases included; peak %s) in %" PRIu64
+              " blocks; %" PRIu64 " allocations, %" PRIu64 " failed; %" PRIu64
+              " free blocks, largest %s; fragmentation %.3f; %" PRIu64 " compactions\n",
               mib(m.capacity_bytes).c_str(), mib(m.bytes_in_use).c_str(), mib(m.peak_bytes_in_use).c_str(),
               m.live_blocks, m.allocations, m.failed_allocations, m.free_blocks,
               mib(m.largest_free_block_bytes).c_str(), m.fragmentation, m.defragmentations);
