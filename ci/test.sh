@@ -3,8 +3,9 @@
 # formatting (ci/check-format.sh), builds
 # everything once with ASan + UBSan + coverage (preset "ci"), runs every test with ctest, reports how
 # many allreduce property cases ran, enforces the coverage gates on lib/ and sim/, compiles the CUDA and
-# HIP code paths (ci/gpu-compile.sh: no GPU here, so they are compiled and linked, not run), and runs
-# every fuzz target for a bounded time (ci/fuzz.sh).
+# HIP code paths (ci/gpu-compile.sh: no GPU here, so they are compiled and linked, not run), builds the
+# release and tsan presets' libraries (ci/check-presets.sh) and runs every fuzz target for a bounded time
+# (ci/fuzz.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 start=$(date +%s)
@@ -30,6 +31,9 @@ echo "allreduce cases executed by the property and case suites: $cases"
 coverage/gate.sh "$build"
 
 ci/gpu-compile.sh cuda hip
+
+# The README's other presets build warning-free with their own optimisation levels.
+ci/check-presets.sh
 
 # Every libFuzzer target for a bounded time (35 s x 8 targets keeps this under 5 minutes).
 FUZZ_SECONDS="${FUZZ_SECONDS:-35}" ci/fuzz.sh

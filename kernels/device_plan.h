@@ -44,14 +44,25 @@ PR_HOST_DEVICE_INDEX inline std::uint32_t counterIndex(int writer, int flag, int
 }
 inline constexpr std::uint32_t kCounterCount = static_cast<std::uint32_t>(kMaxRanks) * kMaxDeviceFlags * kMaxBlocks;
 
+// The device values of the plan's buffer and step kinds (peerreduce/plan.h's BufferKind and StepKind).
+// The host copies the plan's values across unchanged; lib/gpu/device_values.h asserts at compile time
+// that these are the same numbers, so a change on either side fails the build instead of a kernel.
+inline constexpr std::int32_t kDeviceBufferInput = 0;
+inline constexpr std::int32_t kDeviceBufferOutput = 1;
+inline constexpr std::int32_t kDeviceBufferScratch = 2;
+inline constexpr std::int32_t kDeviceStepCopy = 0;
+inline constexpr std::int32_t kDeviceStepReduce = 1;
+inline constexpr std::int32_t kDeviceStepSignal = 2;
+inline constexpr std::int32_t kDeviceStepWait = 3;
+
 struct DeviceRef {
   std::int32_t rank;
-  std::int32_t kind;  // BufferKind: 0 input, 1 output, 2 scratch
+  std::int32_t kind;  // kDeviceBuffer*
   std::int32_t slot;
 };
 
 struct DeviceStep {
-  std::int32_t kind;  // StepKind: 0 copy, 1 reduce, 2 signal, 3 wait
+  std::int32_t kind;  // kDeviceStep*
   std::int32_t finalize;
   std::int32_t chunk;
   DeviceRef dst;

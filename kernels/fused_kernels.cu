@@ -5,6 +5,7 @@
 // descriptors or source tables from memory, so GPU results stay bit-identical to the simulator's and
 // fused and interpreted operations can follow one another on one communicator.
 #include "device_plan.h"
+#include "dispatch.h"
 #include "plan_device.cuh"
 #include "plan_kernel_launch.h"
 #include "portability.h"
@@ -234,47 +235,13 @@ hipError_t launchShape(const LaunchArgs& args, unsigned blocks, hipStream_t stre
   return launchKernel(twoShotKernel<T, Op>, blocks, kPlanKernelThreads, stream, overlap, args);
 }
 
-template <typename T>
-hipError_t launchFusedForType(const LaunchArgs& args, unsigned blocks, hipStream_t stream) {
-  switch (args.op) {
-    case 0:
-      return launchShape<T, kernels::Sum>(args, blocks, stream);
-    case 1:
-      return launchShape<T, kernels::Prod>(args, blocks, stream);
-    case 2:
-      return launchShape<T, kernels::Min>(args, blocks, stream);
-    case 3:
-      return launchShape<T, kernels::Max>(args, blocks, stream);
-    default:
-      return launchShape<T, kernels::Sum>(args, blocks, stream);  // avg: the sum, divided when finalising
-  }
-}
-
 }  // namespace
 
+// Every dtype x op through the one dispatch (dispatch.h); an unknown value is a launch error.
 hipError_t launchFusedKernel(const LaunchArgs& args, int dtype, unsigned blocks, hipStream_t stream) {
-  switch (dtype) {
-    case 0:
-      return launchFusedForType<std::int8_t>(args, blocks, stream);
-    case 1:
-      return launchFusedForType<std::uint8_t>(args, blocks, stream);
-    case 2:
-      return launchFusedForType<std::int32_t>(args, blocks, stream);
-    case 3:
-      return launchFusedForType<std::uint32_t>(args, blocks, stream);
-    case 4:
-      return launchFusedForType<std::int64_t>(args, blocks, stream);
-    case 5:
-      return launchFusedForType<std::uint64_t>(args, blocks, stream);
-    case 6:
-      return launchFusedForType<kernels::Half>(args, blocks, stream);
-    case 7:
-      return launchFusedForType<kernels::BFloat16>(args, blocks, stream);
-    case 8:
-      return launchFusedForType<float>(args, blocks, stream);
-    default:
-      return launchFusedForType<double>(args, blocks, stream);
-  }
+  return kernels::visitDataTypeAndOp(dtype, args.op, hipErrorInvalidValue, [&](auto type, auto reduce) {
+    return launchShape<typename decltype(type)::type, typename decltype(reduce)::type>(args, blocks, stream);
+  });
 }
 
 int fusedKernelsPtxVersion() { return kernelPtxVersion(oneShotKernel<float, kernels::Sum>); }

@@ -15,6 +15,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "dispatch.h"
 #include "float16.h"
 #include "reduce_ops.h"
 
@@ -55,53 +56,22 @@ void reduceBlocked(void* dst, const void* const* srcs, int nsrc, std::size_t cou
   }
 }
 
-template <typename T>
-void dispatchOp(ReduceOp op, void* dst, const void* const* srcs, int nsrc, std::size_t count, bool finalize,
-                int world_size) {
-  switch (op) {
-    case ReduceOp::kSum:
-      return reduceBlocked<T, Sum>(dst, srcs, nsrc, count, false, world_size);
-    case ReduceOp::kProd:
-      return reduceBlocked<T, Prod>(dst, srcs, nsrc, count, false, world_size);
-    case ReduceOp::kMin:
-      return reduceBlocked<T, Min>(dst, srcs, nsrc, count, false, world_size);
-    case ReduceOp::kMax:
-      return reduceBlocked<T, Max>(dst, srcs, nsrc, count, false, world_size);
-    case ReduceOp::kAvg:
-      if (finalize && world_size < 1) dieOnPrecondition("world_size >= 1 for a finalized avg", world_size);
-      return reduceBlocked<T, Avg>(dst, srcs, nsrc, count, finalize, world_size);
-  }
-  dieOnPrecondition("a valid ReduceOp", static_cast<int>(op));
-}
-
 }  // namespace
 
 void hostReduce(DataType dtype, ReduceOp op, void* dst, const void* const* srcs, int nsrc, std::size_t count,
                 bool finalize, int world_size) {
   if (nsrc < 1) dieOnPrecondition("nsrc >= 1", nsrc);
-  switch (dtype) {
-    case DataType::kInt8:
-      return dispatchOp<std::int8_t>(op, dst, srcs, nsrc, count, finalize, world_size);
-    case DataType::kUint8:
-      return dispatchOp<std::uint8_t>(op, dst, srcs, nsrc, count, finalize, world_size);
-    case DataType::kInt32:
-      return dispatchOp<std::int32_t>(op, dst, srcs, nsrc, count, finalize, world_size);
-    case DataType::kUint32:
-      return dispatchOp<std::uint32_t>(op, dst, srcs, nsrc, count, finalize, world_size);
-    case DataType::kInt64:
-      return dispatchOp<std::int64_t>(op, dst, srcs, nsrc, count, finalize, world_size);
-    case DataType::kUint64:
-      return dispatchOp<std::uint64_t>(op, dst, srcs, nsrc, count, finalize, world_size);
-    case DataType::kFloat16:
-      return dispatchOp<Half>(op, dst, srcs, nsrc, count, finalize, world_size);
-    case DataType::kBFloat16:
-      return dispatchOp<BFloat16>(op, dst, srcs, nsrc, count, finalize, world_size);
-    case DataType::kFloat32:
-      return dispatchOp<float>(op, dst, srcs, nsrc, count, finalize, world_size);
-    case DataType::kFloat64:
-      return dispatchOp<double>(op, dst, srcs, nsrc, count, finalize, world_size);
-  }
-  dieOnPrecondition("a valid DataType", static_cast<int>(dtype));
+  const bool finalize_avg = op == ReduceOp::kAvg && finalize;
+  if (finalize_avg && world_size < 1) dieOnPrecondition("world_size >= 1 for a finalized avg", world_size);
+  const auto known = [](auto) { return true; };
+  if (!visitDataType(static_cast<int>(dtype), false, known))
+    dieOnPrecondition("a valid DataType", static_cast<int>(dtype));
+  if (!visitReduceOp(static_cast<int>(op), false, known)) dieOnPrecondition("a valid ReduceOp", static_cast<int>(op));
+  visitDataTypeAndOp(static_cast<int>(dtype), static_cast<int>(op), false, [&](auto type, auto reduce) {
+    reduceBlocked<typename decltype(type)::type, typename decltype(reduce)::type>(dst, srcs, nsrc, count, finalize_avg,
+                                                                                  world_size);
+    return true;
+  });
 }
 
 }  // namespace peerreduce::kernels

@@ -36,6 +36,7 @@
 // by the abort word, another block's failure and the deadline; a failure is reported like a plan
 // wait's (the step of the ready wait for that peer) and the kernel returns.
 #include "device_common.cuh"
+#include "dispatch.h"
 #include "plan_kernel_launch.h"
 
 namespace peerreduce::gpu {
@@ -374,46 +375,12 @@ hipError_t launchShape(const LaunchArgs& args, const BatchTable* table, unsigned
   return launchKernel(lowLatencyOneShotKernel<T, Op>, blocks, kPlanKernelThreads, stream, overlap, args);
 }
 
-template <typename T>
-hipError_t launchForType(const LaunchArgs& args, const BatchTable* table, unsigned blocks, hipStream_t stream) {
-  switch (args.op) {
-    case 0:
-      return launchShape<T, kernels::Sum>(args, table, blocks, stream);
-    case 1:
-      return launchShape<T, kernels::Prod>(args, table, blocks, stream);
-    case 2:
-      return launchShape<T, kernels::Min>(args, table, blocks, stream);
-    case 3:
-      return launchShape<T, kernels::Max>(args, table, blocks, stream);
-    default:
-      return launchShape<T, kernels::Sum>(args, table, blocks, stream);  // avg: the sum, divided when finishing
-  }
-}
-
+// Every dtype x op through the one dispatch (dispatch.h); an unknown value is a launch error.
 hipError_t launchLines(const LaunchArgs& args, const BatchTable* table, int dtype, unsigned blocks,
                        hipStream_t stream) {
-  switch (dtype) {
-    case 0:
-      return launchForType<std::int8_t>(args, table, blocks, stream);
-    case 1:
-      return launchForType<std::uint8_t>(args, table, blocks, stream);
-    case 2:
-      return launchForType<std::int32_t>(args, table, blocks, stream);
-    case 3:
-      return launchForType<std::uint32_t>(args, table, blocks, stream);
-    case 4:
-      return launchForType<std::int64_t>(args, table, blocks, stream);
-    case 5:
-      return launchForType<std::uint64_t>(args, table, blocks, stream);
-    case 6:
-      return launchForType<kernels::Half>(args, table, blocks, stream);
-    case 7:
-      return launchForType<kernels::BFloat16>(args, table, blocks, stream);
-    case 8:
-      return launchForType<float>(args, table, blocks, stream);
-    default:
-      return launchForType<double>(args, table, blocks, stream);
-  }
+  return kernels::visitDataTypeAndOp(dtype, args.op, hipErrorInvalidValue, [&](auto type, auto reduce) {
+    return launchShape<typename decltype(type)::type, typename decltype(reduce)::type>(args, table, blocks, stream);
+  });
 }
 
 }  // namespace

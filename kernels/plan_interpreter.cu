@@ -25,6 +25,7 @@
 #include <algorithm>
 
 #include "device_plan.h"
+#include "dispatch.h"
 #include "plan_device.cuh"
 #include "plan_kernel_launch.h"
 #include "portability.h"
@@ -35,11 +36,11 @@ namespace {
 
 __device__ unsigned char* resolve(const LaunchArgs& a, const DeviceRef& ref, std::uint64_t chunk_begin) {
   switch (ref.kind) {
-    case 0:
+    case kDeviceBufferInput:
       return const_cast<unsigned char*>(static_cast<const unsigned char*>(a.send)) + chunk_begin * a.elem_size;
-    case 1:
+    case kDeviceBufferOutput:
       return static_cast<unsigned char*>(a.recv) + chunk_begin * a.elem_size;
-    default:
+    default:  // kDeviceBufferScratch: the host uploads verified plans only (gpu_transport.cc)
       return a.peers->scratch[ref.rank] + a.scratch_offset + static_cast<std::uint64_t>(ref.slot) * a.slot_bytes;
   }
 }
@@ -83,17 +84,17 @@ __global__ void __launch_bounds__(kPlanKernelThreads) planKernel(LaunchArgs a) {
   for (std::uint32_t i = 0; i < a.num_steps; ++i) {
     const DeviceStep step = a.steps[i];
     switch (step.kind) {
-      case 0:
-      case 1:
-        dataStep<T, Op>(a, step, step.kind == 1);
+      case kDeviceStepCopy:
+      case kDeviceStepReduce:
+        dataStep<T, Op>(a, step, step.kind == kDeviceStepReduce);
         touched_data = true;
         break;
-      case 2:
+      case kDeviceStepSignal:
         if (step.flag == kDoneFlagId) break;  // sent once per rank by finishLaunch
         signalPeer(a, step.peer, step.flag, touched_data);
         touched_data = false;
         break;
-      default: {
+      default: {  // kDeviceStepWait
         // Block b waits for block b of the writer: the only block whose slice it reads.
         const std::uint32_t index = counterIndex(step.peer, step.flag, block);
         const std::uint64_t target = a.control->base[index] + step.value;
@@ -104,23 +105,6 @@ __global__ void __launch_bounds__(kPlanKernelThreads) planKernel(LaunchArgs a) {
   finishLaunch(a);
 }
 
-template <typename T>
-hipError_t launchForType(const LaunchArgs& args, int op, unsigned blocks, hipStream_t stream) {
-  const bool overlap = args.overlap_launch != 0;
-  switch (op) {
-    case 0:
-      return launchKernel(planKernel<T, kernels::Sum>, blocks, kPlanKernelThreads, stream, overlap, args);
-    case 1:
-      return launchKernel(planKernel<T, kernels::Prod>, blocks, kPlanKernelThreads, stream, overlap, args);
-    case 2:
-      return launchKernel(planKernel<T, kernels::Min>, blocks, kPlanKernelThreads, stream, overlap, args);
-    case 3:
-      return launchKernel(planKernel<T, kernels::Max>, blocks, kPlanKernelThreads, stream, overlap, args);
-    default:
-      return launchKernel(planKernel<T, kernels::Sum>, blocks, kPlanKernelThreads, stream, overlap, args);  // avg
-  }
-}
-
 }  // namespace
 
 hipError_t launchPlanKernel(const LaunchArgs& args, int dtype, unsigned blocks, hipStream_t stream) {
@@ -128,28 +112,12 @@ hipError_t launchPlanKernel(const LaunchArgs& args, int dtype, unsigned blocks, 
     return launchLowLatencyKernel(args, dtype, blocks, stream);
   }
   if (args.fused != 0) return launchFusedKernel(args, dtype, blocks, stream);
-  switch (dtype) {
-    case 0:
-      return launchForType<std::int8_t>(args, args.op, blocks, stream);
-    case 1:
-      return launchForType<std::uint8_t>(args, args.op, blocks, stream);
-    case 2:
-      return launchForType<std::int32_t>(args, args.op, blocks, stream);
-    case 3:
-      return launchForType<std::uint32_t>(args, args.op, blocks, stream);
-    case 4:
-      return launchForType<std::int64_t>(args, args.op, blocks, stream);
-    case 5:
-      return launchForType<std::uint64_t>(args, args.op, blocks, stream);
-    case 6:
-      return launchForType<Half>(args, args.op, blocks, stream);
-    case 7:
-      return launchForType<BFloat16>(args, args.op, blocks, stream);
-    case 8:
-      return launchForType<float>(args, args.op, blocks, stream);
-    default:
-      return launchForType<double>(args, args.op, blocks, stream);
-  }
+  // Every dtype x op through the one dispatch (dispatch.h); an unknown value is a launch error.
+  const bool overlap = args.overlap_launch != 0;
+  return kernels::visitDataTypeAndOp(dtype, args.op, hipErrorInvalidValue, [&](auto type, auto reduce) {
+    return launchKernel(planKernel<typename decltype(type)::type, typename decltype(reduce)::type>, blocks,
+                        kPlanKernelThreads, stream, overlap, args);
+  });
 }
 
 int kernelsPtxVersion() {

@@ -25,6 +25,7 @@
 #include "device_plan.h"
 #include "gpu/calibrated_model.h"
 #include "gpu/device_sharing.h"
+#include "gpu/device_values.h"
 #include "gpu/fused_shape.h"
 #include "gpu/gpu_check.h"
 #include "gpu/kernel_choice.h"

@@ -4,6 +4,7 @@
 #include <string>
 
 #include "config/settings_registry.h"
+#include "gpu/device_values.h"
 #include "portability.h"
 
 namespace peerreduce::gpu {

@@ -14,6 +14,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "dispatch.h"
 #include "float16.h"
 #include "host_reduce.h"
 #include "reference/reference.h"
@@ -39,36 +40,14 @@ static_assert(std::is_same_v<AccumulatorT<std::uint64_t>, std::uint64_t>);
 
 // ---- helpers: run reduceElements<T, Op> for a run-time dtype and op ----
 
-template <typename T>
-struct TypeTag {
-  using Type = T;
-};
-
+// The element type of `dtype`, through the dispatch the library uses (dispatch.h).
 template <typename F>
 void withElementType(DataType dtype, F&& f) {
-  switch (dtype) {
-    case DataType::kInt8:
-      return f(TypeTag<std::int8_t>{});
-    case DataType::kUint8:
-      return f(TypeTag<std::uint8_t>{});
-    case DataType::kInt32:
-      return f(TypeTag<std::int32_t>{});
-    case DataType::kUint32:
-      return f(TypeTag<std::uint32_t>{});
-    case DataType::kInt64:
-      return f(TypeTag<std::int64_t>{});
-    case DataType::kUint64:
-      return f(TypeTag<std::uint64_t>{});
-    case DataType::kFloat16:
-      return f(TypeTag<Half>{});
-    case DataType::kBFloat16:
-      return f(TypeTag<BFloat16>{});
-    case DataType::kFloat32:
-      return f(TypeTag<float>{});
-    case DataType::kFloat64:
-      return f(TypeTag<double>{});
-  }
-  FAIL() << "invalid dtype";
+  const bool known = visitDataType(static_cast<int>(dtype), false, [&](auto type) {
+    f(type);
+    return true;
+  });
+  if (!known) FAIL() << "invalid dtype";
 }
 
 template <typename T>
@@ -95,7 +74,7 @@ void reduceElementsFor(ReduceOp op, void* dst, const std::vector<const void*>& s
 void reduceElementsDynamic(DataType dtype, ReduceOp op, void* dst, const std::vector<const void*>& srcs,
                            std::size_t count, bool finalize, int world_size) {
   withElementType(dtype, [&](auto tag) {
-    using T = typename decltype(tag)::Type;
+    using T = typename decltype(tag)::type;
     reduceElementsFor<T>(op, dst, srcs, count, finalize, world_size);
   });
 }
