@@ -129,7 +129,7 @@ Status loadTuning(Communicator::Impl& impl) {
 Status buildPlans(Communicator::Impl& impl) {
   PR_ASSIGN_OR_RETURN(CandidateSet set,
                       buildCandidates(impl.size, impl.topology, impl.config.verify_plans, impl.config.algorithm));
-  impl.excluded = set.excluded;
+  impl.allreduce.excluded = set.excluded;
   for (const std::string& why : set.excluded) PR_INFO(impl.rank, "not usable here: %s", why.c_str());
   if (set.candidates.empty()) {
     if (impl.config.algorithm != Algorithm::kAuto) {
@@ -145,10 +145,10 @@ Status buildPlans(Communicator::Impl& impl) {
     for (const auto& plan : c.plans) PR_RETURN_IF_ERROR(impl.transport->preparePlan(plan));
     selectable.push_back({c.plans[0]});
   }
-  impl.candidates = std::move(set.candidates);
+  impl.allreduce.candidates = std::move(set.candidates);
   SelectorTuning tuning;
   if (impl.tuning) tuning = SelectorTuning{&*impl.tuning, impl.architecture};
-  PR_ASSIGN_OR_RETURN(impl.selector,
+  PR_ASSIGN_OR_RETURN(impl.allreduce.selector,
                       AlgorithmSelector::create(selectable, impl.topology, impl.config.scratch_bytes, tuning));
   return Status::ok();
 }
@@ -248,7 +248,7 @@ Status Communicator::allreduce(const void* send, void* recv, std::size_t count, 
   if (count == 0) return Status::ok();
   const std::size_t elem = dataTypeSize(dtype);
   const bool in_place = send == recv;
-  const Candidate& candidate = impl.candidates[static_cast<std::size_t>(impl.selector->chooseCandidate(count * elem))];
+  const Candidate& candidate = impl.allreduce.choose(count * elem);
   const Algorithm algorithm = candidate.algorithm;
   const std::shared_ptr<const Plan>& plan = candidate.plans[static_cast<std::size_t>(in_place)];
   PR_ASSIGN_OR_RETURN(const int slot, streamSlot(impl, stream));
@@ -303,12 +303,13 @@ StatusOr<SelectionReport> Communicator::explainSelection(std::size_t count, Data
   }
   SelectionReport report;
   report.forced = impl_->config.algorithm != Algorithm::kAuto;
-  const int chosen = impl_->selector->chooseCandidate(count * elem);
-  report.chosen = impl_->candidates[static_cast<std::size_t>(chosen)].algorithm;
-  report.plan = impl_->candidates[static_cast<std::size_t>(chosen)].plans[0]->description;
-  report.tuned = impl_->selector->tuned(count * elem);
-  report.excluded = impl_->excluded;
-  report.candidates = impl_->selector->estimate(count, elem);
+  const PlanChoice& plans = impl_->allreduce;
+  const Candidate& chosen = plans.choose(count * elem);
+  report.chosen = chosen.algorithm;
+  report.plan = chosen.plans[0]->description;
+  report.tuned = plans.selector->tuned(count * elem);
+  report.excluded = plans.excluded;
+  report.candidates = plans.selector->estimate(count, elem);
   return report;
 }
 

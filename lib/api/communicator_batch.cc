@@ -122,9 +122,7 @@ Status Communicator::allreduceBatch(std::span<const BatchItem> items, DataType d
   std::array<BatchShape, 2> shapes{BatchShape{Algorithm::kOneShot}, BatchShape{Algorithm::kTwoShot}};
   const BatchSubmit* batches = impl.transport->capabilities().batch_submit;  // null: no batches
   for (BatchShape& shape : shapes) {
-    for (const Candidate& c : impl.candidates) {
-      if (c.algorithm == shape.algorithm) shape.candidate = &c;
-    }
+    shape.candidate = impl.allreduce.candidateOf(shape.algorithm);
     shape.capacity = shape.candidate != nullptr && batches != nullptr ? batches->maxBatchBytes(shape.algorithm) : 0;
     if (shape.capacity > 0) {
       PR_ASSIGN_OR_RETURN(const PoolBlock scratch, leaseScratch(impl, slot));
@@ -169,7 +167,7 @@ Status Communicator::allreduceBatch(std::span<const BatchItem> items, DataType d
     std::size_t nonempty = 0;
     for (std::size_t i = g.first; i < g.end; ++i) nonempty += items[i].count != 0 ? 1 : 0;
     const BatchShape* shape =
-        nonempty > 1 ? shapeFor(shapes, g.bytes, impl.size, impl.selector->choose(g.bytes)) : nullptr;
+        nonempty > 1 ? shapeFor(shapes, g.bytes, impl.size, impl.allreduce.selector->choose(g.bytes)) : nullptr;
     if (shape == nullptr) {  // one item, or none of the shapes carries the group: ordinary allreduces
       for (std::size_t i = g.first; i < g.end; ++i) {
         if (items[i].count == 0) continue;

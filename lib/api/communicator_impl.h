@@ -8,14 +8,13 @@
 #include <string>
 #include <vector>
 
-#include "algorithms/candidates.h"
 #include "api/buffer_registrations.h"
+#include "api/plan_choice.h"
 #include "api/profiler.h"
 #include "api/stream_leases.h"
 #include "memory/pinned_host_pool.h"
 #include "memory/symmetric_pool.h"
 #include "peerreduce/communicator.h"
-#include "select/selector.h"
 #include "select/tuning_table.h"
 
 namespace peerreduce {
@@ -30,12 +29,10 @@ struct Communicator::Impl {
   std::shared_ptr<Transport> transport;
   // Where the host can address this rank's symmetric region (the simulator), null where it cannot.
   std::byte* region_host_address = nullptr;
-  Topology topology;                  // agreed by all ranks, link mask applied
-  std::string architecture;           // rank 0's device architecture (tuning-table key)
-  std::vector<Candidate> candidates;  // every plan this communicator may run; the selector indexes it
-  std::vector<std::string> excluded;  // algorithms that cannot run here, with the reason
+  Topology topology;         // agreed by all ranks, link mask applied
+  std::string architecture;  // rank 0's device architecture (tuning-table key)
   std::optional<TuningTable> tuning;
-  std::shared_ptr<const AlgorithmSelector> selector;
+  PlanChoice allreduce;  // the allreduce plans this communicator may run, and their selector
   // The books of this rank's symmetric region (the transport owns the region). Every rank makes the
   // same pool calls in the same order, so blocks have the same offsets everywhere.
   std::optional<SymmetricPool> pool;
