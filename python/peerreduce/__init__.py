@@ -17,12 +17,14 @@ from .communicator import Communicator, RegisteredBuffer
 from .errors import (AbortedError, CorruptError, Error, InternalError, InvalidArgumentError, LinkDownError,
                      MismatchError, OutOfMemoryError, PeerLostError, RemoteError, TimeoutError, UnavailableError,
                      UnsupportedError)
-from ._native import LibraryNotFoundError
+from ._native import LibraryNotFoundError, library_version
 
 __all__ = [
     "AbortedError", "Bootstrap", "CallbackBootstrap", "Communicator", "CorruptError", "Error", "InternalError",
     "InvalidArgumentError", "LibraryNotFoundError", "LinkDownError", "MismatchError", "Mpi4pyBootstrap",
     "OutOfMemoryError", "PeerLostError", "RegisteredBuffer", "RemoteError", "SimWorld", "TimeoutError",
-    "TorchProcessGroupBootstrap", "TorchStoreBootstrap", "UnavailableError", "UnsupportedError",
+    "TorchProcessGroupBootstrap", "TorchStoreBootstrap", "UnavailableError", "UnsupportedError", "library_version",
 ]
+# The package's version; library_version() gives the loaded library's, which must have the same
+# major.minor (the C API may change between minor versions while the major is 0).
 __version__ = "0.1.0"

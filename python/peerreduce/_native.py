@@ -127,6 +127,7 @@ _SIGNATURES: dict[str, tuple] = {
     "prGetLastError": (c_char_p, []),
     "prGetErrorString": (c_char_p, [c_int]),
     "prConfigSize": (c_size_t, []),
+    "prGetVersion": (c_int, [_P(c_int)]),
     "prConfigInitSized": (c_int, [c_void_p, c_size_t]),
     "prConfigSet": (c_int, [c_void_p, c_char_p, c_char_p]),
     "prBootstrapCreate": (c_int, [c_int, c_int, _P(BootstrapCallbacks), _P(c_void_p)]),
@@ -156,9 +157,7 @@ _SIGNATURES: dict[str, tuple] = {
     "prSimWorldAttachBootstrap": (c_int, [c_void_p, c_void_p]),
 }
 # Optional functions: present in builds that have them (checked with has()).
-_OPTIONAL: dict[str, tuple] = {
-    "prGetVersion": (c_int, [_P(c_int), _P(c_int), _P(c_int)]),
-}
+_OPTIONAL: dict[str, tuple] = {}
 
 
 def _declare(lib: ctypes.CDLL) -> None:
@@ -186,3 +185,10 @@ def call(name: str, *args) -> None:
     """Calls the C function `name` and raises its error if it failed."""
     function: Callable[..., int] = getattr(library(), name)
     check(function(*args))
+
+
+def library_version() -> tuple[int, int, int]:
+    """(major, minor, patch) of the loaded library (prGetVersion)."""
+    code = c_int(0)
+    call("prGetVersion", ctypes.byref(code))
+    return code.value // 10000, code.value // 100 % 100, code.value % 100

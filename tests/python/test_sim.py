@@ -330,3 +330,9 @@ def test_a_configuration_by_setting_name_reaches_the_communicator():
         peerreduce.SimWorld(2).communicators(config={"PEERREDUCE_NO_SUCH": "1"})
     with pytest.raises(peerreduce.InvalidArgumentError, match="PEERREDUCE_TIMEOUT_MS"):
         peerreduce.SimWorld(2).communicators(config={"PEERREDUCE_TIMEOUT_MS": "-5"})
+
+
+def test_the_loaded_library_has_the_packages_major_and_minor_version():
+    major, minor, patch = peerreduce.library_version()
+    assert (major, minor) == tuple(int(p) for p in peerreduce.__version__.split(".")[:2])
+    assert patch >= 0
