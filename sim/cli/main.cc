@@ -282,9 +282,9 @@ void printText(const RunReport& r) {
   std::printf("  reference:   %s\n",
               r.reference_problem.empty() ? "every element within tolerance" : r.reference_problem.c_str());
   const PoolStats& m = r.memory;
-  std::printf("  memory:      pool %s per rank, %s in use (the scratch leases included; peak %s) in %" PRIu64
-              " blocks; %" PRIu64 " allocations, %" PRIu64 " failed; %" PRIu64
-              " free blocks, largest %s; fragmentation %.3f; %" PRIu64 " compactions\n",
+  std::printf("  memory:      pool %s per rank, %s in use (peak %s) in %" PRIu64 " blocks; %" PRIu64
+              " allocations, %" PRIu64 " failed; %" PRIu64 " free blocks, largest %s; fragmentation %.3f; %" PRIu64
+              " compactions (in use: the streams' scratch leases and the symmetric blocks)\n",
               mib(m.capacity_bytes).c_str(), mib(m.bytes_in_use).c_str(), mib(m.peak_bytes_in_use).c_str(),
               m.live_blocks, m.allocations, m.failed_allocations, m.free_blocks,
               mib(m.largest_free_block_bytes).c_str(), m.fragmentation, m.defragmentations);

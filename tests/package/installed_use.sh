@@ -68,14 +68,14 @@ if grep -q -e "-I$source" -e "-isystem $source" "$work/examples/compile_commands
   fail "the examples' compile commands name the source tree"
 fi
 ctest --test-dir "$work/examples" --output-on-failure
-for example in sim_allreduce sim_allreduce_static; do
-  objdump -p "$work/examples/$example" | grep -q 'NEEDED.*libpeerreduce' && linked=shared || linked=static
-  echo "$example: linked $linked"
-done
-objdump -p "$work/examples/sim_allreduce" | grep -q 'NEEDED.*libpeerreduce\.so' || fail "sim_allreduce is not linked to libpeerreduce.so"
-if objdump -p "$work/examples/sim_allreduce_static" | grep -q 'NEEDED.*libpeerreduce'; then
-  fail "sim_allreduce_static needs libpeerreduce.so"
-fi
+# What each example needs at run time (read whole first: `grep -q` in a pipe under pipefail would fail
+# on objdump's SIGPIPE).
+needs() { objdump -p "$work/examples/$1" | sed -n 's/^ *NEEDED *//p'; }
+shared_needs=$(needs sim_allreduce)
+static_needs=$(needs sim_allreduce_static)
+grep -q '^libpeerreduce\.so' <<< "$shared_needs" || fail "sim_allreduce is not linked to libpeerreduce.so: $shared_needs"
+if grep -q '^libpeerreduce' <<< "$static_needs"; then fail "sim_allreduce_static needs libpeerreduce.so"; fi
+echo "sim_allreduce needs $(grep '^libpeerreduce' <<< "$shared_needs"); sim_allreduce_static needs no libpeerreduce"
 
 step "the same examples with pkg-config"
 export PKG_CONFIG_PATH="$prefix/lib/pkgconfig"
