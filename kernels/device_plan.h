@@ -113,8 +113,13 @@ struct LaunchArgs {
   std::int32_t op;  // ReduceOp
   const void* send;
   void* recv;
-  std::uint64_t count;
+  std::uint64_t count;           // elements per block
   std::uint64_t chunk_capacity;  // elements
+  // Plans of several blocks (reduce-scatter, all-gather): a step's chunk index is block * num_chunks +
+  // chunk, and the block starts block x stride elements into the buffer; the stride is 0 for a buffer
+  // that holds only the rank's own block (and for plans of one block).
+  std::uint64_t send_block_stride;
+  std::uint64_t recv_block_stride;
   std::uint64_t slot_bytes;
   std::uint64_t scratch_offset;
   std::int32_t num_chunks;

@@ -34,12 +34,15 @@
 namespace peerreduce::gpu {
 namespace {
 
-__device__ unsigned char* resolve(const LaunchArgs& a, const DeviceRef& ref, std::uint64_t chunk_begin) {
+// `chunk_begin`: the chunk's first element within its block; `block`: which block (plans of several).
+__device__ unsigned char* resolve(const LaunchArgs& a, const DeviceRef& ref, std::uint64_t chunk_begin,
+                                  std::uint64_t block) {
   switch (ref.kind) {
     case kDeviceBufferInput:
-      return const_cast<unsigned char*>(static_cast<const unsigned char*>(a.send)) + chunk_begin * a.elem_size;
+      return const_cast<unsigned char*>(static_cast<const unsigned char*>(a.send)) +
+             (block * a.send_block_stride + chunk_begin) * a.elem_size;
     case kDeviceBufferOutput:
-      return static_cast<unsigned char*>(a.recv) + chunk_begin * a.elem_size;
+      return static_cast<unsigned char*>(a.recv) + (block * a.recv_block_stride + chunk_begin) * a.elem_size;
     default:  // kDeviceBufferScratch: the host uploads verified plans only (gpu_transport.cc)
       return a.peers->scratch[ref.rank] + a.scratch_offset + static_cast<std::uint64_t>(ref.slot) * a.slot_bytes;
   }
@@ -49,7 +52,9 @@ template <typename T, typename Op>
 __device__ void dataStep(const LaunchArgs& a, const DeviceStep& step, bool is_reduce) {
   __shared__ unsigned char* sources[kMaxSources];
   __shared__ unsigned char* destination;
-  const std::uint64_t chunk_begin = min(static_cast<std::uint64_t>(step.chunk) * a.chunk_capacity, a.count);
+  const std::uint64_t block = static_cast<std::uint64_t>(step.chunk / a.num_chunks);
+  const std::uint64_t chunk_begin =
+      min(static_cast<std::uint64_t>(step.chunk % a.num_chunks) * a.chunk_capacity, a.count);
   const std::uint64_t chunk_size = min(chunk_begin + a.chunk_capacity, a.count) - chunk_begin;
   // This block's slice: a multiple of 16 bytes (a whole number of vectors) per block.
   constexpr std::uint64_t kPerVector = kVectorBytes / sizeof(T);
@@ -59,9 +64,9 @@ __device__ void dataStep(const LaunchArgs& a, const DeviceStep& step, bool is_re
   const std::uint64_t hi = min(lo + per_block, chunk_size);
   __syncthreads();  // the shared pointer table of the previous step is no longer read
   for (std::uint32_t s = threadIdx.x; s < step.src_count; s += blockDim.x) {
-    sources[s] = resolve(a, a.sources[step.src_begin + s], chunk_begin) + lo * sizeof(T);
+    sources[s] = resolve(a, a.sources[step.src_begin + s], chunk_begin, block) + lo * sizeof(T);
   }
-  if (threadIdx.x == 0) destination = resolve(a, step.dst, chunk_begin) + lo * sizeof(T);
+  if (threadIdx.x == 0) destination = resolve(a, step.dst, chunk_begin, block) + lo * sizeof(T);
   __syncthreads();
   if (hi == lo) return;
   if (!is_reduce) {

@@ -180,10 +180,21 @@ Status SimEngine::submit(int rank, const ExecutionRequest& request) {
                                 std::to_string(request.count) + " elements into the plan's " +
                                 std::to_string(request.plan->num_chunks) + " chunks; use ChunkLayout::make");
   }
+  const Plan& plan = *request.plan;
+  if (plan.num_blocks > 1 && request.count > 0 && request.block_stride < request.count) {
+    return invalidArgumentError(who + "block stride of " + std::to_string(request.block_stride) +
+                                " elements is shorter than the " + std::to_string(request.count) +
+                                "-element blocks of a " + std::string(collectiveName(plan.collective)) +
+                                " (the blocks would overlap); pass the user's per-rank count");
+  }
   const bool batched = !request.batch.empty();
+  if (batched && plan.collective != Collective::kAllReduce) {
+    return invalidArgumentError(who + "a batch runs only allreduce plans, not " +
+                                std::string(collectiveName(plan.collective)));
+  }
   if (batched) {
     PR_RETURN_IF_ERROR(checkBatch(rank, request));
-  } else if (request.count > 0 && (request.send == nullptr || request.recv == nullptr)) {
+  } else if (request.count > 0 && (request.recv == nullptr || (request.send == nullptr && readsSend(plan, rank)))) {
     return invalidArgumentError(who + "null buffer");
   }
   const std::size_t needed = scratchBytes(*request.plan, request.layout, elem);
@@ -193,10 +204,10 @@ Status SimEngine::submit(int rank, const ExecutionRequest& request) {
                             std::to_string(state.memory_bytes));
   }
   // Last, so that a request refused above leaves no trace in the agreement and consumes no number.
-  const Plan& plan = *request.plan;
-  const Status agreed = agreement_.record(rank, state.next_seq,
-                                          OperationDescriptor{request.count, request.dtype, request.op, plan.algorithm,
-                                                              plan.num_chunks, plan.scratch_slots, plan.num_flags});
+  const Status agreed =
+      agreement_.record(rank, state.next_seq,
+                        OperationDescriptor{request.count, request.dtype, request.op, plan.algorithm, plan.num_chunks,
+                                            plan.scratch_slots, plan.num_flags, plan.collective, plan.root});
   if (!agreed.isOk()) {
     // Every rank that already submitted this operation fails too: its peers' plans disagree with its
     // own, so it would wait for signals never sent or read scratch laid out for another count.
@@ -215,6 +226,10 @@ Status SimEngine::submit(int rank, const ExecutionRequest& request) {
   recent.emplace_back(state.queue.back().seq, request.plan);
   if (recent.size() > kRecentPlans) recent.pop_front();
   return Status::ok();
+}
+
+bool SimEngine::readsSend(const Plan& plan, int rank) {
+  return plan.collective != Collective::kBroadcast || rank == plan.root;  // a broadcast reads the root's only
 }
 
 std::string SimEngine::describeSite(const AccessSite& site) const {
@@ -259,7 +274,9 @@ SimEngine::Readiness SimEngine::readiness(int rank) {
 
 std::byte* SimEngine::resolve(int rank, const Operation& op, const BufferRef& ref, int chunk) {
   const std::size_t elem = dataTypeSize(op.request.dtype);
-  const std::size_t offset = op.request.layout.begin(chunk) * elem;
+  const ExecutionRequest& request = op.request;
+  const std::size_t offset =
+      userChunkOffset(request.plan->collective, ref.kind, request.layout, request.block_stride, chunk) * elem;
   switch (ref.kind) {
     case BufferKind::kInput:
       return const_cast<std::byte*>(static_cast<const std::byte*>(op.request.send)) + offset;
@@ -275,7 +292,7 @@ std::byte* SimEngine::resolve(int rank, const Operation& op, const BufferRef& re
 
 void SimEngine::executeData(int rank, Operation& op, const Step& s) {
   const RankProgram& program = op.request.plan->programs[static_cast<std::size_t>(rank)];
-  const std::size_t count = op.request.layout.size(s.chunk);
+  const std::size_t count = op.request.layout.size(op.request.layout.chunkOf(s.chunk));
   const int step_index = static_cast<int>(op.pc);
   if (options_.race_checking) {
     for (std::uint32_t i = 0; i < s.src_count; ++i) {
@@ -475,7 +492,7 @@ void SimEngine::step(int rank) {
     case StepKind::kReduce: {
       state.clock_us = state.phase->addDataStep(program, s, op.request.layout, dataTypeSize(op.request.dtype),
                                                 state.clock_us, &stats_.link_bytes);
-      event.bytes = op.request.layout.size(s.chunk) * dataTypeSize(op.request.dtype);
+      event.bytes = op.request.layout.size(op.request.layout.chunkOf(s.chunk)) * dataTypeSize(op.request.dtype);
       executeData(rank, op, s);
       break;
     }

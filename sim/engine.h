@@ -154,6 +154,8 @@ class SimEngine final : public SimFaults {
   void failRank(int rank, Status status);
   void timeoutEarliestWait();
   std::byte* resolve(int rank, const Operation& op, const BufferRef& ref, int chunk);
+  // Whether `rank`'s program of `plan` reads its send buffer (else the caller may pass none).
+  static bool readsSend(const Plan& plan, int rank);
   std::string describeSite(const AccessSite& site) const;
   Status checkLinks(int rank, const RankProgram& program) const;
   Status runLocked();

@@ -15,6 +15,9 @@ std::string differsNamed(const char* field, std::string_view a, std::string_view
 }  // namespace
 
 std::string describeDifference(const OperationDescriptor& a, const OperationDescriptor& b) {
+  if (a.collective != b.collective)
+    return differsNamed("collective", collectiveName(a.collective), collectiveName(b.collective));
+  if (a.root != b.root) return differs("broadcast root", a.root, b.root);
   if (a.count != b.count) return differs("count", a.count, b.count);
   if (a.dtype != b.dtype) return differsNamed("dtype", dataTypeName(a.dtype), dataTypeName(b.dtype));
   if (a.op != b.op) return differsNamed("op", reduceOpName(a.op), reduceOpName(b.op));
@@ -40,7 +43,7 @@ Status OperationAgreement::record(int rank, std::uint64_t seq, const OperationDe
       entry.failure =
           mismatchError("operation " + std::to_string(seq) + " differs between rank " +
                         std::to_string(entry.first_rank) + " and rank " + std::to_string(rank) + ": " + difference +
-                        "; every rank must call allreduce with the same arguments. The communicators are "
+                        "; every rank must call the same collective with the same arguments. The communicators are "
                         "out of step now (as after an NCCL asynchronous error): destroy them and create "
                         "new ones");
     }

@@ -1,7 +1,7 @@
 // Cross-rank agreement on what each collective operation is.
 //
-// Every rank's k-th submitted operation is the same allreduce, so its count, dtype, op and plan
-// shape must match on every rank. A rank that disagrees (a bug in the application, or ranks that
+// Every rank's k-th submitted operation is the same collective (with the same root), so its count,
+// dtype, op and plan shape must match on every rank. A rank that disagrees (a bug in the application, or ranks that
 // chose different algorithms) would otherwise read peers' scratch with the wrong layout, overrun it,
 // or wait forever for signals the peers' plans never send. The simulator compares each submission
 // with the first rank's submission of the same sequence number and fails the operation on every rank
@@ -34,6 +34,8 @@ struct OperationDescriptor {
   int num_chunks = 1;
   int scratch_slots = 0;
   int num_flags = 1;
+  Collective collective = Collective::kAllReduce;
+  int root = 0;  // broadcast
 };
 
 class OperationAgreement {

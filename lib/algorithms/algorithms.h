@@ -35,6 +35,9 @@ struct PlanRequest {
   std::vector<int> ring_order;   // kRing: the cycle to follow (a permutation); empty = 0, 1, ..., n-1
   std::vector<int> tree_parent;  // kTree: each rank's parent, -1 for the root; empty = a star around 0
   int pipeline = 1;              // kTree: chunks the buffer moves in
+  // The collective the plan is for; the others than allreduce have one-shot (direct) and ring plans.
+  Collective collective = Collective::kAllReduce;
+  int root = 0;  // kBroadcast: the rank whose input every rank receives
 
   // Hash of every field (the plan cache's key) and a short name of the variant ("ring over 0-2-1-3").
   std::uint64_t fingerprint() const;
@@ -63,8 +66,28 @@ Plan buildRabenseifnerPlan(int world_size, bool in_place);
 // the buffer moves in `pipeline` chunks.
 Plan buildTreePlan(const SpanningTree& tree, int pipeline, bool in_place);
 
-// One rank: the output is the input with avg's division applied (a one-source reduction).
-Plan buildSingleRankPlan(Algorithm algorithm, bool in_place);
+// One rank: the output is the input, with avg's division applied (a one-source reduction) where the
+// collective reduces, copied where it does not.
+Plan buildSingleRankPlan(Algorithm algorithm, bool in_place, Collective collective = Collective::kAllReduce);
+
+// The other collectives (NCCL's buffer semantics, peerreduce/communicator.h), each in two plans:
+// direct ("one-shot": one synchronisation round, reads straight from the rank that holds the data; needs
+// those links) and ring (around a cycle given as a permutation, each rank reading only from the rank
+// before it, so any Hamiltonian cycle of the links carries it).
+Plan buildReduceScatterDirectPlan(int world_size, bool in_place);
+Plan buildReduceScatterRingPlan(const std::vector<int>& order, bool in_place);
+Plan buildAllGatherDirectPlan(int world_size, bool in_place);
+Plan buildAllGatherRingPlan(const std::vector<int>& order, bool in_place);
+Plan buildBroadcastDirectPlan(int world_size, int root, bool in_place);
+// A chain from the root along the cycle `order`, pipelined in kBroadcastRingChunks chunks.
+Plan buildBroadcastRingPlan(const std::vector<int>& order, int root, bool in_place);
+
+// Chunks the broadcast chain moves: enough that a chain of 8 ranks is busy at once for most of the
+// operation, few enough that per-step overheads stay small next to the data of a large message.
+inline constexpr int kBroadcastRingChunks = 8;
+
+// The plan of a collective other than allreduce (buildPlan dispatches here).
+StatusOr<Plan> buildCollectivePlan(const PlanRequest& request);
 
 // Folding a world that is not a power of two onto its largest power-of-two subset: the first
 // 2*extra ranks pair up (odd into even), the rest keep going. Shared by recursive doubling and

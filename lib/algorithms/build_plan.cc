@@ -11,6 +11,7 @@ StatusOr<Plan> buildPlan(const PlanRequest& request) {
     return invalidArgumentError("cannot plan for world size " + std::to_string(request.world_size) +
                                 "; supported sizes are 1.." + std::to_string(kMaxWorldSize));
   }
+  if (request.collective != Collective::kAllReduce) return buildCollectivePlan(request);
   if (request.world_size == 1 && request.algorithm != Algorithm::kAuto && isValidAlgorithm(request.algorithm)) {
     return buildSingleRankPlan(request.algorithm, request.in_place);
   }
@@ -74,14 +75,22 @@ std::uint64_t PlanRequest::fingerprint() const {
   for (int r : ring_order) hash.add(r);
   hash.add(tree_parent.size());
   for (int p : tree_parent) hash.add(p);
+  hash.add(static_cast<int>(collective));
+  hash.add(root);
   return hash.value();
 }
 
-Plan buildSingleRankPlan(Algorithm algorithm, bool in_place) {
-  PlanBuilder b(algorithm, 1, 1, kFirstAlgorithmFlag, in_place);
+Plan buildSingleRankPlan(Algorithm algorithm, bool in_place, Collective collective) {
+  PlanBuilder b(algorithm, 1, 1, kFirstAlgorithmFlag, in_place, collective);
   const BufferRef source = inputOf(0);
-  b.reduce(0, 0, std::span<const BufferRef>(&source, 1), outputOf(0), true);
-  return b.finish("single rank: output = input");
+  if (collective == Collective::kAllReduce || collective == Collective::kReduceScatter) {
+    b.reduce(0, 0, std::span<const BufferRef>(&source, 1), outputOf(0), true);
+  } else {
+    b.copy(0, 0, source, outputOf(0));
+  }
+  const std::string what =
+      collective == Collective::kAllReduce ? "" : std::string(collectiveName(collective)) + " of a ";
+  return b.finish(what + "single rank: output = input");
 }
 
 PowerOfTwoFold::PowerOfTwoFold(int n) : world_size(n) {

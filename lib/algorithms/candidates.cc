@@ -77,4 +77,28 @@ StatusOr<CandidateSet> buildCandidates(int n, const Topology& topology, bool ver
   return set;
 }
 
+StatusOr<CandidateSet> buildCollectiveCandidates(Collective collective, int root, int n, const Topology& topology,
+                                                 bool verify_in_place, Algorithm only) {
+  const auto link = topology.accessMatrix();
+  const bool forced = only == Algorithm::kOneShot || only == Algorithm::kRing;
+  CandidateSet set;
+  PlanRequest request{Algorithm::kOneShot, n, false};
+  request.collective = collective;
+  request.root = root;
+  if (!forced || only == Algorithm::kOneShot) PR_RETURN_IF_ERROR(addCandidate(request, link, verify_in_place, set));
+  if (!forced || only == Algorithm::kRing) {
+    request.algorithm = Algorithm::kRing;
+    if (!fullMesh(topology)) {
+      if (auto cycle = findHamiltonianCycle(topology)) {
+        request.ring_order = *cycle;
+      } else {
+        set.excluded.push_back("ring: no cycle through every rank over the usable links was found");
+        return set;
+      }
+    }
+    PR_RETURN_IF_ERROR(addCandidate(request, link, verify_in_place, set));
+  }
+  return set;
+}
+
 }  // namespace peerreduce

@@ -35,4 +35,10 @@ struct CandidateSet {
 // `only`: kAuto for every algorithm, else just that one (a forced algorithm).
 StatusOr<CandidateSet> buildCandidates(int world_size, const Topology& topology, bool verify_in_place, Algorithm only);
 
+// The plans of a collective other than allreduce: one-shot (direct) where the links it reads over exist
+// (every pair; a broadcast's ranks to its root), ring over a Hamiltonian cycle of the usable links.
+// `only`: a forced algorithm, applied when it is one of the two (kAuto, or another algorithm: both).
+StatusOr<CandidateSet> buildCollectiveCandidates(Collective collective, int root, int world_size,
+                                                 const Topology& topology, bool verify_in_place, Algorithm only);
+
 }  // namespace peerreduce

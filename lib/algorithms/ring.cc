@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "algorithms/algorithms.h"
+#include "algorithms/ring_order.h"
 #include "plan/plan_builder.h"
 
 namespace peerreduce {
@@ -23,7 +24,8 @@ Plan buildRingPlanOver(const std::vector<int>& order, bool in_place) {
   if (n == 1) return buildSingleRankPlan(Algorithm::kRing, in_place);
   PlanBuilder b(Algorithm::kRing, n, n, kNumFlags, in_place);
   // Positions p in the ring; rank order[p] reads from order[p-1]. Chunk c is chunk c of the buffer.
-  auto at = [&](int position) { return order[static_cast<std::size_t>(wrap(position, n))]; };
+  const RingOrder ring(order);
+  auto at = [&](int position) { return ring.at(position); };
   const int final_base = n;  // slots n..2n-1 hold finished chunks; 0..n-1 hold partials
 
   // Reduce-scatter. Step 0 publishes the chunk a position starts; step s reduces chunk p-s.
@@ -61,9 +63,7 @@ Plan buildRingPlanOver(const std::vector<int>& order, bool in_place) {
       }
     }
   }
-  std::string description = "ring over ";
-  for (int p = 0; p < n; ++p) description += (p ? "-" : "") + std::to_string(at(p));
-  return b.finish(description);
+  return b.finish("ring over " + ring.describe());
 }
 
 Plan buildRingPlan(int n, bool in_place) {

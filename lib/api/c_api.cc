@@ -134,6 +134,43 @@ prResult_t prAllReduce(const void* sendbuff, void* recvbuff, size_t count, prDat
   });
 }
 
+prResult_t prReduceScatter(const void* sendbuff, void* recvbuff, size_t recvcount, prDataType_t datatype, prRedOp_t op,
+                           prComm_t comm, void* stream) noexcept {
+  constexpr const char* kFunction = "prReduceScatter";
+  return guarded(kFunction, [&]() -> prResult_t {
+    if (comm == nullptr) return nullArgument(kFunction, "comm", kCommHint);
+    if (!liveComms().contains(comm)) return unknownHandle(kFunction, "comm", kCommHint);
+    return toResult(kFunction,
+                    comm->comm->reduceScatter(sendbuff, recvbuff, recvcount,
+                                              static_cast<peerreduce::DataType>(static_cast<int>(datatype)),
+                                              static_cast<peerreduce::ReduceOp>(static_cast<int>(op)), stream));
+  });
+}
+
+prResult_t prAllGather(const void* sendbuff, void* recvbuff, size_t sendcount, prDataType_t datatype, prComm_t comm,
+                       void* stream) noexcept {
+  constexpr const char* kFunction = "prAllGather";
+  return guarded(kFunction, [&]() -> prResult_t {
+    if (comm == nullptr) return nullArgument(kFunction, "comm", kCommHint);
+    if (!liveComms().contains(comm)) return unknownHandle(kFunction, "comm", kCommHint);
+    return toResult(kFunction,
+                    comm->comm->allGather(sendbuff, recvbuff, sendcount,
+                                          static_cast<peerreduce::DataType>(static_cast<int>(datatype)), stream));
+  });
+}
+
+prResult_t prBroadcast(const void* sendbuff, void* recvbuff, size_t count, prDataType_t datatype, int root,
+                       prComm_t comm, void* stream) noexcept {
+  constexpr const char* kFunction = "prBroadcast";
+  return guarded(kFunction, [&]() -> prResult_t {
+    if (comm == nullptr) return nullArgument(kFunction, "comm", kCommHint);
+    if (!liveComms().contains(comm)) return unknownHandle(kFunction, "comm", kCommHint);
+    return toResult(kFunction,
+                    comm->comm->broadcast(sendbuff, recvbuff, count,
+                                          static_cast<peerreduce::DataType>(static_cast<int>(datatype)), root, stream));
+  });
+}
+
 prResult_t prAllReduceBatch(const prBatchItem_t* items, size_t nitems, prDataType_t datatype, prRedOp_t op,
                             prComm_t comm, void* stream) noexcept {
   constexpr const char* kFunction = "prAllReduceBatch";

@@ -33,6 +33,11 @@ struct Communicator::Impl {
   std::string architecture;  // rank 0's device architecture (tuning-table key)
   std::optional<TuningTable> tuning;
   PlanChoice allreduce;  // the allreduce plans this communicator may run, and their selector
+  // The other collectives' plans, built at their first call (communicator_collectives.cc); broadcast's
+  // per root (sized to the world then).
+  PlanChoice reduce_scatter;
+  PlanChoice all_gather;
+  std::vector<PlanChoice> broadcast;
   // The books of this rank's symmetric region (the transport owns the region). Every rank makes the
   // same pool calls in the same order, so blocks have the same offsets everywhere.
   std::optional<SymmetricPool> pool;

@@ -1,8 +1,28 @@
 #include "api/operation_submit.h"
 
 #include <algorithm>
+#include <string>
+
+#include "select/segmenting.h"
 
 namespace peerreduce {
+
+Status submitOperation(Communicator::Impl& impl, const Operation& operation, StreamHandle stream, const char* call) {
+  PR_ASSIGN_OR_RETURN(const int slot, streamSlot(impl, stream));
+  // The copy pins the scratch in place until the segments are submitted.
+  PR_ASSIGN_OR_RETURN(const PoolBlock scratch, leaseScratch(impl, slot));
+  const Plan& plan = *operation.plan;
+  const std::size_t elem = dataTypeSize(operation.dtype);
+  const std::size_t segment = maxSegmentCount(plan, elem, scratch.size());
+  if (segment == 0) {
+    return outOfMemoryError(
+        std::string(call) + " on rank " + std::to_string(impl.rank) + ": " +
+        std::string(algorithmName(plan.algorithm)) + " needs " + std::to_string(plan.scratch_slots) +
+        " scratch slots but only " + std::to_string(scratch.size()) + " bytes of scratch exist (preferred " +
+        std::to_string(impl.config.scratch_bytes) + "); raise PEERREDUCE_SCRATCH_BYTES, or free symmetric pool blocks");
+  }
+  return submitOperation(impl, operation, slot, scratch, segment, stream);
+}
 
 Status submitOperation(Communicator::Impl& impl, const Operation& operation, int slot, const PoolBlock& scratch,
                        std::size_t segment, StreamHandle stream) {
@@ -27,6 +47,7 @@ Status submitOperation(Communicator::Impl& impl, const Operation& operation, int
       request.recv = static_cast<std::byte*>(operation.recv) + done * elem;
     }
     request.layout = ChunkLayout::make(request.count, operation.plan->num_chunks, elem);
+    request.block_stride = operation.count;  // blocks are the user's per-rank count apart
     submitted = impl.transport->submit(request, stream);
     segments += submitted.isOk() ? 1 : 0;
   }

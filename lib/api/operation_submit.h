@@ -1,5 +1,6 @@
-// The one path from a communicator's operation to its transport: an allreduce, a batch group (and the
-// collectives to come) describe what to run as an Operation; submitOperation splits it into segments
+// The one path from a communicator's operation to its transport: an allreduce, a batch group, a
+// reduce-scatter, all-gather or broadcast describe what to run as an Operation (the plan says which
+// collective, its blocks and its root); submitOperation splits it into segments
 // that fit the stream's scratch, builds each ExecutionRequest, submits them in order and profiles the
 // whole when profiling is on.
 #pragma once
@@ -22,7 +23,7 @@ struct Operation {
   ReduceOp op = ReduceOp::kSum;
   const void* send = nullptr;  // null for a batch
   void* recv = nullptr;        // null for a batch
-  std::size_t count = 0;       // elements (a batch: over all its items)
+  std::size_t count = 0;       // elements per block (a batch: over all its items); Plan::num_blocks blocks
   // Non-empty: one launch over these items (at most the transport's batch capacity, within one segment
   // of scratch), instead of send/recv.
   std::span<const BatchItem> batch;
@@ -34,5 +35,9 @@ struct Operation {
 // the first segment the transport refuses and returns its error; the profile records what was submitted.
 Status submitOperation(Communicator::Impl& impl, const Operation& operation, int slot, const PoolBlock& scratch,
                        std::size_t segment, StreamHandle stream);
+
+// The same on the stream's slot and scratch lease, in the largest segments the scratch holds; kOutOfMemory
+// naming `call` ("reduceScatter") when not even one segment fits.
+Status submitOperation(Communicator::Impl& impl, const Operation& operation, StreamHandle stream, const char* call);
 
 }  // namespace peerreduce

@@ -1,6 +1,6 @@
 // The plans one collective may run on a communicator and how one is picked per call: the candidates
 // (each built, verified and prepared on the transport at creation), why other algorithms cannot run
-// here, and the selector over the candidates. Allreduce has one; each collective to come gets its own.
+// here, and the selector over the candidates. Every collective has its own (broadcast one per root).
 #pragma once
 
 #include <cstddef>
@@ -17,6 +17,9 @@ struct PlanChoice {
   std::vector<Candidate> candidates;  // the selector indexes it
   std::vector<std::string> excluded;  // algorithms that cannot run here, with the reason
   std::shared_ptr<const AlgorithmSelector> selector;
+  // The collectives other than allreduce build their choice at first use: whether that happened (a
+  // choice built with no candidates means the collective cannot run on this topology: see excluded).
+  bool built = false;
 
   // The candidate the selector picks for a message of `bytes`.
   const Candidate& choose(std::size_t bytes) const {

@@ -26,6 +26,8 @@ constexpr std::array<NamedDataType, 20> kDataTypeNames = {{
 constexpr std::array<std::string_view, kReduceOpCount> kReduceOpNames = {"sum", "prod", "min", "max", "avg"};
 constexpr std::array<std::string_view, kAlgorithmCount> kAlgorithmNames = {
     "auto", "one-shot", "two-shot", "ring", "recursive-doubling", "rabenseifner", "tree"};
+constexpr std::array<std::string_view, kCollectiveCount> kCollectiveNames = {"allreduce", "reduce-scatter",
+                                                                             "all-gather", "broadcast"};
 
 std::string joinNames(const std::string_view* names, std::size_t n) {
   std::string out;
@@ -49,6 +51,11 @@ bool isValidReduceOp(ReduceOp op) {
 bool isValidAlgorithm(Algorithm algorithm) {
   const int v = static_cast<int>(algorithm);
   return v >= 0 && v < kAlgorithmCount;
+}
+
+bool isValidCollective(Collective collective) {
+  const int v = static_cast<int>(collective);
+  return v >= 0 && v < kCollectiveCount;
 }
 
 std::size_t dataTypeSize(DataType dtype) {
@@ -86,6 +93,10 @@ std::string_view algorithmName(Algorithm algorithm) {
   return isValidAlgorithm(algorithm) ? kAlgorithmNames[static_cast<std::size_t>(algorithm)] : "invalid";
 }
 
+std::string_view collectiveName(Collective collective) {
+  return isValidCollective(collective) ? kCollectiveNames[static_cast<std::size_t>(collective)] : "invalid";
+}
+
 StatusOr<DataType> parseDataType(std::string_view text) {
   for (const auto& entry : kDataTypeNames) {
     if (entry.name == text) return entry.dtype;
@@ -113,8 +124,17 @@ StatusOr<Algorithm> parseAlgorithm(std::string_view text) {
                               joinNames(kAlgorithmNames.data(), kAlgorithmNames.size()));
 }
 
+StatusOr<Collective> parseCollective(std::string_view text) {
+  for (std::size_t i = 0; i < kCollectiveNames.size(); ++i) {
+    if (kCollectiveNames[i] == text) return static_cast<Collective>(i);
+  }
+  return invalidArgumentError("unknown collective '" + std::string(text) + "'; expected one of " +
+                              joinNames(kCollectiveNames.data(), kCollectiveNames.size()));
+}
+
 std::ostream& operator<<(std::ostream& out, DataType dtype) { return out << dataTypeName(dtype); }
 std::ostream& operator<<(std::ostream& out, ReduceOp op) { return out << reduceOpName(op); }
 std::ostream& operator<<(std::ostream& out, Algorithm algorithm) { return out << algorithmName(algorithm); }
+std::ostream& operator<<(std::ostream& out, Collective collective) { return out << collectiveName(collective); }
 
 }  // namespace peerreduce

@@ -127,7 +127,8 @@ FusedShape twoShot(const Plan& plan, int r) {
 }  // namespace
 
 FusedShape matchFusedShape(const Plan& plan, int rank) {
-  if (plan.world_size < 2 || rank < 0 || rank >= plan.world_size ||
+  // The fused kernels are allreduces: every other collective runs in the plan interpreter.
+  if (plan.collective != Collective::kAllReduce || plan.world_size < 2 || rank < 0 || rank >= plan.world_size ||
       plan.programs.size() != static_cast<std::size_t>(plan.world_size)) {
     return FusedShape{};
   }

@@ -282,6 +282,9 @@ class GpuTransport final : public Transport, private TimeMarks, private BufferSh
     args.recv = request.recv;
     args.count = request.count;
     args.chunk_capacity = request.layout.chunk_capacity;
+    const Collective collective = request.plan->collective;
+    args.send_block_stride = blockStrideOf(collective, BufferKind::kInput, request.block_stride);
+    args.recv_block_stride = blockStrideOf(collective, BufferKind::kOutput, request.block_stride);
     args.slot_bytes = scratchSlotBytes(request.layout, elem);
     args.scratch_offset = request.scratch_offset;
     args.num_chunks = request.layout.num_chunks;

@@ -28,6 +28,26 @@ std::string describeRef(const BufferRef& ref) {
 
 }  // namespace
 
+int blocksOf(Collective collective, int world_size) {
+  return collective == Collective::kReduceScatter || collective == Collective::kAllGather ? world_size : 1;
+}
+
+bool holdsEveryBlock(Collective collective, BufferKind kind) {
+  if (collective == Collective::kReduceScatter) return kind != BufferKind::kOutput;
+  if (collective == Collective::kAllGather) return kind != BufferKind::kInput;
+  return true;
+}
+
+std::size_t blockStrideOf(Collective collective, BufferKind kind, std::size_t block_stride) {
+  return holdsEveryBlock(collective, kind) ? block_stride : 0;
+}
+
+std::size_t userChunkOffset(Collective collective, BufferKind kind, const ChunkLayout& layout, std::size_t block_stride,
+                            int index) {
+  return static_cast<std::size_t>(layout.blockOf(index)) * blockStrideOf(collective, kind, block_stride) +
+         layout.begin(layout.chunkOf(index));
+}
+
 std::vector<std::uint32_t> signalCounts(const Plan& plan) {
   const std::size_t n = static_cast<std::size_t>(plan.world_size);
   const std::size_t flags = static_cast<std::size_t>(plan.num_flags);

@@ -5,9 +5,13 @@
 
 namespace peerreduce {
 
-PlanBuilder::PlanBuilder(Algorithm algorithm, int world_size, int num_chunks, int num_flags, bool in_place) {
+PlanBuilder::PlanBuilder(Algorithm algorithm, int world_size, int num_chunks, int num_flags, bool in_place,
+                         Collective collective, int root) {
+  plan_.collective = collective;
   plan_.algorithm = algorithm;
   plan_.world_size = world_size;
+  plan_.num_blocks = blocksOf(collective, world_size);
+  plan_.root = root;
   plan_.num_chunks = num_chunks;
   plan_.num_flags = num_flags;
   plan_.in_place = in_place;

@@ -16,7 +16,9 @@ namespace peerreduce {
 
 class PlanBuilder {
  public:
-  PlanBuilder(Algorithm algorithm, int world_size, int num_chunks, int num_flags, bool in_place);
+  // `num_chunks`: chunks per block; steps name chunks by their index over every block of `collective`.
+  PlanBuilder(Algorithm algorithm, int world_size, int num_chunks, int num_flags, bool in_place,
+              Collective collective = Collective::kAllReduce, int root = 0);
 
   void copy(int rank, int chunk, BufferRef src, BufferRef dst);
   void reduce(int rank, int chunk, std::span<const BufferRef> sources, BufferRef dst, bool finalize);

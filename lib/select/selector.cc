@@ -37,6 +37,9 @@ std::uint64_t fingerprint(const std::vector<SelectorCandidate>& candidates, cons
   hash.add(d.ingress_bandwidth_gbps);
   hash.add(d.launch_overhead_us);
   for (const auto& c : candidates) {
+    hash.add(c.plan->collective);
+    hash.add(c.plan->root);
+    hash.add(c.plan->num_blocks);
     hash.add(c.plan->algorithm);
     hash.addString(c.plan->description);
     hash.add(c.plan->num_chunks);

@@ -61,7 +61,7 @@ double PhaseTimer::addDataStep(const RankProgram& program, const Step& step, con
   }
   if (!open_ || depends) startPhase(clock);
   written_.push_back({step.dst, step.chunk});
-  const std::uint64_t bytes = static_cast<std::uint64_t>(layout.size(step.chunk)) * elem_size;
+  const std::uint64_t bytes = static_cast<std::uint64_t>(layout.size(layout.chunkOf(step.chunk))) * elem_size;
   const auto n = static_cast<std::size_t>(model_.topology().worldSize());
   auto touch = [&](const BufferRef& ref) {
     addBytes(ref.rank, bytes);

@@ -111,6 +111,30 @@ class Verifier {
     return true;
   }
 
+  static bool reduces(Collective collective) {
+    return collective == Collective::kAllReduce || collective == Collective::kReduceScatter;
+  }
+
+  // A user buffer that holds one block (reduce-scatter's output, all-gather's input) is touched only at
+  // the rank's own block; a broadcast reads the root's send buffer only.
+  bool checkBlock(const Plan& plan, const std::string& at, int rank, const Step& step, const BufferRef& ref) {
+    if (ref.kind != BufferKind::kInput && ref.kind != BufferKind::kOutput) return true;
+    const char* name = ref.kind == BufferKind::kInput ? "send" : "receive";
+    if (plan.collective == Collective::kBroadcast && ref.kind == BufferKind::kInput && rank != plan.root) {
+      problem(at + ": reads the send buffer of rank " + std::to_string(rank) +
+              ", but a broadcast reads only the root's (" + std::to_string(plan.root) + ")");
+      return false;
+    }
+    const int block = step.chunk / plan.num_chunks;
+    if (!holdsEveryBlock(plan.collective, ref.kind) && block != rank) {
+      problem(at + ": touches block " + std::to_string(block) + " of rank " + std::to_string(rank) + "'s " + name +
+              " buffer, which in a " + std::string(collectiveName(plan.collective)) + " holds only block " +
+              std::to_string(rank));
+      return false;
+    }
+    return true;
+  }
+
   bool checkStructure() {
     bool ok = true;
     if (n_ < 1 || n_ > kMaxWorldSize) {
@@ -145,6 +169,20 @@ class Verifier {
         problem(op_name + ": num_chunks must be at least 1");
         return false;
       }
+      if (!isValidCollective(plan.collective)) {
+        problem(op_name + ": unknown collective value " + std::to_string(static_cast<int>(plan.collective)));
+        return false;
+      }
+      if (plan.num_blocks != blocksOf(plan.collective, n_)) {
+        problem(op_name + ": " + std::string(collectiveName(plan.collective)) + " plan has " +
+                std::to_string(plan.num_blocks) + " blocks; it needs " + std::to_string(blocksOf(plan.collective, n_)));
+        return false;
+      }
+      if (plan.collective == Collective::kBroadcast ? plan.root < 0 || plan.root >= n_ : plan.root != 0) {
+        problem(op_name + ": root " + std::to_string(plan.root) + " is not valid for a " +
+                std::string(collectiveName(plan.collective)) + " of " + std::to_string(n_) + " ranks");
+        return false;
+      }
       if (plan.signal_counts != signalCounts(plan)) {
         problem(op_name + ": signal_counts is stale; recompute it with signalCounts() after editing the plan");
         ok = false;
@@ -157,8 +195,14 @@ class Verifier {
           switch (step.kind) {
             case StepKind::kCopy:
             case StepKind::kReduce: {
-              if (step.chunk < 0 || step.chunk >= plan.num_chunks) {
+              if (step.chunk < 0 || step.chunk >= plan.num_blocks * plan.num_chunks) {
                 problem(at + ": chunk " + std::to_string(step.chunk) + " out of range");
+                ok = false;
+                break;
+              }
+              if (step.kind == StepKind::kReduce && !reduces(plan.collective)) {
+                problem(at + ": reduces in a " + std::string(collectiveName(plan.collective)) +
+                        " plan, which must copy its source's bits unchanged");
                 ok = false;
               }
               const bool count_ok = step.kind == StepKind::kCopy ? step.src_count == 1 : step.src_count >= 1;
@@ -168,13 +212,14 @@ class Verifier {
                 ok = false;
                 break;
               }
-              ok = checkRef(plan, op, r, i, step.dst, "destination") && ok;
+              ok = checkRef(plan, op, r, i, step.dst, "destination") && checkBlock(plan, at, r, step, step.dst) && ok;
               if (step.dst.kind == BufferKind::kInput) {
                 problem(at + ": writes the user's send buffer, which a plan must leave untouched");
                 ok = false;
               }
               for (std::uint32_t s = 0; s < step.src_count; ++s) {
-                ok = checkRef(plan, op, r, i, program.sources[step.src_begin + s], "source") && ok;
+                const BufferRef& source = program.sources[step.src_begin + s];
+                ok = checkRef(plan, op, r, i, source, "source") && checkBlock(plan, at, r, step, source) && ok;
               }
               break;
             }
@@ -476,13 +521,21 @@ class Verifier {
     }
   }
 
+  // The rank whose input a copying collective's output chunk must hold: all-gather's block owner, the
+  // broadcast root.
+  static int sourceRankOf(const Plan& plan, int chunk) {
+    return plan.collective == Collective::kAllGather ? chunk / plan.num_chunks : plan.root;
+  }
+
   void checkResults() {
     const std::uint64_t all = n_ == 64 ? ~std::uint64_t{0} : (std::uint64_t{1} << n_) - 1;
     for (int op = 0; op < static_cast<int>(plans_.size()); ++op) {
       const Plan& plan = *plans_[static_cast<std::size_t>(op)];
-      for (int c = 0; c < plan.num_chunks; ++c) {
+      for (int c = 0; c < plan.num_blocks * plan.num_chunks; ++c) {
         int reference = kNoValue;
         for (int r = 0; r < n_; ++r) {
+          // Reduce-scatter: rank r's output is its own block only.
+          if (!holdsEveryBlock(plan.collective, BufferKind::kOutput) && c / plan.num_chunks != r) continue;
           const std::string at =
               "op " + std::to_string(op) + " rank " + std::to_string(r) + " chunk " + std::to_string(c);
           auto it = values_.find(locationKey(op, outputOf(r), c));
@@ -493,6 +546,13 @@ class Verifier {
           const Node& node = nodes_[static_cast<std::size_t>(it->second)];
           if (node.op != op || node.chunk != c) {
             problem(at + ": output holds op " + std::to_string(node.op) + " chunk " + std::to_string(node.chunk));
+          } else if (!reduces(plan.collective)) {
+            const int source = sourceRankOf(plan, c);
+            if (node.leaf_rank != source) {
+              problem(at + ": output is not a copy of rank " + std::to_string(source) + "'s input" +
+                      (node.leaf_rank >= 0 ? " (it holds rank " + std::to_string(node.leaf_rank) + "'s)"
+                                           : " (it holds a reduction)"));
+            }
           } else if (node.rank_mask != all) {
             problem(at + ": output misses the input of some ranks (mask " + std::to_string(node.rank_mask) + ")");
           } else if (node.duplicate) {

@@ -58,6 +58,19 @@ ReferenceResult referenceReduce(DataType dtype, ReduceOp op, const std::vector<c
 std::string compareToReference(DataType dtype, ReduceOp op, const ReferenceResult& ref, const void* actual,
                                std::size_t count);
 
+// The other collectives. `inputs`: every rank's send buffer in rank order (reduce-scatter: size x count
+// elements each; all-gather and broadcast: count).
+// reduce-scatter: what rank `rank` receives, the reduction of block `rank` of every input.
+ReferenceResult referenceReduceScatter(DataType dtype, ReduceOp op, const std::vector<const void*>& inputs,
+                                       std::size_t count, int rank);
+// all-gather: the bytes every rank receives, every input in rank order.
+std::vector<std::uint8_t> referenceAllGather(DataType dtype, const std::vector<const void*>& inputs, std::size_t count);
+// broadcast: the bytes every rank receives, the root's input.
+std::vector<std::uint8_t> referenceBroadcast(DataType dtype, const std::vector<const void*>& inputs, std::size_t count,
+                                             int root);
+// "" when `actual` holds exactly `expected`'s bytes, otherwise the first differing element and how many.
+std::string compareExactly(DataType dtype, const std::vector<std::uint8_t>& expected, const void* actual);
+
 // Fills `count` elements at dst with a payload that depends only on (case_seed, rank, dtype, op), the
 // same on every platform. Integers: random full-range bits (prod: mostly values in [-3, 3], or [0, 3]
 // unsigned, so products do not collapse to 0). Floats: sum/avg/min/max magnitudes in [2^-12, 8) with a

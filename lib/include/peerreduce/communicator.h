@@ -1,4 +1,5 @@
-// Communicator: one rank's handle on a world of ranks that allreduce together.
+// Communicator: one rank's handle on a world of ranks that allreduce (reduce-scatter, all-gather,
+// broadcast) together.
 //
 // Create one per rank, collectively: every rank calls create() with its own rank, the same size and
 // the same configuration, a Bootstrap of the world and this rank's Transport. Then every rank calls
@@ -76,6 +77,25 @@ class Communicator {
   // (kInvalidArgument naming both); every item is checked before anything is enqueued. At most
   // kMaxBatchItems items per call.
   Status allreduceBatch(std::span<const BatchItem> items, DataType dtype, ReduceOp op, StreamHandle stream = nullptr);
+
+  // The other collectives, with NCCL's buffer semantics and the same contract as allreduce (validated
+  // before anything is touched, enqueued on `stream`, the same bits on every run). Their plans (one-shot,
+  // i.e. direct, and ring; ring where the topology carries only a cycle) are built, verified and
+  // prepared at a collective's first call on the communicator (for broadcast, per root), the same on
+  // every rank; a forced Config::algorithm applies where the collective has it (one-shot, ring).
+  //
+  // reduceScatter: `send` holds size x recvcount elements; block b (elements b x recvcount ..) of every
+  // rank's send, reduced with `op` (avg divides by the world size), lands in rank b's `recv` (recvcount
+  // elements). In place when recv == send + rank x recvcount.
+  Status reduceScatter(const void* send, void* recv, std::size_t recvcount, DataType dtype, ReduceOp op,
+                       StreamHandle stream = nullptr);
+  // allGather: rank b's `send` (sendcount elements) lands in block b of every rank's `recv` (size x
+  // sendcount elements). In place when send == recv + rank x sendcount.
+  Status allGather(const void* send, void* recv, std::size_t sendcount, DataType dtype, StreamHandle stream = nullptr);
+  // broadcast: the root's `send` (count elements) lands in every rank's `recv`. `send` is read on the
+  // root only (other ranks may pass null); in place when send == recv. Every rank passes the same root.
+  Status broadcast(const void* send, void* recv, std::size_t count, DataType dtype, int root,
+                   StreamHandle stream = nullptr);
   Status synchronize(StreamHandle stream = nullptr);
   // The first error an enqueued operation ended with, or ok. Does not block. Such an error is sticky,
   // as NCCL's asynchronous errors are: every later operation reports it, and the communicator must be

@@ -237,6 +237,22 @@ typedef struct {
  * before anything is enqueued. nitems 0 does nothing. */
 prResult_t prAllReduceBatch(const prBatchItem_t* items, size_t nitems, prDataType_t datatype, prRedOp_t op,
                             prComm_t comm, void* stream) PEERREDUCE_NOEXCEPT;
+/* The other collectives, with NCCL's buffer semantics; enqueued on `stream` like prAllReduce, checked
+ * before anything is touched, and count 0 does nothing. Every rank calls them with the same counts,
+ * datatype, op and root, in the same order as its other operations.
+ * prReduceScatter: sendbuff holds nranks x recvcount elements; block b of every rank's sendbuff, reduced
+ * with `op` (prAvg divides by nranks), lands in rank b's recvbuff (recvcount elements). In place when
+ * recvbuff == sendbuff + rank x recvcount elements; otherwise the buffers must not overlap. */
+prResult_t prReduceScatter(const void* sendbuff, void* recvbuff, size_t recvcount, prDataType_t datatype, prRedOp_t op,
+                           prComm_t comm, void* stream) PEERREDUCE_NOEXCEPT;
+/* prAllGather: rank b's sendbuff (sendcount elements) lands in block b of every rank's recvbuff (nranks x
+ * sendcount elements). In place when sendbuff == recvbuff + rank x sendcount elements. */
+prResult_t prAllGather(const void* sendbuff, void* recvbuff, size_t sendcount, prDataType_t datatype, prComm_t comm,
+                       void* stream) PEERREDUCE_NOEXCEPT;
+/* prBroadcast: the root's sendbuff (count elements) lands in every rank's recvbuff. sendbuff is read on
+ * the root only (NULL elsewhere is fine); in place when sendbuff == recvbuff. */
+prResult_t prBroadcast(const void* sendbuff, void* recvbuff, size_t count, prDataType_t datatype, int root,
+                       prComm_t comm, void* stream) PEERREDUCE_NOEXCEPT;
 /* Waits, bounded by the configured timeout, until everything enqueued on `stream` is done, and returns
  * the error it ended with. On the simulator every rank must call it (it is collective). */
 prResult_t prCommSynchronize(prComm_t comm, void* stream) PEERREDUCE_NOEXCEPT;

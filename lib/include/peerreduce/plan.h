@@ -7,10 +7,15 @@
 // a plan holds for the GPU that executes it.
 //
 // Memory model of a plan:
-// - The user's data is split into `num_chunks` chunks by ChunkLayout; a step always moves one chunk.
-// - Each rank owns three kinds of buffer: its Input and Output (the user's buffers; identical when the
+// - A plan is written for one collective (Plan::collective). The user's data is `num_blocks` blocks of
+//   the operation's count: one for allreduce and broadcast, one per rank for reduce-scatter (block b is
+//   what rank b receives) and all-gather (block b is what rank b contributes). Each block is split into
+//   `num_chunks` chunks by ChunkLayout; a step always moves one chunk, named by its index over every
+//   block (block * num_chunks + chunk).
+// - Each rank owns three kinds of buffer: its Input and Output (the user's buffers; aliased when the
 //   call is in place) and its Scratch, `scratch_slots` slots of one chunk capacity each, inside the
-//   rank's symmetric memory that peers can read.
+//   rank's symmetric memory that peers can read. A user buffer holds every block, except reduce-scatter's
+//   output and all-gather's input, which hold only the rank's own block (holdsEveryBlock).
 // - Flags: rank X holds, for every writer W and flag id F, a counter that only W increments
 //   (kSignal from W to X). kWait on X blocks until the counter from W reaches the plan-relative value;
 //   the executor adds the count of signals earlier operations sent on the same flag (the epoch base),
@@ -77,9 +82,12 @@ struct RankProgram {
 };
 
 struct Plan {
+  Collective collective = Collective::kAllReduce;
   Algorithm algorithm = Algorithm::kOneShot;
   int world_size = 1;
-  int num_chunks = 1;                 // the count is split into this many chunks (ChunkLayout)
+  int num_blocks = 1;                 // blocksOf(collective, world_size): blocks of the operation's count
+  int root = 0;                       // broadcast: the rank whose input every rank receives; 0 otherwise
+  int num_chunks = 1;                 // each block's count is split into this many chunks (ChunkLayout)
   int scratch_slots = 0;              // slots of one chunk capacity each, per rank
   int num_flags = 1;                  // flag ids 0 .. num_flags-1 per (holder, writer) pair
   bool in_place = false;              // generated for send == recv
@@ -89,6 +97,12 @@ struct Plan {
   // Whoever edits programs by hand must refresh it; the verifier rejects a stale copy.
   std::vector<std::uint32_t> signal_counts;
 };
+
+// Blocks of the user's data in `collective` on a world of `world_size` (Plan::num_blocks).
+int blocksOf(Collective collective, int world_size);
+// Whether a rank's `kind` buffer (kInput or kOutput) holds every block of `collective`; otherwise it
+// holds only the rank's own block (reduce-scatter's output, all-gather's input).
+bool holdsEveryBlock(Collective collective, BufferKind kind);
 
 // Signals a plan sends per execution on (holder, writer, flag): what the epoch base of that flag
 // advances by after each execution. Index: (holder * world + writer) * num_flags + flag.
@@ -105,7 +119,17 @@ struct ChunkLayout {
   static ChunkLayout make(std::size_t count, int num_chunks, std::size_t elem_size);
   std::size_t begin(int chunk) const;
   std::size_t size(int chunk) const;
+  // A step's chunk index (over every block, Plan::num_blocks) as its block and its chunk in the block.
+  int blockOf(int index) const { return index / num_chunks; }
+  int chunkOf(int index) const { return index % num_chunks; }
 };
+
+// Elements from one block's start to the next in a rank's `kind` user buffer: `block_stride` (the
+// user's per-rank count) where the buffer holds every block, 0 where it holds only the rank's own.
+std::size_t blockStrideOf(Collective collective, BufferKind kind, std::size_t block_stride);
+// Where the chunk of step index `index` starts in a rank's `kind` user buffer, in elements.
+std::size_t userChunkOffset(Collective collective, BufferKind kind, const ChunkLayout& layout, std::size_t block_stride,
+                            int index);
 
 // Bytes of scratch a plan needs per rank for `count` elements of `elem_size` bytes: slots x chunk
 // capacity, each slot rounded up to kScratchSlotAlignBytes.

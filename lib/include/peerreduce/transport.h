@@ -43,12 +43,16 @@ inline constexpr int kMaxStreams = 4;
 
 struct ExecutionRequest {
   std::shared_ptr<const Plan> plan;  // kept alive by the transport until the operation completes
-  const void* send = nullptr;        // this rank's input (count elements)
+  const void* send = nullptr;        // this rank's input (count elements per block it holds)
   void* recv = nullptr;              // this rank's output (== send when in place)
   std::size_t count = 0;             // elements in this operation (one segment of a user call)
   DataType dtype = DataType::kFloat32;
   ReduceOp op = ReduceOp::kSum;
-  ChunkLayout layout;              // how `count` splits into the plan's chunks
+  ChunkLayout layout;  // how `count` splits into the plan's chunks
+  // Plans of several blocks (reduce-scatter, all-gather): elements from one block's start to the next
+  // in the buffer that holds every block (the user's per-rank count, at least `count`); send and recv
+  // point at this segment's part of block 0 (of the rank's own block in the buffer that holds one).
+  std::size_t block_stride = 0;
   std::size_t scratch_offset = 0;  // where this operation's scratch starts in every rank's region
   int stream_slot = 0;             // the stream's number on this communicator (0..kMaxStreams-1)
   // Bound on every wait of this operation (real time on GPUs; the simulator uses its virtual clock).

@@ -64,6 +64,16 @@ enum class Algorithm : int {
 };
 inline constexpr int kAlgorithmCount = 7;
 
+// The collective operations a communicator runs (NCCL's buffer semantics, peerreduce/communicator.h).
+// A plan is written for one of them (Plan::collective).
+enum class Collective : int {
+  kAllReduce = 0,
+  kReduceScatter = 1,
+  kAllGather = 2,
+  kBroadcast = 3,
+};
+inline constexpr int kCollectiveCount = 4;
+
 // One buffer of a batched allreduce (Communicator::allreduceBatch): `count` elements from `send` into
 // `recv` (the same pointer for in place), reduced across ranks like a separate allreduce.
 struct BatchItem {
@@ -75,6 +85,7 @@ struct BatchItem {
 bool isValidDataType(DataType dtype);
 bool isValidReduceOp(ReduceOp op);
 bool isValidAlgorithm(Algorithm algorithm);
+bool isValidCollective(Collective collective);
 
 // Bytes per element; 0 for an invalid dtype.
 std::size_t dataTypeSize(DataType dtype);
@@ -86,16 +97,20 @@ bool isFloatingPoint(DataType dtype);
 std::string_view dataTypeName(DataType dtype);
 std::string_view reduceOpName(ReduceOp op);
 std::string_view algorithmName(Algorithm algorithm);
+// "allreduce", "reduce-scatter", "all-gather", "broadcast"; "invalid" otherwise.
+std::string_view collectiveName(Collective collective);
 
 // Parses a canonical name (also accepts common aliases such as "float32", "half", "bfloat16", "double").
 // An unknown name is an kInvalidArgument error that lists the accepted names.
 StatusOr<DataType> parseDataType(std::string_view text);
 StatusOr<ReduceOp> parseReduceOp(std::string_view text);
 StatusOr<Algorithm> parseAlgorithm(std::string_view text);
+StatusOr<Collective> parseCollective(std::string_view text);
 
 // Test frameworks (GoogleTest) print parameters with these.
 std::ostream& operator<<(std::ostream& out, DataType dtype);
 std::ostream& operator<<(std::ostream& out, ReduceOp op);
 std::ostream& operator<<(std::ostream& out, Algorithm algorithm);
+std::ostream& operator<<(std::ostream& out, Collective collective);
 
 }  // namespace peerreduce

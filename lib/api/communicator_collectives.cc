@@ -1,0 +1,130 @@
+// Communicator::reduceScatter, allGather and broadcast: the collectives other than allreduce.
+//
+// Each has its own PlanChoice (broadcast one per root), built at the collective's first call: its
+// candidates (algorithms/candidates.h: one-shot and ring), verified against the agreed links when
+// Config::verify_plans is set, prepared on the transport, and a selector over them. Every rank builds the
+// same choice from the same topology and settings, so ranks agree without talking; a communicator that
+// only allreduces pays nothing for them. A call then validates its arguments, picks the plan for its size
+// and placement, and goes through the one submit path (api/operation_submit.h).
+#include <string>
+
+#include "algorithms/candidates.h"
+#include "api/argument_checks.h"
+#include "api/communicator_impl.h"
+#include "api/operation_submit.h"
+#include "peerreduce/communicator.h"
+#include "util/log.h"
+
+namespace peerreduce {
+namespace {
+
+PlanChoice& choiceOf(Communicator::Impl& impl, Collective collective, int root) {
+  if (collective == Collective::kReduceScatter) return impl.reduce_scatter;
+  if (collective == Collective::kAllGather) return impl.all_gather;
+  if (impl.broadcast.empty()) impl.broadcast.resize(static_cast<std::size_t>(impl.size));
+  return impl.broadcast[static_cast<std::size_t>(root)];
+}
+
+Status buildChoice(Communicator::Impl& impl, Collective collective, int root, PlanChoice& choice) {
+  PR_ASSIGN_OR_RETURN(CandidateSet set, buildCollectiveCandidates(collective, root, impl.size, impl.topology,
+                                                                  impl.config.verify_plans, impl.config.algorithm));
+  std::vector<SelectorCandidate> selectable;
+  for (const Candidate& c : set.candidates) {
+    for (const auto& plan : c.plans) PR_RETURN_IF_ERROR(impl.transport->preparePlan(plan));
+    selectable.push_back({c.plans[0]});
+  }
+  if (!selectable.empty()) {
+    // The measured tuning tables are the allreduce's: these collectives choose by the cost model.
+    PR_ASSIGN_OR_RETURN(choice.selector,
+                        AlgorithmSelector::create(selectable, impl.topology, impl.config.scratch_bytes));
+  }
+  choice.candidates = std::move(set.candidates);
+  choice.excluded = std::move(set.excluded);
+  choice.built = true;
+  return Status::ok();
+}
+
+// The plan `collective` runs for a block of `block_bytes`, built at first use.
+StatusOr<const Candidate*> chooseCandidate(Communicator::Impl& impl, Collective collective, int root,
+                                           std::size_t block_bytes) {
+  PlanChoice& choice = choiceOf(impl, collective, root);
+  if (!choice.built) {
+    const Status built = buildChoice(impl, collective, root, choice);
+    if (!built.isOk()) {
+      choice = PlanChoice{};  // nothing half-built: the next call tries again and fails the same way
+      return built.withContext("rank " + std::to_string(impl.rank) + " building its " +
+                               std::string(collectiveName(collective)) + " plans");
+    }
+  }
+  if (choice.candidates.empty()) {
+    return unavailableError(std::string(collectiveName(collective)) + " on rank " + std::to_string(impl.rank) +
+                            ": no plan can run on this topology (" + impl.topology.describe() + ": " +
+                            (choice.excluded.empty() ? std::string("no plan") : choice.excluded.front()) + ")");
+  }
+  return &choice.choose(block_bytes);
+}
+
+Status abortedCall(const Communicator::Impl& impl, const char* call) {
+  return abortedError("rank " + std::to_string(impl.rank) + ": " + call +
+                      " on a communicator that was aborted; destroy it and create a new one");
+}
+
+// Everything after validation: the plan for the size and placement, then the one submit path.
+Status submitCollective(Communicator::Impl& impl, Collective collective, int root, const void* send, void* recv,
+                        std::size_t block_count, DataType dtype, ReduceOp op, bool in_place, StreamHandle stream,
+                        const char* call) {
+  PR_ASSIGN_OR_RETURN(const Candidate* candidate,
+                      chooseCandidate(impl, collective, root, block_count * dataTypeSize(dtype)));
+  Operation operation;
+  operation.plan = candidate->plans[static_cast<std::size_t>(in_place)];
+  operation.algorithm = candidate->algorithm;
+  operation.dtype = dtype;
+  operation.op = op;
+  operation.send = send;
+  operation.recv = recv;
+  operation.count = block_count;
+  PR_TRACE(impl.rank, "%s %zu x %s via %s", call, block_count, std::string(dataTypeName(dtype)).c_str(),
+           operation.plan->description.c_str());
+  return submitOperation(impl, operation, stream, call);
+}
+
+}  // namespace
+
+Status Communicator::reduceScatter(const void* send, void* recv, std::size_t recvcount, DataType dtype, ReduceOp op,
+                                   StreamHandle stream) {
+  Impl& impl = *impl_;
+  if (aborted()) return abortedCall(impl, "reduceScatter");
+  PR_RETURN_IF_ERROR(checkReduceScatterArguments(send, recv, recvcount, dtype, op, impl.rank, impl.size));
+  if (recvcount == 0) return Status::ok();
+  const bool in_place = recv == static_cast<const std::byte*>(send) +
+                                    recvcount * dataTypeSize(dtype) * static_cast<std::size_t>(impl.rank);
+  return submitCollective(impl, Collective::kReduceScatter, 0, send, recv, recvcount, dtype, op, in_place, stream,
+                          "reduceScatter");
+}
+
+Status Communicator::allGather(const void* send, void* recv, std::size_t sendcount, DataType dtype,
+                               StreamHandle stream) {
+  Impl& impl = *impl_;
+  if (aborted()) return abortedCall(impl, "allGather");
+  PR_RETURN_IF_ERROR(checkAllGatherArguments(send, recv, sendcount, dtype, impl.rank, impl.size));
+  if (sendcount == 0) return Status::ok();
+  const bool in_place = send == static_cast<const std::byte*>(recv) +
+                                    sendcount * dataTypeSize(dtype) * static_cast<std::size_t>(impl.rank);
+  // No arithmetic: the op is never applied (kSum keeps every request well formed).
+  return submitCollective(impl, Collective::kAllGather, 0, send, recv, sendcount, dtype, ReduceOp::kSum, in_place,
+                          stream, "allGather");
+}
+
+Status Communicator::broadcast(const void* send, void* recv, std::size_t count, DataType dtype, int root,
+                               StreamHandle stream) {
+  Impl& impl = *impl_;
+  if (aborted()) return abortedCall(impl, "broadcast");
+  PR_RETURN_IF_ERROR(checkBroadcastArguments(send, recv, count, dtype, root, impl.rank, impl.size));
+  if (count == 0) return Status::ok();
+  // Other ranks' send is never read (their programs do not touch it), whatever they passed.
+  const bool in_place = send == recv;
+  return submitCollective(impl, Collective::kBroadcast, root, send, recv, count, dtype, ReduceOp::kSum, in_place,
+                          stream, "broadcast");
+}
+
+}  // namespace peerreduce
