@@ -15,7 +15,11 @@
 #
 # Environment: HW_CASES (RapidCheck cases per property, default 200), HW_VARIANT_CASES (per property in
 # the kernel-variant passes, default 50), HW_SEED (default 1),
-# HW_BENCH=0 to skip the benchmark, HW_SANITIZE=0 to skip compute-sanitizer.
+# HW_RC_EXTRA (more RapidCheck settings, e.g. "noshrink=1 "), HW_SUITES=0 to skip the suites, HW_BENCH=0 to skip the benchmark, HW_SANITIZE=0 to skip compute-sanitizer, HW_STEP_TIMEOUT_S (each
+# step's limit, default 900 s: a step past it is killed, named in the log, and fails the stage),
+# HW_THREADS_TIMEOUT_MS (the communicator timeout of ranks sharing one GPU as threads, default 5000: their
+# kernels run side by side, so a wait longer than that is a fault, and a failing property's shrinking
+# must not spend the default 30 s on each case it tries).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 step="${1:-}"
@@ -68,6 +72,14 @@ run)
   cases="${HW_CASES:-200}"
   seed="${HW_SEED:-1}"
   mpi=(mpirun --allow-run-as-root --bind-to none --tag-output)
+  # Every step has a limit: a hung step is killed (its log ends where it hung) and fails the stage.
+  bounded() {
+    local rc=0
+    timeout -k 10 "${HW_STEP_TIMEOUT_S:-900}" "$@" || rc=$?
+    if ((rc == 124 || rc == 137)); then echo "!!! killed at its limit of ${HW_STEP_TIMEOUT_S:-900} s: $*" >&2; fi
+    return "$rc"
+  }
+  threads_timeout="${HW_THREADS_TIMEOUT_MS:-5000}"
   # Host coverage: every rank writes its .gcda files under its own prefix, collected at the end.
   export GCOV_PREFIX_STRIP=0
   nps=("$@")
@@ -75,7 +87,9 @@ run)
   gpus=$(nvidia-smi -L | wc -l)
   nvidia-smi topo -m > "$out/topology.txt" 2>&1 || true
   status=0
+  suites="${HW_SUITES:-1}"  # 0: skip the property and hardware suites and the kernel variants
   for np in "${nps[@]}"; do
+    if [[ "$suites" == 0 ]]; then break; fi
     if ((np > gpus)); then
       # More ranks than GPUs: the ranks share device 0. The property suite runs its ranks as threads of
       # one process (their kernels side by side, sized to be resident together); the hardware suite,
@@ -83,12 +97,12 @@ run)
       # time-slices between them: correct, slow; HW_SHARED_FILTER limits it).
       log="$out/peerreduce_property_tests-np${np}-one-gpu.log"
       echo "=== peerreduce_property_tests np=$np as threads on one GPU (cases per property $cases, seed $seed)"
-      PEERREDUCE_TEST_GPU_RANKS="$np" RC_PARAMS="seed=$seed max_success=$cases" GCOV_PREFIX="$out/gcda/np$np-threads" \
-        .hw/peerreduce_property_tests > "$log" 2>&1 || status=1
+      PEERREDUCE_TEST_GPU_RANKS="$np" PEERREDUCE_TIMEOUT_MS="$threads_timeout" RC_PARAMS="${HW_RC_EXTRA:-}seed=$seed max_success=$cases" \
+        GCOV_PREFIX="$out/gcda/np$np-threads" bounded .hw/peerreduce_property_tests > "$log" 2>&1 || status=1
       grep -E "\[  (PASSED|FAILED)  \]|tests ran|^peerreduce tests" "$log" || tail -20 "$log"
       log="$out/peerreduce_hardware_tests-np${np}-one-gpu.log"
       echo "=== peerreduce_hardware_tests np=$np as processes on one GPU"
-      "${mpi[@]}" -np "$np" bash -c 'GCOV_PREFIX="$0/rank$OMPI_COMM_WORLD_RANK" exec "$@"' "$out/gcda/np$np-shared" \
+      bounded "${mpi[@]}" -np "$np" bash -c 'GCOV_PREFIX="$0/rank$OMPI_COMM_WORLD_RANK" exec "$@"' "$out/gcda/np$np-shared" \
         .hw/peerreduce_hardware_tests --gtest_filter="${HW_SHARED_FILTER:-*}" > "$log" 2>&1 || status=1
       grep -E "\[  (PASSED|FAILED)  \]|tests ran|^\[1,0\]<stdout>:peerreduce tests" "$log" | grep "1,0\]" || tail -20 "$log"
       continue
@@ -97,7 +111,7 @@ run)
       log="$out/${suite}-np${np}.log"
       echo "=== $suite np=$np (cases per property $cases, seed $seed)"
       # One coverage prefix per rank: ranks never write the same .gcda file (report merges them).
-      RC_PARAMS="seed=$seed max_success=$cases" "${mpi[@]}" -np "$np" \
+      RC_PARAMS="${HW_RC_EXTRA:-}seed=$seed max_success=$cases" bounded "${mpi[@]}" -np "$np" \
         bash -c 'GCOV_PREFIX="$0/rank$OMPI_COMM_WORLD_RANK" exec "$@"' "$out/gcda/np$np" .hw/"$suite" > "$log" 2>&1 || status=1
       grep -E "\[  (PASSED|FAILED)  \]|tests ran|^\[1,0\]<stdout>:peerreduce tests" "$log" | grep "1,0\]" || tail -20 "$log"
     done
@@ -108,15 +122,17 @@ run)
   # 1 MiB by default), and the plan interpreter for everything.
   variant_np="${nps[-1]}"
   for variant in "PEERREDUCE_GPU_PUSH_MIN_BYTES=1" "PEERREDUCE_GPU_LL2_MAX_BYTES=0" "PEERREDUCE_GPU_FUSED=0"; do
+    if [[ "$suites" == 0 ]]; then break; fi
     log="$out/variant-${variant%%=*}-np${variant_np}.log"
     echo "=== peerreduce_property_tests np=$variant_np with $variant (cases per property ${HW_VARIANT_CASES:-50})"
     if ((variant_np > gpus)); then  # ranks as threads on one GPU
-      env "$variant" PEERREDUCE_TEST_GPU_RANKS="$variant_np" RC_PARAMS="seed=$seed max_success=${HW_VARIANT_CASES:-50}" \
-        GCOV_PREFIX="$out/gcda/${variant%%=*}" .hw/peerreduce_property_tests > "$log" 2>&1 || status=1
+      PEERREDUCE_TEST_GPU_RANKS="$variant_np" PEERREDUCE_TIMEOUT_MS="$threads_timeout" \
+        RC_PARAMS="${HW_RC_EXTRA:-}seed=$seed max_success=${HW_VARIANT_CASES:-50}" GCOV_PREFIX="$out/gcda/${variant%%=*}" \
+        bounded env "$variant" .hw/peerreduce_property_tests > "$log" 2>&1 || status=1
       grep -E "\[  (PASSED|FAILED)  \]|tests ran" "$log" || tail -20 "$log"
       continue
     fi
-    RC_PARAMS="seed=$seed max_success=${HW_VARIANT_CASES:-50}" "${mpi[@]}" -x "$variant" -np "$variant_np" \
+    RC_PARAMS="${HW_RC_EXTRA:-}seed=$seed max_success=${HW_VARIANT_CASES:-50}" bounded "${mpi[@]}" -x "$variant" -np "$variant_np" \
       bash -c 'GCOV_PREFIX="$0/rank$OMPI_COMM_WORLD_RANK" exec "$@"' "$out/gcda/${variant%%=*}" .hw/peerreduce_property_tests > "$log" 2>&1 || status=1
     grep -E "\[  (PASSED|FAILED)  \]|tests ran" "$log" | grep "1,0\]" || tail -20 "$log"
   done
@@ -125,11 +141,11 @@ run)
   for np in "${nps[@]}"; do
     log="$out/example-callbacks-np$np.log"
     echo "=== C example, callback bootstrap, $np ranks"
-    GCOV_PREFIX="$out/gcda/example-np$np" .hw/peerreduce-example-callbacks "$np" > "$log" 2>&1 || status=1
+    GCOV_PREFIX="$out/gcda/example-np$np" bounded .hw/peerreduce-example-callbacks "$np" > "$log" 2>&1 || status=1
     cat "$log"
     if ((np <= gpus)); then
       echo "=== C example, MPI bootstrap, np=$np"
-      "${mpi[@]}" -np "$np" .hw/peerreduce-example-mpi > "$out/example-mpi-np$np.log" 2>&1 || status=1
+      bounded "${mpi[@]}" -np "$np" .hw/peerreduce-example-mpi > "$out/example-mpi-np$np.log" 2>&1 || status=1
       cat "$out/example-mpi-np$np.log"
     fi
   done
@@ -139,15 +155,17 @@ run)
   if [[ "${HW_PYTHON_TESTS:-1}" != 0 && -x "$python" ]]; then
     echo "=== Python package: pytest tests/python"
     PEERREDUCE_LIBRARY="$PWD/.hw/libpeerreduce.so" PYTHONPATH="$PWD/python" GCOV_PREFIX="$out/gcda/python" \
-      "$python" -m pytest -q -rs tests/python > "$out/python-tests.log" 2>&1 || status=1
+      bounded "$python" -m pytest -q -rs tests/python > "$out/python-tests.log" 2>&1 || status=1
     grep -E "passed|failed|rank [0-9] of" "$out/python-tests.log" | tail -12
-    if ((gpus >= 2)); then
-      echo "=== python -m peerreduce.bench, 2 ranks"
-      PEERREDUCE_LIBRARY="$PWD/.hw/libpeerreduce.so" PYTHONPATH="$PWD/python" GCOV_PREFIX="$out/gcda/python-bench" \
-        "$python" -m torch.distributed.run --standalone --nproc-per-node=2 -m peerreduce.bench \
-        --max-bytes "${HW_PY_BENCH_MAX_BYTES:-16777216}" --json "$out/python-bench.json" > "$out/python-bench.log" 2>&1 || status=1
-      grep -v "^W\|^\*" "$out/python-bench.log" | tail -14
-    fi
+    # On one GPU the two ranks share it (NCCL cannot run there): the table has peerreduce alone and the
+    # host cost of a call through the package against the C function called directly.
+    bench_max="${HW_PY_BENCH_MAX_BYTES:-16777216}"
+    if ((gpus < 2)); then bench_max="${HW_PY_BENCH_MAX_BYTES:-65536}"; fi
+    echo "=== python -m peerreduce.bench, 2 ranks"
+    PEERREDUCE_LIBRARY="$PWD/.hw/libpeerreduce.so" PYTHONPATH="$PWD/python" GCOV_PREFIX="$out/gcda/python-bench" \
+      bounded "$python" -m torch.distributed.run --standalone --nproc-per-node=2 -m peerreduce.bench \
+      --max-bytes "$bench_max" --json "$out/python-bench.json" > "$out/python-bench.log" 2>&1 || status=1
+    grep -v "^W\|^\*" "$out/python-bench.log" | tail -14
   fi
   if [[ "${HW_SANITIZE:-1}" != 0 ]]; then
     for tool in memcheck racecheck synccheck; do
@@ -156,11 +174,11 @@ run)
       # Two-shots pushed at every size, so the sanitizers see the push kernel beside the line and
       # interpreter kernels that the small cases take anyway.
       if ((gpus < 2)); then  # two ranks as threads on the one GPU
-        PEERREDUCE_TEST_GPU_RANKS=2 RC_PARAMS="seed=$seed max_success=10" PEERREDUCE_GPU_PUSH_MIN_BYTES=1 \
-          compute-sanitizer --tool "$tool" --error-exitcode 9 \
+        PEERREDUCE_TEST_GPU_RANKS=2 RC_PARAMS="${HW_RC_EXTRA:-}seed=$seed max_success=10" PEERREDUCE_GPU_PUSH_MIN_BYTES=1 \
+          bounded compute-sanitizer --tool "$tool" --error-exitcode 9 \
           .hw/peerreduce_property_tests --gtest_filter='AllreduceProperty.MatchesReferenceOnEveryRank' > "$log" 2>&1 || status=1
       else
-        RC_PARAMS="seed=$seed max_success=10" "${mpi[@]}" -x PEERREDUCE_GPU_PUSH_MIN_BYTES=1 -np 2 \
+        RC_PARAMS="${HW_RC_EXTRA:-}seed=$seed max_success=10" bounded "${mpi[@]}" -x PEERREDUCE_GPU_PUSH_MIN_BYTES=1 -np 2 \
           compute-sanitizer --tool "$tool" --error-exitcode 9 \
           .hw/peerreduce_property_tests --gtest_filter='AllreduceProperty.MatchesReferenceOnEveryRank' > "$log" 2>&1 || status=1
       fi
@@ -173,7 +191,7 @@ run)
       if ((np > gpus)); then continue; fi
       for dtype in fp32 bf16; do
         echo "=== peerreduce-bench np=$np $dtype"
-        "${mpi[@]}" -np "$np" .hw/peerreduce-bench --nccl "$nccl" --dtype "$dtype" \
+        bounded "${mpi[@]}" -np "$np" .hw/peerreduce-bench --nccl "$nccl" --dtype "$dtype" \
           --json "$out/bench-np$np-$dtype.json" --csv "$out/bench-np$np-$dtype.csv" > "$out/bench-np$np-$dtype.log" 2>&1 || status=1
         grep "^\[1,0\]" "$out/bench-np$np-$dtype.log" | sed 's/^\[1,0\]<stdout>://'
         python3 bench/plot_bench.py --csv "$out/bench-np$np-$dtype.csv" --out "$out/bench-np$np-$dtype.svg" \

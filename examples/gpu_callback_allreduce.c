@@ -67,14 +67,18 @@ static void* runRank(void* argument) {
   float* host = (float*)malloc(kCount * sizeof(float));
   for (int i = 0; i < kCount; ++i) host[i] = (float)(me->rank + 1) * (float)(i % 100);
   /* The communicator chose this thread's device (its local rank modulo the visible GPUs). */
-  if (cudaMalloc((void**)&data, kCount * sizeof(float)) != cudaSuccess ||
-      cudaMemcpy(data, host, kCount * sizeof(float), cudaMemcpyHostToDevice) != cudaSuccess) {
+  /* Ranks sharing a GPU need a stream each (non-blocking: not ordered with the legacy default stream),
+   * so the copies go on that stream too: a plain cudaMemcpy from pageable memory may return before its
+   * data lands, and a kernel on a non-blocking stream would not wait for it. */
+  if (cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking) != cudaSuccess ||
+      cudaMalloc((void**)&data, kCount * sizeof(float)) != cudaSuccess ||
+      cudaMemcpyAsync(data, host, kCount * sizeof(float), cudaMemcpyHostToDevice, stream) != cudaSuccess) {
     fprintf(stderr, "rank %d: device memory failed\n", me->rank);
-  } else if (cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking) != cudaSuccess ||
-             prAllReduce(data, data, kCount, prFloat32, prSum, comm, stream) != prSuccess ||
+  } else if (prAllReduce(data, data, kCount, prFloat32, prSum, comm, stream) != prSuccess ||
              prCommSynchronize(comm, stream) != prSuccess) {
     fprintf(stderr, "rank %d: %s\n", me->rank, prGetLastError());
-  } else if (cudaMemcpy(host, data, kCount * sizeof(float), cudaMemcpyDeviceToHost) == cudaSuccess) {
+  } else if (cudaMemcpyAsync(host, data, kCount * sizeof(float), cudaMemcpyDeviceToHost, stream) == cudaSuccess &&
+             cudaStreamSynchronize(stream) == cudaSuccess) {
     const float ranks_sum = (float)(n * (n + 1) / 2);
     int wrong = 0;
     for (int i = 0; i < kCount; ++i) wrong += host[i] != ranks_sum * (float)(i % 100);

@@ -77,4 +77,17 @@ Result visitDataTypeAndOp(int dtype, int op, Result unknown, F&& f) {
   });
 }
 
+// f(TypeTag<T>{}, OpTag<Op>{}) for every dtype x op (their values are 0..kDataTypeCount-1 and
+// 0..kReduceOpCount-1), stopping at the first result other than `ok`, which it returns.
+template <typename Result, typename F>
+Result forEveryDataTypeAndOp(Result ok, F&& f) {
+  for (int dtype = 0; dtype < kDataTypeCount; ++dtype) {
+    for (int op = 0; op < kReduceOpCount; ++op) {
+      const Result result = visitDataTypeAndOp(dtype, op, ok, f);
+      if (result != ok) return result;
+    }
+  }
+  return ok;
+}
+
 }  // namespace peerreduce::kernels

@@ -244,6 +244,18 @@ hipError_t launchFusedKernel(const LaunchArgs& args, int dtype, unsigned blocks,
   });
 }
 
+hipError_t loadFusedKernels() {
+  return kernels::forEveryDataTypeAndOp(hipSuccess, [](auto type, auto reduce) {
+    using T = typename decltype(type)::type;
+    using Op = typename decltype(reduce)::type;
+    for (const hipError_t e :
+         {loadKernel(oneShotKernel<T, Op>), loadKernel(twoShotKernel<T, Op>), loadKernel(pushTwoShotKernel<T, Op>)}) {
+      if (e != hipSuccess) return e;
+    }
+    return hipSuccess;
+  });
+}
+
 int fusedKernelsPtxVersion() { return kernelPtxVersion(oneShotKernel<float, kernels::Sum>); }
 
 }  // namespace peerreduce::gpu

@@ -394,6 +394,18 @@ hipError_t launchBatchedLowLatencyKernel(const LaunchArgs& args, const BatchTabl
   return launchLines(args, &table, dtype, blocks, stream);
 }
 
+hipError_t loadLineKernels() {
+  return kernels::forEveryDataTypeAndOp(hipSuccess, [](auto type, auto reduce) {
+    using T = typename decltype(type)::type;
+    using Op = typename decltype(reduce)::type;
+    for (const hipError_t e : {loadKernel(lowLatencyOneShotKernel<T, Op>), loadKernel(batchedOneShotKernel<T, Op>),
+                               loadKernel(lowLatencyTwoShotKernel<T, Op>), loadKernel(batchedTwoShotKernel<T, Op>)}) {
+      if (e != hipSuccess) return e;
+    }
+    return hipSuccess;
+  });
+}
+
 int lineKernelsPtxVersion() { return kernelPtxVersion(lowLatencyOneShotKernel<float, kernels::Sum>); }
 
 }  // namespace peerreduce::gpu

@@ -125,6 +125,15 @@ hipError_t launchPlanKernel(const LaunchArgs& args, int dtype, unsigned blocks, 
   });
 }
 
+hipError_t loadKernels() {
+  const hipError_t interpreter = kernels::forEveryDataTypeAndOp(hipSuccess, [](auto type, auto reduce) {
+    return loadKernel(planKernel<typename decltype(type)::type, typename decltype(reduce)::type>);
+  });
+  if (interpreter != hipSuccess) return interpreter;
+  const hipError_t fused = loadFusedKernels();
+  return fused != hipSuccess ? fused : loadLineKernels();
+}
+
 int kernelsPtxVersion() {
   return std::min(
       {kernelPtxVersion(planKernel<float, kernels::Sum>), fusedKernelsPtxVersion(), lineKernelsPtxVersion()});

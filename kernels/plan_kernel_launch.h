@@ -26,6 +26,13 @@ hipError_t launchLowLatencyKernel(const LaunchArgs& args, int dtype, unsigned bl
 hipError_t launchBatchedLowLatencyKernel(const LaunchArgs& args, const BatchTable& table, int dtype, unsigned blocks,
                                          hipStream_t stream);
 
+// Loads every kernel the launchers above may start, for every dtype x op, into the current device's
+// context (portability.h, loadKernel: a kernel first launched behind one that waits for it may never
+// start). The first error, if any.
+hipError_t loadKernels();
+hipError_t loadFusedKernels();
+hipError_t loadLineKernels();
+
 // The PTX version the kernels that run on the current device were compiled from: the smallest over the
 // kernel files (one kernel of each asked; a file's kernels share its compile flags), -1 where unknown
 // (HIP, or the query failed). Launches overlap (programmatic dependent launch) only when it is at least

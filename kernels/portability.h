@@ -381,6 +381,22 @@ int kernelPtxVersion(void (*kernel)(Params...)) {
 #endif
 }
 
+// Loads `kernel`'s code into the current device's context now. The runtime otherwise loads a kernel at
+// its first launch (CUDA's lazy loading, the default since CUDA 12.2), and loading may wait for kernels
+// already running in the context: a first launch behind a kernel that waits for it never starts (seen
+// with ranks sharing one GPU as threads of a process: a peer's first launch of a kernel stalled until
+// the waiting rank's deadline). So every kernel is loaded before any runs (loadKernels()).
+template <typename... Params>
+hipError_t loadKernel(void (*kernel)(Params...)) {
+#if defined(__HIPCC__)
+  hipFuncAttributes attributes{};
+  return hipFuncGetAttributes(&attributes, reinterpret_cast<const void*>(kernel));
+#else
+  cudaFuncAttributes attributes{};
+  return cudaFuncGetAttributes(&attributes, kernel);
+#endif
+}
+
 // Yields the issue slot for a short while inside a polling loop.
 PR_DEVICE PR_INLINE void pollPause() {
 #if defined(__HIPCC__)

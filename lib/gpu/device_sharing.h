@@ -7,7 +7,9 @@
 //   (multiprocessors of the smallest device) / (ranks sharing one device x kMaxStreams)
 // blocks: one 512-thread block per multiprocessor always fits (the kernels' launch bounds), and each rank
 // may have an operation in flight on every one of its streams. Every rank computes the cap from the same
-// records, so block counts, which the kernels' per-block counters need to match, agree.
+// records, so block counts, which the kernels' per-block counters need to match, agree. Resident is not
+// enough if a kernel cannot start at all: every kernel is loaded when the transport is created
+// (kernels/plan_kernel_launch.h, loadKernels), since a load at first launch may wait for the running ones.
 //
 // Ranks of different processes on one device are not resident together at all: the device time-slices
 // between the processes' contexts, and a kernel that waits makes progress only when its peer's context

@@ -135,6 +135,10 @@ class GpuTransport final : public Transport, private TimeMarks, private BufferSh
     PR_GPU_CHECK(rank_, hipMemset(region_, 0, scratchStart()));
     const std::uint64_t token = tokenFor(rank_, ::getpid());
     PR_GPU_CHECK(rank_, hipMemcpy(region_, &token, sizeof(token), hipMemcpyHostToDevice));
+    // A copy from pageable memory may return before the device has the bytes, and a memset may be
+    // asynchronous: another process reads the token through IPC as soon as our record is published, so
+    // both must be done first (seen: a peer read 0 instead of the token with four processes on one GPU).
+    PR_GPU_CHECK(rank_, hipDeviceSynchronize());
     PR_GPU_CHECK(rank_, hipMalloc(reinterpret_cast<void**>(&control_), sizeof(ControlBlock) * kMaxStreams));
     PR_GPU_CHECK(rank_, hipMemset(control_, 0, sizeof(ControlBlock) * kMaxStreams));
     PR_GPU_CHECK(rank_,
@@ -742,6 +746,9 @@ StatusOr<std::shared_ptr<Transport>> createGpuTransport(int rank, int world_size
       gpu::gpuSettingsFromEnvironment([](const char* name) -> const char* { return std::getenv(name); }));
   int max_blocks = std::min(options.max_blocks > 0 ? std::min(options.max_blocks, sms) : sms, gpu::kMaxBlocks);
   PR_GPU_CHECK(rank, hipSetDevice(device));
+  // Every kernel loaded before any runs: a kernel loaded at its first launch may wait for the kernels
+  // running in this context, and a peer rank's kernel among them may be waiting for it (loadKernel).
+  PR_GPU_CHECK(rank, gpu::loadKernels());
   gpu::KernelPolicy kernels = settings.kernels;
   const int ptx_version = gpu::kernelsPtxVersion();
   kernels.overlap_launch = gpu::launchesMayOverlap(settings.kernels.overlap_launch, ptx_version);

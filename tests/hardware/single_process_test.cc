@@ -1,9 +1,12 @@
 // Hardware-only: one process drives every visible GPU, one thread per rank, through the in-process
 // bootstrap; the GPU transport maps peers of the same process directly (peer access) instead of through
-// IPC handles. Runs on MPI rank 0 only; the other processes wait for the verdict.
+// IPC handles. With one GPU, two ranks share it (ranks of one process on one device, each on a stream of
+// its own). Runs on MPI rank 0 only; the other processes wait for the verdict.
 #include <gtest/gtest.h>
 #include <mpi.h>
 
+#include <algorithm>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -28,63 +31,78 @@ TEST(SingleProcess, OneProcessDrivesEveryGpuWithOneThreadPerRank) {
   MPI_Comm_rank(MPI_COMM_WORLD, &mpi_rank);
   bool ok = true;
   int devices = 0;
+  int ranks = 0;
   // No ASSERT below: rank 0 must reach the verdict collective whatever happens, or the others wait.
   auto group = createInProcessGroup(2);
   if (mpi_rank == 0) {
-    ok = hipGetDeviceCount(&devices) == hipSuccess && devices >= 2;
-    EXPECT_TRUE(ok) << "needs at least 2 visible GPUs, found " << devices;
-    if (ok) group = createInProcessGroup(devices);
+    ok = hipGetDeviceCount(&devices) == hipSuccess && devices >= 1;
+    EXPECT_TRUE(ok) << "needs a visible GPU, found " << devices;
+    // One rank per GPU; on a machine with one GPU, two ranks share it (each on a stream of its own).
+    ranks = std::max(devices, 2);
+    if (ok) group = createInProcessGroup(ranks);
     ok = ok && group.isOk();
   }
   if (mpi_rank == 0 && ok) {
-    std::vector<Status> results(static_cast<std::size_t>(devices));
-    std::vector<int> wrong(static_cast<std::size_t>(devices), 0);
+    std::vector<Status> results(static_cast<std::size_t>(ranks));
+    std::vector<int> wrong(static_cast<std::size_t>(ranks), 0);
+    std::vector<std::string> first_wrong(static_cast<std::size_t>(ranks));
     std::vector<std::thread> threads;
-    for (int r = 0; r < devices; ++r) {
+    for (int r = 0; r < ranks; ++r) {
       threads.emplace_back([&, r] {
         Status& st = results[static_cast<std::size_t>(r)];
-        if (hipSetDevice(r) != hipSuccess) {
-          st = unavailableError("hipSetDevice failed");
+        const int device = r % devices;
+        hipStream_t stream = nullptr;
+        if (hipSetDevice(device) != hipSuccess ||
+            hipStreamCreateWithFlags(&stream, hipStreamNonBlocking) != hipSuccess) {
+          st = unavailableError("rank " + std::to_string(r) + ": hipSetDevice or hipStreamCreateWithFlags failed");
           return;
         }
         GpuTransportOptions options;
-        options.device = r;
-        auto transport = createGpuTransport(r, devices, options);
+        options.device = device;
+        auto transport = createGpuTransport(r, ranks, options);
         if (!transport.isOk()) {
           st = transport.status();
           return;
         }
-        auto comm = Communicator::create(r, devices, (*group)[static_cast<std::size_t>(r)], *transport);
+        auto comm = Communicator::create(r, ranks, (*group)[static_cast<std::size_t>(r)], *transport);
         if (!comm.isOk()) {
           st = comm.status();
+          (void)hipStreamDestroy(stream);
           return;
         }
         float* buffer = nullptr;
         std::vector<float> host(kCount);
         for (std::size_t i = 0; i < kCount; ++i) host[i] = valueOf(r, i);
         (void)hipMalloc(reinterpret_cast<void**>(&buffer), kCount * sizeof(float));
-        (void)hipMemcpy(buffer, host.data(), kCount * sizeof(float), hipMemcpyHostToDevice);
+        // On the rank's own stream: a non-blocking stream is not ordered after hipMemcpy's legacy stream.
+        (void)hipMemcpyAsync(buffer, host.data(), kCount * sizeof(float), hipMemcpyHostToDevice, stream);
         for (int round = 0; round < 3 && st.isOk(); ++round) {
-          // Round 0 reduces the inputs; later rounds reduce the previous result again (x devices).
-          st = (*comm)->allreduce(buffer, buffer, kCount, DataType::kFloat32, ReduceOp::kSum);
-          if (st.isOk()) st = (*comm)->synchronize();
+          // Round 0 reduces the inputs; later rounds reduce the previous result again (x ranks).
+          st = (*comm)->allreduce(buffer, buffer, kCount, DataType::kFloat32, ReduceOp::kSum, stream);
+          if (st.isOk()) st = (*comm)->synchronize(stream);
         }
         std::vector<float> out(kCount);
-        (void)hipMemcpy(out.data(), buffer, kCount * sizeof(float), hipMemcpyDeviceToHost);
+        (void)hipMemcpyAsync(out.data(), buffer, kCount * sizeof(float), hipMemcpyDeviceToHost, stream);
+        (void)hipStreamSynchronize(stream);
         for (std::size_t i = 0; i < kCount; ++i) {
           float sum = 0;
-          for (int p = 0; p < devices; ++p) sum += valueOf(p, i);
-          const float want = sum * static_cast<float>(devices) * static_cast<float>(devices);
-          if (out[i] != want) ++wrong[static_cast<std::size_t>(r)];
+          for (int p = 0; p < ranks; ++p) sum += valueOf(p, i);
+          const float want = sum * static_cast<float>(ranks) * static_cast<float>(ranks);
+          if (out[i] != want && wrong[static_cast<std::size_t>(r)]++ == 0) {
+            first_wrong[static_cast<std::size_t>(r)] =
+                "element " + std::to_string(i) + " is " + std::to_string(out[i]) + ", expected " + std::to_string(want);
+          }
         }
         (void)hipFree(buffer);
+        (void)hipStreamDestroy(stream);
       });
     }
     for (auto& t : threads) t.join();
-    for (int r = 0; r < devices; ++r) {
+    for (int r = 0; r < ranks; ++r) {
       EXPECT_TRUE(results[static_cast<std::size_t>(r)].isOk())
           << "rank " << r << ": " << results[static_cast<std::size_t>(r)].toString();
-      EXPECT_EQ(wrong[static_cast<std::size_t>(r)], 0) << "rank " << r;
+      EXPECT_EQ(wrong[static_cast<std::size_t>(r)], 0)
+          << "rank " << r << ": " << first_wrong[static_cast<std::size_t>(r)];
       ok = ok && results[static_cast<std::size_t>(r)].isOk() && wrong[static_cast<std::size_t>(r)] == 0;
     }
   }

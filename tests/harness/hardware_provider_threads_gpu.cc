@@ -74,6 +74,9 @@ class ThreadsGpuProvider final : public WorldProvider {
     }
     const std::uint64_t key = config.fingerprint();
     if (auto it = worlds_.find(key); it != worlds_.end()) return it->second;
+    // The environment wins over the test's settings here (Config::fromEnvironment), so a run on one GPU
+    // can shorten the timeout (ci/hardware.sh: ranks side by side wait microseconds, not seconds).
+    PR_ASSIGN_OR_RETURN(const Config effective, Config::fromEnvironment(config));
     PR_ASSIGN_OR_RETURN(auto bootstraps, createInProcessGroup(ranks_));
     std::vector<std::unique_ptr<Communicator>> comms(static_cast<std::size_t>(ranks_));
     std::vector<Status> results(static_cast<std::size_t>(ranks_));
@@ -87,7 +90,7 @@ class ThreadsGpuProvider final : public WorldProvider {
         // The others wait for this rank at creation; abandoning the group ends their waits.
         return;
       }
-      auto comm = Communicator::create(r, ranks_, bootstraps[i], std::move(transport).value(), config);
+      auto comm = Communicator::create(r, ranks_, bootstraps[i], std::move(transport).value(), effective);
       if (comm.isOk()) {
         comms[i] = std::move(comm).value();
       } else {
