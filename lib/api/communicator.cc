@@ -301,16 +301,7 @@ StatusOr<SelectionReport> Communicator::explainSelection(std::size_t count, Data
     return invalidArgumentError("count " + std::to_string(count) + " x " + std::to_string(elem) + "-byte " +
                                 std::string(dataTypeName(dtype)) + " overflows the address space");
   }
-  SelectionReport report;
-  report.forced = impl_->config.algorithm != Algorithm::kAuto;
-  const PlanChoice& plans = impl_->allreduce;
-  const Candidate& chosen = plans.choose(count * elem);
-  report.chosen = chosen.algorithm;
-  report.plan = chosen.plans[0]->description;
-  report.tuned = plans.selector->tuned(count * elem);
-  report.excluded = plans.excluded;
-  report.candidates = plans.selector->estimate(count, elem);
-  return report;
+  return impl_->allreduce.report(count, elem, impl_->config.algorithm != Algorithm::kAuto);
 }
 
 }  // namespace peerreduce

@@ -6,6 +6,7 @@
 // same choice from the same topology and settings, so ranks agree without talking; a communicator that
 // only allreduces pays nothing for them. A call then validates its arguments, picks the plan for its size
 // and placement, and goes through the one submit path (api/operation_submit.h).
+#include <limits>
 #include <string>
 
 #include "algorithms/candidates.h"
@@ -89,6 +90,32 @@ Status submitCollective(Communicator::Impl& impl, Collective collective, int roo
 }
 
 }  // namespace
+
+StatusOr<SelectionReport> Communicator::explainSelection(Collective collective, std::size_t count, DataType dtype,
+                                                         int root) {
+  Impl& impl = *impl_;
+  if (!isValidCollective(collective)) {
+    return invalidArgumentError("unknown collective value " + std::to_string(static_cast<int>(collective)));
+  }
+  if (collective == Collective::kAllReduce) return explainSelection(count, dtype);
+  if (!isValidDataType(dtype)) {
+    return invalidArgumentError("unknown dtype value " + std::to_string(static_cast<int>(dtype)));
+  }
+  if (root < 0 || root >= impl.size) {
+    return invalidArgumentError("root " + std::to_string(root) + " outside 0.." + std::to_string(impl.size - 1));
+  }
+  const std::size_t elem = dataTypeSize(dtype);
+  if (count > std::numeric_limits<std::size_t>::max() / elem / static_cast<std::size_t>(impl.size)) {
+    return invalidArgumentError("count " + std::to_string(count) + " x " + std::to_string(impl.size) + " ranks x " +
+                                std::to_string(elem) + "-byte " + std::string(dataTypeName(dtype)) +
+                                " overflows the address space");
+  }
+  const int plan_root = collective == Collective::kBroadcast ? root : 0;  // only broadcast's plans have one
+  PR_RETURN_IF_ERROR(chooseCandidate(impl, collective, plan_root, count * elem).status());
+  const PlanChoice& choice = choiceOf(impl, collective, plan_root);
+  // Forced only where the collective has the algorithm the settings name (otherwise they do not apply).
+  return choice.report(count, elem, choice.candidateOf(impl.config.algorithm) != nullptr);
+}
 
 Status Communicator::reduceScatter(const void* send, void* recv, std::size_t recvcount, DataType dtype, ReduceOp op,
                                    StreamHandle stream) {

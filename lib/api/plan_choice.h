@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "algorithms/candidates.h"
+#include "peerreduce/selection.h"
 #include "select/selector.h"
 
 namespace peerreduce {
@@ -31,6 +32,18 @@ struct PlanChoice {
       if (c.algorithm == algorithm) return &c;
     }
     return nullptr;
+  }
+  // What the choice picks for `count` elements of `elem` bytes, with every candidate's estimate.
+  SelectionReport report(std::size_t count, std::size_t elem, bool forced) const {
+    SelectionReport out;
+    out.forced = forced;
+    const Candidate& chosen = choose(count * elem);
+    out.chosen = chosen.algorithm;
+    out.plan = chosen.plans[0]->description;
+    out.tuned = selector->tuned(count * elem);
+    out.excluded = excluded;
+    out.candidates = selector->estimate(count, elem);
+    return out;
   }
 };
 

@@ -30,19 +30,26 @@ StatusOr<std::uint64_t> parseUnsigned(const std::string& flag, const std::string
 
 std::string cliUsage() {
   return "usage: peerreduce-sim [allreduce] [options]\n"
-         "       peerreduce-sim predict --ranks N [--topology T | --device D] [--mask M] [--dtype T] [--json]\n"
+         "       peerreduce-sim reduce-scatter | all-gather | broadcast [options] [--root R]\n"
+         "       peerreduce-sim predict --ranks N [--collective C [--root R]] [--topology T | --device D] [--mask M]\n"
+         "                              [--dtype T] [--json]\n"
          "       peerreduce-sim campaign [--seeds N] [--seed S] [--json] (fault scenarios; see campaign --help)\n"
          "       peerreduce-sim settings [--json | --markdown] (every PEERREDUCE_* setting)\n"
-         "Runs an allreduce on simulated GPUs, checks it against an independent reference, and says what ran.\n"
-         "predict prints the cost model's time for every algorithm at 4 KiB .. 256 MiB and the selector's pick.\n"
+         "Runs an allreduce (or reduce-scatter, all-gather, broadcast) on simulated GPUs, checks it against an\n"
+         "independent reference, and says what ran.\n"
+         "predict prints the cost model's time for every algorithm at 4 KiB .. 256 MiB per rank's block and the\n"
+         "selector's pick.\n"
          "  --ranks N          simulated GPUs, 1..64 (default 8)\n"
-         "  --count N          elements per rank (default 1048576)\n"
+         "  --count N          elements per rank (reduce-scatter: received, all-gather: sent; default 1048576)\n"
          "  --dtype T          int8 uint8 int32 uint32 int64 uint64 fp16 bf16 fp32 fp64 (default bf16)\n"
-         "  --op OP            sum prod min max avg (default sum)\n"
+         "  --op OP            sum prod min max avg (default sum; allreduce and reduce-scatter)\n"
+         "  --root R           broadcast's root rank (default 0)\n"
+         "  --collective C     predict: allreduce (default) reduce-scatter all-gather broadcast\n"
          "  --algo A           auto one-shot two-shot ring recursive-doubling rabenseifner tree (default auto)\n"
          "  --seed S           scheduler and payload seed (default 1)\n"
          "  --iterations K     allreduces back to back, 1..1000 (default 1)\n"
-         "  --in-place         send buffer = receive buffer\n"
+         "  --in-place         send buffer = receive buffer (reduce-scatter: the output is the input's block of\n"
+         "                     this rank; all-gather: the input is the output's block of this rank)\n"
          "  --no-race-check    skip the happens-before checker (faster)\n"
          "  --trace FILE       write a Chrome trace (open in ui.perfetto.dev)\n"
          "  --topology T       full-mesh (default), ring, mesh2d:RxC, pcie:K, random:DENSITY[:SEED], or a topology "
@@ -63,6 +70,9 @@ StatusOr<CliOptions> parseCliOptions(const std::vector<std::string>& args) {
   }
   if (args[0] == "allreduce") {
     ++i;
+  } else if (args[0] == "reduce-scatter" || args[0] == "all-gather" || args[0] == "broadcast") {
+    PR_ASSIGN_OR_RETURN(options.collective, parseCollective(args[0]));
+    ++i;
   } else if (args[0] == "predict") {
     options.command = CliCommand::kPredict;
     ++i;
@@ -72,7 +82,8 @@ StatusOr<CliOptions> parseCliOptions(const std::vector<std::string>& args) {
   } else if (args[0].rfind("--", 0) != 0) {
     return invalidArgumentError(
         "unknown command '" + args[0] +
-        "'; the commands are 'allreduce' (the default), 'predict', 'campaign', 'settings' and 'help'");
+        "'; the commands are 'allreduce' (the default), 'reduce-scatter', 'all-gather', 'broadcast', 'predict', "
+        "'campaign', 'settings' and 'help'");
   }
   auto value = [&](const std::string& flag) -> StatusOr<std::string> {
     if (i + 1 >= args.size()) return invalidArgumentError(flag + " needs a value");
@@ -96,6 +107,19 @@ StatusOr<CliOptions> parseCliOptions(const std::vector<std::string>& args) {
     } else if (flag == "--op") {
       PR_ASSIGN_OR_RETURN(std::string v, value(flag));
       PR_ASSIGN_OR_RETURN(options.op, parseReduceOp(v));
+      options.op_given = true;
+    } else if (flag == "--root") {
+      PR_ASSIGN_OR_RETURN(std::string v, value(flag));
+      PR_ASSIGN_OR_RETURN(std::uint64_t r, parseUnsigned(flag, v, 0, 63));
+      options.root = static_cast<int>(r);
+    } else if (flag == "--collective") {
+      if (options.command != CliCommand::kPredict) {
+        return invalidArgumentError(
+            "--collective is predict's; to run one, name it as the command (e.g. "
+            "peerreduce-sim reduce-scatter)");
+      }
+      PR_ASSIGN_OR_RETURN(std::string v, value(flag));
+      PR_ASSIGN_OR_RETURN(options.collective, parseCollective(v));
     } else if (flag == "--algo") {
       PR_ASSIGN_OR_RETURN(std::string v, value(flag));
       PR_ASSIGN_OR_RETURN(options.algorithm, parseAlgorithm(v));
@@ -132,6 +156,24 @@ StatusOr<CliOptions> parseCliOptions(const std::vector<std::string>& args) {
       return invalidArgumentError("unknown option '" + flag + "'; see --help");
     }
   }
+  const std::string name(collectiveName(options.collective));
+  if (options.root != 0 && options.collective != Collective::kBroadcast) {
+    return invalidArgumentError("--root is broadcast's; " + name + " has no root");
+  }
+  if (options.root >= options.ranks) {
+    return invalidArgumentError("--root " + std::to_string(options.root) + " is not a rank of " +
+                                std::to_string(options.ranks) + " (0.." + std::to_string(options.ranks - 1) + ")");
+  }
+  const bool data_mover_algorithm = options.algorithm == Algorithm::kAuto || options.algorithm == Algorithm::kOneShot ||
+                                    options.algorithm == Algorithm::kRing;
+  if (options.collective != Collective::kAllReduce && !data_mover_algorithm) {
+    return invalidArgumentError("--algo " + std::string(algorithmName(options.algorithm)) + ": " + name +
+                                " runs one-shot or ring (or auto)");
+  }
+  if (options.op_given &&
+      (options.collective == Collective::kAllGather || options.collective == Collective::kBroadcast)) {
+    return invalidArgumentError("--op: " + name + " reduces nothing; --op is for allreduce and reduce-scatter");
+  }
   // A profile was fitted on a full mesh; on another topology, or beside a file's own figures, its
   // numbers would price links it never measured.
   if (!options.device.empty() && !options.topology.empty() && options.topology != "full-mesh") {
@@ -144,10 +186,13 @@ StatusOr<CliOptions> parseCliOptions(const std::vector<std::string>& args) {
 }
 
 std::string cliCommandLine(const CliOptions& o) {
-  std::string line = "peerreduce-sim allreduce --ranks " + std::to_string(o.ranks) + " --count " +
-                     std::to_string(o.count) + " --dtype " + std::string(dataTypeName(o.dtype)) + " --op " +
-                     std::string(reduceOpName(o.op)) + " --algo " + std::string(algorithmName(o.algorithm)) +
-                     " --seed " + std::to_string(o.seed);
+  const bool reduces = o.collective == Collective::kAllReduce || o.collective == Collective::kReduceScatter;
+  std::string line = "peerreduce-sim " + std::string(collectiveName(o.collective)) + " --ranks " +
+                     std::to_string(o.ranks) + " --count " + std::to_string(o.count) + " --dtype " +
+                     std::string(dataTypeName(o.dtype)) +
+                     (reduces ? " --op " + std::string(reduceOpName(o.op)) : std::string()) + " --algo " +
+                     std::string(algorithmName(o.algorithm)) + " --seed " + std::to_string(o.seed);
+  if (o.collective == Collective::kBroadcast) line += " --root " + std::to_string(o.root);
   if (o.iterations != 1) line += " --iterations " + std::to_string(o.iterations);
   if (o.in_place) line += " --in-place";
   if (!o.race_checking) line += " --no-race-check";

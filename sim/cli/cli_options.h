@@ -16,6 +16,12 @@ enum class CliCommand { kAllreduce, kPredict, kHelp };
 
 struct CliOptions {
   CliCommand command = CliCommand::kAllreduce;
+  // What runs (kAllreduce) or is predicted (kPredict): the command's name (allreduce, reduce-scatter,
+  // all-gather, broadcast), or predict's --collective. --count is per rank's block: reduce-scatter's
+  // recvcount, all-gather's sendcount.
+  Collective collective = Collective::kAllReduce;
+  int root = 0;            // broadcast's
+  bool op_given = false;   // --op on the command line (the collectives without arithmetic refuse it)
   bool defaulted = false;  // no arguments at all: the default run
   int ranks = 8;
   std::size_t count = 1048576;

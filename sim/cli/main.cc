@@ -1,4 +1,5 @@
-// peerreduce-sim: runs an allreduce on simulated GPUs, checks it, and says what ran.
+// peerreduce-sim: runs an allreduce (or reduce-scatter, all-gather, broadcast: collective_run.cc) on
+// simulated GPUs, checks it, and says what ran; predict, campaign and settings besides.
 #include <algorithm>
 #include <cinttypes>
 #include <cstdio>
@@ -10,6 +11,7 @@
 
 #include "campaign.h"
 #include "cli/cli_options.h"
+#include "cli/cli_run.h"
 #include "cli/settings_command.h"
 #include "json_text.h"
 #include "peerreduce/communicator.h"
@@ -27,104 +29,10 @@ namespace {
 constexpr int kExitOk = 0;
 constexpr int kExitWrong = 1;
 constexpr int kExitBadInput = 2;
-// Guard bytes around every buffer: an allreduce that writes outside its buffer changes them.
-constexpr std::size_t kGuardBytes = 64;
-constexpr unsigned char kGuardByte = 0xA5;
-
-struct RunReport {
-  CliOptions options;
-  std::string verdict = "ok";
-  SelectionReport selection;
-  std::string plan_description;
-  double predicted_us = 0.0;
-  SimStats stats;
-  std::vector<std::string> races;
-  std::uint64_t fingerprint = 0;
-  std::string topology;
-  bool ranks_agree = true;
-  std::string reference_problem;
-  PoolStats memory;    // rank 0's symmetric pool after the run (every rank's must be identical)
-  PinnedStats pinned;  // rank 0's pinned host pool (per rank, not symmetric: host-staged paths only)
-};
-
-void fail(RunReport& report, const std::string& what) {
-  if (report.verdict == "ok") report.verdict = what;
-}
-
-// The simulated machine's links: a generator name or a topology file, with the mask's links removed
-// (the simulator itself then refuses any step over them, not only the planner).
-StatusOr<Topology> simulatedTopology(const CliOptions& o) {
-  Topology topology = Topology::fullMesh(o.ranks);
-  if (!o.device.empty()) {
-    // parseCliOptions checked the name, and that no other topology was asked for.
-    topology = profileFullMesh(*findDeviceProfile(o.device), o.ranks);
-  } else if (!o.topology.empty()) {
-    auto named = parseTopologySpec(o.topology, o.ranks);
-    if (named.isOk()) {
-      topology = *named;
-    } else {
-      auto from_file = loadTopologyFile(o.topology);
-      if (!from_file.isOk()) {
-        return invalidArgumentError("--topology " + o.topology + " is neither a known topology (" +
-                                    named.status().message() + ") nor a readable topology file (" +
-                                    from_file.status().message() + ")");
-      }
-      topology = *from_file;
-      if (topology.worldSize() != o.ranks) {
-        return invalidArgumentError("--topology " + o.topology + " describes " + std::to_string(topology.worldSize()) +
-                                    " ranks but --ranks is " + std::to_string(o.ranks));
-      }
-    }
-  }
-  if (!o.mask.empty()) {
-    PR_ASSIGN_OR_RETURN(Topology masked, applyLinkMask(topology, o.mask));
-    // A mask that cuts the world apart is bad input (exit 2), not a failure of the run.
-    PR_RETURN_IF_ERROR(checkMaskKeepsConnected(topology, masked, o.mask, "--mask"));
-    topology = std::move(masked);
-  }
-  return topology;
-}
-
-StatusOr<Config> cliConfig(const CliOptions& o) {
-  PR_ASSIGN_OR_RETURN(Config config, Config::fromEnvironment());
-  if (o.algorithm != Algorithm::kAuto) config.algorithm = o.algorithm;
-  if (!o.mask.empty()) config.link_mask = o.mask;
-  return config;
-}
-
-// The library names the setting a forced algorithm comes from in general terms; here the user chose it
-// with --algo, so the message says that.
-Status forcedAlgorithmContext(const CliOptions& o, const Status& status) {
-  constexpr std::string_view kLibraryHint = "unset PEERREDUCE_ALGO or pick another";
-  const std::size_t at = status.message().find(kLibraryHint);
-  if (o.algorithm == Algorithm::kAuto || at == std::string::npos) return status;
-  std::string message = status.message();
-  message.replace(at, kLibraryHint.size(), "pick another --algo, or --algo auto");
-  return Status(status.code(), "--algo " + std::string(algorithmName(o.algorithm)) + ": " + message);
-}
 
 Status runAllreduce(RunReport& report) {
   const CliOptions& o = report.options;
-  SimOptions sim_options;
-  sim_options.seed = o.seed;
-  sim_options.race_checking = o.race_checking;
-  sim_options.record_trace = !o.trace_path.empty();
-  PR_ASSIGN_OR_RETURN(sim_options.topology, simulatedTopology(o));
-  PR_ASSIGN_OR_RETURN(Config config, cliConfig(o));
-  auto created = SimCluster::create(o.ranks, sim_options, config);
-  if (!created.isOk()) return forcedAlgorithmContext(o, created.status());
-  auto cluster = std::move(created).value();
-  report.topology = cluster->comm(0).topology().describe();
-  PR_ASSIGN_OR_RETURN(report.selection, cluster->comm(0).explainSelection(o.count, o.dtype));
-  // An allreduce of nothing submits nothing (Communicator::allreduce returns at once): no time to predict.
-  for (const auto& c : o.count == 0 ? std::vector<AlgorithmEstimate>{} : report.selection.candidates) {
-    // The chosen variant (several candidates may share an algorithm: trees of different pipelines).
-    if (c.algorithm == report.selection.chosen && c.plan == report.selection.plan) {
-      report.predicted_us = c.predicted_us;
-      break;
-    }
-  }
-
+  PR_ASSIGN_OR_RETURN(auto cluster, createRunCluster(report));
   const std::size_t elem = dataTypeSize(o.dtype);
   const std::size_t bytes = o.count * elem;
   const int n = o.ranks;
@@ -150,47 +58,15 @@ Status runAllreduce(RunReport& report) {
     if (o.in_place) PR_RETURN_IF_ERROR(cluster->runUntilIdle());
   }
   PR_RETURN_IF_ERROR(cluster->runUntilIdle());
-
-  report.stats = cluster->world().stats();
-  // The pools are symmetric: every rank made the same calls, so every rank's statistics are the same.
-  report.memory = cluster->comm(0).memoryStats();
-  for (int r = 1; r < o.ranks; ++r) {
-    if (!(cluster->comm(r).memoryStats() == report.memory)) {
-      fail(report, "rank " + std::to_string(r) + "'s symmetric pool differs from rank 0's: " +
-                       describe(cluster->comm(r).memoryStats()) + " vs " + describe(report.memory));
-    }
-  }
-  report.pinned = cluster->comm(0).pinnedStats();
-  report.races = cluster->world().raceReports();
-  report.fingerprint = cluster->world().traceFingerprint();
-  if (!o.trace_path.empty()) {
-    PR_RETURN_IF_ERROR(cluster->world().writeChromeTrace(o.trace_path));
-    const std::uint64_t dropped = cluster->world().stats().trace_events_dropped;
-    if (dropped > 0) {
-      // The run itself is complete and verified; only the file is cut (its metadata says so too).
-      std::fprintf(stderr,
-                   "peerreduce-sim: the trace %s holds the first 1000000 events; %" PRIu64
-                   " later ones were left out (see otherData.events_dropped); trace fewer iterations or "
-                   "ranks to see them all\n",
-                   o.trace_path.c_str(), dropped);
-    }
-  }
-  report.plan_description =
-      report.selection.plan.empty() ? std::string(algorithmName(report.selection.chosen)) : report.selection.plan;
+  PR_RETURN_IF_ERROR(collectRunStats(*cluster, report));
 
   // Verdict: guards intact, every rank bitwise equal, equal to the reference, no race.
   auto output = [&](int r) -> const unsigned char* {
     return (o.in_place ? send : recv)[static_cast<std::size_t>(r)].data() + kGuardBytes;
   };
   for (int r = 0; r < n; ++r) {
-    for (const auto* buffer : {&send[static_cast<std::size_t>(r)], &recv[static_cast<std::size_t>(r)]}) {
-      if (buffer->empty()) continue;
-      for (std::size_t g = 0; g < kGuardBytes; ++g) {
-        if ((*buffer)[g] != kGuardByte || (*buffer)[buffer->size() - 1 - g] != kGuardByte) {
-          fail(report, "rank " + std::to_string(r) + " wrote outside its buffer");
-          break;
-        }
-      }
+    if (guardsBroken(send[static_cast<std::size_t>(r)]) || guardsBroken(recv[static_cast<std::size_t>(r)])) {
+      fail(report, "rank " + std::to_string(r) + " wrote outside its buffer");
     }
     if (!o.in_place && std::memcmp(send[static_cast<std::size_t>(r)].data(), inputs[static_cast<std::size_t>(r)].data(),
                                    send[static_cast<std::size_t>(r)].size()) != 0) {
@@ -224,8 +100,11 @@ void printText(const RunReport& r) {
   if (o.defaulted) {
     std::printf("No arguments: running the default allreduce (see --help for the options).\n");
   }
-  std::printf("peerreduce-sim: allreduce of %zu x %s %s on %d simulated ranks, seed %" PRIu64 "%s\n", o.count,
-              std::string(dataTypeName(o.dtype)).c_str(), std::string(reduceOpName(o.op)).c_str(), o.ranks, o.seed,
+  const bool reduces = o.collective == Collective::kAllReduce || o.collective == Collective::kReduceScatter;
+  const std::string root = o.collective == Collective::kBroadcast ? " from root " + std::to_string(o.root) : "";
+  std::printf("peerreduce-sim: %s of %zu x %s%s%s per rank on %d simulated ranks, seed %" PRIu64 "%s\n",
+              std::string(collectiveName(o.collective)).c_str(), o.count, std::string(dataTypeName(o.dtype)).c_str(),
+              reduces ? (" " + std::string(reduceOpName(o.op))).c_str() : "", root.c_str(), o.ranks, o.seed,
               o.in_place ? ", in place" : "");
   std::printf("  reproduce:   %s\n", cliCommandLine(o).c_str());
   std::printf("  topology:    %s\n", r.topology.c_str());
@@ -278,7 +157,10 @@ void printText(const RunReport& r) {
   std::printf("  time:        predicted %.2f us by the cost model; simulated %.2f us of virtual time\n",
               r.predicted_us * o.iterations, r.stats.virtual_time_us);
   std::printf("  races:       %s\n", r.races.empty() ? "none (happens-before checked)" : r.races.front().c_str());
-  std::printf("  ranks agree: %s\n", r.ranks_agree ? "bitwise identical on every rank" : "NO");
+  std::printf("  ranks agree: %s\n", o.collective == Collective::kReduceScatter
+                                         ? "each rank holds its own block (checked against the reference)"
+                                     : r.ranks_agree ? "bitwise identical on every rank"
+                                                     : "NO");
   std::printf("  reference:   %s\n",
               r.reference_problem.empty() ? "every element within tolerance" : r.reference_problem.c_str());
   const PoolStats& m = r.memory;
@@ -350,19 +232,21 @@ void printJson(const RunReport& r) {
                 m.failed_allocations, m.free_blocks, m.largest_free_block_bytes, m.fragmentation, m.defragmentations,
                 m.blocks_moved, pinned);
   std::printf(
-      "{\"algorithm\":\"%s\",\"forced\":%s,\"ranks\":%d,\"count\":%zu,\"dtype\":\"%s\",\"op\":\"%s\",\"in_place\":%s,"
+      "{\"collective\":\"%s\",\"root\":%d,\"algorithm\":\"%s\",\"forced\":%s,\"ranks\":%d,\"count\":%zu,\"dtype\":\"%"
+      "s\",\"op\":\"%s\",\"in_place\":%s,"
       "\"seed\":%" PRIu64
       ",\"iterations\":%d,\"verdict\":%s,\"predicted_time_us\":%.4f,\"simulated_time_us\":%.4f,"
       "\"steps\":%" PRIu64 ",\"plan_executions\":%" PRIu64
       ",\"ranks_agree\":%s,\"races\":%s,\"candidates\":%s,"
       "\"link_bytes\":%s,\"topology\":%s,\"route\":%s,\"excluded\":%s,\"memory\":%s,\"trace_fingerprint\":\"%s\","
       "\"command\":%s}\n",
-      std::string(algorithmName(r.selection.chosen)).c_str(), r.selection.forced ? "true" : "false", n, o.count,
-      std::string(dataTypeName(o.dtype)).c_str(), std::string(reduceOpName(o.op)).c_str(),
-      o.in_place ? "true" : "false", o.seed, o.iterations, jsonString(r.verdict).c_str(), r.predicted_us * o.iterations,
-      r.stats.virtual_time_us, r.stats.steps, r.stats.operations, r.ranks_agree ? "true" : "false", races.c_str(),
-      candidates.c_str(), links.c_str(), jsonString(r.topology).c_str(), jsonString(r.plan_description).c_str(),
-      excluded.c_str(), memory, fingerprint, jsonString(cliCommandLine(o)).c_str());
+      std::string(collectiveName(o.collective)).c_str(), o.root, std::string(algorithmName(r.selection.chosen)).c_str(),
+      r.selection.forced ? "true" : "false", n, o.count, std::string(dataTypeName(o.dtype)).c_str(),
+      std::string(reduceOpName(o.op)).c_str(), o.in_place ? "true" : "false", o.seed, o.iterations,
+      jsonString(r.verdict).c_str(), r.predicted_us * o.iterations, r.stats.virtual_time_us, r.stats.steps,
+      r.stats.operations, r.ranks_agree ? "true" : "false", races.c_str(), candidates.c_str(), links.c_str(),
+      jsonString(r.topology).c_str(), jsonString(r.plan_description).c_str(), excluded.c_str(), memory, fingerprint,
+      jsonString(cliCommandLine(o)).c_str());
 }
 
 std::string sizeName(std::size_t bytes) {
@@ -377,13 +261,15 @@ Status runPredict(const CliOptions& o) {
   sim_options.seed = o.seed;
   PR_ASSIGN_OR_RETURN(sim_options.topology, simulatedTopology(o));
   PR_ASSIGN_OR_RETURN(Config config, cliConfig(o));
-  PR_ASSIGN_OR_RETURN(auto cluster, SimCluster::create(o.ranks, sim_options, config));
+  auto created = SimCluster::create(o.ranks, sim_options, config);
+  if (!created.isOk()) return forcedAlgorithmContext(o, created.status());
+  auto cluster = std::move(created).value();
   const std::size_t elem = dataTypeSize(o.dtype);
   std::vector<std::size_t> sizes;
   for (std::size_t bytes = std::size_t{4} << 10; bytes <= (std::size_t{256} << 20); bytes *= 4) sizes.push_back(bytes);
   std::vector<SelectionReport> reports;
   for (std::size_t bytes : sizes) {
-    PR_ASSIGN_OR_RETURN(auto report, cluster->comm(0).explainSelection(bytes / elem, o.dtype));
+    PR_ASSIGN_OR_RETURN(auto report, cluster->comm(0).explainSelection(o.collective, bytes / elem, o.dtype, o.root));
     reports.push_back(std::move(report));
   }
   // Columns: every candidate, in the order of the smallest size's report (the same set at every size).
@@ -414,7 +300,8 @@ Status runPredict(const CliOptions& o) {
   if (o.json) {
     // Full precision for scripts (bench/calibrate_model.py fits the model through it); candidates
     // are named like the table's columns.
-    std::string out = "{\"ranks\":" + std::to_string(o.ranks) +
+    std::string out = "{\"collective\":" + jsonString(std::string(collectiveName(o.collective))) +
+                      ",\"root\":" + std::to_string(o.root) + ",\"ranks\":" + std::to_string(o.ranks) +
                       ",\"dtype\":" + jsonString(std::string(dataTypeName(o.dtype))) +
                       ",\"topology\":" + jsonString(o.topology.empty() ? "full-mesh" : o.topology) +
                       ",\"device\":" + jsonString(o.device) + ",\"sizes\":[";
@@ -436,7 +323,9 @@ Status runPredict(const CliOptions& o) {
     std::printf("%s]}\n", out.c_str());
     return Status::ok();
   }
-  std::printf("Predicted time (us) of each candidate, %d ranks, %s, topology %s%s%s%s%s\n\n", o.ranks,
+  std::printf("Predicted time (us) of each candidate of %s%s, %d ranks, %s, topology %s%s%s%s%s\n\n",
+              std::string(collectiveName(o.collective)).c_str(),
+              o.collective == Collective::kBroadcast ? (" from root " + std::to_string(o.root)).c_str() : "", o.ranks,
               std::string(dataTypeName(o.dtype)).c_str(), o.topology.empty() ? "full-mesh" : o.topology.c_str(),
               o.device.empty() ? "" : ", device ", o.device.c_str(), o.mask.empty() ? "" : ", mask ", o.mask.c_str());
   std::printf("| size |");
@@ -498,7 +387,7 @@ int run(const std::vector<std::string>& args) {
   report.options = *parsed;
   Status status;
   try {
-    status = runAllreduce(report);
+    status = parsed->collective == Collective::kAllReduce ? runAllreduce(report) : runCollective(report);
   } catch (const std::bad_alloc&) {
     status = outOfMemoryError("not enough host memory to simulate " + std::to_string(parsed->ranks) + " ranks x " +
                               std::to_string(parsed->count) + " elements; use a smaller --count or --ranks");

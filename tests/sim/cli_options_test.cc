@@ -200,6 +200,11 @@ RC_GTEST_PROP(CliOptions, CommandLineRoundTripsThroughTheParser, ()) {
   o.in_place = *rc::gen::arbitrary<bool>();
   o.race_checking = *rc::gen::arbitrary<bool>();
   if (*rc::gen::arbitrary<bool>()) o.device = "h200";
+  o.collective = static_cast<Collective>(*rc::gen::inRange(0, kCollectiveCount));
+  if (o.collective != Collective::kAllReduce) {
+    o.algorithm = *rc::gen::element(Algorithm::kAuto, Algorithm::kOneShot, Algorithm::kRing);
+  }
+  if (o.collective == Collective::kBroadcast) o.root = *rc::gen::inRange(0, o.ranks);
 
   const std::vector<std::string> words = splitWords(cliCommandLine(o));
   RC_ASSERT(words.size() >= 2u);
@@ -211,13 +216,49 @@ RC_GTEST_PROP(CliOptions, CommandLineRoundTripsThroughTheParser, ()) {
   RC_ASSERT(parsed->ranks == o.ranks);
   RC_ASSERT(parsed->count == o.count);
   RC_ASSERT(parsed->dtype == o.dtype);
-  RC_ASSERT(parsed->op == o.op);
+  const bool reduces = o.collective == Collective::kAllReduce || o.collective == Collective::kReduceScatter;
+  RC_ASSERT(parsed->op == (reduces ? o.op : ReduceOp::kSum));  // the data movers' line names no op
+  RC_ASSERT(parsed->collective == o.collective);
+  RC_ASSERT(parsed->root == o.root);
   RC_ASSERT(parsed->algorithm == o.algorithm);
   RC_ASSERT(parsed->seed == o.seed);
   RC_ASSERT(parsed->iterations == o.iterations);
   RC_ASSERT(parsed->in_place == o.in_place);
   RC_ASSERT(parsed->race_checking == o.race_checking);
   RC_ASSERT(parsed->device == o.device);
+}
+
+TEST(CliOptions, EachCollectiveIsACommandWithItsOptions) {
+  auto rs = parse({"reduce-scatter", "--ranks", "4", "--op", "max"});
+  ASSERT_TRUE(rs.isOk()) << rs.status().toString();
+  EXPECT_EQ(rs->command, CliCommand::kAllreduce);  // the run command, whichever collective it runs
+  EXPECT_EQ(rs->collective, Collective::kReduceScatter);
+  EXPECT_EQ(rs->op, ReduceOp::kMax);
+  auto ag = parse({"all-gather", "--in-place"});
+  ASSERT_TRUE(ag.isOk());
+  EXPECT_EQ(ag->collective, Collective::kAllGather);
+  auto bc = parse({"broadcast", "--ranks", "5", "--root", "4"});
+  ASSERT_TRUE(bc.isOk());
+  EXPECT_EQ(bc->collective, Collective::kBroadcast);
+  EXPECT_EQ(bc->root, 4);
+  auto predict = parse({"predict", "--collective", "broadcast", "--root", "1", "--ranks", "2"});
+  ASSERT_TRUE(predict.isOk()) << predict.status().toString();
+  EXPECT_EQ(predict->command, CliCommand::kPredict);
+  EXPECT_EQ(predict->collective, Collective::kBroadcast);
+  EXPECT_EQ(predict->root, 1);
+  EXPECT_EQ(parse({"allreduce"})->collective, Collective::kAllReduce);
+}
+
+TEST(CliOptions, CollectiveOptionsOutsideTheirCommandAreRejectedNamingWhy) {
+  expectRejected({"broadcast", "--ranks", "4", "--root", "4"}, {"--root 4 is not a rank of 4 (0..3)"});
+  expectRejected({"--ranks", "4", "--root", "1"}, {"--root is broadcast's", "allreduce has no root"});
+  expectRejected({"reduce-scatter", "--root", "1"}, {"reduce-scatter has no root"});
+  expectRejected({"all-gather", "--op", "sum"}, {"all-gather reduces nothing"});
+  expectRejected({"broadcast", "--op", "max"}, {"broadcast reduces nothing"});
+  expectRejected({"reduce-scatter", "--collective", "all-gather"}, {"--collective is predict's"});
+  expectRejected({"predict", "--collective", "gather"}, {"unknown collective 'gather'", "all-gather"});
+  expectRejected({"broadcast", "--root", "64"}, {"--root 64: must be in 0..63"});
+  expectRejected({"all-gather", "--algo", "tree"}, {"--algo tree: all-gather runs one-shot or ring"});
 }
 
 }  // namespace

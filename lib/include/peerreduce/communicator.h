@@ -119,6 +119,13 @@ class Communicator {
 
   // What allreduce() chooses for `count` elements of `dtype` (deterministic, the same on every rank).
   StatusOr<SelectionReport> explainSelection(std::size_t count, DataType dtype) const;
+  // What `collective` chooses for `count` elements per rank's block (reduceScatter's recvcount,
+  // allGather's sendcount, broadcast's and allreduce's count) of `dtype`, broadcast from `root` (the
+  // others ignore it, but it must be a rank). Builds
+  // the collective's plans if no call did yet (as its first call would; local, nothing is exchanged).
+  // `forced` says whether Config::algorithm applied: reduce-scatter, all-gather and broadcast have
+  // one-shot and ring, and run by the cost model when another algorithm is set.
+  StatusOr<SelectionReport> explainSelection(Collective collective, std::size_t count, DataType dtype, int root = 0);
 
   // This rank's symmetric pool: bytes in use, peak, allocations, failures, free blocks, largest free
   // block, fragmentation, compactions (the same on every rank).

@@ -259,5 +259,56 @@ TEST(CollectiveTopology, ACollectiveWithNoPlanHereIsRefusedAloneNamingWhy) {
   for (int r = 0; r < 4; ++r) EXPECT_EQ(data[r], std::vector<float>(16, 3.0f)) << "rank " << r;
 }
 
+// explainSelection for each collective: the plan the call would run (one of the candidates, each with an
+// estimate), the same on every rank, what the call then runs; bad values named.
+TEST(CollectiveSelection, EachCollectiveExplainsItsChoiceAndBadValuesAreNamed) {
+  auto cluster = makeCluster(4, Algorithm::kRing);
+  ASSERT_NE(cluster, nullptr);
+  for (Collective collective :
+       {Collective::kAllReduce, Collective::kReduceScatter, Collective::kAllGather, Collective::kBroadcast}) {
+    SCOPED_TRACE(std::string(collectiveName(collective)));
+    auto report = cluster->comm(1).explainSelection(collective, 1000, DataType::kFloat32, 2);
+    ASSERT_TRUE(report.isOk()) << report.status().toString();
+    EXPECT_EQ(report->chosen, Algorithm::kRing);  // forced
+    EXPECT_TRUE(report->forced);
+    EXPECT_FALSE(report->candidates.empty());
+    bool listed = false;
+    for (const auto& c : report->candidates) listed = listed || (c.algorithm == report->chosen && c.predicted_us > 0);
+    EXPECT_TRUE(listed) << "the chosen plan has no estimate";
+    auto other = cluster->comm(3).explainSelection(collective, 1000, DataType::kFloat32, 2);
+    ASSERT_TRUE(other.isOk());
+    EXPECT_EQ(other->plan, report->plan) << "ranks explain different plans";
+  }
+  auto automatic = makeCluster(4);
+  ASSERT_NE(automatic, nullptr);
+  auto small = automatic->comm(0).explainSelection(Collective::kAllGather, 16, DataType::kFloat32);
+  ASSERT_TRUE(small.isOk());
+  EXPECT_FALSE(small->forced);
+  EXPECT_EQ(small->chosen, small->candidates.front().algorithm) << "auto picks the cheapest estimate";
+  // An algorithm the collective does not have does not apply to it: chosen by the cost model, not forced.
+  auto two_shot = makeCluster(4, Algorithm::kTwoShot);
+  ASSERT_NE(two_shot, nullptr);
+  auto unforced = two_shot->comm(0).explainSelection(Collective::kReduceScatter, 16, DataType::kFloat32);
+  ASSERT_TRUE(unforced.isOk());
+  EXPECT_FALSE(unforced->forced);
+  EXPECT_NE(unforced->chosen, Algorithm::kTwoShot);
+  const Status bad_root = cluster->comm(0).explainSelection(Collective::kBroadcast, 8, DataType::kFloat32, 4).status();
+  EXPECT_EQ(bad_root.code(), ErrorCode::kInvalidArgument);
+  EXPECT_TRUE(contains(bad_root.message(), "root 4 outside 0..3")) << bad_root.message();
+  const Status bad_collective =
+      cluster->comm(0).explainSelection(static_cast<Collective>(9), 8, DataType::kFloat32).status();
+  EXPECT_EQ(bad_collective.code(), ErrorCode::kInvalidArgument);
+  EXPECT_TRUE(contains(bad_collective.message(), "unknown collective value 9")) << bad_collective.message();
+  const Status bad_dtype =
+      cluster->comm(0).explainSelection(Collective::kReduceScatter, 8, static_cast<DataType>(77)).status();
+  EXPECT_EQ(bad_dtype.code(), ErrorCode::kInvalidArgument);
+  const Status overflow =
+      cluster->comm(0)
+          .explainSelection(Collective::kAllGather, std::numeric_limits<std::size_t>::max() / 8, DataType::kFloat32)
+          .status();
+  EXPECT_EQ(overflow.code(), ErrorCode::kInvalidArgument);
+  EXPECT_TRUE(contains(overflow.message(), "overflows")) << overflow.message();
+}
+
 }  // namespace
 }  // namespace peerreduce
