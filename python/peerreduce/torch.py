@@ -11,8 +11,9 @@ group makes the same first call) and cached until `close()`. The torch.distribut
 creation; the data goes through peerreduce.
 
 `register_backend()` also makes peerreduce a torch.distributed backend, where the installed PyTorch lets
-Python define one: `dist.init_process_group(backend="cpu:gloo,cuda:peerreduce")`. Its all_reduce is
-peerreduce's; every other collective raises NotImplementedError naming the call (use an NCCL group for
+Python define one: `dist.init_process_group(backend="cpu:gloo,cuda:peerreduce")` (or "peerreduce"). Its
+all_reduce of CUDA tensors is peerreduce's; every collective on CPU tensors goes to a gloo group it keeps;
+any other collective on CUDA tensors raises NotImplementedError naming the call (use an NCCL group for
 those).
 """
 
@@ -105,39 +106,74 @@ def _completed_work(tensors):
     return create(future)
 
 
+# The process group's collectives other than all_reduce (torch's names for them).
+_OTHER_COLLECTIVES = (
+    "allgather", "allgather_coalesced", "allgather_into_tensor_coalesced", "_allgather_base", "alltoall",
+    "alltoall_base", "barrier", "broadcast", "gather", "reduce", "reduce_scatter", "_reduce_scatter_base",
+    "reduce_scatter_tensor_coalesced", "scatter", "send", "recv", "recv_anysource", "monitored_barrier")
+
+
+def _tensors_in(args) -> list:
+    """Every tensor among a collective's arguments (tensors, lists of them, lists of lists)."""
+    found = []
+    for a in args:
+        if isinstance(a, torch.Tensor):
+            found.append(a)
+        elif isinstance(a, (list, tuple)):
+            found.extend(_tensors_in(a))
+    return found
+
+
 class ProcessGroup(dist.ProcessGroup):
-    """A torch.distributed process group whose all_reduce is peerreduce's (made by register_backend's
-    creator; any other collective raises NotImplementedError naming it)."""
+    """A torch.distributed process group whose all_reduce of CUDA tensors is peerreduce's (made by
+    register_backend's creator). PyTorch lets a process group defined in Python stand only for the whole
+    group (with backend="cpu:gloo,cuda:peerreduce" it replaces gloo's too), so this one carries a gloo
+    group of its own for CPU tensors: every collective on CPU tensors goes to gloo; any other collective
+    on CUDA tensors raises NotImplementedError naming it (use an NCCL group for those)."""
 
     def __init__(self, store, rank: int, size: int, timeout=None):
         super().__init__(rank, size)
         self._comm = Communicator(rank, size, TorchStoreBootstrap(store, rank, size, prefix="peerreduce-backend"))
+        gloo_store = dist.PrefixStore("peerreduce-gloo", store)
+        self._gloo = (dist.ProcessGroupGloo(gloo_store, rank, size, timeout) if timeout is not None
+                      else dist.ProcessGroupGloo(gloo_store, rank, size))
 
     def getBackendName(self) -> str:  # noqa: N802 - torch's name
         return "peerreduce"
 
     def allreduce(self, tensors, opts=None):
-        if not isinstance(tensors, (list, tuple)):
-            tensors = [tensors]
+        listed = list(tensors) if isinstance(tensors, (list, tuple)) else [tensors]
+        if all(not t.is_cuda for t in listed):
+            return self._gloo.allreduce(listed, opts) if opts is not None else self._gloo.allreduce(listed)
+        if not all(t.is_cuda for t in listed):
+            raise errors.InvalidArgumentError("one all_reduce mixes CPU and CUDA tensors; reduce each kind "
+                                              "in a call of its own")
         op = _op_name(getattr(opts, "reduceOp", dist.ReduceOp.SUM)) if opts is not None else "sum"
-        if len(tensors) == 1:
-            self._comm.all_reduce(tensors[0], op=op)
+        if len(listed) == 1:
+            self._comm.all_reduce(listed[0], op=op)
         else:
-            self._comm.all_reduce_batch(list(tensors), op=op)
-        return _completed_work(tensors)
+            self._comm.all_reduce_batch(listed, op=op)
+        return _completed_work(listed)
 
     def allreduce_coalesced(self, tensors, opts=None):
         return self.allreduce(list(tensors), opts)
 
-    def __getattr__(self, name):
-        if name.startswith("_"):
-            raise AttributeError(name)
 
-        def unsupported(*args, **kwargs):
-            raise NotImplementedError(f"torch.distributed {name} is not supported by the peerreduce backend (it "
-                                      f"takes all_reduce only); use an NCCL group for {name}")
+def _other_collective(name: str):
+    def collective(self, *args, **kwargs):
+        tensors = _tensors_in(args)
+        if tensors and all(not t.is_cuda for t in tensors) and hasattr(self._gloo, name):
+            return getattr(self._gloo, name)(*args, **kwargs)
+        raise NotImplementedError(f"torch.distributed {name} is not supported by the peerreduce backend on CUDA "
+                                  f"tensors (it takes all_reduce only); use an NCCL group for {name}")
 
-        return unsupported
+    collective.__name__ = name
+    return collective
+
+
+# Real methods, so torch's C++ process group finds them as the Python overrides of its collectives.
+for _name in _OTHER_COLLECTIVES:
+    setattr(ProcessGroup, _name, _other_collective(_name))
 
 
 def register_backend(name: str = "peerreduce") -> bool:

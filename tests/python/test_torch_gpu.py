@@ -1,4 +1,5 @@
-"""The PyTorch GPU checks (gpu_ranks.py) under torchrun at 2 and 4 ranks. Skipped, saying why, where
+"""The PyTorch GPU checks (gpu_ranks.py, and the torch.distributed backend: gpu_backend_ranks.py) under torchrun
+at 2 and 4 ranks. Skipped, saying why, where
 PyTorch or a GPU is missing; the hardware stage runs them."""
 
 import os
@@ -20,3 +21,13 @@ def test_torch_ranks_reduce_correctly(ranks):
     print(done.stdout[-4000:], done.stderr[-4000:])
     assert done.returncode == 0
     assert done.stdout.count(" ok") == ranks
+
+
+@pytest.mark.parametrize("ranks", [2, 4])
+def test_torch_distributed_backend_takes_all_reduce(ranks):
+    here = os.path.dirname(os.path.abspath(__file__))
+    done = subprocess.run([sys.executable, "-m", "torch.distributed.run", "--standalone", f"--nproc-per-node={ranks}",
+                           os.path.join(here, "gpu_backend_ranks.py")], capture_output=True, text=True, timeout=900)
+    print(done.stdout[-4000:], done.stderr[-4000:])
+    assert done.returncode == 0
+    assert done.stdout.count("(backend): ok") == ranks
