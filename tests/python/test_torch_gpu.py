@@ -13,21 +13,22 @@ if not torch.cuda.is_available():
     pytest.skip("no CUDA GPU on this machine (the hardware stage runs these)", allow_module_level=True)
 
 
-@pytest.mark.parametrize("ranks", [2, 4])
-def test_torch_ranks_reduce_correctly(ranks):
+def run_ranks(script: str, ranks: int) -> str:
+    """Runs `script` (beside this file) under torchrun with `ranks` ranks; returns its output once it
+    succeeded."""
     here = os.path.dirname(os.path.abspath(__file__))
     done = subprocess.run([sys.executable, "-m", "torch.distributed.run", "--standalone", f"--nproc-per-node={ranks}",
-                           os.path.join(here, "gpu_ranks.py")], capture_output=True, text=True, timeout=900)
+                           os.path.join(here, script)], capture_output=True, text=True, timeout=900)
     print(done.stdout[-4000:], done.stderr[-4000:])
     assert done.returncode == 0
-    assert done.stdout.count(" ok") == ranks
+    return done.stdout
+
+
+@pytest.mark.parametrize("ranks", [2, 4])
+def test_torch_ranks_reduce_correctly(ranks):
+    assert run_ranks("gpu_ranks.py", ranks).count(" ok") == ranks
 
 
 @pytest.mark.parametrize("ranks", [2, 4])
 def test_torch_distributed_backend_takes_all_reduce(ranks):
-    here = os.path.dirname(os.path.abspath(__file__))
-    done = subprocess.run([sys.executable, "-m", "torch.distributed.run", "--standalone", f"--nproc-per-node={ranks}",
-                           os.path.join(here, "gpu_backend_ranks.py")], capture_output=True, text=True, timeout=900)
-    print(done.stdout[-4000:], done.stderr[-4000:])
-    assert done.returncode == 0
-    assert done.stdout.count("(backend): ok") == ranks
+    assert run_ranks("gpu_backend_ranks.py", ranks).count("(backend): ok") == ranks
