@@ -213,10 +213,13 @@ report)
   fi
   tmp="$(mktemp -d)"
   tar xzf "$dir/gcda.tgz" -C "$tmp"
-  # The .gcda files were written under <prefix>/<absolute build path>, one prefix per run and rank;
+  # The .gcda files were written under <prefix>/<absolute build path>;
   # merge them into the build one file at a time (gcov-tool merges whole directories).
   find "$build" -name '*.gcda' -delete
-  for prefix in "$tmp"/gcda/*/*; do
+  # Runs of several processes wrote one prefix per rank (gcda/RUN/rankN); runs of one process (ranks as
+  # threads on one GPU) one per run (gcda/RUN).
+  for prefix in "$tmp"/gcda/* "$tmp"/gcda/*/*; do
+    [[ -d "$prefix$build" ]] || continue
     (cd "$prefix$build" && find . -name '*.gcda' -print0 | while IFS= read -r -d '' f; do
       dest="$build/$f"
       mkdir -p "$(dirname "$dest")"
