@@ -137,8 +137,8 @@ void checkLocal(CaseState& state) {
     if (c.count == 0) continue;
     const std::string problem =
         c.collective == Collective::kReduceScatter
-            ? compareToReference(c.dtype, c.op, referenceReduceScatter(c.dtype, c.op, ins, c.count, local.rank),
-                                 output, c.count)
+            ? compareToReference(c.dtype, c.op, referenceReduceScatter(c.dtype, c.op, ins, c.count, local.rank), output,
+                                 c.count)
             : compareExactly(c.dtype, copied, output);
     if (!problem.empty()) state.fail(who + "differs from the reference: " + problem);
     // Every rank of a copying collective receives the same bits; a reduce-scatter's blocks differ, and

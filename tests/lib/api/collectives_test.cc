@@ -128,7 +128,7 @@ INSTANTIATE_TEST_SUITE_P(DirectRingAndAuto, CollectivesOnEveryAlgorithm,
                          [](const ::testing::TestParamInfo<Algorithm>& param) {
                            return param.param == Algorithm::kAuto      ? std::string("auto")
                                   : param.param == Algorithm::kOneShot ? std::string("one_shot")
-                                                                      : std::string("ring");
+                                                                       : std::string("ring");
                          });
 
 // ---- rejected arguments ------------------------------------------------------------------------------
@@ -191,8 +191,8 @@ TEST_F(CollectiveArguments, OverlapOtherThanNcclsInPlaceIsRejected) {
   // Rank 1's block of recv starts at recv + 16 elements; send at recv + 0 overlaps block 0 instead.
   expectRejected(comm().allGather(big_.data(), big_.data(), kCount, DataType::kFloat32), "allGather",
                  "send must be recv + rank x sendcount elements");
-  expectRejected(comm().broadcast(small_.data(), small_.data() + 1, kCount / 2, DataType::kFloat32, kRank),
-                 "broadcast", "overlap over 32 bytes without being identical");
+  expectRejected(comm().broadcast(small_.data(), small_.data() + 1, kCount / 2, DataType::kFloat32, kRank), "broadcast",
+                 "overlap over 32 bytes without being identical");
 }
 
 TEST_F(CollectiveArguments, CountsWhoseBytesOverflowAreRejected) {
@@ -207,8 +207,7 @@ TEST_F(CollectiveArguments, CountsWhoseBytesOverflowAreRejected) {
 }
 
 TEST_F(CollectiveArguments, UnknownDtypeOrOpAndMisalignmentAreRejected) {
-  expectRejected(comm().reduceScatter(big_.data(), small_.data(), kCount, DataType::kFloat32,
-                                      static_cast<ReduceOp>(9)),
+  expectRejected(comm().reduceScatter(big_.data(), small_.data(), kCount, DataType::kFloat32, static_cast<ReduceOp>(9)),
                  "reduceScatter", "unknown op value 9");
   expectRejected(comm().allGather(small_.data(), big_.data(), 0, static_cast<DataType>(99)), "allGather",
                  "unknown dtype value 99");
