@@ -84,8 +84,11 @@ class Dispatcher {
 
   // Creation (dispatcher_comms.cc). A new ShadowedComm around a real communicator, registered.
   ShadowedComm* adopt(void* real_comm, int rank, int size);
-  // Waits for a real communicator made non-blocking, then reads its rank, size and device and makes
-  // peerreduce's side. On error the caller ends the communicator.
+  // Until a real communicator made non-blocking is ready, bounded by the bootstrap timeout: success, the
+  // real creation's own failure, or the timeout recorded for `function`.
+  int waitReady(const char* function, RealNccl& real, void* comm);
+  // Reads a ready real communicator's rank, size and device and makes peerreduce's side. On error the
+  // caller ends the communicator.
   Status completeCreation(RealNccl& real, ShadowedComm& comm);
   // completeCreation for several communicators of this thread at once (a thread each: creation is
   // collective); the first error.

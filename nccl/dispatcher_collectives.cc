@@ -230,6 +230,13 @@ int Dispatcher::groupEnd() {
     std::vector<ShadowedComm*> created;
     created.swap(group.created);
     if (created.empty() || (ended != kSuccess && ended != toInt(NcclResult::kInProgress))) return result;
+    for (ShadowedComm* comm : created) {
+      const int ready = waitReady(kFunction, *r, comm->real);
+      if (ready == kSuccess) continue;
+      // The handles are the application's already: they keep forwarding, and the group reports why.
+      for (ShadowedComm* unfinished : created) unfinished->peer.absent_reason = "its real creation did not finish";
+      return ready;
+    }
     const Status completed = completeCreations(*r, created);
     if (!completed.isOk()) {
       // The handles are the application's already: they keep forwarding, and the group reports why.

@@ -34,24 +34,6 @@ Status realError(RealNccl& real, const char* call, int result) {
                      std::to_string(result) + " (" + (text != nullptr ? text : "no text") + ")");
 }
 
-// Until the real communicator is ready (immediately, unless it was made non-blocking), bounded by the
-// bootstrap timeout.
-Status waitReady(RealNccl& real, void* comm, std::chrono::milliseconds timeout) {
-  const auto deadline = std::chrono::steady_clock::now() + timeout;
-  for (;;) {
-    int state = kSuccess;
-    const int queried = real.commGetAsyncError(comm, &state);
-    if (queried != kSuccess) return realError(real, "ncclCommGetAsyncError", queried);
-    if (state == kSuccess) return Status::ok();
-    if (state != kInProgress) return realError(real, "creating the communicator", state);
-    if (std::chrono::steady_clock::now() >= deadline) {
-      return timeoutError("the real NCCL communicator was still being created after " +
-                          std::to_string(timeout.count()) + " ms (PEERREDUCE_BOOTSTRAP_TIMEOUT_MS bounds the wait)");
-    }
-    std::this_thread::sleep_for(kReadyPollPause);
-  }
-}
-
 const char* ownErrorString(int result) {
   switch (static_cast<NcclResult>(result)) {
     case NcclResult::kSuccess:
@@ -78,17 +60,18 @@ const char* ownErrorString(int result) {
 
 RealNccl* Dispatcher::real(NcclFunction function, int* result) {
   const NcclFunctionInfo& info = functionInfo(function);
-  const std::string name(info.name);
+  // The names are string literals, so their views end in a NUL (and this path, every call's, allocates nothing).
+  const char* name = info.name.data();
   auto loaded = load_();
   if (!loaded.isOk()) {
-    *result = recordError(name.c_str(), loaded.status());
+    *result = recordError(name, loaded.status());
     return nullptr;
   }
   RealNccl* real = *loaded;
   if (!real->has(function)) {
-    *result = recordError(name.c_str(),
-                          unsupportedError("the NCCL loaded, " + std::string(real->describe()) + ", has no " + name +
-                                           ", which NCCL " + std::string(info.since) + " added; use a newer NCCL"));
+    *result = recordError(name, unsupportedError("the NCCL loaded, " + std::string(real->describe()) + ", has no " +
+                                                 std::string(info.name) + ", which NCCL " + std::string(info.since) +
+                                                 " added; use a newer NCCL"));
     return nullptr;
   }
   return real;
@@ -109,9 +92,29 @@ ShadowedComm* Dispatcher::shadowed(const char* function, void* handle, int* resu
   return static_cast<ShadowedComm*>(handle);
 }
 
+int Dispatcher::waitReady(const char* function, RealNccl& real, void* comm) {
+  auto config = Config::fromEnvironment();
+  if (!config.isOk()) return recordError(function, config.status());
+  const std::chrono::milliseconds timeout = config->bootstrapTimeout();
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  for (;;) {
+    int state = kSuccess;
+    const int queried = real.commGetAsyncError(comm, &state);
+    if (queried != kSuccess) return noteRealResult(queried);
+    if (state == kSuccess) return kSuccess;
+    // The real creation failed: its own result, and its message in ncclGetLastError.
+    if (state != kInProgress) return noteRealResult(state);
+    if (std::chrono::steady_clock::now() >= deadline) {
+      return recordError(function, timeoutError("the real NCCL communicator was still being created after " +
+                                                std::to_string(timeout.count()) +
+                                                " ms (PEERREDUCE_BOOTSTRAP_TIMEOUT_MS bounds the wait)"));
+    }
+    std::this_thread::sleep_for(kReadyPollPause);
+  }
+}
+
 template <typename Call>
 int Dispatcher::forward(NcclFunction function, Call&& call) {
-  // The names are string literals, so their views end in a NUL.
   const char* name = functionInfo(function).name.data();
   return guarded(name, [&] {
     int result = kSuccess;
@@ -142,8 +145,6 @@ ShadowedComm* Dispatcher::adopt(void* real_comm, int rank, int size) {
 
 Status Dispatcher::completeCreation(RealNccl& real, ShadowedComm& comm) {
   PR_ASSIGN_OR_RETURN(comm.settings, readNcclSettings());
-  PR_ASSIGN_OR_RETURN(const Config config, Config::fromEnvironment());
-  PR_RETURN_IF_ERROR(waitReady(real, comm.real, config.bootstrapTimeout()));
   int result = real.commUserRank(comm.real, &comm.rank);
   if (result == kSuccess) result = real.commCount(comm.real, &comm.size);
   if (result == kSuccess) result = real.commCuDevice(comm.real, &comm.device);
@@ -200,11 +201,13 @@ int Dispatcher::finishCreation(const char* function, RealNccl& real, void* real_
     *out = comm;
     return kSuccess;
   }
-  const Status created = completeCreation(real, *comm);
-  if (!created.isOk()) {
+  // A non-blocking creation is waited for: the application gets a ready communicator (or the failure).
+  const int ready = waitReady(function, real, real_comm);
+  const Status created = ready == kSuccess ? completeCreation(real, *comm) : Status::ok();
+  if (ready != kSuccess || !created.isOk()) {
     release(comm, true);
     (void)real.commAbort(real_comm);
-    return recordError(function, created);
+    return ready != kSuccess ? ready : recordError(function, created);
   }
   *out = comm;
   return kSuccess;

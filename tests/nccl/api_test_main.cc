@@ -19,9 +19,11 @@ TestDouble::TestDouble() {
   if (handle == nullptr) throw std::runtime_error(std::string("the test double is not loaded: ") + dlerror());
   reset_ = reinterpret_cast<void (*)()>(dlsym(handle, "ncclTestDoubleReset"));
   set_result_ = reinterpret_cast<void (*)(const char*, int)>(dlsym(handle, "ncclTestDoubleSetResult"));
+  set_async_error_ = reinterpret_cast<void (*)(int)>(dlsym(handle, "ncclTestDoubleSetAsyncError"));
   count_ = reinterpret_cast<size_t (*)()>(dlsym(handle, "ncclTestDoubleCallCount"));
   call_at_ = reinterpret_cast<int (*)(size_t, NcclTestDoubleCall*)>(dlsym(handle, "ncclTestDoubleCallAt"));
-  if (reset_ == nullptr || set_result_ == nullptr || count_ == nullptr || call_at_ == nullptr) {
+  if (reset_ == nullptr || set_result_ == nullptr || set_async_error_ == nullptr || count_ == nullptr ||
+      call_at_ == nullptr) {
     throw std::runtime_error("the test double lacks its own functions");
   }
 }

@@ -143,5 +143,62 @@ TEST(Api, CreationFailureFailsTakeAllAndForwardsInAuto) {
   }
 }
 
+// The shadow bootstrap's all-gather is the real NCCL's: its failure fails the creation, on every rank, naming
+// the call, and the real communicators are aborted.
+TEST(Api, FailureOfTheRealAllGatherUnderTheBootstrapFailsCreation) {
+  const ScopedEnv automatic("PEERREDUCE_NCCL_TAKE", "auto");
+  TestDouble& real = TestDouble::get();
+  real.reset();
+  ncclUniqueId id{};
+  ASSERT_EQ(ncclGetUniqueId(&id), ncclSuccess);
+  real.setResult("ncclAllGather", ncclSystemError);
+  std::vector<ncclComm_t> comms(2, nullptr);
+  std::vector<ncclResult_t> results(2);
+  std::vector<std::string> messages(2);
+  onRanks(2, [&](int rank) {
+    const auto r = static_cast<std::size_t>(rank);
+    results[r] = ncclCommInitRank(&comms[r], 2, id, rank);
+    messages[r] = ncclGetLastError(nullptr);
+  });
+  real.setResult("ncclAllGather", ncclSuccess);
+  for (std::size_t r = 0; r < 2; ++r) {
+    EXPECT_EQ(results[r], ncclRemoteError) << messages[r];
+    EXPECT_EQ(comms[r], nullptr);
+    EXPECT_TRUE(contains(messages[r], "ncclAllGather of the bootstrap's record lengths failed with 2")) << messages[r];
+    EXPECT_EQ(real.callsOf("ncclCommAbort", static_cast<int>(r)).size(), 1u);
+  }
+}
+
+// A non-blocking creation is waited for, bounded: one that never finishes is a timeout naming the setting,
+// one that fails is the real creation's own result; either way nothing is left behind.
+TEST(Api, NonBlockingCreationThatNeverFinishesOrFailsIsReported) {
+  const ScopedEnv all("PEERREDUCE_NCCL_TAKE", "all");
+  const ScopedEnv timeout("PEERREDUCE_TIMEOUT_MS", "200");
+  const ScopedEnv bootstrap_timeout("PEERREDUCE_BOOTSTRAP_TIMEOUT_MS", "200");
+  TestDouble& real = TestDouble::get();
+  const auto create = [](ncclComm_t* comm) {
+    ncclUniqueId id{};
+    EXPECT_EQ(ncclGetUniqueId(&id), ncclSuccess);
+    ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
+    config.blocking = 0;
+    return ncclCommInitRankConfig(comm, 1, id, 0, &config);
+  };
+  real.reset();
+  real.setAsyncError(ncclInProgress);
+  ncclComm_t comm = nullptr;
+  EXPECT_EQ(create(&comm), ncclRemoteError);
+  EXPECT_EQ(comm, nullptr);
+  EXPECT_TRUE(contains(ncclGetLastError(nullptr), "still being created after 200 ms")) << ncclGetLastError(nullptr);
+  EXPECT_EQ(real.callsOf("ncclCommAbort").size(), 1u);
+
+  real.reset();
+  real.setAsyncError(ncclSystemError);
+  EXPECT_EQ(create(&comm), ncclSystemError);
+  EXPECT_EQ(comm, nullptr);
+  EXPECT_STREQ(ncclGetLastError(nullptr), kNcclTestDoubleLastError);
+  EXPECT_EQ(real.callsOf("ncclCommAbort").size(), 1u);
+  real.reset();
+}
+
 }  // namespace
 }  // namespace peerreduce::nccl::testing

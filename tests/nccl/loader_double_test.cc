@@ -1,5 +1,5 @@
-// Loading the test double (which has every function), the double without ncclAllReduce (not NCCL), and the
-// double as if it were this library (a copy of ourselves).
+// Loading the test double (which has every function), the double without ncclCommSplit (an older NCCL), the
+// double without ncclAllReduce (not NCCL), and the double as if it were this library (a copy of ourselves).
 #include <dlfcn.h>
 #include <gtest/gtest.h>
 
@@ -20,6 +20,13 @@ TEST(Core, LoaderResolvesEveryFunctionOfTheDouble) {
     EXPECT_NE(loaded->symbols[static_cast<std::size_t>(info.function)], nullptr) << info.name;
   }
   EXPECT_NE(loaded->file.find("nccl_test_double"), std::string::npos) << loaded->file;
+}
+
+TEST(Core, LoaderLoadsAnOlderNcclWithoutItsLaterFunctions) {
+  auto loaded = loadNcclLibrary(NCCL_TEST_DOUBLE_WITHOUT_SPLIT_PATH, true, own());
+  ASSERT_TRUE(loaded.isOk()) << loaded.status().toString();
+  EXPECT_EQ(loaded->symbols[static_cast<std::size_t>(NcclFunction::kCommSplit)], nullptr);
+  EXPECT_NE(loaded->symbols[static_cast<std::size_t>(NcclFunction::kCommInitRank)], nullptr);
 }
 
 TEST(Core, LoaderRefusesALibraryWithoutOneRequiredFunction) {

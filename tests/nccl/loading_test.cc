@@ -63,6 +63,29 @@ TEST_F(Loading, ThisLibraryItselfIsRefused) {
               ::testing::ExitedWithCode(0), "as expected");
 }
 
+// An NCCL older than one of the functions loads; calling that function is ncclInvalidUsage naming it and the
+// release that added it, and the others still forward.
+TEST_F(Loading, OlderNcclRefusesOnlyTheFunctionItLacks) {
+  EXPECT_EXIT(
+      {
+        ::setenv("PEERREDUCE_NCCL_LIB", NCCL_TEST_DOUBLE_WITHOUT_SPLIT_PATH, 1);
+        ::setenv("PEERREDUCE_NCCL_TAKE", "none", 1);
+        ncclUniqueId id{};
+        ncclComm_t comm = nullptr;
+        ncclComm_t split = nullptr;
+        const bool made = ncclGetUniqueId(&id) == ncclSuccess && ncclCommInitRank(&comm, 1, id, 0) == ncclSuccess;
+        const ncclResult_t result = made ? ncclCommSplit(comm, 0, 0, &split, nullptr) : ncclInternalError;
+        const std::string message = ncclGetLastError(comm);
+        const bool others = made && ncclCommDestroy(comm) == ncclSuccess;
+        std::fprintf(stderr, "split %d: %s\n", static_cast<int>(result), message.c_str());
+        std::exit(result == ncclInvalidUsage && split == nullptr && others &&
+                          contains(message, "has no ncclCommSplit, which NCCL 2.18 added")
+                      ? 0
+                      : 1);
+      },
+      ::testing::ExitedWithCode(0), "split 5");
+}
+
 // The control: the same steps with the test double load it and succeed.
 TEST_F(Loading, TheTestDoubleLoads) {
   EXPECT_EXIT(

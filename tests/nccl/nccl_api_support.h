@@ -19,6 +19,7 @@ class TestDouble {
   static TestDouble& get();
   void reset() const { reset_(); }
   void setResult(const std::string& function, ncclResult_t result) const { set_result_(function.c_str(), result); }
+  void setAsyncError(ncclResult_t state) const { set_async_error_(state); }
   std::vector<NcclTestDoubleCall> calls() const;
   // The calls of `function`, in order (of the rank `rank` only, when given).
   std::vector<NcclTestDoubleCall> callsOf(const std::string& function, int rank = -2) const;
@@ -27,6 +28,7 @@ class TestDouble {
   TestDouble();
   void (*reset_)();
   void (*set_result_)(const char*, int);
+  void (*set_async_error_)(int);
   size_t (*count_)();
   int (*call_at_)(size_t, NcclTestDoubleCall*);
 };

@@ -7,8 +7,9 @@
 // - makes communicators of ranks that are threads of one process, and really runs ncclAllGather (and the
 //   gather behind ncclCommSplit) over host memory, bounded in time: the shadow bootstrap of peerreduce's
 //   side runs over it. Every other collective is only recorded.
-// Built twice: whole, and without ncclAllReduce (NCCL_TEST_DOUBLE_WITHOUT_ALLREDUCE), the library a test
-// loads to see a library that is not NCCL refused at the first call.
+// Built three times: whole; without ncclAllReduce (NCCL_TEST_DOUBLE_WITHOUT_ALLREDUCE), a library that is
+// not NCCL, refused at the first call; and without ncclCommSplit (NCCL_TEST_DOUBLE_WITHOUT_SPLIT), an NCCL
+// older than 2.18, loaded, whose missing function is refused when called.
 #include "nccl_test_double.h"
 
 #include <nccl.h>
@@ -67,6 +68,7 @@ struct State {
   std::map<std::string, std::shared_ptr<Group>> groups;
   std::uint64_t unique_ids = 0;
   int created_ops = 0;
+  ncclResult_t async_state = ncclSuccess;  // what ncclCommGetAsyncError reports
 };
 
 State& state() {
@@ -185,6 +187,7 @@ void ncclTestDoubleReset() {
   std::lock_guard<std::mutex> lock(s.mutex);
   s.calls.clear();
   s.results.clear();
+  s.async_state = ncclSuccess;
 }
 
 void ncclTestDoubleSetResult(const char* function, int result) {
@@ -195,6 +198,12 @@ void ncclTestDoubleSetResult(const char* function, int result) {
   } else {
     s.results[function] = result;
   }
+}
+
+void ncclTestDoubleSetAsyncError(int async_state) {
+  State& s = state();
+  std::lock_guard<std::mutex> lock(s.mutex);
+  s.async_state = static_cast<ncclResult_t>(async_state);
 }
 
 size_t ncclTestDoubleCallCount() {
@@ -260,6 +269,7 @@ ncclResult_t ncclCommInitAll(ncclComm_t* comm, int ndev, const int* devlist) {
   return ncclSuccess;
 }
 
+#ifndef NCCL_TEST_DOUBLE_WITHOUT_SPLIT
 ncclResult_t ncclCommSplit(ncclComm_t comm, int color, int key, ncclComm_t* newcomm, ncclConfig_t* config) {
   const ncclResult_t result = record("ncclCommSplit", comm, color, key, newcomm, config);
   if (result != ncclSuccess) return result;
@@ -299,6 +309,7 @@ ncclResult_t ncclCommSplit(ncclComm_t comm, int color, int key, ncclComm_t* newc
   *newcomm = reinterpret_cast<ncclComm_t>(new DoubleComm{group, group_key, new_rank, parent.device, 0});
   return ncclSuccess;
 }
+#endif
 
 ncclResult_t ncclCommFinalize(ncclComm_t comm) { return record("ncclCommFinalize", comm); }
 
@@ -316,7 +327,9 @@ ncclResult_t ncclCommAbort(ncclComm_t comm) {
 
 ncclResult_t ncclCommGetAsyncError(ncclComm_t comm, ncclResult_t* asyncError) {
   const ncclResult_t result = record("ncclCommGetAsyncError", comm, asyncError);
-  if (asyncError != nullptr) *asyncError = ncclSuccess;
+  State& s = state();
+  std::lock_guard<std::mutex> lock(s.mutex);
+  if (asyncError != nullptr) *asyncError = s.async_state;
   return result;
 }
 

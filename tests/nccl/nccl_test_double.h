@@ -26,6 +26,9 @@ typedef struct {
 void ncclTestDoubleReset(void);
 // From now on `function` returns `result` (ncclSuccess: its own result again).
 void ncclTestDoubleSetResult(const char* function, int result);
+// What ncclCommGetAsyncError reports from now on (ncclSuccess after a reset): ncclInProgress for a
+// communicator still being created, an error for one that failed.
+void ncclTestDoubleSetAsyncError(int state);
 size_t ncclTestDoubleCallCount(void);
 // Copies call `index` (0 the oldest); 0 when there is no such call.
 int ncclTestDoubleCallAt(size_t index, NcclTestDoubleCall* call);
