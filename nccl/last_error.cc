@@ -36,7 +36,7 @@ int recordError(const char* function, const Status& status) noexcept {
 int recordPeerreduceFailure(const char* function, prResult_t result) noexcept {
   try {
     // The C API's message already names its function and the code ("prAllReduce: timeout: ...").
-    return recordError(function, Status(static_cast<ErrorCode>(static_cast<int>(result)), prGetLastError()));
+    return recordError(function, cApiFailure(result));
   } catch (...) {
     own_text = kNoMemoryForMessage;
     return toInt(NcclResult::kInternalError);

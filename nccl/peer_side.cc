@@ -10,6 +10,7 @@
 #include "nccl/device_staging.h"
 #include "nccl/shadow_bootstrap.h"
 #include "nccl/simulated_worlds.h"
+#include "nccl/type_mapping.h"
 #include "peerreduce/c_bootstrap.h"
 #include "peerreduce/config.h"
 #include "peerreduce/gpu.h"
@@ -32,10 +33,6 @@ PeerSide absent(std::string why) {
   PeerSide side;
   side.absent_reason = std::move(why);
   return side;
-}
-
-Status failedCall(const char* call, prResult_t result) {
-  return Status(static_cast<ErrorCode>(static_cast<int>(result)), std::string(call) + ": " + prGetLastError());
 }
 
 // One rank's outcome, gathered so that every rank keeps its communicator only when every rank made one.
@@ -74,7 +71,7 @@ StatusOr<PeerSide> createOverBootstrap(const PeerSideRequest& request, Placement
   const prResult_t published = publishCBootstrap(
       "ncclCommInitRank", [&bootstrap]() -> StatusOr<std::shared_ptr<Bootstrap>> { return bootstrap; },
       "the shadow NCCL communicator", &handle);
-  if (published != prSuccess) return failedCall("publishCBootstrap", published);
+  if (published != prSuccess) return cApiFailure(published);
   // The handle is released on every path out; the communicator keeps what it needs.
   const std::unique_ptr<prBootstrap, prResult_t (*)(prBootstrap_t)> release(handle, &prBootstrapDestroy);
   Status placed = Status::ok();
@@ -87,7 +84,7 @@ StatusOr<PeerSide> createOverBootstrap(const PeerSideRequest& request, Placement
   PeerSide side;
   side.on_simulator = placement == Placement::kSimulator;
   const prResult_t created = prCommInitRank(&side.comm, request.size, request.rank, handle, nullptr);
-  const Status mine = created == prSuccess ? Status::ok() : failedCall("prCommInitRank", created);
+  const Status mine = created == prSuccess ? Status::ok() : cApiFailure(created);
   auto outcomes = agreement.gather(Outcome{static_cast<std::int32_t>(mine.code())});
   if (!outcomes.isOk()) {
     destroyPeerSide(side, true);

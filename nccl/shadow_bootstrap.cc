@@ -74,7 +74,10 @@ class ShadowChannel {
     PR_RETURN_IF_ERROR(staging_->upload(send, bytes));
     const int result = real_.allGather(staging_->sendBuffer(), staging_->recvBuffer(), bytes,
                                        static_cast<int>(NcclDataType::kUint8), comm_, staging_->stream());
-    if (result != toInt(NcclResult::kSuccess)) return realFailure("ncclAllGather", result, what);
+    // A non-blocking communicator may answer ncclInProgress: the call is under way, waited for below.
+    if (result != toInt(NcclResult::kSuccess) && result != toInt(NcclResult::kInProgress)) {
+      return realFailure("ncclAllGather", result, what);
+    }
     PR_RETURN_IF_ERROR(waitDone(deadline, timeout_ms, what));
     return staging_->download(recv, total);
   }

@@ -4,6 +4,7 @@
 #include <mutex>
 #include <string>
 
+#include "nccl/type_mapping.h"
 #include "peerreduce/peerreduce_sim.h"
 
 namespace peerreduce::nccl {
@@ -39,10 +40,6 @@ WorldTable& table() {
   return worlds;
 }
 
-Status failed(const char* call, prResult_t result) {
-  return Status(static_cast<ErrorCode>(static_cast<int>(result)), std::string(call) + ": " + prGetLastError());
-}
-
 }  // namespace
 
 Status attachSimulatedWorld(const RankAgreement& agreement, std::uint64_t seed, prBootstrap_t bootstrap) {
@@ -55,14 +52,14 @@ Status attachSimulatedWorld(const RankAgreement& agreement, std::uint64_t seed, 
     if (result == prSuccess) {
       number = table().add(world);
     } else {
-      made = failed("prSimWorldCreate", result);
+      made = cApiFailure(result);
     }
   }
   auto numbers = agreement.gather(number);
   if (!numbers.isOk()) {
     if (creator && world != nullptr) {
       table().remove(number);
-      prSimWorldDestroy(world);
+      (void)prSimWorldDestroy(world);
     }
     return numbers.status();
   }
@@ -78,14 +75,14 @@ Status attachSimulatedWorld(const RankAgreement& agreement, std::uint64_t seed, 
                            "every rank as a thread of one process");
     } else {
       const prResult_t result = prSimWorldAttachBootstrap(world, bootstrap);
-      if (result != prSuccess) attached = failed("prSimWorldAttachBootstrap", result);
+      if (result != prSuccess) attached = cApiFailure(result);
     }
   }
   const Status everyone = agreement.outcome(attached, "attach to the simulated world");
   if (creator && world != nullptr) {
     // Every rank has attached (or given up): the bootstraps own the world now.
     table().remove(shared);
-    prSimWorldDestroy(world);
+    (void)prSimWorldDestroy(world);
   }
   return everyone;
 }

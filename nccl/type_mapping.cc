@@ -89,6 +89,11 @@ prRedOp_t toPrRedOp(int nccl_op) {
   return static_cast<prRedOp_t>(op ? static_cast<int>(*op) : static_cast<int>(prNumRedOps));
 }
 
+Status cApiFailure(prResult_t result) {
+  // The C API's results are ErrorCode's numbers (static_asserts in lib/api/c_api.cc).
+  return Status(static_cast<ErrorCode>(static_cast<int>(result)), prGetLastError());
+}
+
 NcclResult ncclResultFor(ErrorCode code) {
   switch (code) {
     case ErrorCode::kOk:

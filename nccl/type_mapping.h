@@ -32,6 +32,10 @@ const char* ncclRedOpName(int nccl_op);
 prDataType_t toPrDataType(int nccl_dtype);
 prRedOp_t toPrRedOp(int nccl_op);
 
+// A failed call of peerreduce's C API as a Status: its result's code and this thread's prGetLastError(), which
+// names the function already ("prCommInitRank: invalid argument: ..."). Call it right after the call.
+Status cApiFailure(prResult_t result);
+
 // The ncclResult_t a peerreduce error becomes: the argument errors ncclInvalidArgument, what the caller
 // asked in the wrong state or of ranks that disagree ncclInvalidUsage, peers and links ncclRemoteError,
 // missing resources ncclSystemError, bugs ncclInternalError.
