@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Checks that every #include in lib/, kernels/ and sim/ points along an allowed direction.
+"""Checks that every #include in lib/, kernels/, sim/ and nccl/ points along an allowed direction.
 
 The rules are not kept here: they are the ```layers block of docs/ARCHITECTURE.md, one line per layer,
 
@@ -18,9 +18,10 @@ import re
 import sys
 
 SOURCE_SUFFIXES = (".c", ".cc", ".cpp", ".h", ".cu", ".cuh")
-CHECKED_TREES = ("lib", "kernels", "sim")
+CHECKED_TREES = ("lib", "kernels", "sim", "nccl")
 # Where the build looks for quoted includes, after the including file's own folder.
-INCLUDE_ROOTS = ("lib", "lib/include", "kernels", "sim", "sim/include", "sim/campaign")
+# The project's root last: the NCCL library's files name each other "nccl/...".
+INCLUDE_ROOTS = ("lib", "lib/include", "kernels", "sim", "sim/include", "sim/campaign", ".")
 INCLUDE_LINE = re.compile(r'^\s*#\s*include\s+"([^"]+)"')
 
 

@@ -12,6 +12,8 @@ constexpr const char* kRules = R"(Every setting is a `PEERREDUCE_*` environment 
 - **Where it is read.** The `Config` and `Config::memory` settings by `Config::fromEnvironment` (C++), by
   `prConfigInit` and by a communicator created with a NULL `prConfig_t` (C); a variable overrides what code
   set. The GPU transport reads its own when it is created, the logger `PEERREDUCE_DEBUG` at its first line.
+  The NCCL-compatible library (libpeerreduce_nccl.so, docs/NCCL.md) reads `PEERREDUCE_NCCL_LIB` when it first
+  loads NCCL and the other `PEERREDUCE_NCCL_*` settings whenever it creates a communicator.
 - **From C.** `prConfig_t` has a field for every `Config` setting; `prConfigSet(&config, "PEERREDUCE_POOL_BYTES",
   "128M")` and `prConfigGet` take the variable's name and text, parsed and checked as the variable is. A
   communicator created with a `prConfig_t` from `prConfigInit` means what one created with NULL means.
@@ -27,8 +29,9 @@ constexpr const char* kRules = R"(Every setting is a `PEERREDUCE_*` environment 
   takes to reach `synchronize`.
 - **Byte sizes** are `1048576`, `64K`, `32M`, `32MiB`, `1G` or `1GiB` (powers of 1024).
 - **Ranks agree.** *checked*: part of the configuration fingerprint; ranks whose values differ fail creation
-  with `kMismatch`. *unchecked*: every rank must give the same value, but nothing compares them. *no*: each
-  rank may differ.
+  with `kMismatch`. *checked by its reader*: not part of `Config`, compared by the layer that reads it when it
+  creates a communicator, with the same `kMismatch`. *unchecked*: every rank must give the same value, but
+  nothing compares them. *no*: each rank may differ.
 )";
 
 // A Markdown table cell: '|' would end the cell.

@@ -64,6 +64,54 @@ SettingSpec textSpec(std::string name, SettingKind kind, std::string noun, std::
   return s;
 }
 
+// The NCCL-compatible library's settings (nccl/nccl_settings.h reads them; docs/NCCL.md explains them).
+template <typename At>
+void addNcclSpecs(const At& at) {
+  at(SettingId::kNcclLibrary) =
+      textSpec("PEERREDUCE_NCCL_LIB", SettingKind::kPath, "NCCL library path", kMaxTuningFileChars);
+  at(SettingId::kNcclLibrary).default_note = "libnccl.so.2 as the dynamic linker finds it";
+  at(SettingId::kNcclLibrary).example = "/opt/nccl/lib/libnccl.so.2";
+  at(SettingId::kNcclLibrary).help =
+      "the real NCCL libpeerreduce_nccl.so loads (dlopen) and forwards every call it does not take to";
+
+  SettingSpec& take = at(SettingId::kNcclTake);
+  take.name = "PEERREDUCE_NCCL_TAKE";
+  take.kind = SettingKind::kChoice;
+  take.noun = "NCCL take mode";
+  // The numbers are nccl::TakeMode's (nccl/take_policy.h), which checks them.
+  take.choices = {{"auto", 0}, {"all", 1}, {"none", 2}};
+  take.default_value = std::int64_t{0};
+  take.example = "none";
+  take.help =
+      "which NCCL calls peerreduce takes: auto (where it is faster), all (every one it can run with NCCL's "
+      "semantics), none (forward everything)";
+
+  // 16 MiB: the largest allreduce peerreduce ran faster than NCCL on 2 and 4 x H200 (docs/PERF.md: 0.96 x at
+  // 16 MiB, 1.14 x at 64 MiB on 4 GPUs).
+  at(SettingId::kNcclMaxBytes) = byteSizeSpec("PEERREDUCE_NCCL_MAX_BYTES", "largest message taken", 0, UINT64_MAX);
+  at(SettingId::kNcclMaxBytes).default_value = std::uint64_t{16} << 20;
+  at(SettingId::kNcclMaxBytes).example = "4M";
+  at(SettingId::kNcclMaxBytes).help =
+      "in auto mode, the largest collective (bytes of its whole buffer) peerreduce takes; larger ones go to NCCL";
+
+  at(SettingId::kNcclSummary) = booleanSpec("PEERREDUCE_NCCL_SUMMARY", "NCCL summary switch", true);
+  at(SettingId::kNcclSummary).default_value = false;
+  at(SettingId::kNcclSummary).example = "1";
+  at(SettingId::kNcclSummary).help =
+      "1: each communicator prints, when destroyed, the calls and bytes peerreduce took and forwarded";
+
+  at(SettingId::kNcclSimulate) = integerSpec("PEERREDUCE_NCCL_SIMULATE", "simulated world seed", "", 0, INT64_MAX);
+  at(SettingId::kNcclSimulate).default_note = "unset: on GPUs";
+  at(SettingId::kNcclSimulate).example = "7";
+  at(SettingId::kNcclSimulate).help =
+      "tests only: peerreduce's communicators run on a simulated world seeded with this value, and the NCCL "
+      "loaded must move host memory (the test double does)";
+
+  for (SettingId id : {SettingId::kNcclTake, SettingId::kNcclMaxBytes, SettingId::kNcclSimulate}) {
+    at(id).agreement = SettingAgreement::kComparedByReader;
+  }
+}
+
 // The specs of every row but PEERREDUCE_DEBUG (the logger's, util/log.h), indexed by SettingId.
 std::array<SettingSpec, kSettingCount> makeSpecs() {
   std::array<SettingSpec, kSettingCount> specs;
@@ -209,6 +257,7 @@ std::array<SettingSpec, kSettingCount> makeSpecs() {
   }
   // Only how kernels are launched changes, never the protocol: ranks need not agree.
   at(SettingId::kGpuOverlap).agreement = SettingAgreement::kLocal;
+  addNcclSpecs(at);
   return specs;
 }
 
@@ -285,6 +334,11 @@ std::array<SettingRow, kSettingCount> makeRows() {
       SettingRow{SettingId::kGpuPushMinBytes, &spec(SettingId::kGpuPushMinBytes), O::kGpuTransport},
       SettingRow{SettingId::kDebug, &spec(SettingId::kDebug), O::kLogger},
       SettingRow{SettingId::kNode, &spec(SettingId::kNode), O::kBootstrap},
+      SettingRow{SettingId::kNcclLibrary, &spec(SettingId::kNcclLibrary), O::kNccl},
+      SettingRow{SettingId::kNcclTake, &spec(SettingId::kNcclTake), O::kNccl},
+      SettingRow{SettingId::kNcclMaxBytes, &spec(SettingId::kNcclMaxBytes), O::kNccl},
+      SettingRow{SettingId::kNcclSummary, &spec(SettingId::kNcclSummary), O::kNccl},
+      SettingRow{SettingId::kNcclSimulate, &spec(SettingId::kNcclSimulate), O::kNccl},
   };
 }
 
@@ -324,6 +378,14 @@ StatusOr<std::optional<SettingValue>> readOwnRow(SettingId id, SettingKind kind,
   return readSetting(s, getenv);
 }
 
+// readOwnRow's value as the type the kind stores (setting_spec.h's SettingValue).
+template <typename T>
+StatusOr<std::optional<T>> readOwnRowAs(SettingId id, SettingKind kind, const Getenv& getenv) {
+  PR_ASSIGN_OR_RETURN(auto value, readOwnRow(id, kind, getenv));
+  if (!value) return std::optional<T>();
+  return std::optional<T>(std::get<T>(*value));
+}
+
 }  // namespace
 
 const char* settingOwnerName(SettingOwner owner) {
@@ -338,6 +400,8 @@ const char* settingOwnerName(SettingOwner owner) {
       return "logger";
     case SettingOwner::kBootstrap:
       return "bootstrap";
+    case SettingOwner::kNccl:
+      return "NCCL library";
   }
   return "unknown";
 }
@@ -415,21 +479,23 @@ StatusOr<std::string> getConfigSetting(const Config& config, std::string_view na
 }
 
 StatusOr<std::optional<std::int64_t>> readIntegerSetting(SettingId id, const Getenv& getenv) {
-  PR_ASSIGN_OR_RETURN(auto value, readOwnRow(id, SettingKind::kInteger, getenv));
-  if (!value) return std::optional<std::int64_t>();
-  return std::optional<std::int64_t>(std::get<std::int64_t>(*value));
+  return readOwnRowAs<std::int64_t>(id, SettingKind::kInteger, getenv);
 }
 
 StatusOr<std::optional<std::uint64_t>> readByteSizeSetting(SettingId id, const Getenv& getenv) {
-  PR_ASSIGN_OR_RETURN(auto value, readOwnRow(id, SettingKind::kByteSize, getenv));
-  if (!value) return std::optional<std::uint64_t>();
-  return std::optional<std::uint64_t>(std::get<std::uint64_t>(*value));
+  return readOwnRowAs<std::uint64_t>(id, SettingKind::kByteSize, getenv);
 }
 
 StatusOr<std::optional<bool>> readBooleanSetting(SettingId id, const Getenv& getenv) {
-  PR_ASSIGN_OR_RETURN(auto value, readOwnRow(id, SettingKind::kBoolean, getenv));
-  if (!value) return std::optional<bool>();
-  return std::optional<bool>(std::get<bool>(*value));
+  return readOwnRowAs<bool>(id, SettingKind::kBoolean, getenv);
+}
+
+StatusOr<std::optional<std::int64_t>> readChoiceSetting(SettingId id, const Getenv& getenv) {
+  return readOwnRowAs<std::int64_t>(id, SettingKind::kChoice, getenv);
+}
+
+StatusOr<std::optional<std::string>> readPathSetting(SettingId id, const Getenv& getenv) {
+  return readOwnRowAs<std::string>(id, SettingKind::kPath, getenv);
 }
 
 }  // namespace peerreduce

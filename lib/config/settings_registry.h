@@ -49,8 +49,13 @@ enum class SettingId : int {
   kGpuPushMinBytes,
   kDebug,
   kNode,
+  kNcclLibrary,
+  kNcclTake,
+  kNcclMaxBytes,
+  kNcclSummary,
+  kNcclSimulate,
 };
-inline constexpr int kSettingCount = static_cast<int>(SettingId::kNode) + 1;
+inline constexpr int kSettingCount = static_cast<int>(SettingId::kNcclSimulate) + 1;
 
 // Who reads a setting.
 enum class SettingOwner {
@@ -59,6 +64,7 @@ enum class SettingOwner {
   kGpuTransport,  // the GPU transport, from its own environment (lib/gpu/kernel_choice.h)
   kLogger,        // the logger (util/log.h)
   kBootstrap,     // the grouping of ranks by machine (bootstrap/host_identity.h)
+  kNccl,          // the NCCL-compatible library (nccl/nccl_settings.h)
 };
 const char* settingOwnerName(SettingOwner owner);
 
@@ -97,5 +103,8 @@ StatusOr<std::string> getConfigSetting(const Config& config, std::string_view na
 StatusOr<std::optional<std::int64_t>> readIntegerSetting(SettingId id, const Getenv& getenv);
 StatusOr<std::optional<std::uint64_t>> readByteSizeSetting(SettingId id, const Getenv& getenv);
 StatusOr<std::optional<bool>> readBooleanSetting(SettingId id, const Getenv& getenv);
+// A choice's number (kChoice rows), and a path's text (kPath rows).
+StatusOr<std::optional<std::int64_t>> readChoiceSetting(SettingId id, const Getenv& getenv);
+StatusOr<std::optional<std::string>> readPathSetting(SettingId id, const Getenv& getenv);
 
 }  // namespace peerreduce

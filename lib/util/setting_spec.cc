@@ -203,6 +203,8 @@ const char* settingAgreementName(SettingAgreement agreement) {
       return "unchecked";
     case SettingAgreement::kLocal:
       return "no";
+    case SettingAgreement::kComparedByReader:
+      return "checked by its reader";
   }
   return "unknown";
 }

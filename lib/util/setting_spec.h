@@ -43,6 +43,9 @@ enum class SettingAgreement {
   kFingerprint,    // yes, and creation checks it: the value is part of Config::fingerprint()
   kSameUnchecked,  // yes, but nothing compares it (read by a transport from its own environment)
   kLocal,          // no: each rank may differ
+  // yes, and the layer that reads it compares it when it creates a communicator (the NCCL-compatible
+  // library's settings, which are not part of Config)
+  kComparedByReader,
 };
 const char* settingAgreementName(SettingAgreement agreement);
 

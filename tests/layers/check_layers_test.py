@@ -18,7 +18,7 @@ def run(root):
 
 def copy_tree():
     tmp = tempfile.mkdtemp(prefix="layers-")
-    for part in ("lib", "kernels", "sim", "docs"):
+    for part in ("lib", "kernels", "sim", "nccl", "docs"):
         shutil.copytree(os.path.join(ROOT, part), os.path.join(tmp, part),
                         ignore=shutil.ignore_patterns("perf", "*.o"))
     return tmp

@@ -3,7 +3,8 @@
 # source tree but the examples' sources:
 #   1. the installed tree: headers (public only), libraries with their SONAMEs, CMake package,
 #      pkg-config files, the command;
-#   2. the shared libraries export their public API only (check_exports.py on the installed files);
+#   2. the shared libraries export their public API only (check_exports.py on the installed files; the
+#      NCCL-compatible library NCCL's functions only);
 #   3. examples/ configured out of tree with find_package, C and C++, shared and static, run;
 #   4. the same sources built with pkg-config (peerreduce, peerreduce-static), run;
 #   5. find_package refuses a version or a component it cannot give, by name;
@@ -53,6 +54,12 @@ python3 "$source/tests/package/check_exports.py" "$prefix/lib/libpeerreduce.so" 
 if [[ $has_mpi == 1 ]]; then
   python3 "$source/tests/package/check_exports.py" "$prefix/lib/libpeerreduce_mpi.so" --headers "$headers" \
     --c-functions-of "$headers/peerreduce_mpi.h"
+fi
+# The NCCL-compatible library, where this build made one: installed beside the others, NCCL's names only.
+if [[ -e "$build/nccl/libpeerreduce_nccl.so" ]]; then
+  [[ -e "$prefix/lib/libpeerreduce_nccl.so" ]] || fail "libpeerreduce_nccl.so was built but is not installed"
+  python3 "$source/tests/nccl/check_nccl_exports.py" "$prefix/lib/libpeerreduce_nccl.so" \
+    "$source/nccl/nccl_functions.h"
 fi
 
 step "examples out of tree with find_package (C and C++, shared and static)"

@@ -1,0 +1,296 @@
+// The dispatcher's collectives and groups: each call decided (take_policy.h), logged once per (call, size
+// bucket), run on peerreduce's side or forwarded; groups kept, batched or forwarded whole (dispatcher.h).
+#include <algorithm>
+#include <vector>
+
+#include "nccl/dispatcher.h"
+#include "nccl/group_state.h"
+#include "nccl/last_error.h"
+#include "nccl/nccl_values.h"
+#include "nccl/type_mapping.h"
+#include "peerreduce/communicator.h"
+#include "util/log.h"
+
+namespace peerreduce::nccl {
+namespace {
+
+constexpr int kSuccess = toInt(NcclResult::kSuccess);
+
+NcclFunction functionOf(CallKind kind) {
+  switch (kind) {
+    case CallKind::kAllReduce:
+      return NcclFunction::kAllReduce;
+    case CallKind::kReduceScatter:
+      return NcclFunction::kReduceScatter;
+    case CallKind::kAllGather:
+      return NcclFunction::kAllGather;
+    case CallKind::kBroadcast:
+      return NcclFunction::kBroadcast;
+    case CallKind::kReduce:
+      return NcclFunction::kReduce;
+    case CallKind::kSend:
+      return NcclFunction::kSend;
+    case CallKind::kRecv:
+      return NcclFunction::kRecv;
+  }
+  return NcclFunction::kAllReduce;
+}
+
+// The ring_selected cache's values.
+constexpr std::uint8_t kRingUnknown = 0;
+constexpr std::uint8_t kRingYes = 1;
+constexpr std::uint8_t kRingNo = 2;
+
+// Allreduces that become one batch: the same communicator, stream, type and operator.
+bool sameBatch(const CollectiveCall& a, const CollectiveCall& b) {
+  return a.kind == CallKind::kAllReduce && b.kind == CallKind::kAllReduce && a.comm == b.comm && a.stream == b.stream &&
+         a.dtype == b.dtype && a.op == b.op;
+}
+
+}  // namespace
+
+bool Dispatcher::selectsRing(ShadowedComm& comm, int dtype, std::size_t bytes) {
+  const std::size_t element = ncclDataTypeBytes(dtype);
+  if (bytes == 0 || element == 0) return false;
+  const auto bucket = static_cast<std::size_t>(AlgorithmSelector::bucketOf(bytes));
+  if (comm.ring_selected[bucket] == kRingUnknown) {
+    prSelection_t selection{};
+    const prResult_t asked = prCommExplainSelection(comm.peer.comm, bytes / element, toPrDataType(dtype), &selection);
+    // A selection that cannot be explained is no reason to forward: the call itself then reports it.
+    comm.ring_selected[bucket] = asked == prSuccess && selection.chosen == prAlgoRing ? kRingYes : kRingNo;
+  }
+  return comm.ring_selected[bucket] == kRingYes;
+}
+
+TakeDecision Dispatcher::decide(const CollectiveCall& call, const CallShape& shape) {
+  ShadowedComm& comm = *call.comm;
+  const TakeDecision decision = decideTake(comm.settings.take, comm.peer.comm != nullptr, shape,
+                                           [&](std::size_t bytes) { return selectsRing(comm, call.dtype, bytes); });
+  if (logEnabled(LogLevel::kInfo)) {
+    const std::size_t index = static_cast<std::size_t>(call.kind) * kSelectorBuckets +
+                              static_cast<std::size_t>(AlgorithmSelector::bucketOf(shape.bytes));
+    if (!comm.logged[index]) {
+      comm.logged[index] = true;
+      const bool absent = decision.reason == TakeReason::kNoCommunicator;
+      const bool reducing =
+          call.kind == CallKind::kAllReduce || call.kind == CallKind::kReduceScatter || call.kind == CallKind::kReduce;
+      PR_INFO(comm.rank, "nccl: %s of %zu bytes (%s%s%s) and its size bucket: %s, %s%s%s", callKindName(call.kind),
+              shape.bytes, ncclDataTypeName(call.dtype), reducing ? ", " : "", reducing ? ncclRedOpName(call.op) : "",
+              decision.take ? "peerreduce" : "forwarded to NCCL", takeReasonText(decision.reason), absent ? ": " : "",
+              absent ? comm.peer.absent_reason.c_str() : "");
+    }
+  }
+  return decision;
+}
+
+int Dispatcher::runTaken(const char* function, const CollectiveCall& call, std::size_t bytes) {
+  ShadowedComm& comm = *call.comm;
+  comm.counters.count(call.kind, true, bytes);
+  const prResult_t taken = takeCall(call);
+  // Recorded before synchronizing, whose own message would replace the C API's.
+  int outcome = taken == prSuccess ? kSuccess : recordPeerreduceFailure(function, taken);
+  if (comm.peer.on_simulator) {
+    // No stream to wait on: the simulated world runs the operation now. Synchronizing is collective over
+    // the rank threads, so a rank whose call failed synchronizes too (a rank that did not would leave the
+    // others waiting for it until their timeout, as when ranks disagree on an operation).
+    const prResult_t synced = prCommSynchronize(comm.peer.comm, nullptr);
+    if (outcome == kSuccess && synced != prSuccess) outcome = recordPeerreduceFailure(function, synced);
+  }
+  return outcome;
+}
+
+int Dispatcher::forwardGroupSoFar(RealNccl& real) {
+  GroupState& group = threadGroup();
+  int first = kSuccess;
+  for (const CollectiveCall& kept : group.kept) {
+    kept.comm->counters.count(kept.kind, false, shapeOf(kept).bytes);
+    const int result = noteRealResult(forwardCall(real, kept));
+    if (first == kSuccess) first = result;
+  }
+  group.kept.clear();
+  group.forwarding = true;
+  return first;
+}
+
+int Dispatcher::collective(const char* function, const CollectiveCall& call) {
+  int result = kSuccess;
+  RealNccl* r = real(functionOf(call.kind), &result);
+  if (r == nullptr) return result;
+  GroupState& group = threadGroup();
+  const CallShape shape = shapeOf(call);
+  if (group.depth > 0 && group.forwarding) {
+    call.comm->counters.count(call.kind, false, shape.bytes);
+    return noteRealResult(forwardCall(*r, call));
+  }
+  const TakeDecision decision = decide(call, shape);
+  if (group.depth > 0) {
+    if (decision.take && group.kept.size() < kMaxKeptCalls) {
+      group.kept.push_back(call);
+      return kSuccess;
+    }
+    // The group is not all peerreduce's: what was kept goes into the real group first, in order.
+    const int replayed = forwardGroupSoFar(*r);
+    call.comm->counters.count(call.kind, false, shape.bytes);
+    const int own = noteRealResult(forwardCall(*r, call));
+    return replayed != kSuccess ? replayed : own;
+  }
+  if (!decision.take) {
+    call.comm->counters.count(call.kind, false, shape.bytes);
+    return noteRealResult(forwardCall(*r, call));
+  }
+  return runTaken(function, call, shape.bytes);
+}
+
+int Dispatcher::runTakenGroup(const char* function) {
+  GroupState& group = threadGroup();
+  const std::vector<CollectiveCall>& kept = group.kept;
+  // Reused across groups, so a steady stream of groups allocates nothing after the first.
+  thread_local std::vector<bool> done;
+  thread_local std::vector<prBatchItem_t> items;
+  thread_local std::vector<ShadowedComm*> simulated;
+  done.assign(kept.size(), false);
+  simulated.clear();
+  for (const CollectiveCall& call : kept) {
+    if (call.comm->peer.on_simulator && std::find(simulated.begin(), simulated.end(), call.comm) == simulated.end()) {
+      simulated.push_back(call.comm);
+    }
+  }
+  int outcome = kSuccess;
+  for (std::size_t i = 0; i < kept.size() && outcome == kSuccess; ++i) {
+    if (done[i]) continue;
+    const CollectiveCall& call = kept[i];
+    if (call.kind != CallKind::kAllReduce) {
+      done[i] = true;
+      call.comm->counters.count(call.kind, true, shapeOf(call).bytes);
+      const prResult_t result = takeCall(call);
+      if (result != prSuccess) outcome = recordPeerreduceFailure(function, result);
+      continue;
+    }
+    // Every allreduce of this one's batch, in order, at the place of the first.
+    items.clear();
+    for (std::size_t j = i; j < kept.size(); ++j) {
+      if (done[j] || !sameBatch(call, kept[j])) continue;
+      done[j] = true;
+      kept[j].comm->counters.count(CallKind::kAllReduce, true, shapeOf(kept[j]).bytes);
+      items.push_back(prBatchItem_t{kept[j].send, kept[j].recv, kept[j].count});
+    }
+    void* stream = call.comm->peer.on_simulator ? nullptr : call.stream;
+    for (std::size_t first = 0; first < items.size() && outcome == kSuccess; first += kMaxBatchItems) {
+      const std::size_t n = std::min(kMaxBatchItems, items.size() - first);
+      const prResult_t result = prAllReduceBatch(items.data() + first, n, toPrDataType(call.dtype), toPrRedOp(call.op),
+                                                 call.comm->peer.comm, stream);
+      if (result != prSuccess) outcome = recordPeerreduceFailure(function, result);
+    }
+  }
+  // Every simulated communicator of the group synchronizes, after a failure too (see runTaken).
+  for (ShadowedComm* comm : simulated) {
+    const prResult_t synced = prCommSynchronize(comm->peer.comm, nullptr);
+    if (outcome == kSuccess && synced != prSuccess) outcome = recordPeerreduceFailure(function, synced);
+  }
+  return outcome;
+}
+
+int Dispatcher::groupStart() {
+  return guarded("ncclGroupStart", [&] {
+    int result = kSuccess;
+    RealNccl* r = real(NcclFunction::kGroupStart, &result);
+    if (r == nullptr) return result;
+    // The real group opens with ours, so whatever the group ends up forwarding lands inside it.
+    result = noteRealResult(r->groupStart());
+    if (result != kSuccess) return result;
+    GroupState& group = threadGroup();
+    if (group.depth++ == 0) {
+      group.forwarding = false;
+      group.kept.clear();
+      group.created.clear();
+    }
+    return kSuccess;
+  });
+}
+
+int Dispatcher::groupEnd() {
+  constexpr const char* kFunction = "ncclGroupEnd";
+  return guarded(kFunction, [&] {
+    int result = kSuccess;
+    RealNccl* r = real(NcclFunction::kGroupEnd, &result);
+    if (r == nullptr) return result;
+    GroupState& group = threadGroup();
+    // Without a group the real NCCL reports the misuse itself.
+    if (group.depth == 0) return noteRealResult(r->groupEnd());
+    --group.depth;
+    const int ended = noteRealResult(r->groupEnd());
+    if (group.depth > 0) return ended;
+    result = ended;
+    if (!group.forwarding && !group.kept.empty()) {
+      const int taken = runTakenGroup(kFunction);
+      if (result == kSuccess) result = taken;
+    }
+    group.kept.clear();
+    group.forwarding = false;
+    std::vector<ShadowedComm*> created;
+    created.swap(group.created);
+    if (created.empty() || (ended != kSuccess && ended != toInt(NcclResult::kInProgress))) return result;
+    for (ShadowedComm* comm : created) {
+      const int ready = waitReady(kFunction, *r, comm->real);
+      if (ready == kSuccess) continue;
+      // The handles are the application's already: they keep forwarding, and the group reports why.
+      for (ShadowedComm* unfinished : created) unfinished->peer.absent_reason = "its real creation did not finish";
+      return ready;
+    }
+    const Status completed = completeCreations(*r, created);
+    if (!completed.isOk()) {
+      // The handles are the application's already: they keep forwarding, and the group reports why.
+      for (ShadowedComm* comm : created) {
+        if (comm->peer.comm == nullptr && comm->peer.absent_reason.empty()) {
+          comm->peer.absent_reason = "creating it failed: " + completed.message();
+        }
+      }
+      const int failure = recordError(kFunction, completed);
+      if (result == kSuccess) result = failure;
+    }
+    return result;
+  });
+}
+
+int Dispatcher::enqueue(CollectiveCall call, void* comm) {
+  const char* function = callKindName(call.kind);
+  return guarded(function, [&] {
+    int result = kSuccess;
+    call.comm = shadowed(function, comm, &result);
+    return call.comm == nullptr ? result : collective(function, call);
+  });
+}
+
+int Dispatcher::allReduce(const void* send, void* recv, std::size_t count, int dtype, int op, void* comm,
+                          void* stream) {
+  return enqueue({CallKind::kAllReduce, nullptr, send, recv, count, dtype, op, 0, stream}, comm);
+}
+
+int Dispatcher::reduceScatter(const void* send, void* recv, std::size_t recvcount, int dtype, int op, void* comm,
+                              void* stream) {
+  return enqueue({CallKind::kReduceScatter, nullptr, send, recv, recvcount, dtype, op, 0, stream}, comm);
+}
+
+int Dispatcher::allGather(const void* send, void* recv, std::size_t sendcount, int dtype, void* comm, void* stream) {
+  return enqueue({CallKind::kAllGather, nullptr, send, recv, sendcount, dtype, 0, 0, stream}, comm);
+}
+
+int Dispatcher::broadcast(const void* send, void* recv, std::size_t count, int dtype, int root, void* comm,
+                          void* stream) {
+  return enqueue({CallKind::kBroadcast, nullptr, send, recv, count, dtype, 0, root, stream}, comm);
+}
+
+int Dispatcher::reduce(const void* send, void* recv, std::size_t count, int dtype, int op, int root, void* comm,
+                       void* stream) {
+  return enqueue({CallKind::kReduce, nullptr, send, recv, count, dtype, op, root, stream}, comm);
+}
+
+int Dispatcher::send(const void* send, std::size_t count, int dtype, int peer, void* comm, void* stream) {
+  return enqueue({CallKind::kSend, nullptr, send, nullptr, count, dtype, 0, peer, stream}, comm);
+}
+
+int Dispatcher::recv(void* recv, std::size_t count, int dtype, int peer, void* comm, void* stream) {
+  return enqueue({CallKind::kRecv, nullptr, nullptr, recv, count, dtype, 0, peer, stream}, comm);
+}
+
+}  // namespace peerreduce::nccl

@@ -1,0 +1,429 @@
+// The dispatcher's communicators and the calls that only forward: creation (the real communicator, then
+// peerreduce's side over it), destruction and abort of both, queries, operators, memory and registration.
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "nccl/dispatcher.h"
+#include "nccl/group_state.h"
+#include "nccl/last_error.h"
+#include "nccl/nccl_values.h"
+#include "peerreduce/config.h"
+
+namespace peerreduce::nccl {
+namespace {
+
+constexpr int kSuccess = toInt(NcclResult::kSuccess);
+constexpr int kInProgress = toInt(NcclResult::kInProgress);
+
+constexpr const char* kCommHint =
+    "pass a communicator made by ncclCommInitRank, ncclCommInitRankConfig, ncclCommInitAll or ncclCommSplit";
+
+// A non-blocking real communicator is polled this often until it is ready: NCCL's own creation takes
+// milliseconds to seconds.
+constexpr std::chrono::milliseconds kReadyPollPause{1};
+
+bool failed(int result) { return result != kSuccess && result != kInProgress; }
+
+Status realError(RealNccl& real, const char* call, int result) {
+  const char* text = real.getErrorString(result);
+  return remoteError(std::string(call) + " of the real NCCL " + real.describe() + " failed with " +
+                     std::to_string(result) + " (" + (text != nullptr ? text : "no text") + ")");
+}
+
+const char* ownErrorString(int result) {
+  switch (static_cast<NcclResult>(result)) {
+    case NcclResult::kSuccess:
+      return "success";
+    case NcclResult::kUnhandledCudaError:
+      return "unhandled CUDA error";
+    case NcclResult::kSystemError:
+      return "system error";
+    case NcclResult::kInternalError:
+      return "internal error";
+    case NcclResult::kInvalidArgument:
+      return "invalid argument";
+    case NcclResult::kInvalidUsage:
+      return "invalid usage";
+    case NcclResult::kRemoteError:
+      return "remote error";
+    case NcclResult::kInProgress:
+      return "in progress";
+  }
+  return "unknown result";
+}
+
+}  // namespace
+
+RealNccl* Dispatcher::real(NcclFunction function, int* result) {
+  const NcclFunctionInfo& info = functionInfo(function);
+  // The names are string literals, so their views end in a NUL (and this path, every call's, allocates nothing).
+  const char* name = info.name.data();
+  auto loaded = load_();
+  if (!loaded.isOk()) {
+    *result = recordError(name, loaded.status());
+    return nullptr;
+  }
+  RealNccl* real = *loaded;
+  if (!real->has(function)) {
+    *result = recordError(name, unsupportedError("the NCCL loaded, " + std::string(real->describe()) + ", has no " +
+                                                 std::string(info.name) + ", which NCCL " + std::string(info.since) +
+                                                 " added; use a newer NCCL"));
+    return nullptr;
+  }
+  return real;
+}
+
+ShadowedComm* Dispatcher::shadowed(const char* function, void* handle, int* result) {
+  if (handle == nullptr) {
+    *result = recordError(function, invalidArgumentError(std::string("comm is NULL; ") + kCommHint));
+    return nullptr;
+  }
+  if (!live_.contains(handle)) {
+    *result = recordError(function, invalidArgumentError(std::string("comm is not a live communicator of "
+                                                                     "libpeerreduce_nccl (destroyed already, or made "
+                                                                     "by another NCCL library); ") +
+                                                         kCommHint));
+    return nullptr;
+  }
+  return static_cast<ShadowedComm*>(handle);
+}
+
+int Dispatcher::waitReady(const char* function, RealNccl& real, void* comm) {
+  auto config = Config::fromEnvironment();
+  if (!config.isOk()) return recordError(function, config.status());
+  const std::chrono::milliseconds timeout = config->bootstrapTimeout();
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  for (;;) {
+    int state = kSuccess;
+    const int queried = real.commGetAsyncError(comm, &state);
+    if (queried != kSuccess) return noteRealResult(queried);
+    if (state == kSuccess) return kSuccess;
+    // The real creation failed: its own result, and its message in ncclGetLastError.
+    if (state != kInProgress) return noteRealResult(state);
+    if (std::chrono::steady_clock::now() >= deadline) {
+      return recordError(function, timeoutError("the real NCCL communicator was still being created after " +
+                                                std::to_string(timeout.count()) +
+                                                " ms (PEERREDUCE_BOOTSTRAP_TIMEOUT_MS bounds the wait)"));
+    }
+    std::this_thread::sleep_for(kReadyPollPause);
+  }
+}
+
+template <typename Call>
+int Dispatcher::forward(NcclFunction function, Call&& call) {
+  const char* name = functionInfo(function).name.data();
+  return guarded(name, [&] {
+    int result = kSuccess;
+    RealNccl* r = real(function, &result);
+    return r == nullptr ? result : noteRealResult(call(*r));
+  });
+}
+
+template <typename Call>
+int Dispatcher::forwardOn(NcclFunction function, void* comm, Call&& call) {
+  const char* name = functionInfo(function).name.data();
+  return guarded(name, [&] {
+    int result = kSuccess;
+    RealNccl* r = real(function, &result);
+    ShadowedComm* c = r == nullptr ? nullptr : shadowed(name, comm, &result);
+    return c == nullptr ? result : noteRealResult(call(*r, *c));
+  });
+}
+
+ShadowedComm* Dispatcher::adopt(void* real_comm, int rank, int size) {
+  auto comm = std::make_unique<ShadowedComm>();
+  comm->real = real_comm;
+  comm->rank = rank;
+  comm->size = size;
+  live_.add(comm.get());
+  return comm.release();
+}
+
+Status Dispatcher::completeCreation(RealNccl& real, ShadowedComm& comm) {
+  PR_ASSIGN_OR_RETURN(comm.settings, readNcclSettings());
+  int result = real.commUserRank(comm.real, &comm.rank);
+  if (result == kSuccess) result = real.commCount(comm.real, &comm.size);
+  if (result == kSuccess) result = real.commCuDevice(comm.real, &comm.device);
+  if (result != kSuccess) return realError(real, "asking the new communicator its rank, size and device", result);
+  PeerSideRequest request;
+  request.rank = comm.rank;
+  request.size = comm.size;
+  request.device = comm.device;
+  request.real_comm = comm.real;
+  request.settings = comm.settings;
+  PR_ASSIGN_OR_RETURN(comm.peer, createPeerSide(real, request));
+  return Status::ok();
+}
+
+Status Dispatcher::completeCreations(RealNccl& real, const std::vector<ShadowedComm*>& comms) {
+  if (comms.size() == 1) return completeCreation(real, *comms.front());
+  // Creation is collective over each communicator's ranks, which this thread plays all of: a thread each,
+  // joined before returning (each creation is bounded by its timeouts).
+  std::vector<Status> results(comms.size());
+  std::vector<std::thread> threads;
+  threads.reserve(comms.size());
+  for (std::size_t i = 0; i < comms.size(); ++i) {
+    threads.emplace_back([&, i] {
+      try {
+        results[i] = completeCreation(real, *comms[i]);
+      } catch (const std::exception& e) {
+        results[i] = internalError(std::string("unexpected exception while creating a communicator: ") + e.what());
+      }
+    });
+  }
+  for (auto& thread : threads) thread.join();
+  for (const Status& status : results) PR_RETURN_IF_ERROR(status);
+  return Status::ok();
+}
+
+void Dispatcher::release(ShadowedComm* comm, bool abort) {
+  live_.remove(comm);
+  if (comm->settings.summary) {
+    std::fprintf(stderr, "peerreduce nccl summary: %s\n",
+                 describeCounters(comm->counters, comm->rank, comm->size,
+                                  comm->peer.comm == nullptr ? comm->peer.absent_reason : std::string())
+                     .c_str());
+  }
+  destroyPeerSide(comm->peer, abort);
+  delete comm;
+}
+
+int Dispatcher::finishCreation(const char* function, RealNccl& real, void* real_comm, int rank, int size, void** out) {
+  ShadowedComm* comm = adopt(real_comm, rank, size);
+  GroupState& group = threadGroup();
+  if (group.depth > 0) {
+    // The real communicator exists only once the real group ends: peerreduce's side is made then.
+    group.created.push_back(comm);
+    *out = comm;
+    return kSuccess;
+  }
+  // A non-blocking creation is waited for: the application gets a ready communicator (or the failure).
+  const int ready = waitReady(function, real, real_comm);
+  const Status created = ready == kSuccess ? completeCreation(real, *comm) : Status::ok();
+  if (ready != kSuccess || !created.isOk()) {
+    release(comm, true);
+    (void)real.commAbort(real_comm);
+    return ready != kSuccess ? ready : recordError(function, created);
+  }
+  *out = comm;
+  return kSuccess;
+}
+
+int Dispatcher::getVersion(int* version) {
+  return forward(NcclFunction::kGetVersion, [&](RealNccl& r) { return r.getVersion(version); });
+}
+
+int Dispatcher::getUniqueId(void* unique_id) {
+  return forward(NcclFunction::kGetUniqueId, [&](RealNccl& r) { return r.getUniqueId(unique_id); });
+}
+
+int Dispatcher::commInitRank(void** comm, int nranks, const void* unique_id, int rank) {
+  constexpr const char* kFunction = "ncclCommInitRank";
+  return guarded(kFunction, [&] {
+    int result = kSuccess;
+    RealNccl* r = real(NcclFunction::kCommInitRank, &result);
+    if (r == nullptr) return result;
+    if (comm == nullptr)
+      return recordError(kFunction, invalidArgumentError("comm is NULL; pass the address of an ncclComm_t"));
+    *comm = nullptr;
+    void* made = nullptr;
+    result = r->commInitRank(&made, nranks, unique_id, rank);
+    if (failed(result)) return noteRealResult(result);
+    return finishCreation(kFunction, *r, made, rank, nranks, comm);
+  });
+}
+
+int Dispatcher::commInitRankConfig(void** comm, int nranks, const void* unique_id, int rank, void* config) {
+  constexpr const char* kFunction = "ncclCommInitRankConfig";
+  return guarded(kFunction, [&] {
+    int result = kSuccess;
+    RealNccl* r = real(NcclFunction::kCommInitRankConfig, &result);
+    if (r == nullptr) return result;
+    if (comm == nullptr)
+      return recordError(kFunction, invalidArgumentError("comm is NULL; pass the address of an ncclComm_t"));
+    *comm = nullptr;
+    void* made = nullptr;
+    result = r->commInitRankConfig(&made, nranks, unique_id, rank, config);
+    if (failed(result)) return noteRealResult(result);
+    // A non-blocking communicator is waited for: it is ready (or failed) when this returns.
+    return finishCreation(kFunction, *r, made, rank, nranks, comm);
+  });
+}
+
+int Dispatcher::commInitAll(void** comms, int ndev, const int* devlist) {
+  constexpr const char* kFunction = "ncclCommInitAll";
+  return guarded(kFunction, [&] {
+    int result = kSuccess;
+    RealNccl* r = real(NcclFunction::kCommInitAll, &result);
+    if (r == nullptr) return result;
+    if (comms == nullptr) {
+      return recordError(kFunction, invalidArgumentError("comms is NULL; pass an array of ndev ncclComm_t"));
+    }
+    if (ndev <= 0) return noteRealResult(r->commInitAll(comms, ndev, devlist));  // NCCL says what is wrong
+    std::vector<void*> reals(static_cast<std::size_t>(ndev), nullptr);
+    result = r->commInitAll(reals.data(), ndev, devlist);
+    if (failed(result)) return noteRealResult(result);
+    std::vector<ShadowedComm*> made;
+    made.reserve(reals.size());
+    for (int i = 0; i < ndev; ++i) made.push_back(adopt(reals[static_cast<std::size_t>(i)], i, ndev));
+    const Status created = completeCreations(*r, made);
+    if (!created.isOk()) {
+      for (ShadowedComm* comm : made) {
+        void* real_comm = comm->real;
+        release(comm, true);
+        (void)r->commAbort(real_comm);
+      }
+      return recordError(kFunction, created);
+    }
+    for (int i = 0; i < ndev; ++i) comms[i] = made[static_cast<std::size_t>(i)];
+    return kSuccess;
+  });
+}
+
+int Dispatcher::commSplit(void* comm, int color, int key, void** newcomm, void* config) {
+  constexpr const char* kFunction = "ncclCommSplit";
+  return guarded(kFunction, [&] {
+    int result = kSuccess;
+    RealNccl* r = real(NcclFunction::kCommSplit, &result);
+    if (r == nullptr) return result;
+    ShadowedComm* parent = shadowed(kFunction, comm, &result);
+    if (parent == nullptr) return result;
+    if (newcomm == nullptr) {
+      return recordError(kFunction, invalidArgumentError("newcomm is NULL; pass the address of an ncclComm_t"));
+    }
+    *newcomm = nullptr;
+    void* made = nullptr;
+    result = r->commSplit(parent->real, color, key, &made, config);
+    if (failed(result)) return noteRealResult(result);
+    if (made == nullptr) return kSuccess;  // NCCL_SPLIT_NOCOLOR: this rank is in no new communicator
+    return finishCreation(kFunction, *r, made, -1, 0, newcomm);
+  });
+}
+
+int Dispatcher::commFinalize(void* comm) {
+  return forwardOn(NcclFunction::kCommFinalize, comm,
+                   [](RealNccl& r, ShadowedComm& c) { return r.commFinalize(c.real); });
+}
+
+int Dispatcher::commDestroy(void* comm) {
+  constexpr const char* kFunction = "ncclCommDestroy";
+  return guarded(kFunction, [&] {
+    int result = kSuccess;
+    RealNccl* r = real(NcclFunction::kCommDestroy, &result);
+    if (r == nullptr) return result;
+    ShadowedComm* c = shadowed(kFunction, comm, &result);
+    if (c == nullptr) return result;
+    void* real_comm = c->real;
+    release(c, false);
+    return noteRealResult(r->commDestroy(real_comm));
+  });
+}
+
+int Dispatcher::commAbort(void* comm) {
+  constexpr const char* kFunction = "ncclCommAbort";
+  return guarded(kFunction, [&] {
+    int result = kSuccess;
+    RealNccl* r = real(NcclFunction::kCommAbort, &result);
+    if (r == nullptr) return result;
+    ShadowedComm* c = shadowed(kFunction, comm, &result);
+    if (c == nullptr) return result;
+    void* real_comm = c->real;
+    release(c, true);
+    return noteRealResult(r->commAbort(real_comm));
+  });
+}
+
+int Dispatcher::commGetAsyncError(void* comm, int* async_error) {
+  constexpr const char* kFunction = "ncclCommGetAsyncError";
+  return guarded(kFunction, [&] {
+    int result = kSuccess;
+    RealNccl* r = real(NcclFunction::kCommGetAsyncError, &result);
+    if (r == nullptr) return result;
+    ShadowedComm* c = shadowed(kFunction, comm, &result);
+    if (c == nullptr) return result;
+    if (async_error == nullptr) {
+      return recordError(kFunction, invalidArgumentError("asyncError is NULL; pass the address of an ncclResult_t"));
+    }
+    if (c->peer.comm != nullptr) {
+      const prResult_t mine = prCommGetAsyncError(c->peer.comm);
+      if (mine != prSuccess) {
+        *async_error = recordPeerreduceFailure(kFunction, mine);
+        return kSuccess;
+      }
+    }
+    return noteRealResult(r->commGetAsyncError(c->real, async_error));
+  });
+}
+
+int Dispatcher::commCount(void* comm, int* count) {
+  return forwardOn(NcclFunction::kCommCount, comm,
+                   [&](RealNccl& r, ShadowedComm& c) { return r.commCount(c.real, count); });
+}
+
+int Dispatcher::commCuDevice(void* comm, int* device) {
+  return forwardOn(NcclFunction::kCommCuDevice, comm,
+                   [&](RealNccl& r, ShadowedComm& c) { return r.commCuDevice(c.real, device); });
+}
+
+int Dispatcher::commUserRank(void* comm, int* rank) {
+  return forwardOn(NcclFunction::kCommUserRank, comm,
+                   [&](RealNccl& r, ShadowedComm& c) { return r.commUserRank(c.real, rank); });
+}
+
+const char* Dispatcher::getErrorString(int result) {
+  try {
+    auto loaded = load_();
+    if (loaded.isOk()) return (*loaded)->getErrorString(result);
+  } catch (...) {
+    // Loading failed to allocate: the library's own names still answer.
+  }
+  return ownErrorString(result);
+}
+
+const char* Dispatcher::getLastError(void* comm) {
+  if (const char* own = ownLastError()) return own;
+  try {
+    auto loaded = load_();
+    if (!loaded.isOk() || !(*loaded)->has(NcclFunction::kGetLastError)) return "";
+    // A handle that is not live (or NULL) asks for the library's last error, as NCCL does for NULL.
+    void* real_comm = comm != nullptr && live_.contains(comm) ? static_cast<ShadowedComm*>(comm)->real : nullptr;
+    return (*loaded)->getLastError(real_comm);
+  } catch (...) {
+    return "";
+  }
+}
+
+int Dispatcher::redOpCreatePreMulSum(int* op, void* scalar, int dtype, int residence, void* comm) {
+  return forwardOn(NcclFunction::kRedOpCreatePreMulSum, comm, [&](RealNccl& r, ShadowedComm& c) {
+    return r.redOpCreatePreMulSum(op, scalar, dtype, residence, c.real);
+  });
+}
+
+int Dispatcher::redOpDestroy(int op, void* comm) {
+  return forwardOn(NcclFunction::kRedOpDestroy, comm,
+                   [&](RealNccl& r, ShadowedComm& c) { return r.redOpDestroy(op, c.real); });
+}
+
+int Dispatcher::memAlloc(void** ptr, std::size_t size) {
+  return forward(NcclFunction::kMemAlloc, [&](RealNccl& r) { return r.memAlloc(ptr, size); });
+}
+
+int Dispatcher::memFree(void* ptr) {
+  return forward(NcclFunction::kMemFree, [&](RealNccl& r) { return r.memFree(ptr); });
+}
+
+int Dispatcher::commRegister(void* comm, void* buffer, std::size_t size, void** handle) {
+  return forwardOn(NcclFunction::kCommRegister, comm,
+                   [&](RealNccl& r, ShadowedComm& c) { return r.commRegister(c.real, buffer, size, handle); });
+}
+
+int Dispatcher::commDeregister(void* comm, void* handle) {
+  return forwardOn(NcclFunction::kCommDeregister, comm,
+                   [&](RealNccl& r, ShadowedComm& c) { return r.commDeregister(c.real, handle); });
+}
+
+}  // namespace peerreduce::nccl

@@ -1,0 +1,226 @@
+#include "nccl/loaded_nccl.h"
+
+#include <nccl.h>
+
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "nccl/library_loader.h"
+#include "nccl/nccl_settings.h"
+#include "nccl/nccl_values.h"
+
+namespace peerreduce::nccl {
+namespace {
+
+// The core's copies of NCCL's numbers (nccl_values.h) are the header's.
+static_assert(toInt(NcclResult::kSuccess) == ncclSuccess);
+static_assert(toInt(NcclResult::kUnhandledCudaError) == ncclUnhandledCudaError);
+static_assert(toInt(NcclResult::kSystemError) == ncclSystemError);
+static_assert(toInt(NcclResult::kInternalError) == ncclInternalError);
+static_assert(toInt(NcclResult::kInvalidArgument) == ncclInvalidArgument);
+static_assert(toInt(NcclResult::kInvalidUsage) == ncclInvalidUsage);
+static_assert(toInt(NcclResult::kRemoteError) == ncclRemoteError);
+static_assert(toInt(NcclResult::kInProgress) == ncclInProgress);
+static_assert(kNcclResultCount == ncclNumResults);
+static_assert(static_cast<int>(NcclDataType::kInt8) == ncclInt8);
+static_assert(static_cast<int>(NcclDataType::kUint8) == ncclUint8);
+static_assert(static_cast<int>(NcclDataType::kInt32) == ncclInt32);
+static_assert(static_cast<int>(NcclDataType::kUint32) == ncclUint32);
+static_assert(static_cast<int>(NcclDataType::kInt64) == ncclInt64);
+static_assert(static_cast<int>(NcclDataType::kUint64) == ncclUint64);
+static_assert(static_cast<int>(NcclDataType::kFloat16) == ncclFloat16);
+static_assert(static_cast<int>(NcclDataType::kFloat32) == ncclFloat32);
+static_assert(static_cast<int>(NcclDataType::kFloat64) == ncclFloat64);
+static_assert(static_cast<int>(NcclDataType::kBfloat16) == ncclBfloat16);
+static_assert(static_cast<int>(NcclDataType::kFloat8e4m3) == ncclFloat8e4m3);
+static_assert(static_cast<int>(NcclDataType::kFloat8e5m2) == ncclFloat8e5m2);
+static_assert(kNcclDataTypeCount == ncclNumTypes);
+static_assert(static_cast<int>(NcclRedOp::kSum) == ncclSum);
+static_assert(static_cast<int>(NcclRedOp::kProd) == ncclProd);
+static_assert(static_cast<int>(NcclRedOp::kMax) == ncclMax);
+static_assert(static_cast<int>(NcclRedOp::kMin) == ncclMin);
+static_assert(static_cast<int>(NcclRedOp::kAvg) == ncclAvg);
+static_assert(kNcclBuiltinOpCount == ncclNumOps);
+static_assert(kNcclUniqueIdBytes == sizeof(ncclUniqueId));
+
+// A loaded symbol as the exact type of the NCCL function it is (POSIX guarantees the conversion).
+template <typename Function>
+Function* as(void* symbol) {
+  return reinterpret_cast<Function*>(symbol);
+}
+
+ncclUniqueId uniqueIdFrom(const void* bytes) {
+  ncclUniqueId id;
+  std::memcpy(&id, bytes, sizeof(id));
+  return id;
+}
+
+ncclComm_t commOf(void* comm) { return static_cast<ncclComm_t>(comm); }
+ncclDataType_t typeOf(int dtype) { return static_cast<ncclDataType_t>(dtype); }
+ncclRedOp_t opOf(int op) { return static_cast<ncclRedOp_t>(op); }
+cudaStream_t streamOf(void* stream) { return static_cast<cudaStream_t>(stream); }
+
+class LoadedNccl final : public RealNccl {
+ public:
+  explicit LoadedNccl(LoadedLibrary library) : library_(std::move(library)) {
+    description_ = library_.file;
+    int version = 0;
+    if (as<decltype(ncclGetVersion)>(at(NcclFunction::kGetVersion))(&version) == ncclSuccess) {
+      // NCCL_VERSION's encoding from 2.9 on: major x 10000 + minor x 100 + patch.
+      description_ += " (NCCL " + std::to_string(version / 10000) + "." + std::to_string(version % 10000 / 100) + "." +
+                      std::to_string(version % 100) + ")";
+    }
+  }
+
+  bool has(NcclFunction function) const override { return at(function) != nullptr; }
+  const char* describe() const override { return description_.c_str(); }
+
+  int getVersion(int* version) override { return as<decltype(ncclGetVersion)>(at(NcclFunction::kGetVersion))(version); }
+  int getUniqueId(void* unique_id) override {
+    // NULL goes through, for the real library to refuse.
+    ncclUniqueId id{};
+    const ncclResult_t result =
+        as<decltype(ncclGetUniqueId)>(at(NcclFunction::kGetUniqueId))(unique_id != nullptr ? &id : nullptr);
+    if (unique_id != nullptr) std::memcpy(unique_id, &id, sizeof(id));
+    return result;
+  }
+  int commInitRank(void** comm, int nranks, const void* unique_id, int rank) override {
+    ncclComm_t made = nullptr;
+    const ncclResult_t result =
+        as<decltype(ncclCommInitRank)>(at(NcclFunction::kCommInitRank))(&made, nranks, uniqueIdFrom(unique_id), rank);
+    *comm = made;
+    return result;
+  }
+  int commInitRankConfig(void** comm, int nranks, const void* unique_id, int rank, void* config) override {
+    ncclComm_t made = nullptr;
+    const ncclResult_t result = as<decltype(ncclCommInitRankConfig)>(at(NcclFunction::kCommInitRankConfig))(
+        &made, nranks, uniqueIdFrom(unique_id), rank, static_cast<ncclConfig_t*>(config));
+    *comm = made;
+    return result;
+  }
+  int commInitAll(void** comms, int ndev, const int* devlist) override {
+    if (ndev <= 0) {
+      return as<decltype(ncclCommInitAll)>(at(NcclFunction::kCommInitAll))(nullptr, ndev, devlist);
+    }
+    std::vector<ncclComm_t> made(static_cast<std::size_t>(ndev), nullptr);
+    const ncclResult_t result =
+        as<decltype(ncclCommInitAll)>(at(NcclFunction::kCommInitAll))(made.data(), ndev, devlist);
+    for (std::size_t i = 0; i < made.size(); ++i) comms[i] = made[i];
+    return result;
+  }
+  int commSplit(void* comm, int color, int key, void** newcomm, void* config) override {
+    ncclComm_t made = nullptr;
+    const ncclResult_t result = as<decltype(ncclCommSplit)>(at(NcclFunction::kCommSplit))(
+        commOf(comm), color, key, &made, static_cast<ncclConfig_t*>(config));
+    *newcomm = made;
+    return result;
+  }
+  int commFinalize(void* comm) override {
+    return as<decltype(ncclCommFinalize)>(at(NcclFunction::kCommFinalize))(commOf(comm));
+  }
+  int commDestroy(void* comm) override {
+    return as<decltype(ncclCommDestroy)>(at(NcclFunction::kCommDestroy))(commOf(comm));
+  }
+  int commAbort(void* comm) override { return as<decltype(ncclCommAbort)>(at(NcclFunction::kCommAbort))(commOf(comm)); }
+  int commGetAsyncError(void* comm, int* async_error) override {
+    ncclResult_t state = ncclSuccess;
+    const ncclResult_t result =
+        as<decltype(ncclCommGetAsyncError)>(at(NcclFunction::kCommGetAsyncError))(commOf(comm), &state);
+    *async_error = state;
+    return result;
+  }
+  int commCount(void* comm, int* count) override {
+    return as<decltype(ncclCommCount)>(at(NcclFunction::kCommCount))(commOf(comm), count);
+  }
+  int commCuDevice(void* comm, int* device) override {
+    return as<decltype(ncclCommCuDevice)>(at(NcclFunction::kCommCuDevice))(commOf(comm), device);
+  }
+  int commUserRank(void* comm, int* rank) override {
+    return as<decltype(ncclCommUserRank)>(at(NcclFunction::kCommUserRank))(commOf(comm), rank);
+  }
+  const char* getErrorString(int result) override {
+    return as<decltype(ncclGetErrorString)>(at(NcclFunction::kGetErrorString))(static_cast<ncclResult_t>(result));
+  }
+  const char* getLastError(void* comm) override {
+    return as<decltype(ncclGetLastError)>(at(NcclFunction::kGetLastError))(commOf(comm));
+  }
+  int allReduce(const void* send, void* recv, std::size_t count, int dtype, int op, void* comm, void* stream) override {
+    return as<decltype(ncclAllReduce)>(at(NcclFunction::kAllReduce))(send, recv, count, typeOf(dtype), opOf(op),
+                                                                     commOf(comm), streamOf(stream));
+  }
+  int reduceScatter(const void* send, void* recv, std::size_t recvcount, int dtype, int op, void* comm,
+                    void* stream) override {
+    return as<decltype(ncclReduceScatter)>(at(NcclFunction::kReduceScatter))(send, recv, recvcount, typeOf(dtype),
+                                                                             opOf(op), commOf(comm), streamOf(stream));
+  }
+  int allGather(const void* send, void* recv, std::size_t sendcount, int dtype, void* comm, void* stream) override {
+    return as<decltype(ncclAllGather)>(at(NcclFunction::kAllGather))(send, recv, sendcount, typeOf(dtype), commOf(comm),
+                                                                     streamOf(stream));
+  }
+  int broadcast(const void* send, void* recv, std::size_t count, int dtype, int root, void* comm,
+                void* stream) override {
+    return as<decltype(ncclBroadcast)>(at(NcclFunction::kBroadcast))(send, recv, count, typeOf(dtype), root,
+                                                                     commOf(comm), streamOf(stream));
+  }
+  int reduce(const void* send, void* recv, std::size_t count, int dtype, int op, int root, void* comm,
+             void* stream) override {
+    return as<decltype(ncclReduce)>(at(NcclFunction::kReduce))(send, recv, count, typeOf(dtype), opOf(op), root,
+                                                               commOf(comm), streamOf(stream));
+  }
+  int send(const void* send, std::size_t count, int dtype, int peer, void* comm, void* stream) override {
+    return as<decltype(ncclSend)>(at(NcclFunction::kSend))(send, count, typeOf(dtype), peer, commOf(comm),
+                                                           streamOf(stream));
+  }
+  int recv(void* recv, std::size_t count, int dtype, int peer, void* comm, void* stream) override {
+    return as<decltype(ncclRecv)>(at(NcclFunction::kRecv))(recv, count, typeOf(dtype), peer, commOf(comm),
+                                                           streamOf(stream));
+  }
+  int groupStart() override { return as<decltype(ncclGroupStart)>(at(NcclFunction::kGroupStart))(); }
+  int groupEnd() override { return as<decltype(ncclGroupEnd)>(at(NcclFunction::kGroupEnd))(); }
+  int redOpCreatePreMulSum(int* op, void* scalar, int dtype, int residence, void* comm) override {
+    ncclRedOp_t made = ncclSum;
+    const ncclResult_t result = as<decltype(ncclRedOpCreatePreMulSum)>(at(NcclFunction::kRedOpCreatePreMulSum))(
+        op != nullptr ? &made : nullptr, scalar, typeOf(dtype), static_cast<ncclScalarResidence_t>(residence),
+        commOf(comm));
+    if (op != nullptr) *op = made;
+    return result;
+  }
+  int redOpDestroy(int op, void* comm) override {
+    return as<decltype(ncclRedOpDestroy)>(at(NcclFunction::kRedOpDestroy))(opOf(op), commOf(comm));
+  }
+  int memAlloc(void** ptr, std::size_t size) override {
+    return as<decltype(ncclMemAlloc)>(at(NcclFunction::kMemAlloc))(ptr, size);
+  }
+  int memFree(void* ptr) override { return as<decltype(ncclMemFree)>(at(NcclFunction::kMemFree))(ptr); }
+  int commRegister(void* comm, void* buffer, std::size_t size, void** handle) override {
+    return as<decltype(ncclCommRegister)>(at(NcclFunction::kCommRegister))(commOf(comm), buffer, size, handle);
+  }
+  int commDeregister(void* comm, void* handle) override {
+    return as<decltype(ncclCommDeregister)>(at(NcclFunction::kCommDeregister))(commOf(comm), handle);
+  }
+
+ private:
+  void* at(NcclFunction function) const { return library_.symbols[static_cast<std::size_t>(function)]; }
+
+  LoadedLibrary library_;
+  std::string description_;
+};
+
+// An address inside this library, to tell the real NCCL from a copy of ourselves.
+void ownAddress() {}
+
+}  // namespace
+
+StatusOr<RealNccl*> loadedRealNccl() {
+  static const StatusOr<RealNccl*> loaded = []() -> StatusOr<RealNccl*> {
+    PR_ASSIGN_OR_RETURN(const LibraryChoice choice, readLibraryChoice());
+    PR_ASSIGN_OR_RETURN(LoadedLibrary library,
+                        loadNcclLibrary(choice.path, choice.from_setting, reinterpret_cast<const void*>(&ownAddress)));
+    // Never deleted: see the header.
+    return static_cast<RealNccl*>(new LoadedNccl(std::move(library)));
+  }();
+  return loaded;
+}
+
+}  // namespace peerreduce::nccl

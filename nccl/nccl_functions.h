@@ -1,0 +1,105 @@
+// The functions of NCCL's C API that libpeerreduce_nccl.so exports and forwards, as one list: the loader
+// resolves them by these names in the real library, the exported layer casts each to its exact type, and
+// messages name them. Every one is exported under its NCCL name and with the p prefix (pncclAllReduce), the
+// names NCCL's own profiling interface uses.
+#pragma once
+
+#include <array>
+#include <string_view>
+
+namespace peerreduce::nccl {
+
+enum class NcclFunction : int {
+  kGetVersion,
+  kGetUniqueId,
+  kCommInitRank,
+  kCommInitRankConfig,
+  kCommInitAll,
+  kCommSplit,
+  kCommFinalize,
+  kCommDestroy,
+  kCommAbort,
+  kCommGetAsyncError,
+  kCommCount,
+  kCommCuDevice,
+  kCommUserRank,
+  kGetErrorString,
+  kGetLastError,
+  kAllReduce,
+  kReduceScatter,
+  kAllGather,
+  kBroadcast,
+  kReduce,
+  kSend,
+  kRecv,
+  kGroupStart,
+  kGroupEnd,
+  kRedOpCreatePreMulSum,
+  kRedOpDestroy,
+  kMemAlloc,
+  kMemFree,
+  kCommRegister,
+  kCommDeregister,
+};
+inline constexpr int kNcclFunctionCount = static_cast<int>(NcclFunction::kCommDeregister) + 1;
+
+struct NcclFunctionInfo {
+  NcclFunction function;
+  std::string_view name;  // the exported symbol, "ncclAllReduce"
+  // The NCCL release that added it: a real library must have every function of kRequiredSince and
+  // before; a later one may be missing from an older NCCL, and calling it then is ncclInvalidUsage naming
+  // the function and the release.
+  std::string_view since;
+  bool required;
+};
+
+// 2.12: the oldest NCCL this library loads (ncclRedOpCreatePreMulSum and ncclSend/ncclRecv are older).
+inline constexpr std::string_view kRequiredSince = "2.12";
+
+inline constexpr std::array<NcclFunctionInfo, kNcclFunctionCount> kNcclFunctions = {{
+    {NcclFunction::kGetVersion, "ncclGetVersion", "2.12", true},
+    {NcclFunction::kGetUniqueId, "ncclGetUniqueId", "2.12", true},
+    {NcclFunction::kCommInitRank, "ncclCommInitRank", "2.12", true},
+    {NcclFunction::kCommInitRankConfig, "ncclCommInitRankConfig", "2.14", false},
+    {NcclFunction::kCommInitAll, "ncclCommInitAll", "2.12", true},
+    {NcclFunction::kCommSplit, "ncclCommSplit", "2.18", false},
+    {NcclFunction::kCommFinalize, "ncclCommFinalize", "2.14", false},
+    {NcclFunction::kCommDestroy, "ncclCommDestroy", "2.12", true},
+    {NcclFunction::kCommAbort, "ncclCommAbort", "2.12", true},
+    {NcclFunction::kCommGetAsyncError, "ncclCommGetAsyncError", "2.12", true},
+    {NcclFunction::kCommCount, "ncclCommCount", "2.12", true},
+    {NcclFunction::kCommCuDevice, "ncclCommCuDevice", "2.12", true},
+    {NcclFunction::kCommUserRank, "ncclCommUserRank", "2.12", true},
+    {NcclFunction::kGetErrorString, "ncclGetErrorString", "2.12", true},
+    {NcclFunction::kGetLastError, "ncclGetLastError", "2.13", false},
+    {NcclFunction::kAllReduce, "ncclAllReduce", "2.12", true},
+    {NcclFunction::kReduceScatter, "ncclReduceScatter", "2.12", true},
+    {NcclFunction::kAllGather, "ncclAllGather", "2.12", true},
+    {NcclFunction::kBroadcast, "ncclBroadcast", "2.12", true},
+    {NcclFunction::kReduce, "ncclReduce", "2.12", true},
+    {NcclFunction::kSend, "ncclSend", "2.12", true},
+    {NcclFunction::kRecv, "ncclRecv", "2.12", true},
+    {NcclFunction::kGroupStart, "ncclGroupStart", "2.12", true},
+    {NcclFunction::kGroupEnd, "ncclGroupEnd", "2.12", true},
+    {NcclFunction::kRedOpCreatePreMulSum, "ncclRedOpCreatePreMulSum", "2.12", true},
+    {NcclFunction::kRedOpDestroy, "ncclRedOpDestroy", "2.12", true},
+    {NcclFunction::kMemAlloc, "ncclMemAlloc", "2.19", false},
+    {NcclFunction::kMemFree, "ncclMemFree", "2.19", false},
+    {NcclFunction::kCommRegister, "ncclCommRegister", "2.19", false},
+    {NcclFunction::kCommDeregister, "ncclCommDeregister", "2.19", false},
+}};
+
+constexpr const NcclFunctionInfo& functionInfo(NcclFunction function) {
+  return kNcclFunctions[static_cast<std::size_t>(function)];
+}
+
+// The table is indexed by the enum: a row out of place would name another function.
+constexpr bool functionsInOrder() {
+  for (int i = 0; i < kNcclFunctionCount; ++i) {
+    if (static_cast<int>(kNcclFunctions[static_cast<std::size_t>(i)].function) != i) return false;
+  }
+  return true;
+}
+static_assert(functionsInOrder(), "kNcclFunctions must list the functions in NcclFunction order");
+
+}  // namespace peerreduce::nccl

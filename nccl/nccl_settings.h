@@ -1,0 +1,34 @@
+// The PEERREDUCE_NCCL_* settings (rows of lib/config/settings_registry.cc), read by the NCCL-compatible
+// library: the library to load once per process, the rest at each communicator's creation.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "nccl/take_policy.h"
+#include "peerreduce/status.h"
+#include "util/setting_spec.h"
+
+namespace peerreduce::nccl {
+
+struct NcclSettings {
+  TakeSettings take;
+  bool summary = false;                        // PEERREDUCE_NCCL_SUMMARY
+  std::optional<std::uint64_t> simulate_seed;  // PEERREDUCE_NCCL_SIMULATE: tests only
+
+  // Hash of what every rank must give alike (the take mode, the size limit, the simulator switch):
+  // communicators compare it at creation.
+  std::uint64_t agreedFingerprint() const;
+};
+
+// kInvalidArgument naming the variable for a malformed value. `getenv` null: the process environment.
+StatusOr<NcclSettings> readNcclSettings(const Getenv& getenv = nullptr);
+
+struct LibraryChoice {
+  std::string path;           // what to dlopen
+  bool from_setting = false;  // PEERREDUCE_NCCL_LIB gave it (else NCCL's soname)
+};
+StatusOr<LibraryChoice> readLibraryChoice(const Getenv& getenv = nullptr);
+
+}  // namespace peerreduce::nccl

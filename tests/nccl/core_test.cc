@@ -1,0 +1,225 @@
+// The NCCL-compatible library's pure parts: the take table row by row, NCCL's values in peerreduce's terms,
+// the counters' summary line and the PEERREDUCE_NCCL_* settings.
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <limits>
+#include <string>
+
+#include "nccl/call_counters.h"
+#include "nccl/nccl_settings.h"
+#include "nccl/nccl_values.h"
+#include "nccl/take_policy.h"
+#include "nccl/type_mapping.h"
+
+namespace peerreduce::nccl {
+namespace {
+
+constexpr int kFloat32 = static_cast<int>(NcclDataType::kFloat32);
+constexpr int kSum = static_cast<int>(NcclRedOp::kSum);
+
+CallShape shape(CallKind kind, std::size_t bytes, int dtype = kFloat32, int op = kSum) {
+  CallShape call;
+  call.kind = kind;
+  call.bytes = bytes;
+  call.dtype = dtype;
+  call.op = op;
+  return call;
+}
+
+TakeSettings mode(TakeMode take, std::uint64_t max_bytes = std::uint64_t{16} << 20) {
+  TakeSettings settings;
+  settings.mode = take;
+  settings.max_bytes = max_bytes;
+  return settings;
+}
+
+const auto kNeverRing = [](std::size_t) { return false; };
+
+// Each row of the table in take_policy.h, with the reason it gives.
+TEST(Core, TakeTableRows) {
+  struct Row {
+    const char* what;
+    TakeSettings settings;
+    bool has_communicator;
+    CallShape call;
+    bool take;
+    TakeReason reason;
+  };
+  const int avg = static_cast<int>(NcclRedOp::kAvg);
+  const int created_op = kNcclBuiltinOpCount + 3;
+  const int fp8 = static_cast<int>(NcclDataType::kFloat8e4m3);
+  const Row rows[] = {
+      {"mode none", mode(TakeMode::kNone), true, shape(CallKind::kAllReduce, 64), false, TakeReason::kModeNone},
+      {"no communicator", mode(TakeMode::kAll), false, shape(CallKind::kAllReduce, 64), false,
+       TakeReason::kNoCommunicator},
+      {"reduce", mode(TakeMode::kAll), true, shape(CallKind::kReduce, 64), false, TakeReason::kNotPeerreduceKind},
+      {"send", mode(TakeMode::kAll), true, shape(CallKind::kSend, 64), false, TakeReason::kNotPeerreduceKind},
+      {"recv", mode(TakeMode::kAll), true, shape(CallKind::kRecv, 64), false, TakeReason::kNotPeerreduceKind},
+      {"8-bit float", mode(TakeMode::kAll), true, shape(CallKind::kAllGather, 64, fp8), false, TakeReason::kDataType},
+      {"unknown type", mode(TakeMode::kAll), true, shape(CallKind::kBroadcast, 64, 12), false, TakeReason::kDataType},
+      {"avg", mode(TakeMode::kAll), true, shape(CallKind::kAllReduce, 64, kFloat32, avg), false, TakeReason::kAverage},
+      {"integer avg", mode(TakeMode::kAll), true,
+       shape(CallKind::kReduceScatter, 64, static_cast<int>(NcclDataType::kInt32), avg), false, TakeReason::kAverage},
+      {"created operator", mode(TakeMode::kAll), true, shape(CallKind::kAllReduce, 64, kFloat32, created_op), false,
+       TakeReason::kOtherOperator},
+      {"all takes a huge one", mode(TakeMode::kAll, 1), true, shape(CallKind::kAllReduce, 1 << 30), true,
+       TakeReason::kTakenAll},
+      {"auto: above the limit", mode(TakeMode::kAuto, 4096), true, shape(CallKind::kAllGather, 4097), false,
+       TakeReason::kTooLarge},
+      {"auto: at the limit", mode(TakeMode::kAuto, 4096), true, shape(CallKind::kAllGather, 4096), true,
+       TakeReason::kTaken},
+      {"auto: broadcast ignores the op", mode(TakeMode::kAuto), true, shape(CallKind::kBroadcast, 64, kFloat32, avg),
+       true, TakeReason::kTaken},
+      {"auto: overflowing size", mode(TakeMode::kAuto), true,
+       shape(CallKind::kAllReduce, std::numeric_limits<std::size_t>::max()), false, TakeReason::kTooLarge},
+  };
+  for (const Row& row : rows) {
+    SCOPED_TRACE(row.what);
+    const TakeDecision decision = decideTake(row.settings, row.has_communicator, row.call, kNeverRing);
+    EXPECT_EQ(decision.take, row.take);
+    EXPECT_EQ(decision.reason, row.reason) << takeReasonText(decision.reason);
+  }
+}
+
+TEST(Core, TakeTableSharedTypesAndOperators) {
+  for (int dtype = 0; dtype < kNcclDataTypeCount; ++dtype) {
+    for (int op = 0; op < kNcclBuiltinOpCount; ++op) {
+      const TakeDecision decision =
+          decideTake(mode(TakeMode::kAuto), true, shape(CallKind::kAllReduce, 1024, dtype, op), kNeverRing);
+      const bool shared_type =
+          dtype != static_cast<int>(NcclDataType::kFloat8e4m3) && dtype != static_cast<int>(NcclDataType::kFloat8e5m2);
+      const bool shared_op = op != static_cast<int>(NcclRedOp::kAvg);
+      EXPECT_EQ(decision.take, shared_type && shared_op) << ncclDataTypeName(dtype) << " " << ncclRedOpName(op);
+    }
+  }
+}
+
+// The selection is asked only in auto mode, for an allreduce every other row takes.
+TEST(Core, RingSelectionForwardsAutoAllreducesOnly) {
+  int asked = 0;
+  const auto ring = [&asked](std::size_t) {
+    ++asked;
+    return true;
+  };
+  TakeDecision decision = decideTake(mode(TakeMode::kAuto), true, shape(CallKind::kAllReduce, 1024), ring);
+  EXPECT_FALSE(decision.take);
+  EXPECT_EQ(decision.reason, TakeReason::kRingSelected);
+  EXPECT_EQ(asked, 1);
+  decision = decideTake(mode(TakeMode::kAll), true, shape(CallKind::kAllReduce, 1024), ring);
+  EXPECT_TRUE(decision.take);
+  decision = decideTake(mode(TakeMode::kAuto), true, shape(CallKind::kReduceScatter, 1024), ring);
+  EXPECT_TRUE(decision.take);
+  decision = decideTake(mode(TakeMode::kAuto, 16), true, shape(CallKind::kAllReduce, 1024), ring);
+  EXPECT_EQ(decision.reason, TakeReason::kTooLarge);
+  EXPECT_EQ(asked, 1);
+}
+
+TEST(Core, NcclValuesInPeerreduceTerms) {
+  EXPECT_EQ(peerreduceDataType(static_cast<int>(NcclDataType::kBfloat16)), DataType::kBFloat16);
+  EXPECT_EQ(peerreduceDataType(static_cast<int>(NcclDataType::kFloat32)), DataType::kFloat32);
+  EXPECT_EQ(peerreduceDataType(static_cast<int>(NcclDataType::kFloat8e5m2)), std::nullopt);
+  EXPECT_EQ(peerreduceDataType(-1), std::nullopt);
+  EXPECT_EQ(ncclDataTypeBytes(static_cast<int>(NcclDataType::kFloat8e4m3)), 1u);
+  EXPECT_EQ(ncclDataTypeBytes(static_cast<int>(NcclDataType::kInt64)), 8u);
+  EXPECT_EQ(ncclDataTypeBytes(99), 0u);
+  // NCCL numbers max before min; peerreduce the other way round.
+  EXPECT_EQ(peerreduceReduceOp(static_cast<int>(NcclRedOp::kMax)), ReduceOp::kMax);
+  EXPECT_EQ(peerreduceReduceOp(static_cast<int>(NcclRedOp::kMin)), ReduceOp::kMin);
+  EXPECT_EQ(peerreduceReduceOp(static_cast<int>(NcclRedOp::kAvg)), std::nullopt);
+  EXPECT_STREQ(ncclRedOpName(7), "created operator 7");
+  EXPECT_STREQ(ncclRedOpName(-2), "unknown operator -2");
+  EXPECT_EQ(toPrDataType(static_cast<int>(NcclDataType::kFloat16)), prFloat16);
+  EXPECT_EQ(toPrRedOp(static_cast<int>(NcclRedOp::kMin)), prMin);
+  EXPECT_EQ(toPrDataType(static_cast<int>(NcclDataType::kFloat8e4m3)), prNumDataTypes);
+}
+
+TEST(Core, PeerreduceErrorsBecomeNcclResults) {
+  EXPECT_EQ(ncclResultFor(ErrorCode::kOk), NcclResult::kSuccess);
+  EXPECT_EQ(ncclResultFor(ErrorCode::kInvalidArgument), NcclResult::kInvalidArgument);
+  EXPECT_EQ(ncclResultFor(ErrorCode::kMismatch), NcclResult::kInvalidUsage);
+  EXPECT_EQ(ncclResultFor(ErrorCode::kAborted), NcclResult::kInvalidUsage);
+  EXPECT_EQ(ncclResultFor(ErrorCode::kUnsupported), NcclResult::kInvalidUsage);
+  EXPECT_EQ(ncclResultFor(ErrorCode::kTimeout), NcclResult::kRemoteError);
+  EXPECT_EQ(ncclResultFor(ErrorCode::kPeerLost), NcclResult::kRemoteError);
+  EXPECT_EQ(ncclResultFor(ErrorCode::kOutOfMemory), NcclResult::kSystemError);
+  EXPECT_EQ(ncclResultFor(ErrorCode::kUnavailable), NcclResult::kSystemError);
+  EXPECT_EQ(ncclResultFor(ErrorCode::kInternal), NcclResult::kInternalError);
+}
+
+TEST(Core, CountersSummaryLine) {
+  CallCounters counters;
+  counters.count(CallKind::kAllReduce, true, 1024);
+  counters.count(CallKind::kAllReduce, true, 1024);
+  counters.count(CallKind::kAllReduce, false, 1 << 20);
+  counters.count(CallKind::kSend, false, 8);
+  EXPECT_EQ(describeCounters(counters, 1, 4, ""),
+            "rank 1 of 4: took 2 calls (2048 bytes), forwarded 2 calls (1048584 bytes); ncclAllReduce 2 taken / 1 "
+            "forwarded, ncclSend 0 taken / 1 forwarded");
+  EXPECT_EQ(
+      describeCounters(CallCounters{}, 0, 2, "PEERREDUCE_NCCL_TAKE=none"),
+      "rank 0 of 2: took 0 calls (0 bytes), forwarded 0 calls (0 bytes); nothing taken: PEERREDUCE_NCCL_TAKE=none");
+}
+
+TEST(Core, SettingsFromTheEnvironment) {
+  const auto env = [](const char* name) -> const char* {
+    const std::string n = name;
+    if (n == "PEERREDUCE_NCCL_TAKE") return "all";
+    if (n == "PEERREDUCE_NCCL_MAX_BYTES") return "64K";
+    if (n == "PEERREDUCE_NCCL_SUMMARY") return "on";
+    if (n == "PEERREDUCE_NCCL_SIMULATE") return "42";
+    if (n == "PEERREDUCE_NCCL_LIB") return "/opt/nccl/libnccl.so.2";
+    return nullptr;
+  };
+  auto settings = readNcclSettings(env);
+  ASSERT_TRUE(settings.isOk()) << settings.status().toString();
+  EXPECT_EQ(settings->take.mode, TakeMode::kAll);
+  EXPECT_EQ(settings->take.max_bytes, 65536u);
+  EXPECT_TRUE(settings->summary);
+  EXPECT_EQ(settings->simulate_seed, 42u);
+  auto library = readLibraryChoice(env);
+  ASSERT_TRUE(library.isOk());
+  EXPECT_EQ(library->path, "/opt/nccl/libnccl.so.2");
+  EXPECT_TRUE(library->from_setting);
+
+  const auto nothing = [](const char*) -> const char* { return nullptr; };
+  auto defaults = readNcclSettings(nothing);
+  ASSERT_TRUE(defaults.isOk());
+  EXPECT_EQ(defaults->take.mode, TakeMode::kAuto);
+  EXPECT_EQ(defaults->take.max_bytes, std::uint64_t{16} << 20);
+  EXPECT_FALSE(defaults->summary);
+  EXPECT_FALSE(defaults->simulate_seed.has_value());
+  EXPECT_EQ(readLibraryChoice(nothing)->path, "libnccl.so.2");
+  EXPECT_FALSE(readLibraryChoice(nothing)->from_setting);
+  // Every value ranks must agree on changes the fingerprint they compare; the summary switch does not.
+  NcclSettings other = *defaults;
+  other.take.mode = TakeMode::kNone;
+  EXPECT_NE(other.agreedFingerprint(), defaults->agreedFingerprint());
+  other = *defaults;
+  other.take.max_bytes = 1;
+  EXPECT_NE(other.agreedFingerprint(), defaults->agreedFingerprint());
+  other = *defaults;
+  other.simulate_seed = 0;
+  EXPECT_NE(other.agreedFingerprint(), defaults->agreedFingerprint());
+  other = *defaults;
+  other.summary = true;
+  EXPECT_EQ(other.agreedFingerprint(), defaults->agreedFingerprint());
+}
+
+TEST(Core, MalformedSettingsNameTheVariable) {
+  const auto bad_take = [](const char* name) -> const char* {
+    return std::string(name) == "PEERREDUCE_NCCL_TAKE" ? "sometimes" : nullptr;
+  };
+  auto settings = readNcclSettings(bad_take);
+  ASSERT_FALSE(settings.isOk());
+  EXPECT_EQ(settings.status().code(), ErrorCode::kInvalidArgument);
+  EXPECT_NE(settings.status().message().find("PEERREDUCE_NCCL_TAKE"), std::string::npos);
+  EXPECT_NE(settings.status().message().find("sometimes"), std::string::npos);
+  const auto bad_bytes = [](const char* name) -> const char* {
+    return std::string(name) == "PEERREDUCE_NCCL_MAX_BYTES" ? "lots" : nullptr;
+  };
+  EXPECT_NE(readNcclSettings(bad_bytes).status().message().find("PEERREDUCE_NCCL_MAX_BYTES"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace peerreduce::nccl

@@ -1,0 +1,155 @@
+// The calls peerreduce takes run on its side (here a simulated world) and give NCCL's results, checked
+// against a host reference; the calls it does not take reach the real NCCL, row by row of the take table.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <vector>
+
+#include "nccl_api_support.h"
+#include "scoped_env.h"
+
+namespace peerreduce::nccl::testing {
+namespace {
+
+using peerreduce::testing::ScopedEnv;
+
+constexpr int kRanks = 4;
+
+// Rank r's element i: small integers, so float sums and products are exact whatever the order.
+float input(int rank, std::size_t i) { return static_cast<float>((rank * 7 + static_cast<int>(i)) % 11) - 5.0f; }
+
+TEST(Api, TakenCollectivesGiveNcclResults) {
+  const ScopedEnv all("PEERREDUCE_NCCL_TAKE", "all");
+  auto comms = makeComms(kRanks);
+  ASSERT_FALSE(::testing::Test::HasFailure());
+  TestDouble::get().reset();
+  constexpr std::size_t kCount = 1000;  // not a multiple of the world size, nor of 16 bytes
+  std::vector<std::vector<float>> sum(kRanks), maxima(kRanks), minima(kRanks), in_place(kRanks);
+  std::vector<std::vector<std::int32_t>> product(kRanks);
+  std::vector<std::vector<float>> scattered(kRanks), gathered(kRanks), broadcast(kRanks);
+  onRanks(kRanks, [&](int rank) {
+    const auto r = static_cast<std::size_t>(rank);
+    ncclComm_t comm = comms[r];
+    std::vector<float> mine(kCount);
+    for (std::size_t i = 0; i < kCount; ++i) mine[i] = input(rank, i);
+    sum[r].assign(kCount, 0.0f);
+    maxima[r].assign(kCount, 0.0f);
+    minima[r].assign(kCount, 0.0f);
+    EXPECT_EQ(ncclAllReduce(mine.data(), sum[r].data(), kCount, ncclFloat32, ncclSum, comm, nullptr), ncclSuccess)
+        << ncclGetLastError(comm);
+    // NCCL numbers max before min; peerreduce the other way round: each must still mean itself.
+    EXPECT_EQ(ncclAllReduce(mine.data(), maxima[r].data(), kCount, ncclFloat32, ncclMax, comm, nullptr), ncclSuccess);
+    EXPECT_EQ(ncclAllReduce(mine.data(), minima[r].data(), kCount, ncclFloat32, ncclMin, comm, nullptr), ncclSuccess);
+    std::vector<std::int32_t> factors(kCount);
+    for (std::size_t i = 0; i < kCount; ++i) factors[i] = static_cast<std::int32_t>((i + r) % 3) + 1;
+    product[r].assign(kCount, 0);
+    EXPECT_EQ(ncclAllReduce(factors.data(), product[r].data(), kCount, ncclInt32, ncclProd, comm, nullptr),
+              ncclSuccess);
+    in_place[r] = mine;
+    EXPECT_EQ(ncclAllReduce(in_place[r].data(), in_place[r].data(), kCount, ncclFloat32, ncclSum, comm, nullptr),
+              ncclSuccess);
+    // Reduce-scatter: block b of every rank's input, summed, lands in rank b.
+    std::vector<float> blocks(kCount * kRanks);
+    for (std::size_t i = 0; i < blocks.size(); ++i) blocks[i] = input(rank, i);
+    scattered[r].assign(kCount, 0.0f);
+    EXPECT_EQ(ncclReduceScatter(blocks.data(), scattered[r].data(), kCount, ncclFloat32, ncclSum, comm, nullptr),
+              ncclSuccess);
+    gathered[r].assign(kCount * kRanks, 0.0f);
+    EXPECT_EQ(ncclAllGather(mine.data(), gathered[r].data(), kCount, ncclFloat32, comm, nullptr), ncclSuccess);
+    broadcast[r] = rank == 2 ? mine : std::vector<float>(kCount, 0.0f);
+    EXPECT_EQ(ncclBroadcast(broadcast[r].data(), broadcast[r].data(), kCount, ncclFloat32, 2, comm, nullptr),
+              ncclSuccess);
+  });
+  for (int rank = 0; rank < kRanks; ++rank) {
+    const auto r = static_cast<std::size_t>(rank);
+    for (std::size_t i = 0; i < kCount; ++i) {
+      float total = 0, high = input(0, i), low = input(0, i);
+      std::int32_t multiplied = 1;
+      for (int q = 0; q < kRanks; ++q) {
+        total += input(q, i);
+        high = std::max(high, input(q, i));
+        low = std::min(low, input(q, i));
+        multiplied *= static_cast<std::int32_t>((i + static_cast<std::size_t>(q)) % 3) + 1;
+      }
+      ASSERT_EQ(sum[r][i], total) << "rank " << rank << " element " << i;
+      ASSERT_EQ(in_place[r][i], total) << "rank " << rank << " element " << i;
+      ASSERT_EQ(maxima[r][i], high) << "rank " << rank << " element " << i;
+      ASSERT_EQ(minima[r][i], low) << "rank " << rank << " element " << i;
+      ASSERT_EQ(product[r][i], multiplied) << "rank " << rank << " element " << i;
+      float block_total = 0;
+      for (int q = 0; q < kRanks; ++q) block_total += input(q, r * kCount + i);
+      ASSERT_EQ(scattered[r][i], block_total) << "rank " << rank << " element " << i;
+      ASSERT_EQ(broadcast[r][i], input(2, i)) << "rank " << rank << " element " << i;
+      for (int q = 0; q < kRanks; ++q) {
+        ASSERT_EQ(gathered[r][static_cast<std::size_t>(q) * kCount + i], input(q, i))
+            << "rank " << rank << " block " << q << " element " << i;
+      }
+    }
+  }
+  // Nothing of it reached the real NCCL.
+  for (const char* function : {"ncclAllReduce", "ncclReduceScatter", "ncclAllGather", "ncclBroadcast"}) {
+    EXPECT_TRUE(TestDouble::get().callsOf(function).empty()) << function << " was forwarded";
+  }
+  destroyComms(comms);
+}
+
+// The take table, end to end: in auto mode (a 4 KiB limit) what is small and peerreduce's is taken, and
+// every other row reaches the real NCCL, on every rank.
+TEST(Api, AutoModeTakesOnlyWhatTheTableTakes) {
+  const ScopedEnv automatic("PEERREDUCE_NCCL_TAKE", "auto");
+  const ScopedEnv limit("PEERREDUCE_NCCL_MAX_BYTES", "4K");
+  auto comms = makeComms(kRanks);
+  ASSERT_FALSE(::testing::Test::HasFailure());
+  TestDouble& real = TestDouble::get();
+  real.reset();
+  std::vector<std::vector<float>> small(kRanks);
+  onRanks(kRanks, [&](int rank) {
+    const auto r = static_cast<std::size_t>(rank);
+    ncclComm_t comm = comms[r];
+    std::vector<float> mine(2048, 1.0f);
+    small[r].assign(256, 0.0f);
+    // 1 KiB allreduce: taken.
+    EXPECT_EQ(ncclAllReduce(mine.data(), small[r].data(), 256, ncclFloat32, ncclSum, comm, nullptr), ncclSuccess);
+    std::vector<float> out(2048 * kRanks, 0.0f);
+    // 8 KiB allreduce: larger than the limit.
+    EXPECT_EQ(ncclAllReduce(mine.data(), out.data(), 2048, ncclFloat32, ncclSum, comm, nullptr), ncclSuccess);
+    // avg: its NCCL meaning is not peerreduce's.
+    EXPECT_EQ(ncclAllReduce(mine.data(), out.data(), 16, ncclFloat32, ncclAvg, comm, nullptr), ncclSuccess);
+    // An all-gather's size is its whole output: 4 x 512 floats = 8 KiB.
+    EXPECT_EQ(ncclAllGather(mine.data(), out.data(), 512, ncclFloat32, comm, nullptr), ncclSuccess);
+    // 8-bit floats: peerreduce has none.
+    EXPECT_EQ(ncclReduceScatter(mine.data(), out.data(), 16, ncclFloat8e4m3, ncclSum, comm, nullptr), ncclSuccess);
+    // A created operator only NCCL knows.
+    float scalar = 2.0f;
+    ncclRedOp_t premul = ncclSum;
+    EXPECT_EQ(ncclRedOpCreatePreMulSum(&premul, &scalar, ncclFloat32, ncclScalarHostImmediate, comm), ncclSuccess);
+    EXPECT_EQ(ncclAllReduce(mine.data(), out.data(), 16, ncclFloat32, premul, comm, nullptr), ncclSuccess);
+    EXPECT_EQ(ncclRedOpDestroy(premul, comm), ncclSuccess);
+    // Collectives peerreduce does not have.
+    EXPECT_EQ(ncclReduce(mine.data(), out.data(), 16, ncclFloat32, ncclSum, 0, comm, nullptr), ncclSuccess);
+    EXPECT_EQ(ncclSend(mine.data(), 16, ncclFloat32, (rank + 1) % kRanks, comm, nullptr), ncclSuccess);
+    EXPECT_EQ(ncclRecv(out.data(), 16, ncclFloat32, (rank + kRanks - 1) % kRanks, comm, nullptr), ncclSuccess);
+    // A small broadcast: taken.
+    EXPECT_EQ(ncclBroadcast(mine.data(), out.data(), 64, ncclInt32, 1, comm, nullptr), ncclSuccess);
+  });
+  for (int rank = 0; rank < kRanks; ++rank) {
+    SCOPED_TRACE("rank " + std::to_string(rank));
+    const auto forwarded = real.callsOf("ncclAllReduce", rank);
+    ASSERT_EQ(forwarded.size(), 3u);
+    EXPECT_EQ(forwarded[0].args[2], 2048u);
+    EXPECT_EQ(forwarded[1].args[4], static_cast<std::uint64_t>(ncclAvg));
+    EXPECT_GE(forwarded[2].args[4], static_cast<std::uint64_t>(ncclNumOps));
+    EXPECT_EQ(real.callsOf("ncclAllGather", rank).size(), 1u);
+    EXPECT_EQ(real.callsOf("ncclReduceScatter", rank).size(), 1u);
+    EXPECT_EQ(real.callsOf("ncclReduce", rank).size(), 1u);
+    EXPECT_EQ(real.callsOf("ncclSend", rank).size(), 1u);
+    EXPECT_EQ(real.callsOf("ncclRecv", rank).size(), 1u);
+    EXPECT_TRUE(real.callsOf("ncclBroadcast", rank).empty());
+    EXPECT_EQ(small[static_cast<std::size_t>(rank)][0], static_cast<float>(kRanks)) << "the taken allreduce's result";
+  }
+  destroyComms(comms);
+}
+
+}  // namespace
+}  // namespace peerreduce::nccl::testing
