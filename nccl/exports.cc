@@ -5,6 +5,8 @@
 #include <nccl.h>
 
 #include <new>
+#include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "nccl/dispatcher.h"
@@ -24,15 +26,46 @@ peerreduce::nccl::Dispatcher& dispatcher() {
 ncclResult_t resultOf(int result) { return static_cast<ncclResult_t>(result); }
 ncclComm_t commOf(void* comm) { return static_cast<ncclComm_t>(comm); }
 
+// Calls from inside the real NCCL (loaded_nccl.h, RealCallScope): the real library may call its own
+// exported functions, which with this library preloaded resolve to ours; such a call goes straight to
+// the real function, untouched (its handles are the real NCCL's, which the dispatcher does not know).
+template <typename Function, typename... Args>
+auto callReal(peerreduce::nccl::NcclFunction function, Args... args) {
+  using Result = decltype(std::declval<Function*>()(args...));
+  void* symbol = peerreduce::nccl::loadedRealSymbol(function);
+  if (symbol == nullptr) {
+    if constexpr (std::is_same_v<Result, ncclResult_t>) {
+      return ncclInternalError;  // cannot happen: a call from inside the real NCCL means it is loaded
+    } else {
+      return static_cast<Result>("peerreduce: the real NCCL is not loaded");
+    }
+  }
+  return reinterpret_cast<Function*>(symbol)(args...);
+}
+
 }  // namespace
+
+// At the top of every exported function: from inside the real NCCL, the real function.
+#define PR_NCCL_ENTRY(name, ...)                                                                   \
+  if (peerreduce::nccl::insideRealCall()) {                                                        \
+    return callReal<decltype(nccl##name)>(peerreduce::nccl::NcclFunction::k##name, ##__VA_ARGS__); \
+  }                                                                                                \
+  static_assert(true)
 
 extern "C" {
 
-ncclResult_t ncclGetVersion(int* version) { return resultOf(dispatcher().getVersion(version)); }
+ncclResult_t ncclGetVersion(int* version) {
+  PR_NCCL_ENTRY(GetVersion, version);
+  return resultOf(dispatcher().getVersion(version));
+}
 
-ncclResult_t ncclGetUniqueId(ncclUniqueId* uniqueId) { return resultOf(dispatcher().getUniqueId(uniqueId)); }
+ncclResult_t ncclGetUniqueId(ncclUniqueId* uniqueId) {
+  PR_NCCL_ENTRY(GetUniqueId, uniqueId);
+  return resultOf(dispatcher().getUniqueId(uniqueId));
+}
 
 ncclResult_t ncclCommInitRank(ncclComm_t* comm, int nranks, ncclUniqueId commId, int rank) {
+  PR_NCCL_ENTRY(CommInitRank, comm, nranks, commId, rank);
   void* made = nullptr;
   const int result = dispatcher().commInitRank(comm != nullptr ? &made : nullptr, nranks, &commId, rank);
   if (comm != nullptr) *comm = commOf(made);
@@ -40,6 +73,7 @@ ncclResult_t ncclCommInitRank(ncclComm_t* comm, int nranks, ncclUniqueId commId,
 }
 
 ncclResult_t ncclCommInitRankConfig(ncclComm_t* comm, int nranks, ncclUniqueId commId, int rank, ncclConfig_t* config) {
+  PR_NCCL_ENTRY(CommInitRankConfig, comm, nranks, commId, rank, config);
   void* made = nullptr;
   const int result = dispatcher().commInitRankConfig(comm != nullptr ? &made : nullptr, nranks, &commId, rank, config);
   if (comm != nullptr) *comm = commOf(made);
@@ -47,6 +81,7 @@ ncclResult_t ncclCommInitRankConfig(ncclComm_t* comm, int nranks, ncclUniqueId c
 }
 
 ncclResult_t ncclCommInitAll(ncclComm_t* comm, int ndev, const int* devlist) {
+  PR_NCCL_ENTRY(CommInitAll, comm, ndev, devlist);
   return resultOf(peerreduce::nccl::guarded("ncclCommInitAll", [&] {
     std::vector<void*> made(ndev > 0 ? static_cast<std::size_t>(ndev) : 0, nullptr);
     const int result = dispatcher().commInitAll(comm != nullptr ? made.data() : nullptr, ndev, devlist);
@@ -58,74 +93,110 @@ ncclResult_t ncclCommInitAll(ncclComm_t* comm, int ndev, const int* devlist) {
 }
 
 ncclResult_t ncclCommSplit(ncclComm_t comm, int color, int key, ncclComm_t* newcomm, ncclConfig_t* config) {
+  PR_NCCL_ENTRY(CommSplit, comm, color, key, newcomm, config);
   void* made = nullptr;
   const int result = dispatcher().commSplit(comm, color, key, newcomm != nullptr ? &made : nullptr, config);
   if (newcomm != nullptr) *newcomm = commOf(made);
   return resultOf(result);
 }
 
-ncclResult_t ncclCommFinalize(ncclComm_t comm) { return resultOf(dispatcher().commFinalize(comm)); }
-ncclResult_t ncclCommDestroy(ncclComm_t comm) { return resultOf(dispatcher().commDestroy(comm)); }
-ncclResult_t ncclCommAbort(ncclComm_t comm) { return resultOf(dispatcher().commAbort(comm)); }
+ncclResult_t ncclCommFinalize(ncclComm_t comm) {
+  PR_NCCL_ENTRY(CommFinalize, comm);
+  return resultOf(dispatcher().commFinalize(comm));
+}
+ncclResult_t ncclCommDestroy(ncclComm_t comm) {
+  PR_NCCL_ENTRY(CommDestroy, comm);
+  return resultOf(dispatcher().commDestroy(comm));
+}
+ncclResult_t ncclCommAbort(ncclComm_t comm) {
+  PR_NCCL_ENTRY(CommAbort, comm);
+  return resultOf(dispatcher().commAbort(comm));
+}
 
 ncclResult_t ncclCommGetAsyncError(ncclComm_t comm, ncclResult_t* asyncError) {
+  PR_NCCL_ENTRY(CommGetAsyncError, comm, asyncError);
   int state = ncclSuccess;
   const int result = dispatcher().commGetAsyncError(comm, asyncError != nullptr ? &state : nullptr);
   if (asyncError != nullptr && result == ncclSuccess) *asyncError = resultOf(state);
   return resultOf(result);
 }
 
-ncclResult_t ncclCommCount(const ncclComm_t comm, int* count) { return resultOf(dispatcher().commCount(comm, count)); }
+ncclResult_t ncclCommCount(const ncclComm_t comm, int* count) {
+  PR_NCCL_ENTRY(CommCount, comm, count);
+  return resultOf(dispatcher().commCount(comm, count));
+}
 ncclResult_t ncclCommCuDevice(const ncclComm_t comm, int* device) {
+  PR_NCCL_ENTRY(CommCuDevice, comm, device);
   return resultOf(dispatcher().commCuDevice(comm, device));
 }
 ncclResult_t ncclCommUserRank(const ncclComm_t comm, int* rank) {
+  PR_NCCL_ENTRY(CommUserRank, comm, rank);
   return resultOf(dispatcher().commUserRank(comm, rank));
 }
 
-const char* ncclGetErrorString(ncclResult_t result) { return dispatcher().getErrorString(result); }
-const char* ncclGetLastError(ncclComm_t comm) { return dispatcher().getLastError(comm); }
+const char* ncclGetErrorString(ncclResult_t result) {
+  PR_NCCL_ENTRY(GetErrorString, result);
+  return dispatcher().getErrorString(result);
+}
+const char* ncclGetLastError(ncclComm_t comm) {
+  PR_NCCL_ENTRY(GetLastError, comm);
+  return dispatcher().getLastError(comm);
+}
 
 ncclResult_t ncclAllReduce(const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t datatype, ncclRedOp_t op,
                            ncclComm_t comm, cudaStream_t stream) {
+  PR_NCCL_ENTRY(AllReduce, sendbuff, recvbuff, count, datatype, op, comm, stream);
   return resultOf(dispatcher().allReduce(sendbuff, recvbuff, count, datatype, op, comm, stream));
 }
 
 ncclResult_t ncclReduceScatter(const void* sendbuff, void* recvbuff, size_t recvcount, ncclDataType_t datatype,
                                ncclRedOp_t op, ncclComm_t comm, cudaStream_t stream) {
+  PR_NCCL_ENTRY(ReduceScatter, sendbuff, recvbuff, recvcount, datatype, op, comm, stream);
   return resultOf(dispatcher().reduceScatter(sendbuff, recvbuff, recvcount, datatype, op, comm, stream));
 }
 
 ncclResult_t ncclAllGather(const void* sendbuff, void* recvbuff, size_t sendcount, ncclDataType_t datatype,
                            ncclComm_t comm, cudaStream_t stream) {
+  PR_NCCL_ENTRY(AllGather, sendbuff, recvbuff, sendcount, datatype, comm, stream);
   return resultOf(dispatcher().allGather(sendbuff, recvbuff, sendcount, datatype, comm, stream));
 }
 
 ncclResult_t ncclBroadcast(const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t datatype, int root,
                            ncclComm_t comm, cudaStream_t stream) {
+  PR_NCCL_ENTRY(Broadcast, sendbuff, recvbuff, count, datatype, root, comm, stream);
   return resultOf(dispatcher().broadcast(sendbuff, recvbuff, count, datatype, root, comm, stream));
 }
 
 ncclResult_t ncclReduce(const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t datatype, ncclRedOp_t op,
                         int root, ncclComm_t comm, cudaStream_t stream) {
+  PR_NCCL_ENTRY(Reduce, sendbuff, recvbuff, count, datatype, op, root, comm, stream);
   return resultOf(dispatcher().reduce(sendbuff, recvbuff, count, datatype, op, root, comm, stream));
 }
 
 ncclResult_t ncclSend(const void* sendbuff, size_t count, ncclDataType_t datatype, int peer, ncclComm_t comm,
                       cudaStream_t stream) {
+  PR_NCCL_ENTRY(Send, sendbuff, count, datatype, peer, comm, stream);
   return resultOf(dispatcher().send(sendbuff, count, datatype, peer, comm, stream));
 }
 
 ncclResult_t ncclRecv(void* recvbuff, size_t count, ncclDataType_t datatype, int peer, ncclComm_t comm,
                       cudaStream_t stream) {
+  PR_NCCL_ENTRY(Recv, recvbuff, count, datatype, peer, comm, stream);
   return resultOf(dispatcher().recv(recvbuff, count, datatype, peer, comm, stream));
 }
 
-ncclResult_t ncclGroupStart() { return resultOf(dispatcher().groupStart()); }
-ncclResult_t ncclGroupEnd() { return resultOf(dispatcher().groupEnd()); }
+ncclResult_t ncclGroupStart() {
+  PR_NCCL_ENTRY(GroupStart);
+  return resultOf(dispatcher().groupStart());
+}
+ncclResult_t ncclGroupEnd() {
+  PR_NCCL_ENTRY(GroupEnd);
+  return resultOf(dispatcher().groupEnd());
+}
 
 ncclResult_t ncclRedOpCreatePreMulSum(ncclRedOp_t* op, void* scalar, ncclDataType_t datatype,
                                       ncclScalarResidence_t residence, ncclComm_t comm) {
+  PR_NCCL_ENTRY(RedOpCreatePreMulSum, op, scalar, datatype, residence, comm);
   int made = ncclSum;
   const int result =
       dispatcher().redOpCreatePreMulSum(op != nullptr ? &made : nullptr, scalar, datatype, residence, comm);
@@ -133,15 +204,26 @@ ncclResult_t ncclRedOpCreatePreMulSum(ncclRedOp_t* op, void* scalar, ncclDataTyp
   return resultOf(result);
 }
 
-ncclResult_t ncclRedOpDestroy(ncclRedOp_t op, ncclComm_t comm) { return resultOf(dispatcher().redOpDestroy(op, comm)); }
+ncclResult_t ncclRedOpDestroy(ncclRedOp_t op, ncclComm_t comm) {
+  PR_NCCL_ENTRY(RedOpDestroy, op, comm);
+  return resultOf(dispatcher().redOpDestroy(op, comm));
+}
 
-ncclResult_t ncclMemAlloc(void** ptr, size_t size) { return resultOf(dispatcher().memAlloc(ptr, size)); }
-ncclResult_t ncclMemFree(void* ptr) { return resultOf(dispatcher().memFree(ptr)); }
+ncclResult_t ncclMemAlloc(void** ptr, size_t size) {
+  PR_NCCL_ENTRY(MemAlloc, ptr, size);
+  return resultOf(dispatcher().memAlloc(ptr, size));
+}
+ncclResult_t ncclMemFree(void* ptr) {
+  PR_NCCL_ENTRY(MemFree, ptr);
+  return resultOf(dispatcher().memFree(ptr));
+}
 
 ncclResult_t ncclCommRegister(const ncclComm_t comm, void* buff, size_t size, void** handle) {
+  PR_NCCL_ENTRY(CommRegister, comm, buff, size, handle);
   return resultOf(dispatcher().commRegister(comm, buff, size, handle));
 }
 ncclResult_t ncclCommDeregister(const ncclComm_t comm, void* handle) {
+  PR_NCCL_ENTRY(CommDeregister, comm, handle);
   return resultOf(dispatcher().commDeregister(comm, handle));
 }
 

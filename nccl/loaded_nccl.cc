@@ -2,6 +2,7 @@
 
 #include <nccl.h>
 
+#include <atomic>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -44,6 +45,8 @@ static_assert(static_cast<int>(NcclRedOp::kAvg) == ncclAvg);
 static_assert(kNcclBuiltinOpCount == ncclNumOps);
 static_assert(kNcclUniqueIdBytes == sizeof(ncclUniqueId));
 
+thread_local int t_inside_real = 0;
+
 // A loaded symbol as the exact type of the NCCL function it is (POSIX guarantees the conversion).
 template <typename Function>
 Function* as(void* symbol) {
@@ -76,8 +79,12 @@ class LoadedNccl final : public RealNccl {
   bool has(NcclFunction function) const override { return at(function) != nullptr; }
   const char* describe() const override { return description_.c_str(); }
 
-  int getVersion(int* version) override { return as<decltype(ncclGetVersion)>(at(NcclFunction::kGetVersion))(version); }
+  int getVersion(int* version) override {
+    const RealCallScope inside_real;
+    return as<decltype(ncclGetVersion)>(at(NcclFunction::kGetVersion))(version);
+  }
   int getUniqueId(void* unique_id) override {
+    const RealCallScope inside_real;
     // NULL goes through, for the real library to refuse.
     ncclUniqueId id{};
     const ncclResult_t result =
@@ -86,6 +93,7 @@ class LoadedNccl final : public RealNccl {
     return result;
   }
   int commInitRank(void** comm, int nranks, const void* unique_id, int rank) override {
+    const RealCallScope inside_real;
     ncclComm_t made = nullptr;
     const ncclResult_t result =
         as<decltype(ncclCommInitRank)>(at(NcclFunction::kCommInitRank))(&made, nranks, uniqueIdFrom(unique_id), rank);
@@ -93,6 +101,7 @@ class LoadedNccl final : public RealNccl {
     return result;
   }
   int commInitRankConfig(void** comm, int nranks, const void* unique_id, int rank, void* config) override {
+    const RealCallScope inside_real;
     ncclComm_t made = nullptr;
     const ncclResult_t result = as<decltype(ncclCommInitRankConfig)>(at(NcclFunction::kCommInitRankConfig))(
         &made, nranks, uniqueIdFrom(unique_id), rank, static_cast<ncclConfig_t*>(config));
@@ -100,6 +109,7 @@ class LoadedNccl final : public RealNccl {
     return result;
   }
   int commInitAll(void** comms, int ndev, const int* devlist) override {
+    const RealCallScope inside_real;
     if (ndev <= 0) {
       return as<decltype(ncclCommInitAll)>(at(NcclFunction::kCommInitAll))(nullptr, ndev, devlist);
     }
@@ -110,6 +120,7 @@ class LoadedNccl final : public RealNccl {
     return result;
   }
   int commSplit(void* comm, int color, int key, void** newcomm, void* config) override {
+    const RealCallScope inside_real;
     ncclComm_t made = nullptr;
     const ncclResult_t result = as<decltype(ncclCommSplit)>(at(NcclFunction::kCommSplit))(
         commOf(comm), color, key, &made, static_cast<ncclConfig_t*>(config));
@@ -117,13 +128,19 @@ class LoadedNccl final : public RealNccl {
     return result;
   }
   int commFinalize(void* comm) override {
+    const RealCallScope inside_real;
     return as<decltype(ncclCommFinalize)>(at(NcclFunction::kCommFinalize))(commOf(comm));
   }
   int commDestroy(void* comm) override {
+    const RealCallScope inside_real;
     return as<decltype(ncclCommDestroy)>(at(NcclFunction::kCommDestroy))(commOf(comm));
   }
-  int commAbort(void* comm) override { return as<decltype(ncclCommAbort)>(at(NcclFunction::kCommAbort))(commOf(comm)); }
+  int commAbort(void* comm) override {
+    const RealCallScope inside_real;
+    return as<decltype(ncclCommAbort)>(at(NcclFunction::kCommAbort))(commOf(comm));
+  }
   int commGetAsyncError(void* comm, int* async_error) override {
+    const RealCallScope inside_real;
     ncclResult_t state = ncclSuccess;
     const ncclResult_t result =
         as<decltype(ncclCommGetAsyncError)>(at(NcclFunction::kCommGetAsyncError))(commOf(comm), &state);
@@ -131,54 +148,73 @@ class LoadedNccl final : public RealNccl {
     return result;
   }
   int commCount(void* comm, int* count) override {
+    const RealCallScope inside_real;
     return as<decltype(ncclCommCount)>(at(NcclFunction::kCommCount))(commOf(comm), count);
   }
   int commCuDevice(void* comm, int* device) override {
+    const RealCallScope inside_real;
     return as<decltype(ncclCommCuDevice)>(at(NcclFunction::kCommCuDevice))(commOf(comm), device);
   }
   int commUserRank(void* comm, int* rank) override {
+    const RealCallScope inside_real;
     return as<decltype(ncclCommUserRank)>(at(NcclFunction::kCommUserRank))(commOf(comm), rank);
   }
   const char* getErrorString(int result) override {
+    const RealCallScope inside_real;
     return as<decltype(ncclGetErrorString)>(at(NcclFunction::kGetErrorString))(static_cast<ncclResult_t>(result));
   }
   const char* getLastError(void* comm) override {
+    const RealCallScope inside_real;
     return as<decltype(ncclGetLastError)>(at(NcclFunction::kGetLastError))(commOf(comm));
   }
   int allReduce(const void* send, void* recv, std::size_t count, int dtype, int op, void* comm, void* stream) override {
+    const RealCallScope inside_real;
     return as<decltype(ncclAllReduce)>(at(NcclFunction::kAllReduce))(send, recv, count, typeOf(dtype), opOf(op),
                                                                      commOf(comm), streamOf(stream));
   }
   int reduceScatter(const void* send, void* recv, std::size_t recvcount, int dtype, int op, void* comm,
                     void* stream) override {
+    const RealCallScope inside_real;
     return as<decltype(ncclReduceScatter)>(at(NcclFunction::kReduceScatter))(send, recv, recvcount, typeOf(dtype),
                                                                              opOf(op), commOf(comm), streamOf(stream));
   }
   int allGather(const void* send, void* recv, std::size_t sendcount, int dtype, void* comm, void* stream) override {
+    const RealCallScope inside_real;
     return as<decltype(ncclAllGather)>(at(NcclFunction::kAllGather))(send, recv, sendcount, typeOf(dtype), commOf(comm),
                                                                      streamOf(stream));
   }
   int broadcast(const void* send, void* recv, std::size_t count, int dtype, int root, void* comm,
                 void* stream) override {
+    const RealCallScope inside_real;
     return as<decltype(ncclBroadcast)>(at(NcclFunction::kBroadcast))(send, recv, count, typeOf(dtype), root,
                                                                      commOf(comm), streamOf(stream));
   }
   int reduce(const void* send, void* recv, std::size_t count, int dtype, int op, int root, void* comm,
              void* stream) override {
+    const RealCallScope inside_real;
     return as<decltype(ncclReduce)>(at(NcclFunction::kReduce))(send, recv, count, typeOf(dtype), opOf(op), root,
                                                                commOf(comm), streamOf(stream));
   }
   int send(const void* send, std::size_t count, int dtype, int peer, void* comm, void* stream) override {
+    const RealCallScope inside_real;
     return as<decltype(ncclSend)>(at(NcclFunction::kSend))(send, count, typeOf(dtype), peer, commOf(comm),
                                                            streamOf(stream));
   }
   int recv(void* recv, std::size_t count, int dtype, int peer, void* comm, void* stream) override {
+    const RealCallScope inside_real;
     return as<decltype(ncclRecv)>(at(NcclFunction::kRecv))(recv, count, typeOf(dtype), peer, commOf(comm),
                                                            streamOf(stream));
   }
-  int groupStart() override { return as<decltype(ncclGroupStart)>(at(NcclFunction::kGroupStart))(); }
-  int groupEnd() override { return as<decltype(ncclGroupEnd)>(at(NcclFunction::kGroupEnd))(); }
+  int groupStart() override {
+    const RealCallScope inside_real;
+    return as<decltype(ncclGroupStart)>(at(NcclFunction::kGroupStart))();
+  }
+  int groupEnd() override {
+    const RealCallScope inside_real;
+    return as<decltype(ncclGroupEnd)>(at(NcclFunction::kGroupEnd))();
+  }
   int redOpCreatePreMulSum(int* op, void* scalar, int dtype, int residence, void* comm) override {
+    const RealCallScope inside_real;
     ncclRedOp_t made = ncclSum;
     const ncclResult_t result = as<decltype(ncclRedOpCreatePreMulSum)>(at(NcclFunction::kRedOpCreatePreMulSum))(
         op != nullptr ? &made : nullptr, scalar, typeOf(dtype), static_cast<ncclScalarResidence_t>(residence),
@@ -187,21 +223,31 @@ class LoadedNccl final : public RealNccl {
     return result;
   }
   int redOpDestroy(int op, void* comm) override {
+    const RealCallScope inside_real;
     return as<decltype(ncclRedOpDestroy)>(at(NcclFunction::kRedOpDestroy))(opOf(op), commOf(comm));
   }
   int memAlloc(void** ptr, std::size_t size) override {
+    const RealCallScope inside_real;
     return as<decltype(ncclMemAlloc)>(at(NcclFunction::kMemAlloc))(ptr, size);
   }
-  int memFree(void* ptr) override { return as<decltype(ncclMemFree)>(at(NcclFunction::kMemFree))(ptr); }
+  int memFree(void* ptr) override {
+    const RealCallScope inside_real;
+    return as<decltype(ncclMemFree)>(at(NcclFunction::kMemFree))(ptr);
+  }
   int commRegister(void* comm, void* buffer, std::size_t size, void** handle) override {
+    const RealCallScope inside_real;
     return as<decltype(ncclCommRegister)>(at(NcclFunction::kCommRegister))(commOf(comm), buffer, size, handle);
   }
   int commDeregister(void* comm, void* handle) override {
+    const RealCallScope inside_real;
     return as<decltype(ncclCommDeregister)>(at(NcclFunction::kCommDeregister))(commOf(comm), handle);
   }
 
  private:
   void* at(NcclFunction function) const { return library_.symbols[static_cast<std::size_t>(function)]; }
+
+ public:
+  void* symbol(NcclFunction function) const { return at(function); }
 
   LoadedLibrary library_;
   std::string description_;
@@ -212,15 +258,33 @@ void ownAddress() {}
 
 }  // namespace
 
+namespace {
+
+// Set once the library is loaded, read by loadedRealSymbol without loading it.
+std::atomic<const LoadedNccl*> g_loaded{nullptr};
+
+}  // namespace
+
 StatusOr<RealNccl*> loadedRealNccl() {
   static const StatusOr<RealNccl*> loaded = []() -> StatusOr<RealNccl*> {
     PR_ASSIGN_OR_RETURN(const LibraryChoice choice, readLibraryChoice());
     PR_ASSIGN_OR_RETURN(LoadedLibrary library,
                         loadNcclLibrary(choice.path, choice.from_setting, reinterpret_cast<const void*>(&ownAddress)));
     // Never deleted: see the header.
-    return static_cast<RealNccl*>(new LoadedNccl(std::move(library)));
+    auto* made = new LoadedNccl(std::move(library));
+    g_loaded.store(made, std::memory_order_release);
+    return static_cast<RealNccl*>(made);
   }();
   return loaded;
+}
+
+RealCallScope::RealCallScope() { ++t_inside_real; }
+RealCallScope::~RealCallScope() { --t_inside_real; }
+bool insideRealCall() { return t_inside_real > 0; }
+
+void* loadedRealSymbol(NcclFunction function) {
+  const LoadedNccl* loaded = g_loaded.load(std::memory_order_acquire);
+  return loaded == nullptr ? nullptr : loaded->symbol(function);
 }
 
 }  // namespace peerreduce::nccl
