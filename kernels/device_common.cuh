@@ -18,6 +18,13 @@ constexpr std::int32_t kOpAvg = 4;                // ReduceOp::kAvg
 
 __device__ bool aligned(const void* p) { return (reinterpret_cast<std::uintptr_t>(p) % kVectorBytes) == 0; }
 
+// avg's share of one reduction of this launch (reduce_ops.h): `finalize` for a chunk's final reduction
+// (an integer avg divides there), `from_send` marking the sources read from a send buffer (a floating avg
+// premultiplies them). Nothing for the other ops.
+__device__ kernels::AvgStep avgStep(const LaunchArgs& a, bool finalize, const std::uint8_t* from_send) {
+  return kernels::AvgStep{a.op == kOpAvg, a.world_size, finalize, from_send};
+}
+
 // The first thing every kernel does: wait until the previous kernel on the stream has finished and its
 // writes are visible (it may still have been running when this one was scheduled: programmatic
 // dependent launch), then let the next kernel be scheduled behind this one.

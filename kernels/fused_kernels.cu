@@ -1,7 +1,8 @@
 // Fused kernels: the one-shot and two-shot programs written out, for the ranks whose program is
 // exactly that shape (the host checks it step by step: lib/gpu/fused_shape.h). They do what the plan
-// interpreter does for those programs, step for step (the same copies, the same signals on the same
-// per-block counters, the same waits, the same reductions in rank order), without reading step
+// interpreter does for those programs, step for step (the same copies, avg's premultiplied copies of the
+// send buffer included, the same signals on the same per-block counters, the same waits, the same
+// reductions in rank order), without reading step
 // descriptors or source tables from memory, so GPU results stay bit-identical to the simulator's and
 // fused and interpreted operations can follow one another on one communicator.
 #include "device_plan.h"
@@ -50,6 +51,15 @@ __device__ unsigned char* scratchOf(const LaunchArgs& a, int rank, int slot) {
 __device__ const unsigned char* inputOf(const LaunchArgs& a) { return static_cast<const unsigned char*>(a.send); }
 __device__ unsigned char* outputOf(const LaunchArgs& a) { return static_cast<unsigned char*>(a.recv); }
 
+// Block slice `s` of the send buffer's chunk at `input_chunk` into `dst_chunk` (scratch: the chunk's start):
+// the plan's copy of kInput, premultiplied under a floating avg (copyFromSend) as the interpreter does it.
+template <typename T>
+__device__ void publishSlice(const LaunchArgs& a, unsigned char* dst_chunk, const unsigned char* input_chunk,
+                             const BlockSlice& s) {
+  copyFromSend<T>(a, reinterpret_cast<T*>(dst_chunk + s.lo * sizeof(T)),
+                  reinterpret_cast<const T*>(input_chunk + s.lo * sizeof(T)), s.hi - s.lo);
+}
+
 // Signals `flag` to every peer in rank order; the first signal fences this block's data accesses.
 __device__ void signalEveryPeer(const LaunchArgs& a, int flag) {
   bool fence = true;
@@ -83,8 +93,9 @@ __device__ void reduceAcrossRanks(const LaunchArgs& a, int chunk, int slot, unsi
   }
   __syncthreads();
   if (s.hi == s.lo) return;
+  // Published inputs were premultiplied when published (copyFromSend): no source here is a send buffer.
   reduceSlice<T, Op>(reinterpret_cast<T*>(dst_chunk_base + s.lo * sizeof(T)), sources, a.world_size, s.hi - s.lo,
-                     a.op == kOpAvg, a.world_size);
+                     avgStep(a, true, nullptr));
 }
 
 // One-shot: publish the input in scratch slot 0, signal every peer, wait for every peer, reduce all
@@ -94,10 +105,7 @@ __global__ void __launch_bounds__(kPlanKernelThreads) oneShotKernel(LaunchArgs a
   enterKernel();
   if (!passEntryFence(a, a.peers->counters[a.rank])) return;
   const BlockSlice s = sliceOf<T>(a, 0);
-  if (s.hi > s.lo) {
-    copySlice(scratchOf(a, a.rank, 0) + s.lo * sizeof(T), inputOf(a) + (s.begin + s.lo) * sizeof(T),
-              (s.hi - s.lo) * sizeof(T));
-  }
+  if (s.hi > s.lo) publishSlice<T>(a, scratchOf(a, a.rank, 0), inputOf(a) + s.begin * sizeof(T), s);
   signalEveryPeer(a, a.ready_flag);
   if (!waitForEveryPeer(a, a.ready_flag, a.ready_wait_step)) return;
   reduceAcrossRanks<T, Op>(a, 0, 0, outputOf(a) + s.begin * sizeof(T));
@@ -114,10 +122,7 @@ __global__ void __launch_bounds__(kPlanKernelThreads) twoShotKernel(LaunchArgs a
   const int n = a.world_size;
   for (int c = 0; c < n; ++c) {
     const BlockSlice s = sliceOf<T>(a, c);
-    if (s.hi > s.lo) {
-      copySlice(scratchOf(a, a.rank, c) + s.lo * sizeof(T), inputOf(a) + (s.begin + s.lo) * sizeof(T),
-                (s.hi - s.lo) * sizeof(T));
-    }
+    if (s.hi > s.lo) publishSlice<T>(a, scratchOf(a, a.rank, c), inputOf(a) + s.begin * sizeof(T), s);
   }
   signalEveryPeer(a, a.ready_flag);
   if (!waitForEveryPeer(a, a.ready_flag, a.ready_wait_step)) return;
@@ -138,7 +143,9 @@ __global__ void __launch_bounds__(kPlanKernelThreads) twoShotKernel(LaunchArgs a
 // (posted over the link) instead of a read of it (a round trip per load), for large operations.
 // Scratch slot q of rank r first holds rank q's input for chunk r (the reduce reads it locally), then,
 // once r has consumed it, chunk q's result from its owner q (the gather copies it locally). The fold
-// is the plan's, in rank order, so the bits are the plan's. Slots 0..n-1 only: within the plan's.
+// is the plan's, in rank order, so the bits are the plan's: under a floating avg the scattered input is
+// premultiplied as the plan's published copy is, and so is r's own term, read from its send buffer.
+// Slots 0..n-1 only: within the plan's.
 //
 // Signals go on kPushFlag, a counter no plan uses, four per operation from each peer's block b:
 // entered (its memory is free: its entry fence passed, its earlier operations are over), ready (its
@@ -178,7 +185,7 @@ __global__ void __launch_bounds__(kPlanKernelThreads) pushTwoShotKernel(LaunchAr
     const int c = (r + k) % n;
     if (!waitForPush(a, c, 1, kFenceStep)) return;
     const BlockSlice s = capacitySliceOf<T>(a, c);
-    copyChunkSlice<T>(scratchOf(a, c, r), inputOf(a) + s.begin * sizeof(T), s);
+    if (s.hi > s.lo) publishSlice<T>(a, scratchOf(a, c, r), inputOf(a) + s.begin * sizeof(T), s);
   }
   signalEveryPeer(a, kPushFlag);  // ready: fenced, so my writes are visible before it
   // Reduce my chunk, in rank order, from my input and my slots (all local reads).
@@ -189,15 +196,17 @@ __global__ void __launch_bounds__(kPlanKernelThreads) pushTwoShotKernel(LaunchAr
   const BlockSlice mine = capacitySliceOf<T>(a, r);
   {
     __shared__ T* sources[kMaxRanks];
+    __shared__ std::uint8_t from_send[kMaxRanks];  // this rank's own term is read from its send buffer
     __syncthreads();
     for (int q = static_cast<int>(threadIdx.x); q < n; q += static_cast<int>(blockDim.x)) {
       const unsigned char* base = q == r ? inputOf(a) + mine.begin * sizeof(T) : scratchOf(a, r, q);
       sources[q] = reinterpret_cast<T*>(const_cast<unsigned char*>(base) + mine.lo * sizeof(T));
+      from_send[q] = q == r ? 1 : 0;
     }
     __syncthreads();
     if (mine.hi > mine.lo) {
       reduceSlice<T, Op>(reinterpret_cast<T*>(outputOf(a) + (mine.begin + mine.lo) * sizeof(T)), sources, n,
-                         mine.hi - mine.lo, a.op == kOpAvg, n);
+                         mine.hi - mine.lo, avgStep(a, true, from_send));
     }
   }
   signalEveryPeer(a, kPushFlag);  // consumed: fenced, so my reads of my slots are done before it

@@ -32,7 +32,9 @@
 //
 // Results. Every rank folds the n inputs of each element in rank order with kernels/reduce_ops.h, as
 // the one-shot and two-shot plans' reduce steps do, so results equal the simulator's bits (how the
-// vectors are split among owners does not change any element's fold). Every wait is bounded
+// vectors are split among owners does not change any element's fold). Under a floating avg a rank
+// premultiplies its input as it reads it (sendVector), before pushing or folding it, where the plans
+// premultiply their copies of the send buffer: the same terms. Every wait is bounded
 // by the abort word, another block's failure and the deadline; a failure is reported like a plan
 // wait's (the step of the ready wait for that peer) and the kernel returns.
 #include "device_common.cuh"
@@ -141,15 +143,36 @@ __device__ void foldVector(kernels::AccumulatorT<T> (&acc)[kVectorBytes / sizeof
   }
 }
 
+// avg in the line kernels, made once per launch (a floating avg's reciprocal costs a division): this
+// rank's input vectors premultiplied as they are read (sendVector), each fold's result divided for an
+// integer avg (finishVector: the fold is the chunk's final reduction).
 template <typename T>
-__device__ Bytes16 finishVector(const kernels::AccumulatorT<T> (&acc)[kVectorBytes / sizeof(T)], bool divide, int n) {
+__device__ kernels::AvgArithmetic<T> lineAvg(const LaunchArgs& a) {
+  return kernels::AvgArithmetic<T>(avgStep(a, true, nullptr));
+}
+
+// The folded vector as stored.
+template <typename T>
+__device__ Bytes16 finishVector(const kernels::AvgArithmetic<T>& avg,
+                                const kernels::AccumulatorT<T> (&acc)[kVectorBytes / sizeof(T)]) {
   Bytes16 result;
   T* outs = reinterpret_cast<T*>(result.words);
 #pragma unroll
-  for (int e = 0; e < static_cast<int>(kVectorBytes / sizeof(T)); ++e) {
-    outs[e] = kernels::storeElement<T>(divide ? kernels::finalizeAvg<T>(acc[e], n) : acc[e]);
-  }
+  for (int e = 0; e < static_cast<int>(kVectorBytes / sizeof(T)); ++e) outs[e] = avg.result(acc[e]);
   return result;
+}
+
+// A vector of the send buffer as it travels and is folded: under a floating avg every element
+// premultiplied (reduce_ops.h), as the one-shot and two-shot plans' copies of kInput do; unchanged
+// otherwise. The zero padding past a buffer's end stays zero.
+template <typename T>
+__device__ Bytes16 sendVector(const LaunchArgs& a, const kernels::AvgArithmetic<T>& avg, const Bytes16& input) {
+  if (!kernels::kAvgPremultiplies<T> || a.op != kOpAvg) return input;
+  Bytes16 out = input;
+  T* elems = reinterpret_cast<T*>(out.words);
+#pragma unroll
+  for (int e = 0; e < static_cast<int>(kVectorBytes / sizeof(T)); ++e) elems[e] = avg.scaled(elems[e]);
+  return out;
 }
 
 // Stores a vector as its two lines.
@@ -186,13 +209,13 @@ __device__ LineOperation lineOperation(const LaunchArgs& a) {
   return op;
 }
 
-// A vector's result: every rank's term folded in rank order, this rank's `own` (its input's vector),
+// A vector's result: every rank's term folded in rank order, this rank's `own` (its input's vector as sent),
 // the others' from vector i of their region (at `region_offset`, `region_bytes` long) of this rank's
 // receive lines. False when a wait gave up.
 template <typename T, typename Op>
-__device__ bool receiveAndFold(const LaunchArgs& a, const LineOperation& op, const Bytes16& own,
-                               std::uint64_t region_offset, std::uint64_t region_bytes, std::uint64_t i,
-                               Bytes16& result) {
+__device__ bool receiveAndFold(const LaunchArgs& a, const kernels::AvgArithmetic<T>& avg, const LineOperation& op,
+                               const Bytes16& own, std::uint64_t region_offset, std::uint64_t region_bytes,
+                               std::uint64_t i, Bytes16& result) {
   kernels::AccumulatorT<T> acc[kVectorBytes / sizeof(T)];
   std::uint32_t step = a.ready_wait_step;
   for (int q = 0; q < a.world_size; ++q) {
@@ -203,7 +226,7 @@ __device__ bool receiveAndFold(const LaunchArgs& a, const LineOperation& op, con
     }
     foldVector<T, Op>(acc, value, q == 0);
   }
-  result = finishVector<T>(acc, a.op == kOpAvg, a.world_size);
+  result = finishVector<T>(avg, acc);
   return true;
 }
 
@@ -247,12 +270,13 @@ struct BatchBuffers {
 template <typename T, typename Op, typename Buffers>
 __device__ void oneShotLines(const LaunchArgs& a, const Buffers& io) {
   const LineOperation op = lineOperation<T>(a);
+  const kernels::AvgArithmetic<T> avg = lineAvg<T>(a);
   const int n = a.world_size;
 
   // Push: this rank's input into every peer's lines for writer `rank`, each rank starting with a
   // different peer so the links fill evenly.
   for (std::uint64_t v = op.first; v < op.vectors; v += op.stride) {
-    const Bytes16 mine = io.load(v);
+    const Bytes16 mine = sendVector<T>(a, avg, io.load(v));
     for (int k = 1; k < n; ++k) {
       const int q = (a.rank + k) % n;
       pushVector(slotOf(linesOf(a, q, a.rank, op.parity), a.line_capacity, v), mine, op.flag);
@@ -264,7 +288,7 @@ __device__ void oneShotLines(const LaunchArgs& a, const Buffers& io) {
   bool ok = true;
   for (std::uint64_t v = op.first; ok && v < op.vectors; v += op.stride) {
     Bytes16 result;
-    ok = receiveAndFold<T, Op>(a, op, io.load(v), 0, a.line_capacity, v, result);
+    ok = receiveAndFold<T, Op>(a, avg, op, sendVector<T>(a, avg, io.load(v)), 0, a.line_capacity, v, result);
     if (ok) io.store(v, result);
   }
   finishLowLatency(a, ok, op.epoch);
@@ -300,6 +324,7 @@ __device__ int ownerOf(std::uint64_t vectors, std::uint64_t v, int n) {
 template <typename T, typename Op, typename Buffers>
 __device__ void twoShotLines(const LaunchArgs& a, const Buffers& io) {
   const LineOperation op = lineOperation<T>(a);
+  const kernels::AvgArithmetic<T> avg = lineAvg<T>(a);
   const int n = a.world_size;
   // A writer's lines: [scatter region][gather region], each half the capacity.
   const std::uint64_t half = a.line_capacity / 2;
@@ -311,7 +336,7 @@ __device__ void twoShotLines(const LaunchArgs& a, const Buffers& io) {
     const int q = ownerOf(op.vectors, v, n);
     if (q == a.rank) continue;
     const std::uint64_t i = v - rangeStart(op.vectors, q, n);
-    pushVector(slotOf(linesOf(a, q, a.rank, op.parity), half, i), io.load(v), op.flag);
+    pushVector(slotOf(linesOf(a, q, a.rank, op.parity), half, i), sendVector<T>(a, avg, io.load(v)), op.flag);
   }
 
   // Reduce this rank's range in rank order; write it and push it to every peer's gather lines.
@@ -319,7 +344,7 @@ __device__ void twoShotLines(const LaunchArgs& a, const Buffers& io) {
   for (std::uint64_t v = mine_begin + op.first; ok && v < mine_end; v += op.stride) {
     const std::uint64_t i = v - mine_begin;
     Bytes16 result;
-    ok = receiveAndFold<T, Op>(a, op, io.load(v), 0, half, i, result);
+    ok = receiveAndFold<T, Op>(a, avg, op, sendVector<T>(a, avg, io.load(v)), 0, half, i, result);
     if (!ok) break;
     io.store(v, result);
     for (int k = 1; k < n; ++k) {

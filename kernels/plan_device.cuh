@@ -1,6 +1,7 @@
 // Device code shared by the plan interpreter and the fused kernels: bounded waits on per-block
 // counters, signals, the entry fence, the end of a launch, and the 16-byte copy and reduce loops that
-// fold sources in the plan's order with the simulator's arithmetic (kernels/reduce_ops.h).
+// fold sources in the plan's order with the simulator's arithmetic (kernels/reduce_ops.h, avg's
+// premultiplied send-buffer reads and integer division included).
 // Included by the .cu files only; everything is internal to each kernel object.
 #pragma once
 
@@ -66,9 +67,10 @@ __device__ void signalPeer(const LaunchArgs& a, int peer, int flag, bool fence_f
 constexpr int kUnroll = 4;
 
 template <typename T, typename Op>
-__device__ void reduceVectors(T* dst, T* const* srcs, int nsrc, std::uint64_t vectors, bool finalize, int world_size) {
+__device__ void reduceVectors(T* dst, T* const* srcs, int nsrc, std::uint64_t vectors, const kernels::AvgStep& avg) {
   constexpr int kPerVector = kVectorBytes / sizeof(T);
   using Acc = kernels::AccumulatorT<T>;
+  const kernels::AvgArithmetic<T> arithmetic(avg);
   const std::uint64_t stride = static_cast<std::uint64_t>(blockDim.x) * kUnroll;
   for (std::uint64_t base = threadIdx.x; base < vectors; base += stride) {
     Acc acc[kUnroll][kPerVector];
@@ -90,12 +92,13 @@ __device__ void reduceVectors(T* dst, T* const* srcs, int nsrc, std::uint64_t ve
           if (v < vectors) next[u] = loadStreaming16(reinterpret_cast<const Vector*>(srcs[s + 1]) + v);
         }
       }
+      const bool premultiply = arithmetic.premultiplies(s);
 #pragma unroll
       for (int u = 0; u < kUnroll; ++u) {
         const T* elems = reinterpret_cast<const T*>(current[u].words);
 #pragma unroll
         for (int e = 0; e < kPerVector; ++e) {
-          const Acc value = kernels::loadElement<T>(elems[e]);
+          const Acc value = arithmetic.widen(premultiply, elems[e]);
           acc[u][e] = s == 0 ? value : Op::apply(acc[u][e], value);
         }
       }
@@ -107,29 +110,29 @@ __device__ void reduceVectors(T* dst, T* const* srcs, int nsrc, std::uint64_t ve
       Vector out;
       T* outs = reinterpret_cast<T*>(out.bytes);
 #pragma unroll
-      for (int e = 0; e < kPerVector; ++e) {
-        outs[e] = kernels::storeElement<T>(finalize ? kernels::finalizeAvg<T>(acc[u][e], world_size) : acc[u][e]);
-      }
+      for (int e = 0; e < kPerVector; ++e) outs[e] = arithmetic.result(acc[u][e]);
       reinterpret_cast<Vector*>(dst)[v] = out;
     }
   }
 }
 
+// dst <- fold(srcs) over `n` elements, reduce_ops.h's reduceElements with `avg`, split across the block.
 template <typename T, typename Op>
-__device__ void reduceSlice(T* dst, T* const* srcs, int nsrc, std::uint64_t n, bool finalize, int world_size) {
+__device__ void reduceSlice(T* dst, T* const* srcs, int nsrc, std::uint64_t n, const kernels::AvgStep& avg) {
   constexpr int kPerVector = kVectorBytes / sizeof(T);
   bool vectorizable = aligned(dst);
   for (int s = 0; s < nsrc; ++s) vectorizable = vectorizable && aligned(srcs[s]);
   std::uint64_t done = 0;
   if (vectorizable) {
     const std::uint64_t vectors = n / kPerVector;
-    reduceVectors<T, Op>(dst, srcs, nsrc, vectors, finalize, world_size);
+    reduceVectors<T, Op>(dst, srcs, nsrc, vectors, avg);
     done = vectors * kPerVector;
   }
+  const kernels::AvgArithmetic<T> arithmetic(avg);
   for (std::uint64_t i = done + threadIdx.x; i < n; i += blockDim.x) {
-    kernels::AccumulatorT<T> acc = kernels::loadElement<T>(srcs[0][i]);
-    for (int s = 1; s < nsrc; ++s) acc = Op::apply(acc, kernels::loadElement<T>(srcs[s][i]));
-    dst[i] = kernels::storeElement<T>(finalize ? kernels::finalizeAvg<T>(acc, world_size) : acc);
+    kernels::AccumulatorT<T> acc = arithmetic.term(0, srcs[0][i]);
+    for (int s = 1; s < nsrc; ++s) acc = Op::apply(acc, arithmetic.term(s, srcs[s][i]));
+    dst[i] = arithmetic.result(acc);
   }
 }
 
@@ -154,6 +157,20 @@ __device__ void copySlice(unsigned char* dst, const unsigned char* src, std::uin
     done = vectors * kVectorBytes;
   }
   for (std::uint64_t i = done + threadIdx.x; i < bytes; i += blockDim.x) dst[i] = src[i];
+}
+
+// Copies `n` elements out of the send buffer (a plan's copy of kInput, a fused kernel publishing its
+// input). Under a floating avg every element is premultiplied on the way (reduce_ops.h), so the copy holds
+// the very term every later reduction of it sums: a one-source reduction marked as read from the send buffer.
+template <typename T>
+__device__ void copyFromSend(const LaunchArgs& a, T* dst, const T* src, std::uint64_t n) {
+  if (kernels::kAvgPremultiplies<T> && a.op == kOpAvg) {
+    const std::uint8_t from_send = 1;
+    T* const sources[1] = {const_cast<T*>(src)};
+    reduceSlice<T, kernels::Sum>(dst, sources, 1, n, avgStep(a, false, &from_send));
+    return;
+  }
+  copySlice(reinterpret_cast<unsigned char*>(dst), reinterpret_cast<const unsigned char*>(src), n * sizeof(T));
 }
 
 // Entry fence: every peer finished with this rank's memory in earlier operations. One thread per peer

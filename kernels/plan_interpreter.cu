@@ -15,9 +15,10 @@
 // number of times.
 //
 // Reductions fold sources strictly in the plan's order through kernels/reduce_ops.h, the same code
-// the simulator runs, so results are bit-identical to the simulator's. Data moves in 16-byte vectors
-// when every pointer of the step is 16-byte aligned (chunks start on 16-byte boundaries; user buffers
-// may not), with a scalar path otherwise.
+// the simulator runs, so results are bit-identical to the simulator's; under a floating avg every read
+// of the send buffer (a kInput source, copies included) is premultiplied, as the simulator does. Data
+// moves in 16-byte vectors when every pointer of the step is 16-byte aligned (chunks start on 16-byte
+// boundaries; user buffers may not), with a scalar path otherwise.
 //
 // Every wait is bounded: it gives up when the host-mapped abort word is set, when another block of
 // this rank failed, or when timeout_ns passed; the first failure is written to the host-mapped error
@@ -51,6 +52,7 @@ __device__ unsigned char* resolve(const LaunchArgs& a, const DeviceRef& ref, std
 template <typename T, typename Op>
 __device__ void dataStep(const LaunchArgs& a, const DeviceStep& step, bool is_reduce) {
   __shared__ unsigned char* sources[kMaxSources];
+  __shared__ std::uint8_t from_send[kMaxSources];  // 1 where the source is the send buffer (avg premultiplies it)
   __shared__ unsigned char* destination;
   const std::uint64_t block = static_cast<std::uint64_t>(step.chunk / a.num_chunks);
   const std::uint64_t chunk_begin =
@@ -62,21 +64,26 @@ __device__ void dataStep(const LaunchArgs& a, const DeviceStep& step, bool is_re
   const std::uint64_t per_block = (vectors + gridDim.x - 1) / gridDim.x * kPerVector;
   const std::uint64_t lo = min(static_cast<std::uint64_t>(blockIdx.x) * per_block, chunk_size);
   const std::uint64_t hi = min(lo + per_block, chunk_size);
-  __syncthreads();  // the shared pointer table of the previous step is no longer read
+  __syncthreads();  // the shared tables of the previous step are no longer read
   for (std::uint32_t s = threadIdx.x; s < step.src_count; s += blockDim.x) {
-    sources[s] = resolve(a, a.sources[step.src_begin + s], chunk_begin, block) + lo * sizeof(T);
+    const DeviceRef& ref = a.sources[step.src_begin + s];
+    sources[s] = resolve(a, ref, chunk_begin, block) + lo * sizeof(T);
+    from_send[s] = ref.kind == kDeviceBufferInput ? 1 : 0;
   }
   if (threadIdx.x == 0) destination = resolve(a, step.dst, chunk_begin, block) + lo * sizeof(T);
   __syncthreads();
   if (hi == lo) return;
   if (!is_reduce) {
-    copySlice(destination, sources[0], (hi - lo) * sizeof(T));
+    if (from_send[0] != 0) {
+      copyFromSend<T>(a, reinterpret_cast<T*>(destination), reinterpret_cast<const T*>(sources[0]), hi - lo);
+    } else {
+      copySlice(destination, sources[0], (hi - lo) * sizeof(T));
+    }
     return;
   }
-  // The finalising reduction divides only for avg; for the other ops it is a plain reduction.
-  const bool divide = step.finalize != 0 && a.op == kOpAvg;
+  // avg: the send buffer's elements premultiplied (floating), the finalising reduction divided (integers).
   reduceSlice<T, Op>(reinterpret_cast<T*>(destination), reinterpret_cast<T* const*>(sources),
-                     static_cast<int>(step.src_count), hi - lo, divide, a.world_size);
+                     static_cast<int>(step.src_count), hi - lo, avgStep(a, step.finalize != 0, from_send));
 }
 
 template <typename T, typename Op>

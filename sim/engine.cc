@@ -62,6 +62,7 @@ SimEngine::SimEngine(int world_size, SimOptions options)
   stats_.rank_time_us.assign(static_cast<std::size_t>(world_size), 0.0);
   stats_.link_bytes.assign(static_cast<std::size_t>(world_size) * static_cast<std::size_t>(world_size), 0);
   sources_.reserve(static_cast<std::size_t>(world_size) * 2);
+  from_send_.reserve(static_cast<std::size_t>(world_size) * 2);
 }
 
 SimEngine::~SimEngine() = default;
@@ -303,17 +304,22 @@ void SimEngine::executeData(int rank, Operation& op, const Step& s) {
   }
   if (count == 0) return;
   std::byte* dst = resolve(rank, op, s.dst, s.chunk);
-  if (s.kind == StepKind::kCopy) {
-    const std::byte* src = resolve(rank, op, program.sources[s.src_begin], s.chunk);
-    if (src != dst) std::memmove(dst, src, count * dataTypeSize(op.request.dtype));
+  sources_.clear();
+  from_send_.clear();
+  for (std::uint32_t i = 0; i < s.src_count; ++i) {
+    const BufferRef& src = program.sources[s.src_begin + i];
+    sources_.push_back(resolve(rank, op, src, s.chunk));
+    from_send_.push_back(src.kind == BufferKind::kInput ? 1 : 0);
+  }
+  // A copy moves bits, except out of the send buffer under avg: a floating avg premultiplies every element
+  // read from a send buffer (kernels/reduce_ops.h), so that copy is a one-source reduction.
+  if (s.kind == StepKind::kCopy && !(op.request.op == ReduceOp::kAvg && from_send_.front() != 0)) {
+    if (sources_.front() != dst) std::memmove(dst, sources_.front(), count * dataTypeSize(op.request.dtype));
     return;
   }
-  sources_.clear();
-  for (std::uint32_t i = 0; i < s.src_count; ++i) {
-    sources_.push_back(resolve(rank, op, program.sources[s.src_begin + i], s.chunk));
-  }
+  const bool finalize = s.kind == StepKind::kReduce && s.finalize;
   kernels::hostReduce(op.request.dtype, op.request.op, dst, sources_.data(), static_cast<int>(s.src_count), count,
-                      s.finalize, world_size_);
+                      finalize, world_size_, from_send_.data());
 }
 
 Status SimEngine::reserveTimeMarks(int rank, std::size_t count) {

@@ -181,7 +181,8 @@ class SimEngine final : public SimFaults {
   SimStats stats_;
   FaultState faults_;
   std::vector<std::uint64_t> link_scratch_;
-  std::vector<const void*> sources_;  // reused per reduce step: the hot path allocates nothing
+  std::vector<const void*> sources_;     // reused per reduce step: the hot path allocates nothing
+  std::vector<std::uint8_t> from_send_;  // per source of that step: 1 where it is the send buffer (kInput)
   std::uint64_t next_trace_id_ = 1;
   // Per rank, the plans of its recent operations, kept so race reports can describe their steps.
   static constexpr std::size_t kRecentPlans = 16;

@@ -319,6 +319,13 @@ class Verifier {
     if (it == values_.end() && ref.kind == BufferKind::kInput) {
       return leafValue(s.op, ref.rank, chunk);  // the user's input, not overwritten (in place) so far
     }
+    if (ref.kind == BufferKind::kInput && reduces(plans_[static_cast<std::size_t>(s.op)]->collective)) {
+      // Executors premultiply every element a floating avg reads from a send buffer: only the rank's own
+      // input may be read there, or a partial result would be scaled a second time.
+      problem(where(rank, s) + " reads its send buffer after the operation overwrote it in place; avg premultiplies " +
+              "what is read there, so a plan must read the send buffer before writing the output over it");
+      return kNoValue;
+    }
     if (it == values_.end()) {
       problem(where(rank, s) + " reads memory that holds no value of this operation");
       return kNoValue;

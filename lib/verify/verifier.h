@@ -11,7 +11,10 @@
 //   overwriting memory a peer may still read, also across consecutive operations;
 // - results: symbolically, every rank's output chunk c is an expression over the inputs of chunk c
 //   in which every rank's input appears exactly once, the avg finalisation is applied exactly once at
-//   the root, and the expression (its tree, hence its fold order) is identical on every rank.
+//   the root, and the expression (its tree, hence its fold order) is identical on every rank. Inputs
+//   enter expressions only through reads of a send buffer (kInput), which in a reducing collective must
+//   still hold the rank's input (not an in-place result): executors premultiply exactly those reads under
+//   a floating avg, so every input is scaled exactly once and integer avg divides exactly once.
 //
 // Cost: O(steps x world size) time and memory; independent of the element count, because plans move
 // whole chunks and chunk boundaries come from ChunkLayout.

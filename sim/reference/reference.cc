@@ -262,11 +262,15 @@ void referenceIntegers(DataType dtype, ReduceOp op, const std::vector<const void
 //   while n*(n-1)*u <= 1 (true for n <= 64 here). For fp16/bf16 the sum runs in fp32 (v = 2^-24 << u)
 //   and is rounded once to storage: u*|S_hat| + gamma_{n-1}(2^-24)*S <= n*u*S for n >= 2 (n = 1 is
 //   exact). The final rounding may land in the subnormal range, where its error is absolute: + m.
-// - avg: u*S + 2*u*|ref| + m. The computed sum's error above divided by n is at most u*S; then one
-//   division in the accumulator (relative error <= u) and, for 16-bit dtypes, one more rounding to
-//   storage (<= u); 2*u*|ref| covers both plus second-order terms since the fp32 division of a 16-bit
-//   avg has relative error 2^-24, far below u. (Tighter than n*u*S + u*|ref|: the division by n also
-//   divides the summation error, and a tighter bound catches more bugs.)
+// - avg (NCCL's premultiplied sum, types.h): each input enters the sum as t_k = x_k * r rounded to the
+//   dtype, r = 1/n rounded (through fp64 and fp32) to the dtype, relative error <= 1.01*u (the fp64 and
+//   fp32 roundings before the dtype's add far less than 0.01*u). So |t_k - x_k/n| <= 2.02*u*|x_k|/n + m/2
+//   ((1 + 1.01u)(1 + u) - 1 <= 2.02u; the product may round among subnormals, an absolute error of at most
+//   m/2). The terms are then summed with n-1 roundings, to storage or finer (ring and tree partials are
+//   stored in the dtype; a one-shot's fp32 sum of a 16-bit dtype is rounded once to storage, within the
+//   same bound for n >= 2), off by at most gamma_{n-1}(u) * sum|t_k| for any order (Higham 4.2, gamma_j(u)
+//   = j*u / (1 - j*u)), and sum|t_k| <= (1 + 2.02u) S/n + n*m/2; a last rounding among subnormals adds m.
+//   Total: 2.02u*S/n + n*m/2 + gamma_{n-1}(u) * ((1 + 2.02u) S/n + n*m/2) + m. No division follows.
 // - prod: 1.01*n*u*|ref| + m. Each multiplication rounds with relative error <= v, so n-1 of them and
 //   one final rounding to storage stay within (1 + v)^(n-1) * (1 + u) - 1 <= 1.01*n*u for n*u <= 0.01
 //   (the payloads keep products in the normal range, where relative bounds hold).
@@ -280,8 +284,8 @@ void referenceFloats(DataType dtype, ReduceOp op, const std::vector<const void*>
   const long double m = smallestSubnormal(layout);
   // Slack on the product bound, see above.
   constexpr long double kProdBoundSlack = 1.01L;
-  // avg's result goes through up to two roundings (division, storage), see above.
-  constexpr long double kAvgRoundings = 2.0L;
+  // avg's premultiplied term: the reciprocal's and the product's roundings, relative, see above.
+  constexpr long double kPremultiplyRoundings = 2.02L;
   const auto n = static_cast<long double>(inputs.size());
   result.expected.resize(count);
   result.tolerance.resize(count);
@@ -320,10 +324,14 @@ void referenceFloats(DataType dtype, ReduceOp op, const std::vector<const void*>
       case ReduceOp::kSum:
         tolerance = n * u * abs_sum + m;
         break;
-      case ReduceOp::kAvg:
+      case ReduceOp::kAvg: {
         acc /= n;
-        tolerance = u * abs_sum + kAvgRoundings * u * std::fabs(acc) + m;
+        const long double additions = n - 1.0L;
+        const long double gamma = additions * u / (1.0L - additions * u);
+        const long double terms_bound = (1.0L + kPremultiplyRoundings * u) * abs_sum / n + n * m / 2.0L;
+        tolerance = kPremultiplyRoundings * u * abs_sum / n + n * m / 2.0L + gamma * terms_bound + m;
         break;
+      }
       case ReduceOp::kProd:
         tolerance = kProdBoundSlack * n * u * std::fabs(acc) + m;
         break;
@@ -423,6 +431,20 @@ std::uint64_t floatPayloadBits(const FloatLayout& layout, ReduceOp op, SplitMix6
   return assembleFloat(layout, negative, exponent, rng.next() & (mantissa_count - 1));
 }
 
+// Large float payloads: magnitudes in [2^(emax-1), MAX/2] (about [MAX/4, MAX/2]), the binade just below
+// the largest one (2^emax = MAX/2 + half an ulp), whose sums overflow (four of one sign reach 2^(emax+1) >
+// MAX) while their average cannot (the premultiplied terms and their rounded sums stay below MAX, types.h).
+// The largest finite biased exponent is the one below all ones (inf/NaN).
+// One element in this many takes a sign of its own per rank; the others share one sign across ranks, so
+// their sums grow as large as the inputs allow.
+constexpr std::uint64_t kMixedSignOdds = 8;
+
+std::uint64_t largeFloatBits(const FloatLayout& layout, bool negative, SplitMix64& rng) {
+  const std::uint64_t largest_exponent = (std::uint64_t{1} << layout.exponent_bits) - 2;
+  return assembleFloat(layout, negative, largest_exponent - 1,
+                       rng.next() & ((std::uint64_t{1} << layout.mantissa_bits) - 1));
+}
+
 std::uint64_t intPayloadBits(DataType dtype, ReduceOp op, SplitMix64& rng) {
   if (op != ReduceOp::kProd || rng.oneIn(kFullRangeProdOdds)) return rng.next();
   if (isSignedIntDtype(dtype)) {
@@ -513,9 +535,21 @@ std::string compareToReference(DataType dtype, ReduceOp op, const ReferenceResul
   return message.str();
 }
 
-void fillPayload(DataType dtype, ReduceOp op, std::uint64_t case_seed, int rank, void* dst, std::size_t count) {
+void fillPayload(DataType dtype, ReduceOp op, std::uint64_t case_seed, int rank, void* dst, std::size_t count,
+                 Payload payload) {
   SplitMix64 rng(payloadSeed(case_seed, rank, dtype, op));
-  if (isFloatDtype(dtype)) {
+  if (isFloatDtype(dtype) && payload == Payload::kLarge) {
+    // The shared signs come from a stream of the case alone (the same on every rank).
+    constexpr int kSharedStream = -1;
+    SplitMix64 signs(payloadSeed(case_seed, kSharedStream, dtype, op));
+    const FloatLayout layout = floatLayout(dtype);
+    for (std::size_t i = 0; i < count; ++i) {
+      const bool shared_negative = (signs.next() & 1u) != 0;
+      const bool own_sign = signs.oneIn(kMixedSignOdds);
+      const bool negative = own_sign ? (rng.next() & 1u) != 0 : shared_negative;
+      storeRawBits(dtype, dst, i, largeFloatBits(layout, negative, rng));
+    }
+  } else if (isFloatDtype(dtype)) {
     const FloatLayout layout = floatLayout(dtype);
     for (std::size_t i = 0; i < count; ++i) storeRawBits(dtype, dst, i, floatPayloadBits(layout, op, rng));
   } else {

@@ -10,7 +10,9 @@
 //   sum / number of inputs truncated toward zero). Comparison is bit for bit.
 // - Floating dtypes: the (nearly) exact value computed in long double, and a per-element absolute
 //   tolerance that any correct implementation of types.h's semantics meets (see reference.cc for the
-//   bound and why it holds). min/max are exact (tolerance 0). NaN must match NaN, inf the same inf.
+//   bound and why it holds; avg's is that of NCCL's premultiplied sum: every input times 1/n, rounded,
+//   then summed). min/max are exact (tolerance 0). NaN must match NaN, inf the same inf, and an infinite
+//   result never matches a finite expected value (an average that overflows is wrong).
 //
 // Thread safety: all functions are pure (no shared state).
 //
@@ -71,12 +73,21 @@ std::vector<std::uint8_t> referenceBroadcast(DataType dtype, const std::vector<c
 // "" when `actual` holds exactly `expected`'s bytes, otherwise the first differing element and how many.
 std::string compareExactly(DataType dtype, const std::vector<std::uint8_t>& expected, const void* actual);
 
-// Fills `count` elements at dst with a payload that depends only on (case_seed, rank, dtype, op), the
-// same on every platform. Integers: random full-range bits (prod: mostly values in [-3, 3], or [0, 3]
-// unsigned, so products do not collapse to 0). Floats: sum/avg/min/max magnitudes in [2^-12, 8) with a
-// random sign and exponent and a few signed zeros; prod magnitudes in [0.9, 1.1] with a random sign, so
-// a product of 64 ranks stays far inside the fp16 normal range. Every value is exactly representable
-// in the dtype; never NaN or inf.
-void fillPayload(DataType dtype, ReduceOp op, std::uint64_t case_seed, int rank, void* dst, std::size_t count);
+// What a payload's float values look like (integers are full-range bits either way).
+enum class Payload {
+  kTypical,  // see fillPayload
+  kLarge,    // magnitudes in [2^(emax-1), MAX/2], about [MAX/4, MAX/2]: sums overflow, averages do not (types.h)
+};
+
+// Fills `count` elements at dst with a payload that depends only on (case_seed, rank, dtype, op,
+// payload), the same on every platform. Integers: random full-range bits (prod: mostly values in
+// [-3, 3], or [0, 3] unsigned, so products do not collapse to 0). Typical floats: sum/avg/min/max
+// magnitudes in [2^-12, 8) with a random sign and exponent and a few signed zeros; prod magnitudes in
+// [0.9, 1.1] with a random sign, so a product of 64 ranks stays far inside the fp16 normal range. Large
+// floats: magnitudes in the binade below the largest one, [2^(emax-1), MAX/2]; most elements have one sign on
+// every rank (so their sums are as large as can be), one in eight a sign per rank. Every value
+// is exactly representable in the dtype; never NaN or inf.
+void fillPayload(DataType dtype, ReduceOp op, std::uint64_t case_seed, int rank, void* dst, std::size_t count,
+                 Payload payload = Payload::kTypical);
 
 }  // namespace peerreduce::testing

@@ -21,7 +21,8 @@ std::string AllreduceCase::describe() const {
   return "world " + std::to_string(world_size) + ", count " + std::to_string(count) + ", " +
          std::string(dataTypeName(dtype)) + " " + std::string(reduceOpName(op)) + ", " +
          std::string(algorithmName(algorithm)) + (in_place ? ", in place" : ", out of place") + ", offsets " +
-         std::to_string(send_offset) + "/" + std::to_string(recv_offset) + ", seed " + std::to_string(seed);
+         std::to_string(send_offset) + "/" + std::to_string(recv_offset) + ", seed " + std::to_string(seed) +
+         (payload == Payload::kLarge ? ", large values" : "");
 }
 
 std::uint64_t allreduceCasesRun() { return g_cases.load(); }
@@ -58,7 +59,7 @@ void prepareAndEnqueue(TestWorld& world, CaseState& state) {
   const int n = world.size();
   state.inputs.assign(static_cast<std::size_t>(n), std::vector<unsigned char>(bytes));
   for (int r = 0; r < n; ++r)
-    fillPayload(c.dtype, c.op, c.seed, r, state.inputs[static_cast<std::size_t>(r)].data(), c.count);
+    fillPayload(c.dtype, c.op, c.seed, r, state.inputs[static_cast<std::size_t>(r)].data(), c.count, c.payload);
   const std::size_t send_total = (c.send_offset + c.count + kGuardElements) * elem;
   const std::size_t recv_total = (c.recv_offset + c.count + kGuardElements) * elem;
   for (int r : world.localRanks()) {

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "reference/reference.h"
 #include "test_world.h"
 
 namespace peerreduce::testing {
@@ -27,6 +28,7 @@ struct AllreduceCase {
   std::size_t send_offset = 0;  // elements between the buffer start and the data (unaligned starts)
   std::size_t recv_offset = 0;
   std::uint64_t seed = 1;
+  Payload payload = Payload::kTypical;  // what the float inputs look like (reference/reference.h)
 
   std::string describe() const;
 };

@@ -65,7 +65,7 @@ void prepareAndEnqueue(TestWorld& world, CaseState& state) {
   const std::size_t out_count = outputHoldsEveryBlock(c) ? n * c.count : c.count;
   state.inputs.assign(n, std::vector<unsigned char>(in_count * elem));
   for (std::size_t r = 0; r < n; ++r) {
-    fillPayload(c.dtype, c.op, c.seed, static_cast<int>(r), state.inputs[r].data(), in_count);
+    fillPayload(c.dtype, c.op, c.seed, static_cast<int>(r), state.inputs[r].data(), in_count, c.payload);
   }
   for (int r : world.localRanks()) {
     LocalBuffers local;
@@ -159,7 +159,8 @@ std::string CollectiveCase::describe() const {
          (collective == Collective::kReduceScatter ? " " + std::string(reduceOpName(op)) : std::string()) +
          (collective == Collective::kBroadcast ? ", root " + std::to_string(root) : std::string()) + ", " +
          std::string(algorithmName(algorithm)) + (in_place ? ", in place" : ", out of place") + ", offsets " +
-         std::to_string(send_offset) + "/" + std::to_string(recv_offset) + ", seed " + std::to_string(seed);
+         std::to_string(send_offset) + "/" + std::to_string(recv_offset) + ", seed " + std::to_string(seed) +
+         (payload == Payload::kLarge ? ", large values" : "");
 }
 
 std::vector<CaseOutcome> runCollectiveCases(TestWorld& world, const std::vector<CollectiveCase>& cases) {

@@ -29,6 +29,7 @@ struct CollectiveCase {
   std::size_t recv_offset = 0;
   int root = 0;  // broadcast
   std::uint64_t seed = 1;
+  Payload payload = Payload::kTypical;  // what the float inputs look like (reference/reference.h)
 
   std::string describe() const;
 };

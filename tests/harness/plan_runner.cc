@@ -8,7 +8,7 @@
 namespace peerreduce::testing {
 
 PlanRun runPlanOnSim(const Plan& plan, std::size_t count, DataType dtype, ReduceOp op, std::uint64_t seed,
-                     int repetitions, const Topology& topology) {
+                     int repetitions, const Topology& topology, Payload payload) {
   PlanRun run;
   const int n = plan.world_size;
   sim::SimOptions options;
@@ -43,7 +43,7 @@ PlanRun runPlanOnSim(const Plan& plan, std::size_t count, DataType dtype, Reduce
   run.inputs.assign(static_cast<std::size_t>(n), std::vector<unsigned char>(in_count * elem));
   run.outputs.assign(static_cast<std::size_t>(n), std::vector<unsigned char>(out_count * elem));
   for (int r = 0; r < n; ++r) {
-    fillPayload(dtype, op, seed, r, run.inputs[static_cast<std::size_t>(r)].data(), in_count);
+    fillPayload(dtype, op, seed, r, run.inputs[static_cast<std::size_t>(r)].data(), in_count, payload);
   }
   auto shared = std::make_shared<const Plan>(plan);
   for (int i = 0; i < repetitions; ++i) {

@@ -8,6 +8,7 @@
 
 #include "peerreduce/plan.h"
 #include "peerreduce/simulator.h"
+#include "reference/reference.h"
 
 namespace peerreduce::testing {
 
@@ -21,7 +22,8 @@ struct PlanRun {
 };
 
 // `topology`: the simulated machine; world size 0 (the default) is the simulator's default full mesh.
+// `payload`: what the float inputs look like (reference/reference.h).
 PlanRun runPlanOnSim(const Plan& plan, std::size_t count, DataType dtype, ReduceOp op, std::uint64_t seed,
-                     int repetitions = 1, const Topology& topology = Topology());
+                     int repetitions = 1, const Topology& topology = Topology(), Payload payload = Payload::kTypical);
 
 }  // namespace peerreduce::testing

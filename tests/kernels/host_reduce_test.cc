@@ -38,8 +38,10 @@ TEST(HostReduce, UnalignedPointersGiveTheSameBitsAsAligned) {
         fillPayload(dtype, op, kSeed, r, aligned[static_cast<std::size_t>(r)].data(), kCount);
         aligned_srcs.push_back(aligned[static_cast<std::size_t>(r)].data());
       }
+      // Every source a send buffer: a whole reduction (avg premultiplies each one).
+      const std::uint8_t from_send[kSources] = {1, 1, 1};
       std::vector<std::uint64_t> want(bytes / 8 + 1);
-      hostReduce(dtype, op, want.data(), aligned_srcs.data(), kSources, kCount, true, kSources);
+      hostReduce(dtype, op, want.data(), aligned_srcs.data(), kSources, kCount, true, kSources, from_send);
       for (const std::size_t offset : kOffsets) {
         std::vector<std::vector<unsigned char>> shifted(kSources, std::vector<unsigned char>(bytes + kSlackBytes));
         std::vector<const void*> shifted_srcs;
@@ -49,7 +51,7 @@ TEST(HostReduce, UnalignedPointersGiveTheSameBitsAsAligned) {
           shifted_srcs.push_back(buffer.data() + offset);
         }
         std::vector<unsigned char> out(bytes + kSlackBytes);
-        hostReduce(dtype, op, out.data() + offset, shifted_srcs.data(), kSources, kCount, true, kSources);
+        hostReduce(dtype, op, out.data() + offset, shifted_srcs.data(), kSources, kCount, true, kSources, from_send);
         EXPECT_EQ(std::memcmp(out.data() + offset, want.data(), bytes), 0)
             << "dtype " << d << " op " << o << " offset " << offset;
         const auto ref = referenceReduce(dtype, op, aligned_srcs, kCount);

@@ -51,32 +51,38 @@ void withElementType(DataType dtype, F&& f) {
 }
 
 template <typename T>
-void reduceElementsFor(ReduceOp op, void* dst, const std::vector<const void*>& srcs, std::size_t count, bool finalize,
-                       int world_size) {
+void reduceElementsFor(ReduceOp op, void* dst, const std::vector<const void*>& srcs, std::size_t count,
+                       const AvgStep& avg) {
   std::vector<const T*> typed;
   for (const void* src : srcs) typed.push_back(static_cast<const T*>(src));
   T* out = static_cast<T*>(dst);
   const int nsrc = static_cast<int>(srcs.size());
   switch (op) {
     case ReduceOp::kSum:
-      return reduceElements<T, Sum>(out, typed.data(), nsrc, count, false, world_size);
+      return reduceElements<T, Sum>(out, typed.data(), nsrc, count);
     case ReduceOp::kProd:
-      return reduceElements<T, Prod>(out, typed.data(), nsrc, count, false, world_size);
+      return reduceElements<T, Prod>(out, typed.data(), nsrc, count);
     case ReduceOp::kMin:
-      return reduceElements<T, Min>(out, typed.data(), nsrc, count, false, world_size);
+      return reduceElements<T, Min>(out, typed.data(), nsrc, count);
     case ReduceOp::kMax:
-      return reduceElements<T, Max>(out, typed.data(), nsrc, count, false, world_size);
+      return reduceElements<T, Max>(out, typed.data(), nsrc, count);
     case ReduceOp::kAvg:
-      return reduceElements<T, Avg>(out, typed.data(), nsrc, count, finalize, world_size);
+      return reduceElements<T, Avg>(out, typed.data(), nsrc, count, avg);
   }
 }
 
 void reduceElementsDynamic(DataType dtype, ReduceOp op, void* dst, const std::vector<const void*>& srcs,
-                           std::size_t count, bool finalize, int world_size) {
+                           std::size_t count, const AvgStep& avg) {
   withElementType(dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;
-    reduceElementsFor<T>(op, dst, srcs, count, finalize, world_size);
+    reduceElementsFor<T>(op, dst, srcs, count, avg);
   });
+}
+
+// A whole average in one reduction, as a one-shot computes it: every source a send buffer, the reduction
+// final. `from_send` must outlive the returned step.
+AvgStep wholeAverage(const std::vector<std::uint8_t>& from_send) {
+  return AvgStep{true, static_cast<int>(from_send.size()), true, from_send.data()};
 }
 
 // Per-rank buffers backed by uint64 words, so every dtype is naturally aligned.
@@ -198,7 +204,8 @@ TEST(ReduceOps, IntegerAvgOfAWrappedSumDividesTheWrappedValue) {
   const std::int8_t b[] = {100, -100, 0};
   const std::int8_t* srcs[] = {a, b};
   std::int8_t out[3];
-  reduceElements<std::int8_t, Avg>(out, srcs, 2, 3, true, 2);
+  const std::vector<std::uint8_t> from_send(2, 1);
+  reduceElements<std::int8_t, Avg>(out, srcs, 2, 3, wholeAverage(from_send));
   EXPECT_EQ(out[0], -28);
   EXPECT_EQ(out[1], 28);  // -200 wraps to 56
   EXPECT_EQ(out[2], -3);  // truncation toward zero, not floor (-4)
@@ -254,8 +261,8 @@ TEST(ReduceOps, NanInAnySourcePropagatesThroughReduceElementsAndHostReduce) {
     const Half* srcs[] = {&inputs[0], &inputs[1], &inputs[2]};
     Half out_min{0};
     Half out_max{0};
-    reduceElements<Half, Min>(&out_min, srcs, 3, 1, false, 3);
-    reduceElements<Half, Max>(&out_max, srcs, 3, 1, false, 3);
+    reduceElements<Half, Min>(&out_min, srcs, 3, 1);
+    reduceElements<Half, Max>(&out_max, srcs, 3, 1);
     EXPECT_TRUE(std::isnan(halfToFloat(out_min))) << "NaN at rank " << nan_rank;
     EXPECT_TRUE(std::isnan(halfToFloat(out_max))) << "NaN at rank " << nan_rank;
     const void* untyped[] = {&inputs[0], &inputs[1], &inputs[2]};
@@ -274,21 +281,127 @@ TEST(ReduceOps, HalfAccumulatesInFloatAndRoundsOnceWhenStored) {
   const Half b[] = {floatToHalf(1.0f)};
   const Half* srcs[] = {a, b, b};
   Half out{0};
-  reduceElements<Half, Sum>(&out, srcs, 3, 1, false, 3);
+  reduceElements<Half, Sum>(&out, srcs, 3, 1);
   EXPECT_EQ(halfToFloat(out), 2050.0f);
 }
 
-TEST(ReduceOps, FloatAvgDividesOnceInTheAccumulator) {
-  const float a[] = {1.0f, 3.0f};
-  const float b[] = {2.0f, -3.0f};
-  const float c[] = {4.0f, 1.0f};
-  const float* srcs[] = {a, b, c};
-  float out[2];
-  reduceElements<float, Avg>(out, srcs, 3, 2, true, 3);
-  EXPECT_EQ(out[0], 7.0f / 3.0f);
-  EXPECT_EQ(out[1], 1.0f / 3.0f);
-  reduceElements<float, Avg>(out, srcs, 3, 2, false, 3);  // not finalized: the sum
-  EXPECT_EQ(out[0], 7.0f);
+// ---- avg: NCCL's premultiplied sum for floating types ----
+
+template <typename T>
+T fromBits(std::uint64_t bits) {
+  T value;
+  std::memcpy(&value, &bits, sizeof(T));
+  return value;
+}
+
+template <typename T>
+std::uint64_t bitsOf(T value) {
+  std::uint64_t bits = 0;
+  std::memcpy(&bits, &value, sizeof(T));
+  return bits;
+}
+
+TEST(ReduceOps, AvgReciprocalIsNcclsPremultiplier) {
+  // 1/3 in double, to fp32 (0x3EAAAAAB, just above 1/3), then to the element type.
+  EXPECT_EQ(bitsOf(avgReciprocal<float>(3)), 0x3EAAAAABu);
+  EXPECT_EQ(bitsOf(avgReciprocal<float>(10)), 0x3DCCCCCDu);
+  EXPECT_EQ(bitsOf(avgReciprocal<double>(3)), 0x3FD5555555555555u);
+  EXPECT_EQ(storeElement<Half>(avgReciprocal<Half>(3)).bits, 0x3555);          // 0.333251953125
+  EXPECT_EQ(storeElement<BFloat16>(avgReciprocal<BFloat16>(3)).bits, 0x3EAB);  // fp32 0x3EAAAAAB rounded up
+  EXPECT_EQ(avgReciprocal<float>(1), 1.0f);
+  EXPECT_EQ(avgReciprocal<float>(64), 0.015625f);  // powers of two are exact
+}
+
+// Every dtype's largest finite value averaged over two ranks: MAX (each term MAX/2, exact), where summing
+// first overflows.
+template <typename T>
+void checkTwoMaxesAverageToMax(std::uint64_t max_bits) {
+  const T max = fromBits<T>(max_bits);
+  const T a[] = {max};
+  const T b[] = {max};
+  const T* srcs[] = {a, b};
+  const std::vector<std::uint8_t> from_send(2, 1);
+  T out = fromBits<T>(0);
+  reduceElements<T, Avg>(&out, srcs, 2, 1, wholeAverage(from_send));
+  EXPECT_EQ(bitsOf(out), max_bits) << "reduceElements";
+  const void* untyped[] = {a, b};
+  T host_out = fromBits<T>(0);
+  hostReduce(std::is_same_v<T, Half>       ? DataType::kFloat16
+             : std::is_same_v<T, BFloat16> ? DataType::kBFloat16
+             : std::is_same_v<T, float>    ? DataType::kFloat32
+                                           : DataType::kFloat64,
+             ReduceOp::kAvg, &host_out, untyped, 2, 1, true, 2, from_send.data());
+  EXPECT_EQ(bitsOf(host_out), max_bits) << "hostReduce";
+}
+
+TEST(ReduceOps, FloatAvgOfTwoMaxesIsMaxNotInfinity) {
+  checkTwoMaxesAverageToMax<float>(0x7F7FFFFFu);
+  checkTwoMaxesAverageToMax<double>(0x7FEFFFFFFFFFFFFFu);
+  checkTwoMaxesAverageToMax<Half>(0x7BFFu);
+  checkTwoMaxesAverageToMax<BFloat16>(0x7F7Fu);
+}
+
+TEST(ReduceOps, Fp16PremultipliedTermIsRoundedToHalfBeforeTheSum) {
+  // (1 + 2^-10) x 0x3555 = 0.3335773... rounds to 0x3556 (0.33349609375); three of those sum in fp32 to
+  // 1 + 2^-11, a tie that rounds to even, 1.0 (0x3C00). Summing first, 3.0029296875 / 3 is 1 + 2^-10
+  // (0x3C01): the two definitions differ in the last bit.
+  EXPECT_EQ(premultiplied<Half>(Half{0x3C01}, avgReciprocal<Half>(3)).bits, 0x3556);
+  const Half x[] = {{0x3C01}};
+  const Half* srcs[] = {x, x, x};
+  const std::vector<std::uint8_t> from_send(3, 1);
+  Half out{0};
+  reduceElements<Half, Avg>(&out, srcs, 3, 1, wholeAverage(from_send));
+  EXPECT_EQ(out.bits, 0x3C00);
+  const void* untyped[] = {x, x, x};
+  Half host_out{0};
+  hostReduce(DataType::kFloat16, ReduceOp::kAvg, &host_out, untyped, 3, 1, true, 3, from_send.data());
+  EXPECT_EQ(host_out.bits, 0x3C00);
+}
+
+TEST(ReduceOps, Fp32AvgSumsTheRoundedTerms) {
+  // {1, 2, 2} over 3 ranks: r = 0x3EAAAAAB; the terms r and 2r (exact) sum, in rank order, to 0x3FD55556
+  // (1.66666675), one ulp above 5/3 rounded (0x3FD55555), which dividing the sum would give.
+  const float a[] = {1.0f};
+  const float b[] = {2.0f};
+  const float* srcs[] = {a, b, b};
+  const std::vector<std::uint8_t> from_send(3, 1);
+  float out = 0;
+  reduceElements<float, Avg>(&out, srcs, 3, 1, wholeAverage(from_send));
+  EXPECT_EQ(bitsOf(out), 0x3FD55556u);
+  EXPECT_EQ(bitsOf(5.0f / 3.0f), 0x3FD55555u);
+}
+
+TEST(ReduceOps, OnlySendBufferSourcesArePremultipliedAndFloatsAreNeverDivided) {
+  // A ring's step: its predecessor's partial (already the sum of premultiplied terms) plus its own input.
+  const float partial[] = {3.0f};
+  const float input[] = {4.0f};
+  const float* srcs[] = {partial, input};
+  const std::uint8_t from_send[] = {0, 1};
+  float out = 0;
+  reduceElements<float, Avg>(&out, srcs, 2, 1, AvgStep{true, 4, true, from_send});
+  EXPECT_EQ(out, 3.0f + 1.0f);  // 4 x 0.25, and the final reduction divides nothing
+  const void* untyped[] = {partial, input};
+  hostReduce(DataType::kFloat32, ReduceOp::kAvg, &out, untyped, 2, 1, true, 4, from_send);
+  EXPECT_EQ(out, 4.0f);
+  // A copy out of the send buffer is a one-source reduction: the published term.
+  const void* copy_source[] = {input};
+  hostReduce(DataType::kFloat32, ReduceOp::kAvg, &out, copy_source, 1, 1, false, 4, &from_send[1]);
+  EXPECT_EQ(out, 1.0f);
+  // The other ops ignore avg's marks.
+  hostReduce(DataType::kFloat32, ReduceOp::kSum, &out, untyped, 2, 1, true, 4, from_send);
+  EXPECT_EQ(out, 7.0f);
+}
+
+TEST(ReduceOps, IntegerAvgIgnoresTheMarksAndDividesOnlyWhenFinal) {
+  const std::int32_t a[] = {7};
+  const std::int32_t b[] = {10};
+  const void* srcs[] = {a, b};
+  const std::uint8_t from_send[] = {1, 1};
+  std::int32_t out = 0;
+  hostReduce(DataType::kInt32, ReduceOp::kAvg, &out, srcs, 2, 1, true, 2, from_send);
+  EXPECT_EQ(out, 8);  // 17 / 2, truncated
+  hostReduce(DataType::kInt32, ReduceOp::kAvg, &out, srcs, 2, 1, false, 2, from_send);
+  EXPECT_EQ(out, 17);  // a partial: the sum
 }
 
 // ---- fold order ----
@@ -301,9 +414,9 @@ TEST(ReduceOps, SourcesAreFoldedLeftToRightInTheGivenOrder) {
   const float* forward[] = {one, tiny, tiny};
   const float* backward[] = {tiny, tiny, one};
   float out{0};
-  reduceElements<float, Sum>(&out, forward, 3, 1, false, 3);
+  reduceElements<float, Sum>(&out, forward, 3, 1);
   EXPECT_EQ(out, 1.0f);
-  reduceElements<float, Sum>(&out, backward, 3, 1, false, 3);
+  reduceElements<float, Sum>(&out, backward, 3, 1);
   EXPECT_EQ(out, 1.0f + std::ldexp(1.0f, -23));
 
   const void* host_forward[] = {one, tiny, tiny};
@@ -339,11 +452,11 @@ std::string runCase(const Case& c) {
   Buffers inputs(c.dtype, c.nsrc, c.count);
   for (int r = 0; r < c.nsrc; ++r) fillPayload(c.dtype, c.op, c.seed, r, inputs.rank(r), c.count);
   const std::vector<const void*> srcs = inputs.pointers();
-  const bool finalize = c.op == ReduceOp::kAvg;
+  const std::vector<std::uint8_t> from_send(static_cast<std::size_t>(c.nsrc), 1);
   std::vector<std::uint64_t> device_style = inputs.newOutput();
   std::vector<std::uint64_t> host_style = inputs.newOutput();
-  reduceElementsDynamic(c.dtype, c.op, device_style.data(), srcs, c.count, finalize, c.nsrc);
-  hostReduce(c.dtype, c.op, host_style.data(), srcs.data(), c.nsrc, c.count, finalize, c.nsrc);
+  reduceElementsDynamic(c.dtype, c.op, device_style.data(), srcs, c.count, wholeAverage(from_send));
+  hostReduce(c.dtype, c.op, host_style.data(), srcs.data(), c.nsrc, c.count, true, c.nsrc, from_send.data());
   const auto ref = referenceReduce(c.dtype, c.op, srcs, c.count);
   std::string error = compareToReference(c.dtype, c.op, ref, device_style.data(), c.count);
   if (!error.empty()) return "reduceElements: " + error;
@@ -385,6 +498,28 @@ TEST(ReduceOps, EveryDtypeAndOpMatchesTheReference) {
   }
 }
 
+// Partial avg reductions (a ring's or a tree's steps: some sources send buffers, some partials, final or
+// not, any world size): hostReduce's staged blocks give reduceElements's bits.
+RC_GTEST_PROP(ReduceOps, HostReduceEqualsReduceElementsForAnyAvgStep, ()) {
+  const auto dtype = static_cast<DataType>(*uniformIn(0, kDataTypeCount));
+  const int nsrc = *rc::gen::inRange(1, kMaxSourcesExclusive);
+  const std::size_t count = *rc::gen::inRange<std::size_t>(0, kMaxCountExclusive);
+  const int world_size = *uniformIn(1, kMaxWorldSize + 1);
+  const bool finalize = *rc::gen::arbitrary<bool>();
+  const std::uint64_t seed = *rc::gen::resize(rc::kNominalSize, rc::gen::arbitrary<std::uint64_t>());
+  std::vector<std::uint8_t> from_send;
+  for (int k = 0; k < nsrc; ++k) from_send.push_back(*rc::gen::arbitrary<bool>() ? 1 : 0);
+  Buffers inputs(dtype, nsrc, count);
+  for (int r = 0; r < nsrc; ++r) fillPayload(dtype, ReduceOp::kAvg, seed, r, inputs.rank(r), count);
+  const std::vector<const void*> srcs = inputs.pointers();
+  std::vector<std::uint64_t> element_wise = inputs.newOutput();
+  std::vector<std::uint64_t> blocked = inputs.newOutput();
+  reduceElementsDynamic(dtype, ReduceOp::kAvg, element_wise.data(), srcs, count,
+                        AvgStep{true, world_size, finalize, from_send.data()});
+  hostReduce(dtype, ReduceOp::kAvg, blocked.data(), srcs.data(), nsrc, count, finalize, world_size, from_send.data());
+  RC_ASSERT(sameBytes(element_wise.data(), blocked.data(), inputs.bytes(count)));
+}
+
 // ---- aliasing ----
 
 TEST(ReduceOps, InPlaceIntoFirstOrLastSourceGivesTheSameBits) {
@@ -396,19 +531,19 @@ TEST(ReduceOps, InPlaceIntoFirstOrLastSourceGivesTheSameBits) {
     for (int o = 0; o < kReduceOpCount; ++o) {
       const auto dtype = static_cast<DataType>(d);
       const auto op = static_cast<ReduceOp>(o);
-      const bool finalize = op == ReduceOp::kAvg;
+      const std::vector<std::uint8_t> from_send(kSources, 1);
       Buffers pristine(dtype, kSources, kCount);
       for (int r = 0; r < kSources; ++r) fillPayload(dtype, op, kSeed, r, pristine.rank(r), kCount);
       std::vector<std::uint64_t> separate = pristine.newOutput();
-      reduceElementsDynamic(dtype, op, separate.data(), pristine.pointers(), kCount, finalize, kSources);
+      reduceElementsDynamic(dtype, op, separate.data(), pristine.pointers(), kCount, wholeAverage(from_send));
       for (const int alias : {0, kSources - 1}) {
         for (const bool use_host : {false, true}) {
           Buffers work = pristine;
           if (use_host) {
             const auto srcs = work.pointers();
-            hostReduce(dtype, op, work.rank(alias), srcs.data(), kSources, kCount, finalize, kSources);
+            hostReduce(dtype, op, work.rank(alias), srcs.data(), kSources, kCount, true, kSources, from_send.data());
           } else {
-            reduceElementsDynamic(dtype, op, work.rank(alias), work.pointers(), kCount, finalize, kSources);
+            reduceElementsDynamic(dtype, op, work.rank(alias), work.pointers(), kCount, wholeAverage(from_send));
           }
           EXPECT_TRUE(sameBytes(work.rank(alias), separate.data(), work.bytes(kCount)))
               << "dtype " << d << " op " << o << " dst == srcs[" << alias << "] via "

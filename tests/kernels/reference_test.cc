@@ -200,5 +200,77 @@ TEST(Reference, FloatPayloadsAreFiniteAndInTheirRanges) {
   }
 }
 
+// The largest finite value of each float dtype, decoded.
+double largestFinite(DataType dtype) {
+  const std::uint16_t half_max = 0x7bff;
+  const std::uint16_t bf16_max = 0x7f7f;
+  switch (dtype) {
+    case DataType::kFloat16:
+      return decodeElement(dtype, &half_max, 0);
+    case DataType::kBFloat16:
+      return decodeElement(dtype, &bf16_max, 0);
+    case DataType::kFloat32:
+      return std::numeric_limits<float>::max();
+    default:
+      return std::numeric_limits<double>::max();
+  }
+}
+
+TEST(Reference, LargePayloadsLieInTheBinadeBelowTheLargestAndShareMostSigns) {
+  constexpr std::size_t kCount = 4096;
+  constexpr int kRanks = 4;
+  const DataType floats[] = {DataType::kFloat16, DataType::kBFloat16, DataType::kFloat32, DataType::kFloat64};
+  for (const DataType dtype : floats) {
+    const double max = largestFinite(dtype);
+    std::vector<std::vector<std::uint8_t>> ranks;
+    for (int r = 0; r < kRanks; ++r) {
+      ranks.emplace_back(kCount * referenceElementSize(dtype));
+      fillPayload(dtype, ReduceOp::kAvg, 11, r, ranks.back().data(), kCount, Payload::kLarge);
+    }
+    std::size_t shared = 0;
+    std::size_t negatives = 0;
+    for (std::size_t i = 0; i < kCount; ++i) {
+      bool same_sign = true;
+      for (int r = 0; r < kRanks; ++r) {
+        const double value = decodeElement(dtype, ranks[static_cast<std::size_t>(r)].data(), i);
+        ASSERT_TRUE(std::isfinite(value));
+        // [2^(emax-1), MAX/2]: 2^(emax-1) is a quarter of MAX rounded up to a power of two.
+        EXPECT_GE(std::fabs(value), std::ldexp(1.0, std::ilogb(max) - 1)) << i;
+        EXPECT_LE(std::fabs(value), max / 2) << i;
+        same_sign = same_sign && std::signbit(value) == std::signbit(decodeElement(dtype, ranks[0].data(), i));
+      }
+      if (same_sign) ++shared;
+      if (std::signbit(decodeElement(dtype, ranks[0].data(), i))) ++negatives;
+    }
+    // One element in eight draws its signs per rank (all four agree 1 time in 8): about 7/8 + 1/64 agree.
+    EXPECT_GT(shared, kCount * 3 / 4);
+    EXPECT_LT(shared, kCount);
+    EXPECT_GT(negatives, kCount / 4);
+    EXPECT_LT(negatives, kCount * 3 / 4);
+    EXPECT_NE(ranks[0], ranks[1]);
+  }
+}
+
+// avg's reference is the mean; an output that overflowed (a sum divided afterwards) is rejected, and the
+// premultiplied sum's roundings are inside the tolerance.
+TEST(Reference, AvgRejectsAnOverflowedMeanAndAcceptsThePremultipliedOne) {
+  const float max = std::numeric_limits<float>::max();
+  const float a[] = {max, 3.0f};
+  const float b[] = {max, 4.0f};
+  const auto ref = referenceReduce(DataType::kFloat32, ReduceOp::kAvg, {a, b}, 2);
+  const float premultiplied[] = {max, 3.5f};
+  EXPECT_EQ(compareToReference(DataType::kFloat32, ReduceOp::kAvg, ref, premultiplied, 2), "");
+  const float divided_after_sum[] = {std::numeric_limits<float>::infinity(), 3.5f};
+  EXPECT_NE(compareToReference(DataType::kFloat32, ReduceOp::kAvg, ref, divided_after_sum, 2), "");
+  // {1, 2, 2} over three ranks: the premultiplied sum is 0x3FD55556, one ulp above 5/3 rounded.
+  const float one[] = {1.0f};
+  const float two[] = {2.0f};
+  const auto thirds = referenceReduce(DataType::kFloat32, ReduceOp::kAvg, {one, two, two}, 1);
+  const float premultiplied_thirds = std::nextafter(5.0f / 3.0f, 2.0f);
+  EXPECT_EQ(compareToReference(DataType::kFloat32, ReduceOp::kAvg, thirds, &premultiplied_thirds, 1), "");
+  const float far_off = 5.0f / 3.0f + 1e-5f;
+  EXPECT_NE(compareToReference(DataType::kFloat32, ReduceOp::kAvg, thirds, &far_off, 1), "");
+}
+
 }  // namespace
 }  // namespace peerreduce::testing

@@ -51,6 +51,22 @@ RC_GTEST_PROP(AllreduceProperty, SmallCasesMatchReferenceOnEveryRank, ()) {
   RC_ASSERT(outcome.problem == "");
 }
 
+// avg is NCCL's premultiplied sum (types.h): the average of finite inputs near MAX, whose sums overflow,
+// is finite on every algorithm (the relay tree too) and matches the reference, in every float dtype.
+// Summing first and dividing at the end fails this (tests/unit/canary_test.cc shows it is caught).
+RC_GTEST_PROP(AllreduceProperty, LargeInputsAverageToAFiniteReferenceResultOnEveryAlgorithm, ()) {
+  AllreduceCase c = *genAllreduceCase(/*small=*/true);
+  c.op = ReduceOp::kAvg;
+  c.dtype = *genFloatDataType();
+  c.algorithm = *genAnyAlgorithm();
+  c.payload = Payload::kLarge;
+  RC_TAG(algorithmName(c.algorithm));
+  RC_TAG(dataTypeName(c.dtype));
+  auto world = makeWorld(c.world_size, c.algorithm, sim::deriveSeed(c.seed, 1));
+  const CaseOutcome outcome = runAllreduceCase(*world, c);
+  RC_ASSERT(outcome.problem == "");
+}
+
 // Rerunning a seed reproduces the schedule exactly (same trace fingerprint) and the same bits; a
 // different scheduler seed still gives the same bits, because the plan fixes the reduction order.
 RC_GTEST_PROP(AllreduceProperty, SameSeedSameScheduleAndBits, ()) {

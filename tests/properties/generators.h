@@ -85,6 +85,16 @@ inline rc::Gen<Algorithm> genAlgorithm() {
                                   Algorithm::kRecursiveDoubling, Algorithm::kRabenseifner));
 }
 
+// Every allreduce algorithm a forced setting can pick, the relay tree included, and auto.
+inline rc::Gen<Algorithm> genAnyAlgorithm() {
+  return uniform(rc::gen::element(Algorithm::kAuto, Algorithm::kOneShot, Algorithm::kTwoShot, Algorithm::kRing,
+                                  Algorithm::kRecursiveDoubling, Algorithm::kRabenseifner, Algorithm::kTree));
+}
+
+inline rc::Gen<DataType> genFloatDataType() {
+  return uniform(rc::gen::element(DataType::kFloat16, DataType::kBFloat16, DataType::kFloat32, DataType::kFloat64));
+}
+
 inline rc::Gen<AllreduceCase> genAllreduceCase(bool small = false) {
   return rc::gen::mapcat(small ? genSmallWorldSize() : genWorldSize(), [small](int world_size) {
     return rc::gen::build<AllreduceCase>(

@@ -1,9 +1,15 @@
 // Canaries: deliberately broken plans that the verifier, the simulator's race checker and the
-// reference check must each catch. If one of these passes, the harness has gone blind.
+// reference check must each catch, and a broken avg (a sum divided afterwards) that the reference check
+// the avg properties use must reject. If one of these passes, the harness has gone blind.
 #include <gtest/gtest.h>
 
+#include <cstring>
+
 #include "algorithms/algorithms.h"
+#include "kernels/dispatch.h"
+#include "kernels/reduce_ops.h"
 #include "plan_runner.h"
+#include "reference/reference.h"
 #include "verify/verifier.h"
 
 namespace peerreduce::testing {
@@ -170,6 +176,70 @@ INSTANTIATE_TEST_SUITE_P(EveryCollectivePlan, CollectiveCanaryTest,
                                            CollectivePlanKind{Collective::kAllGather, Algorithm::kRing},
                                            CollectivePlanKind{Collective::kBroadcast, Algorithm::kOneShot},
                                            CollectivePlanKind{Collective::kBroadcast, Algorithm::kRing}),
+                         collectiveTestName);
+
+// ---- avg: the divide-after-sum variant ----
+
+// The average as a sum divided once by the world size (how peerreduce averaged floats before it took
+// NCCL's premultiplied sum): each element of `sum`, widened, divided by n and stored again.
+std::vector<unsigned char> dividedAfterSum(DataType dtype, std::vector<unsigned char> sum, int n) {
+  kernels::visitDataType(static_cast<int>(dtype), false, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    using Acc = kernels::AccumulatorT<T>;
+    for (std::size_t i = 0; i < sum.size() / sizeof(T); ++i) {
+      T x;
+      std::memcpy(&x, sum.data() + i * sizeof(T), sizeof(T));
+      x = kernels::storeElement<T>(static_cast<Acc>(kernels::loadElement<T>(x) / static_cast<Acc>(n)));
+      std::memcpy(sum.data() + i * sizeof(T), &x, sizeof(T));
+    }
+    return true;
+  });
+  return sum;
+}
+
+class AvgCanaryTest : public ::testing::TestWithParam<CollectivePlanKind> {};
+
+// On inputs near MAX (Payload::kLarge, sim/reference) the divide-after-sum average overflows where the
+// true average is finite: the reference check the avg properties rely on must reject it on every plan
+// and float dtype, while the premultiplied average of the same plan passes it.
+TEST_P(AvgCanaryTest, ReferenceCatchesDivideAfterSum) {
+  constexpr std::size_t kCount = 100;
+  constexpr std::uint64_t kSeed = 17;
+  const DataType floats[] = {DataType::kFloat16, DataType::kBFloat16, DataType::kFloat32, DataType::kFloat64};
+  for (const int n : {4, 5}) {
+    PlanRequest request{GetParam().algorithm, n, false};
+    request.collective = GetParam().collective;
+    const Plan plan = *buildPlan(request);
+    for (const DataType dtype : floats) {
+      const PlanRun average = runPlanOnSim(plan, kCount, dtype, ReduceOp::kAvg, kSeed, 1, Topology(), Payload::kLarge);
+      ASSERT_TRUE(average.status.isOk()) << average.status.toString();
+      EXPECT_EQ(average.reference_problem, "") << plan.description << ", " << dataTypeName(dtype);
+      const PlanRun sum = runPlanOnSim(plan, kCount, dtype, ReduceOp::kSum, kSeed, 1, Topology(), Payload::kLarge);
+      ASSERT_TRUE(sum.status.isOk()) << sum.status.toString();
+      std::vector<const void*> inputs;
+      for (const auto& in : sum.inputs) inputs.push_back(in.data());
+      for (int r = 0; r < n; ++r) {
+        const auto broken = dividedAfterSum(dtype, sum.outputs[static_cast<std::size_t>(r)], n);
+        const ReferenceResult expected = plan.collective == Collective::kReduceScatter
+                                             ? referenceReduceScatter(dtype, ReduceOp::kAvg, inputs, kCount, r)
+                                             : referenceReduce(dtype, ReduceOp::kAvg, inputs, kCount);
+        EXPECT_NE(compareToReference(dtype, ReduceOp::kAvg, expected, broken.data(), kCount), "")
+            << plan.description << ", " << dataTypeName(dtype) << ", rank " << r
+            << ": a sum divided afterwards passed as an average";
+      }
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(EveryReducingPlan, AvgCanaryTest,
+                         ::testing::Values(CollectivePlanKind{Collective::kAllReduce, Algorithm::kOneShot},
+                                           CollectivePlanKind{Collective::kAllReduce, Algorithm::kTwoShot},
+                                           CollectivePlanKind{Collective::kAllReduce, Algorithm::kRing},
+                                           CollectivePlanKind{Collective::kAllReduce, Algorithm::kRecursiveDoubling},
+                                           CollectivePlanKind{Collective::kAllReduce, Algorithm::kRabenseifner},
+                                           CollectivePlanKind{Collective::kAllReduce, Algorithm::kTree},
+                                           CollectivePlanKind{Collective::kReduceScatter, Algorithm::kOneShot},
+                                           CollectivePlanKind{Collective::kReduceScatter, Algorithm::kRing}),
                          collectiveTestName);
 
 }  // namespace

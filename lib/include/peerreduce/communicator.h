@@ -65,7 +65,8 @@ class Communicator {
 
   // Enqueues the allreduce on `stream`. Up to kMaxStreams streams, numbered by first use (the same
   // order on every rank), each with its own signal area and scratch, so operations on different
-  // streams may overlap; a further stream is refused with kUnsupported.
+  // streams may overlap; a further stream is refused with kUnsupported. `op` reduces as types.h says
+  // (avg: NCCL's average, a sum of inputs premultiplied by 1/size for floating types).
   Status allreduce(const void* send, void* recv, std::size_t count, DataType dtype, ReduceOp op,
                    StreamHandle stream = nullptr);
   // Enqueues an allreduce of every item (each reduced across ranks as if by its own allreduce(), with
@@ -85,7 +86,7 @@ class Communicator {
   // every rank; a forced Config::algorithm applies where the collective has it (one-shot, ring).
   //
   // reduceScatter: `send` holds size x recvcount elements; block b (elements b x recvcount ..) of every
-  // rank's send, reduced with `op` (avg divides by the world size), lands in rank b's `recv` (recvcount
+  // rank's send, reduced with `op` (avg: NCCL's average, as allreduce's; types.h), lands in rank b's `recv` (recvcount
   // elements). In place when recv == send + rank x recvcount.
   Status reduceScatter(const void* send, void* recv, std::size_t recvcount, DataType dtype, ReduceOp op,
                        StreamHandle stream = nullptr);

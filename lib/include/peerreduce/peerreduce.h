@@ -98,7 +98,10 @@ typedef enum {
   prDataType_MaxEnum_ = 0x7fffffff
 } prDataType_t;
 
-/* Same numbers as peerreduce::ReduceOp. Integer sum/prod wrap; avg divides the sum by the world size. */
+/* Same numbers as peerreduce::ReduceOp. Integer sum/prod wrap. prAvg is NCCL's average: integers divide
+ * the wrapped sum by the world size (truncating toward zero); floating types premultiply every input
+ * element by 1/nranks (rounded to the type, as NCCL's ncclAvg) and sum the products, with no division at
+ * the end, so the average of finite values whose sum would overflow stays finite (peerreduce/types.h). */
 typedef enum {
   prSum = 0,
   prProd = 1,
@@ -241,7 +244,7 @@ prResult_t prAllReduceBatch(const prBatchItem_t* items, size_t nitems, prDataTyp
  * before anything is touched, and count 0 does nothing. Every rank calls them with the same counts,
  * datatype, op and root, in the same order as its other operations.
  * prReduceScatter: sendbuff holds nranks x recvcount elements; block b of every rank's sendbuff, reduced
- * with `op` (prAvg divides by nranks), lands in rank b's recvbuff (recvcount elements). In place when
+ * with `op` (prAvg: NCCL's average, as prAllReduce's), lands in rank b's recvbuff (recvcount elements). In place when
  * recvbuff == sendbuff + rank x recvcount elements; otherwise the buffers must not overlap. */
 prResult_t prReduceScatter(const void* sendbuff, void* recvbuff, size_t recvcount, prDataType_t datatype, prRedOp_t op,
                            prComm_t comm, void* stream) PEERREDUCE_NOEXCEPT;

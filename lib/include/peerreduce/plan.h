@@ -25,6 +25,11 @@
 //   kDoneFlag counter has reached the number of done signals all earlier operations owe it. Every
 //   plan sends kDoneFlag to a peer after its last access to that peer's memory, so the fence orders
 //   the next operation's writes after every earlier read, whatever algorithm ran before.
+// - avg (peerreduce/types.h), NCCL's way: the plan is the same for every op and dtype; the executor
+//   premultiplies by 1/world_size every element a floating avg reads from a kInput source (a send buffer),
+//   copies included, and an integer avg divides the sum at the reduction marked `finalize`. So the buffer
+//   kind is the mark of an input read: a plan reads its inputs only through kInput, and (checked by the
+//   verifier) reads kInput only while it still holds the input, before an in-place output overwrites it.
 //
 // Thread safety: a Plan is immutable once built and may be shared between threads.
 #pragma once
@@ -40,7 +45,7 @@
 namespace peerreduce {
 
 enum class BufferKind : std::uint8_t {
-  kInput = 0,    // the user's send buffer of `rank` (same memory as kOutput when in place)
+  kInput = 0,    // the user's send buffer of `rank` (same memory as kOutput when in place); see "avg" above
   kOutput = 1,   // the user's receive buffer of `rank`
   kScratch = 2,  // slot `slot` of the scratch area in `rank`'s symmetric memory
 };
@@ -55,7 +60,7 @@ struct BufferRef {
 
 enum class StepKind : std::uint8_t {
   kCopy = 0,    // dst <- source[0] for chunk `chunk`
-  kReduce = 1,  // dst <- fold(sources in order) for chunk `chunk`; `finalize` applies avg's division
+  kReduce = 1,  // dst <- fold(sources in order) for chunk `chunk`; `finalize`: an integer avg divides here
   kSignal = 2,  // increments flag `flag` held by rank `peer`, written by this rank (release)
   kWait = 3,    // waits until flag `flag` from writer `peer` reaches epoch base + `value` (acquire)
 };
@@ -66,7 +71,7 @@ inline constexpr std::int32_t kFirstAlgorithmFlag = 1;  // data-ready flags of t
 
 struct Step {
   StepKind kind = StepKind::kCopy;
-  bool finalize = false;        // kReduce: the last reduction of this chunk (avg divides here)
+  bool finalize = false;        // kReduce: the last reduction of this chunk (an integer avg divides here)
   std::int32_t chunk = 0;       // kCopy / kReduce
   BufferRef dst;                // kCopy / kReduce
   std::uint32_t src_begin = 0;  // kCopy / kReduce: first source in RankProgram::sources

@@ -4,7 +4,18 @@
 // - Integers wrap as their C type does (two's complement, modulo 2^bits) for sum and prod.
 // - avg on integers is the wrapped sum divided by the world size, truncated toward zero (C division).
 //   It is NOT the mathematically exact mean when the sum wraps; use a wider type if that matters.
-// - avg on floating point is the sum divided by the world size in the accumulation type, rounded once.
+// - avg on floating point is NCCL's: a premultiplied sum, not a sum divided at the end. Every element read
+//   from a send buffer (any rank's) is first multiplied by r, the reciprocal of the world size n as NCCL
+//   holds it (1/n in double, rounded to fp32, then to the element type; fp64 keeps the double), the product
+//   rounded once to the element type (round to nearest even); those terms are then summed like sum's
+//   (in rank order where the plan says so), and that sum is the result. So the average of values that
+//   are each finite stays finite where their sum would overflow: [MAX, MAX] over 2 ranks is MAX, not inf,
+//   and an average whose inputs all lie within MAX/2 in magnitude is finite on every algorithm (the terms
+//   are at most MAX/2n each, their n-1 rounded additions add at most 33% for bf16 at 64 ranks). Inputs
+//   nearer MAX can still round past it when n is not a power of two, as in NCCL, differently per
+//   algorithm (a ring rounds its partial sums to the element type, a one-shot's fp16 sum runs in fp32).
+//   The product of two fp16 or bf16 values is exact in fp32 (bf16's above fp32's subnormal range), so
+//   the term is the correctly rounded product NCCL computes.
 // - fp16 and bf16 accumulate in fp32 within each reduction step and round to nearest even when stored.
 // - min and max on floating point propagate NaN: if any input is NaN, the result is NaN.
 //

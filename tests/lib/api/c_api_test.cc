@@ -146,9 +146,13 @@ TEST_P(CApiEndToEnd, AllreduceMatchesValuesComputedHereForEveryDtypeOpAndPlaceme
           fixture, prBFloat16, prAvg, in_place, count,
           [](int r, std::size_t i) { return toBf16(bf16InputValue(r, i)); },
           [&](std::size_t i) {
+            // NCCL's average: every input times 1/n (1/n in double, to fp32, to bf16), each product rounded
+            // to bf16, the terms summed in fp32 in rank order and rounded once; no division.
+            const float reciprocal = fromBf16(toBf16(static_cast<float>(1.0 / nranks)));
             float sum = 0.0f;
-            for (int r = 0; r < nranks; ++r) sum += fromBf16(toBf16(bf16InputValue(r, i)));
-            return toBf16(sum / static_cast<float>(nranks));  // one fp32 division, then rounded to bf16
+            for (int r = 0; r < nranks; ++r)
+              sum += fromBf16(toBf16(fromBf16(toBf16(bf16InputValue(r, i))) * reciprocal));
+            return toBf16(sum);
           });
     }
   }

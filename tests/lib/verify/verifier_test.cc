@@ -224,8 +224,8 @@ TEST(Verifier, MissingDoneSignalIsARaceWithTheNextOperation) {
 // ---- values and results --------------------------------------------------------------------------
 
 // Single-rank plans written by hand: no signals needed, each shows one kind of wrong result.
-Plan singleRank(const std::function<void(PlanBuilder&)>& body, int chunks = 1) {
-  PlanBuilder b(Algorithm::kOneShot, 1, chunks, kFirstAlgorithmFlag, false);
+Plan singleRank(const std::function<void(PlanBuilder&)>& body, int chunks = 1, bool in_place = false) {
+  PlanBuilder b(Algorithm::kOneShot, 1, chunks, kFirstAlgorithmFlag, in_place);
   body(b);
   return b.finish("hand-made");
 }
@@ -302,6 +302,24 @@ TEST(VerifierResults, FinalizationMissingOrRepeated) {
     b.reduce(0, 0, std::span<const BufferRef>(&partial, 1), outputOf(0), true);
   });
   EXPECT_TRUE(mentions(verifyOnce(twice), "applied 2 times")) << joined(verifyOnce(twice));
+}
+
+// In place, the output is the send buffer: a read of the send buffer after the output was written there
+// would be premultiplied again under a floating avg, so the verifier refuses it; out of place the same
+// steps read the untouched input and are fine.
+TEST(VerifierResults, SendBufferReadAfterAnInPlaceWriteIsReported) {
+  const auto body = [](PlanBuilder& b) {
+    const BufferRef in = inputOf(0);
+    b.reduce(0, 0, std::span<const BufferRef>(&in, 1), outputOf(0), true);
+    b.copy(0, 0, inputOf(0), scratchOf(0, 0));
+  };
+  const Plan out_of_place = singleRank(body);
+  EXPECT_TRUE(verifyOnce(out_of_place).ok()) << joined(verifyOnce(out_of_place));
+  const Plan in_place = singleRank(body, 1, true);
+  EXPECT_TRUE(mentions(verifyOnce(in_place),
+                       "rank 0 op 0 step #1 (copy c0 [in0] -> s0.0) reads its send buffer after the operation "
+                       "overwrote it in place"))
+      << joined(verifyOnce(in_place));
 }
 
 TEST(VerifierResults, OutputMissingOtherRanksInputs) {
