@@ -24,7 +24,10 @@ CallShape shapeOf(const CollectiveCall& call) {
   shape.op = call.op;
   const std::size_t element = ncclDataTypeBytes(call.dtype);
   std::size_t blocks = 1;
-  if (call.kind == CallKind::kReduceScatter || call.kind == CallKind::kAllGather) {
+  // nranks blocks: reduce-scatter's input, all-gather's and gather's output, scatter's input, all-to-all's
+  // buffers (nccl-tests' sizes).
+  if (call.kind == CallKind::kReduceScatter || call.kind == CallKind::kAllGather || call.kind == CallKind::kAlltoAll ||
+      call.kind == CallKind::kGather || call.kind == CallKind::kScatter) {
     blocks = static_cast<std::size_t>(call.comm->size);
   }
   shape.bytes = element == 0 ? kUnknownBytes : times(times(call.count, blocks), element);
@@ -32,7 +35,7 @@ CallShape shapeOf(const CollectiveCall& call) {
 }
 
 int forwardCall(RealNccl& real, const CollectiveCall& call) {
-  void* comm = call.comm->real;
+  void* comm = call.real_comm;
   switch (call.kind) {
     case CallKind::kAllReduce:
       return real.allReduce(call.send, call.recv, call.count, call.dtype, call.op, comm, call.stream);
@@ -42,12 +45,20 @@ int forwardCall(RealNccl& real, const CollectiveCall& call) {
       return real.allGather(call.send, call.recv, call.count, call.dtype, comm, call.stream);
     case CallKind::kBroadcast:
       return real.broadcast(call.send, call.recv, call.count, call.dtype, call.root, comm, call.stream);
+    case CallKind::kBcast:
+      return real.bcast(call.recv, call.count, call.dtype, call.root, comm, call.stream);
     case CallKind::kReduce:
       return real.reduce(call.send, call.recv, call.count, call.dtype, call.op, call.root, comm, call.stream);
     case CallKind::kSend:
       return real.send(call.send, call.count, call.dtype, call.root, comm, call.stream);
     case CallKind::kRecv:
       return real.recv(call.recv, call.count, call.dtype, call.root, comm, call.stream);
+    case CallKind::kAlltoAll:
+      return real.alltoAll(call.send, call.recv, call.count, call.dtype, comm, call.stream);
+    case CallKind::kGather:
+      return real.gather(call.send, call.recv, call.count, call.dtype, call.root, comm, call.stream);
+    case CallKind::kScatter:
+      return real.scatter(call.send, call.recv, call.count, call.dtype, call.root, comm, call.stream);
   }
   return toInt(NcclResult::kInternalError);
 }
@@ -66,9 +77,15 @@ prResult_t takeCall(const CollectiveCall& call) {
       return prAllGather(call.send, call.recv, call.count, toPrDataType(call.dtype), comm, stream);
     case CallKind::kBroadcast:
       return prBroadcast(call.send, call.recv, call.count, toPrDataType(call.dtype), call.root, comm, stream);
+    case CallKind::kBcast:
+      // In place: the root's buffer is its send buffer, every other rank's its receive buffer.
+      return prBroadcast(call.recv, call.recv, call.count, toPrDataType(call.dtype), call.root, comm, stream);
     case CallKind::kReduce:
     case CallKind::kSend:
     case CallKind::kRecv:
+    case CallKind::kAlltoAll:
+    case CallKind::kGather:
+    case CallKind::kScatter:
       break;
   }
   return prInternalError;

@@ -13,18 +13,20 @@ namespace peerreduce::nccl {
 
 struct CollectiveCall {
   CallKind kind = CallKind::kAllReduce;
-  ShadowedComm* comm = nullptr;
+  void* real_comm = nullptr;     // the application's handle: the real NCCL communicator
+  ShadowedComm* comm = nullptr;  // peerreduce's state of it
   const void* send = nullptr;  // ncclSend's buffer too
   void* recv = nullptr;        // ncclRecv's buffer too
   std::size_t count = 0;       // the count argument as NCCL takes it (recvcount, sendcount)
   int dtype = 0;
   int op = 0;    // reducing kinds
-  int root = 0;  // ncclBroadcast and ncclReduce's root; ncclSend and ncclRecv's peer
+  int root = 0;  // the root of ncclBroadcast, ncclBcast (its buffer is recv), ncclReduce, ncclGather and
+                 // ncclScatter; ncclSend and ncclRecv's peer
   void* stream = nullptr;
 };
 
 // The decision's view of the call: its whole buffer in bytes (nccl-tests' size: reduce-scatter's input and
-// all-gather's output hold nranks blocks), SIZE_MAX when that overflows or the type is unknown.
+// all-gather's output hold nranks blocks), SIZE_MAX when that overflows or the type is unknown. Needs comm.
 CallShape shapeOf(const CollectiveCall& call);
 
 // The call as the real NCCL takes it, on the real communicator; the real result.

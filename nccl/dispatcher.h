@@ -3,8 +3,10 @@
 // CUDA headers. The exported layer (exports.cc) converts NCCL's types and calls it.
 //
 // What it does:
-// - every communicator is a ShadowedComm: the real (shadow) NCCL communicator, made by forwarding the
-//   creation call, and peerreduce's side, made over it (peer_side.h);
+// - the application holds the real NCCL communicator, made by forwarding the creation call; peerreduce's
+//   state of it (a ShadowedComm: peerreduce's side, made over it, peer_side.h) is found from that handle
+//   (comm_table.h). A handle without one (made by a function this library does not wrap, or not a
+//   communicator at all) goes to the real NCCL untouched, as every function this library does not export;
 // - each collective is decided by take_policy.h: taken calls run on peerreduce's side through the C API,
 //   the others are forwarded to the real NCCL with their own result;
 // - inside ncclGroupStart/ncclGroupEnd (nesting counted) the calls are kept until the group is known: when
@@ -23,8 +25,8 @@
 
 #include <cstddef>
 
-#include "api/handle_registry.h"
 #include "nccl/collective_call.h"
+#include "nccl/comm_table.h"
 #include "nccl/real_nccl.h"
 #include "nccl/shadowed_comm.h"
 #include "peerreduce/status.h"
@@ -43,6 +45,9 @@ class Dispatcher {
   int commInitRankConfig(void** comm, int nranks, const void* unique_id, int rank, void* config);
   int commInitAll(void** comms, int ndev, const int* devlist);
   int commSplit(void* comm, int color, int key, void** newcomm, void* config);
+  int commInitRankScalable(void** comm, int nranks, int rank, int nids, void* unique_ids, void* config);
+  int commShrink(void* comm, int* exclude_ranks, int exclude_count, void** newcomm, void* config, int flags);
+  int commRevoke(void* comm, int flags);
   int commFinalize(void* comm);
   int commDestroy(void* comm);
   int commAbort(void* comm);
@@ -60,8 +65,13 @@ class Dispatcher {
   int reduce(const void* send, void* recv, std::size_t count, int dtype, int op, int root, void* comm, void* stream);
   int send(const void* send, std::size_t count, int dtype, int peer, void* comm, void* stream);
   int recv(void* recv, std::size_t count, int dtype, int peer, void* comm, void* stream);
+  int bcast(void* buffer, std::size_t count, int dtype, int root, void* comm, void* stream);
+  int alltoAll(const void* send, void* recv, std::size_t count, int dtype, void* comm, void* stream);
+  int gather(const void* send, void* recv, std::size_t count, int dtype, int root, void* comm, void* stream);
+  int scatter(const void* send, void* recv, std::size_t count, int dtype, int root, void* comm, void* stream);
   int groupStart();
   int groupEnd();
+  int groupSimulateEnd(void* sim_info);
 
   int redOpCreatePreMulSum(int* op, void* scalar, int dtype, int residence, void* comm);
   int redOpDestroy(int op, void* comm);
@@ -73,17 +83,16 @@ class Dispatcher {
  private:
   // The real NCCL having `function`, or null with the error recorded in *result.
   RealNccl* real(NcclFunction function, int* result);
-  // The live communicator `handle` names, or null with the error recorded in *result.
-  ShadowedComm* shadowed(const char* function, void* handle, int* result);
-  // A call that only forwards: call(real) without a communicator, call(real, comm) on the application's
-  // communicator; guarded, the real result (dispatcher_comms.cc).
+  // peerreduce's state of the real communicator `handle`; null when this library has none.
+  ShadowedComm* ours(void* handle) const;
+  // A call that only forwards, its handles untouched: call(real); guarded, the real result
+  // (dispatcher_comms.cc).
   template <typename Call>
   int forward(NcclFunction function, Call&& call);
-  template <typename Call>
-  int forwardOn(NcclFunction function, void* comm, Call&& call);
 
-  // Creation (dispatcher_comms.cc). A new ShadowedComm around a real communicator, registered.
-  ShadowedComm* adopt(void* real_comm, int rank, int size);
+  // Creation (dispatcher_comms.cc). A new ShadowedComm around a real communicator, registered (an error
+  // when the table is full).
+  StatusOr<ShadowedComm*> adopt(void* real_comm, int rank, int size);
   // Until a real communicator made non-blocking is ready, bounded by the bootstrap timeout: success, the
   // real creation's own failure, or the timeout recorded for `function`.
   int waitReady(const char* function, RealNccl& real, void* comm);
@@ -97,6 +106,8 @@ class Dispatcher {
   // thread's group) and handed to *out; on failure the real communicator is aborted and nothing stays.
   int finishCreation(const char* function, RealNccl& real, void* real_comm, int rank, int size, void** out);
   void release(ShadowedComm* comm, bool abort);
+  // Aborts peerreduce's side of `comm` (revoked, or shrunk with abort); its calls are forwarded after.
+  void endPeerSide(ShadowedComm& comm, const char* why);
 
   // Collectives (dispatcher_collectives.cc). `call` without its communicator, which `comm` names.
   int enqueue(CollectiveCall call, void* comm);
@@ -105,10 +116,13 @@ class Dispatcher {
   bool selectsRing(ShadowedComm& comm, int dtype, std::size_t bytes);
   int runTaken(const char* function, const CollectiveCall& call, std::size_t bytes);
   int runTakenGroup(const char* function);
-  int forwardGroupSoFar(RealNccl& real);
+  // The kept calls into the real group, in order; `counted`: they will run (not for a simulated end).
+  int forwardGroupSoFar(RealNccl& real, bool counted = true);
+  // ncclGroupEnd and ncclGroupSimulateEnd (`simulate`: NCCL estimates the group and runs nothing).
+  int endGroup(const char* function, bool simulate, void* sim_info);
 
   RealLoader load_;
-  capi::HandleRegistry live_;
+  CommTable comms_;
 };
 
 }  // namespace peerreduce::nccl

@@ -26,12 +26,20 @@ NcclFunction functionOf(CallKind kind) {
       return NcclFunction::kAllGather;
     case CallKind::kBroadcast:
       return NcclFunction::kBroadcast;
+    case CallKind::kBcast:
+      return NcclFunction::kBcast;
     case CallKind::kReduce:
       return NcclFunction::kReduce;
     case CallKind::kSend:
       return NcclFunction::kSend;
     case CallKind::kRecv:
       return NcclFunction::kRecv;
+    case CallKind::kAlltoAll:
+      return NcclFunction::kAlltoAll;
+    case CallKind::kGather:
+      return NcclFunction::kGather;
+    case CallKind::kScatter:
+      return NcclFunction::kScatter;
   }
   return NcclFunction::kAllReduce;
 }
@@ -99,11 +107,11 @@ int Dispatcher::runTaken(const char* function, const CollectiveCall& call, std::
   return outcome;
 }
 
-int Dispatcher::forwardGroupSoFar(RealNccl& real) {
+int Dispatcher::forwardGroupSoFar(RealNccl& real, bool counted) {
   GroupState& group = threadGroup();
   int first = kSuccess;
   for (const CollectiveCall& kept : group.kept) {
-    kept.comm->counters.count(kept.kind, false, shapeOf(kept).bytes);
+    if (counted) kept.comm->counters.count(kept.kind, false, shapeOf(kept).bytes);
     const int result = noteRealResult(forwardCall(real, kept));
     if (first == kSuccess) first = result;
   }
@@ -117,12 +125,16 @@ int Dispatcher::collective(const char* function, const CollectiveCall& call) {
   RealNccl* r = real(functionOf(call.kind), &result);
   if (r == nullptr) return result;
   GroupState& group = threadGroup();
-  const CallShape shape = shapeOf(call);
-  if (group.depth > 0 && group.forwarding) {
-    call.comm->counters.count(call.kind, false, shape.bytes);
+  // A communicator without peerreduce's state is the real NCCL's alone: its calls go there untouched (and
+  // make a group they are in a mixed one).
+  const CallShape shape = call.comm != nullptr ? shapeOf(call) : CallShape{};
+  const auto forwardThis = [&] {
+    if (call.comm != nullptr) call.comm->counters.count(call.kind, false, shape.bytes);
     return noteRealResult(forwardCall(*r, call));
-  }
-  const TakeDecision decision = decide(call, shape);
+  };
+  if (group.depth > 0 && group.forwarding) return forwardThis();
+  const TakeDecision decision =
+      call.comm != nullptr ? decide(call, shape) : TakeDecision{false, TakeReason::kNoCommunicator};
   if (group.depth > 0) {
     if (decision.take && group.kept.size() < kMaxKeptCalls) {
       group.kept.push_back(call);
@@ -130,14 +142,10 @@ int Dispatcher::collective(const char* function, const CollectiveCall& call) {
     }
     // The group is not all peerreduce's: what was kept goes into the real group first, in order.
     const int replayed = forwardGroupSoFar(*r);
-    call.comm->counters.count(call.kind, false, shape.bytes);
-    const int own = noteRealResult(forwardCall(*r, call));
+    const int own = forwardThis();
     return replayed != kSuccess ? replayed : own;
   }
-  if (!decision.take) {
-    call.comm->counters.count(call.kind, false, shape.bytes);
-    return noteRealResult(forwardCall(*r, call));
-  }
+  if (!decision.take) return forwardThis();
   return runTaken(function, call, shape.bytes);
 }
 
@@ -208,21 +216,30 @@ int Dispatcher::groupStart() {
   });
 }
 
-int Dispatcher::groupEnd() {
-  constexpr const char* kFunction = "ncclGroupEnd";
-  return guarded(kFunction, [&] {
+int Dispatcher::groupEnd() { return endGroup("ncclGroupEnd", false, nullptr); }
+
+int Dispatcher::groupSimulateEnd(void* sim_info) { return endGroup("ncclGroupSimulateEnd", true, sim_info); }
+
+int Dispatcher::endGroup(const char* function, bool simulate, void* sim_info) {
+  return guarded(function, [&] {
     int result = kSuccess;
-    RealNccl* r = real(NcclFunction::kGroupEnd, &result);
+    RealNccl* r = real(simulate ? NcclFunction::kGroupSimulateEnd : NcclFunction::kGroupEnd, &result);
     if (r == nullptr) return result;
+    const auto endReal = [&] { return noteRealResult(simulate ? r->groupSimulateEnd(sim_info) : r->groupEnd()); };
     GroupState& group = threadGroup();
     // Without a group the real NCCL reports the misuse itself.
-    if (group.depth == 0) return noteRealResult(r->groupEnd());
+    if (group.depth == 0) return endReal();
+    // A simulated end runs nothing: NCCL estimates the whole group, so the calls kept for peerreduce go
+    // into the real group first, and peerreduce runs none of them.
+    if (simulate && group.depth == 1 && !group.forwarding && !group.kept.empty()) {
+      result = forwardGroupSoFar(*r, false);
+    }
     --group.depth;
-    const int ended = noteRealResult(r->groupEnd());
+    const int ended = endReal();
     if (group.depth > 0) return ended;
-    result = ended;
+    if (result == kSuccess) result = ended;
     if (!group.forwarding && !group.kept.empty()) {
-      const int taken = runTakenGroup(kFunction);
+      const int taken = runTakenGroup(function);
       if (result == kSuccess) result = taken;
     }
     group.kept.clear();
@@ -231,7 +248,7 @@ int Dispatcher::groupEnd() {
     created.swap(group.created);
     if (created.empty() || (ended != kSuccess && ended != toInt(NcclResult::kInProgress))) return result;
     for (ShadowedComm* comm : created) {
-      const int ready = waitReady(kFunction, *r, comm->real);
+      const int ready = waitReady(function, *r, comm->real);
       if (ready == kSuccess) continue;
       // The handles are the application's already: they keep forwarding, and the group reports why.
       for (ShadowedComm* unfinished : created) unfinished->peer.absent_reason = "its real creation did not finish";
@@ -245,7 +262,7 @@ int Dispatcher::groupEnd() {
           comm->peer.absent_reason = "creating it failed: " + completed.message();
         }
       }
-      const int failure = recordError(kFunction, completed);
+      const int failure = recordError(function, completed);
       if (result == kSuccess) result = failure;
     }
     return result;
@@ -255,42 +272,60 @@ int Dispatcher::groupEnd() {
 int Dispatcher::enqueue(CollectiveCall call, void* comm) {
   const char* function = callKindName(call.kind);
   return guarded(function, [&] {
-    int result = kSuccess;
-    call.comm = shadowed(function, comm, &result);
-    return call.comm == nullptr ? result : collective(function, call);
+    call.real_comm = comm;
+    call.comm = ours(comm);
+    return collective(function, call);
   });
 }
 
 int Dispatcher::allReduce(const void* send, void* recv, std::size_t count, int dtype, int op, void* comm,
                           void* stream) {
-  return enqueue({CallKind::kAllReduce, nullptr, send, recv, count, dtype, op, 0, stream}, comm);
+  return enqueue({CallKind::kAllReduce, nullptr, nullptr, send, recv, count, dtype, op, 0, stream}, comm);
 }
 
 int Dispatcher::reduceScatter(const void* send, void* recv, std::size_t recvcount, int dtype, int op, void* comm,
                               void* stream) {
-  return enqueue({CallKind::kReduceScatter, nullptr, send, recv, recvcount, dtype, op, 0, stream}, comm);
+  return enqueue({CallKind::kReduceScatter, nullptr, nullptr, send, recv, recvcount, dtype, op, 0, stream}, comm);
 }
 
 int Dispatcher::allGather(const void* send, void* recv, std::size_t sendcount, int dtype, void* comm, void* stream) {
-  return enqueue({CallKind::kAllGather, nullptr, send, recv, sendcount, dtype, 0, 0, stream}, comm);
+  return enqueue({CallKind::kAllGather, nullptr, nullptr, send, recv, sendcount, dtype, 0, 0, stream}, comm);
 }
 
 int Dispatcher::broadcast(const void* send, void* recv, std::size_t count, int dtype, int root, void* comm,
                           void* stream) {
-  return enqueue({CallKind::kBroadcast, nullptr, send, recv, count, dtype, 0, root, stream}, comm);
+  return enqueue({CallKind::kBroadcast, nullptr, nullptr, send, recv, count, dtype, 0, root, stream}, comm);
 }
 
 int Dispatcher::reduce(const void* send, void* recv, std::size_t count, int dtype, int op, int root, void* comm,
                        void* stream) {
-  return enqueue({CallKind::kReduce, nullptr, send, recv, count, dtype, op, root, stream}, comm);
+  return enqueue({CallKind::kReduce, nullptr, nullptr, send, recv, count, dtype, op, root, stream}, comm);
 }
 
 int Dispatcher::send(const void* send, std::size_t count, int dtype, int peer, void* comm, void* stream) {
-  return enqueue({CallKind::kSend, nullptr, send, nullptr, count, dtype, 0, peer, stream}, comm);
+  return enqueue({CallKind::kSend, nullptr, nullptr, send, nullptr, count, dtype, 0, peer, stream}, comm);
 }
 
 int Dispatcher::recv(void* recv, std::size_t count, int dtype, int peer, void* comm, void* stream) {
-  return enqueue({CallKind::kRecv, nullptr, nullptr, recv, count, dtype, 0, peer, stream}, comm);
+  return enqueue({CallKind::kRecv, nullptr, nullptr, nullptr, recv, count, dtype, 0, peer, stream}, comm);
+}
+
+int Dispatcher::bcast(void* buffer, std::size_t count, int dtype, int root, void* comm, void* stream) {
+  return enqueue({CallKind::kBcast, nullptr, nullptr, buffer, buffer, count, dtype, 0, root, stream}, comm);
+}
+
+int Dispatcher::alltoAll(const void* send, void* recv, std::size_t count, int dtype, void* comm, void* stream) {
+  return enqueue({CallKind::kAlltoAll, nullptr, nullptr, send, recv, count, dtype, 0, 0, stream}, comm);
+}
+
+int Dispatcher::gather(const void* send, void* recv, std::size_t count, int dtype, int root, void* comm,
+                       void* stream) {
+  return enqueue({CallKind::kGather, nullptr, nullptr, send, recv, count, dtype, 0, root, stream}, comm);
+}
+
+int Dispatcher::scatter(const void* send, void* recv, std::size_t count, int dtype, int root, void* comm,
+                        void* stream) {
+  return enqueue({CallKind::kScatter, nullptr, nullptr, send, recv, count, dtype, 0, root, stream}, comm);
 }
 
 }  // namespace peerreduce::nccl

@@ -19,8 +19,8 @@ namespace {
 constexpr int kSuccess = toInt(NcclResult::kSuccess);
 constexpr int kInProgress = toInt(NcclResult::kInProgress);
 
-constexpr const char* kCommHint =
-    "pass a communicator made by ncclCommInitRank, ncclCommInitRankConfig, ncclCommInitAll or ncclCommSplit";
+// NCCL_SHRINK_ABORT (nccl.h): the parent's operations in flight are ended before shrinking.
+constexpr int kShrinkAbort = 0x01;
 
 // A non-blocking real communicator is polled this often until it is ready: NCCL's own creation takes
 // milliseconds to seconds.
@@ -77,20 +77,7 @@ RealNccl* Dispatcher::real(NcclFunction function, int* result) {
   return real;
 }
 
-ShadowedComm* Dispatcher::shadowed(const char* function, void* handle, int* result) {
-  if (handle == nullptr) {
-    *result = recordError(function, invalidArgumentError(std::string("comm is NULL; ") + kCommHint));
-    return nullptr;
-  }
-  if (!live_.contains(handle)) {
-    *result = recordError(function, invalidArgumentError(std::string("comm is not a live communicator of "
-                                                                     "libpeerreduce_nccl (destroyed already, or made "
-                                                                     "by another NCCL library); ") +
-                                                         kCommHint));
-    return nullptr;
-  }
-  return static_cast<ShadowedComm*>(handle);
-}
+ShadowedComm* Dispatcher::ours(void* handle) const { return comms_.find(handle); }
 
 int Dispatcher::waitReady(const char* function, RealNccl& real, void* comm) {
   auto config = Config::fromEnvironment();
@@ -123,23 +110,12 @@ int Dispatcher::forward(NcclFunction function, Call&& call) {
   });
 }
 
-template <typename Call>
-int Dispatcher::forwardOn(NcclFunction function, void* comm, Call&& call) {
-  const char* name = functionInfo(function).name.data();
-  return guarded(name, [&] {
-    int result = kSuccess;
-    RealNccl* r = real(function, &result);
-    ShadowedComm* c = r == nullptr ? nullptr : shadowed(name, comm, &result);
-    return c == nullptr ? result : noteRealResult(call(*r, *c));
-  });
-}
-
-ShadowedComm* Dispatcher::adopt(void* real_comm, int rank, int size) {
+StatusOr<ShadowedComm*> Dispatcher::adopt(void* real_comm, int rank, int size) {
   auto comm = std::make_unique<ShadowedComm>();
   comm->real = real_comm;
   comm->rank = rank;
   comm->size = size;
-  live_.add(comm.get());
+  PR_RETURN_IF_ERROR(comms_.add(comm.get()));
   return comm.release();
 }
 
@@ -181,7 +157,7 @@ Status Dispatcher::completeCreations(RealNccl& real, const std::vector<ShadowedC
 }
 
 void Dispatcher::release(ShadowedComm* comm, bool abort) {
-  live_.remove(comm);
+  comms_.remove(comm);
   if (comm->settings.summary) {
     std::fprintf(stderr, "peerreduce nccl summary: %s\n",
                  describeCounters(comm->counters, comm->rank, comm->size,
@@ -193,12 +169,17 @@ void Dispatcher::release(ShadowedComm* comm, bool abort) {
 }
 
 int Dispatcher::finishCreation(const char* function, RealNccl& real, void* real_comm, int rank, int size, void** out) {
-  ShadowedComm* comm = adopt(real_comm, rank, size);
+  auto adopted = adopt(real_comm, rank, size);
+  if (!adopted.isOk()) {
+    (void)real.commAbort(real_comm);
+    return recordError(function, adopted.status());
+  }
+  ShadowedComm* comm = *adopted;
   GroupState& group = threadGroup();
   if (group.depth > 0) {
     // The real communicator exists only once the real group ends: peerreduce's side is made then.
     group.created.push_back(comm);
-    *out = comm;
+    *out = real_comm;
     return kSuccess;
   }
   // A non-blocking creation is waited for: the application gets a ready communicator (or the failure).
@@ -209,7 +190,7 @@ int Dispatcher::finishCreation(const char* function, RealNccl& real, void* real_
     (void)real.commAbort(real_comm);
     return ready != kSuccess ? ready : recordError(function, created);
   }
-  *out = comm;
+  *out = real_comm;
   return kSuccess;
 }
 
@@ -269,17 +250,22 @@ int Dispatcher::commInitAll(void** comms, int ndev, const int* devlist) {
     if (failed(result)) return noteRealResult(result);
     std::vector<ShadowedComm*> made;
     made.reserve(reals.size());
-    for (int i = 0; i < ndev; ++i) made.push_back(adopt(reals[static_cast<std::size_t>(i)], i, ndev));
-    const Status created = completeCreations(*r, made);
-    if (!created.isOk()) {
-      for (ShadowedComm* comm : made) {
-        void* real_comm = comm->real;
-        release(comm, true);
-        (void)r->commAbort(real_comm);
+    Status created = Status::ok();
+    for (int i = 0; i < ndev && created.isOk(); ++i) {
+      auto adopted = adopt(reals[static_cast<std::size_t>(i)], i, ndev);
+      if (adopted.isOk()) {
+        made.push_back(*adopted);
+      } else {
+        created = adopted.status();
       }
+    }
+    if (created.isOk()) created = completeCreations(*r, made);
+    if (!created.isOk()) {
+      for (ShadowedComm* comm : made) release(comm, true);
+      for (void* real_comm : reals) (void)r->commAbort(real_comm);
       return recordError(kFunction, created);
     }
-    for (int i = 0; i < ndev; ++i) comms[i] = made[static_cast<std::size_t>(i)];
+    for (int i = 0; i < ndev; ++i) comms[i] = reals[static_cast<std::size_t>(i)];
     return kSuccess;
   });
 }
@@ -290,23 +276,84 @@ int Dispatcher::commSplit(void* comm, int color, int key, void** newcomm, void* 
     int result = kSuccess;
     RealNccl* r = real(NcclFunction::kCommSplit, &result);
     if (r == nullptr) return result;
-    ShadowedComm* parent = shadowed(kFunction, comm, &result);
-    if (parent == nullptr) return result;
     if (newcomm == nullptr) {
       return recordError(kFunction, invalidArgumentError("newcomm is NULL; pass the address of an ncclComm_t"));
     }
     *newcomm = nullptr;
     void* made = nullptr;
-    result = r->commSplit(parent->real, color, key, &made, config);
+    // The parent is the real NCCL's handle, ours or not: the child gets a peerreduce side either way.
+    result = r->commSplit(comm, color, key, &made, config);
     if (failed(result)) return noteRealResult(result);
     if (made == nullptr) return kSuccess;  // NCCL_SPLIT_NOCOLOR: this rank is in no new communicator
     return finishCreation(kFunction, *r, made, -1, 0, newcomm);
   });
 }
 
+int Dispatcher::commInitRankScalable(void** comm, int nranks, int rank, int nids, void* unique_ids, void* config) {
+  constexpr const char* kFunction = "ncclCommInitRankScalable";
+  return guarded(kFunction, [&] {
+    int result = kSuccess;
+    RealNccl* r = real(NcclFunction::kCommInitRankScalable, &result);
+    if (r == nullptr) return result;
+    if (comm == nullptr) {
+      return recordError(kFunction, invalidArgumentError("newcomm is NULL; pass the address of an ncclComm_t"));
+    }
+    *comm = nullptr;
+    void* made = nullptr;
+    result = r->commInitRankScalable(&made, nranks, rank, nids, unique_ids, config);
+    if (failed(result)) return noteRealResult(result);
+    return finishCreation(kFunction, *r, made, rank, nranks, comm);
+  });
+}
+
+void Dispatcher::endPeerSide(ShadowedComm& comm, const char* why) {
+  if (comm.peer.comm == nullptr) return;
+  destroyPeerSide(comm.peer, true);
+  comm.peer.comm = nullptr;
+  comm.peer.absent_reason = why;
+}
+
+int Dispatcher::commShrink(void* comm, int* exclude_ranks, int exclude_count, void** newcomm, void* config,
+                           int flags) {
+  constexpr const char* kFunction = "ncclCommShrink";
+  return guarded(kFunction, [&] {
+    int result = kSuccess;
+    RealNccl* r = real(NcclFunction::kCommShrink, &result);
+    if (r == nullptr) return result;
+    if (newcomm == nullptr) {
+      return recordError(kFunction, invalidArgumentError("newcomm is NULL; pass the address of an ncclComm_t"));
+    }
+    *newcomm = nullptr;
+    // Shrinking with NCCL_SHRINK_ABORT ends the parent's operations in flight, peerreduce's among them:
+    // its side is aborted first (the excluded ranks will never reach its collectives), and the parent,
+    // left only to be destroyed, forwards from then on.
+    if ((flags & kShrinkAbort) != 0) {
+      if (ShadowedComm* parent = ours(comm)) endPeerSide(*parent, "ncclCommShrink with NCCL_SHRINK_ABORT aborted it");
+    }
+    void* made = nullptr;
+    result = r->commShrink(comm, exclude_ranks, exclude_count, &made, config, flags);
+    if (failed(result)) return noteRealResult(result);
+    if (made == nullptr) return kSuccess;  // an excluded rank: no new communicator
+    return finishCreation(kFunction, *r, made, -1, 0, newcomm);
+  });
+}
+
+int Dispatcher::commRevoke(void* comm, int flags) {
+  constexpr const char* kFunction = "ncclCommRevoke";
+  return guarded(kFunction, [&] {
+    int result = kSuccess;
+    RealNccl* r = real(NcclFunction::kCommRevoke, &result);
+    if (r == nullptr) return result;
+    // A revoked communicator stops its operations in flight, peerreduce's too; afterwards it is only
+    // destroyed, split or shrunk, so peerreduce's side is not needed again.
+    if (ShadowedComm* c = ours(comm)) endPeerSide(*c, "ncclCommRevoke revoked it");
+    return noteRealResult(r->commRevoke(comm, flags));
+  });
+}
+
 int Dispatcher::commFinalize(void* comm) {
-  return forwardOn(NcclFunction::kCommFinalize, comm,
-                   [](RealNccl& r, ShadowedComm& c) { return r.commFinalize(c.real); });
+  // peerreduce's side keeps its operations on the application's streams: only the real one has any to flush.
+  return forward(NcclFunction::kCommFinalize, [&](RealNccl& r) { return r.commFinalize(comm); });
 }
 
 int Dispatcher::commDestroy(void* comm) {
@@ -315,11 +362,9 @@ int Dispatcher::commDestroy(void* comm) {
     int result = kSuccess;
     RealNccl* r = real(NcclFunction::kCommDestroy, &result);
     if (r == nullptr) return result;
-    ShadowedComm* c = shadowed(kFunction, comm, &result);
-    if (c == nullptr) return result;
-    void* real_comm = c->real;
-    release(c, false);
-    return noteRealResult(r->commDestroy(real_comm));
+    // A handle this library does not know goes to the real NCCL untouched, to serve or refuse.
+    if (ShadowedComm* c = ours(comm)) release(c, false);
+    return noteRealResult(r->commDestroy(comm));
   });
 }
 
@@ -329,11 +374,8 @@ int Dispatcher::commAbort(void* comm) {
     int result = kSuccess;
     RealNccl* r = real(NcclFunction::kCommAbort, &result);
     if (r == nullptr) return result;
-    ShadowedComm* c = shadowed(kFunction, comm, &result);
-    if (c == nullptr) return result;
-    void* real_comm = c->real;
-    release(c, true);
-    return noteRealResult(r->commAbort(real_comm));
+    if (ShadowedComm* c = ours(comm)) release(c, true);
+    return noteRealResult(r->commAbort(comm));
   });
 }
 
@@ -343,11 +385,9 @@ int Dispatcher::commGetAsyncError(void* comm, int* async_error) {
     int result = kSuccess;
     RealNccl* r = real(NcclFunction::kCommGetAsyncError, &result);
     if (r == nullptr) return result;
-    ShadowedComm* c = shadowed(kFunction, comm, &result);
-    if (c == nullptr) return result;
-    if (async_error == nullptr) {
-      return recordError(kFunction, invalidArgumentError("asyncError is NULL; pass the address of an ncclResult_t"));
-    }
+    ShadowedComm* c = ours(comm);
+    // Without peerreduce's side (or without a place for the answer) the real NCCL answers alone.
+    if (c == nullptr || async_error == nullptr) return noteRealResult(r->commGetAsyncError(comm, async_error));
     if (c->peer.comm != nullptr) {
       const prResult_t mine = prCommGetAsyncError(c->peer.comm);
       if (mine != prSuccess) {
@@ -355,23 +395,20 @@ int Dispatcher::commGetAsyncError(void* comm, int* async_error) {
         return kSuccess;
       }
     }
-    return noteRealResult(r->commGetAsyncError(c->real, async_error));
+    return noteRealResult(r->commGetAsyncError(comm, async_error));
   });
 }
 
 int Dispatcher::commCount(void* comm, int* count) {
-  return forwardOn(NcclFunction::kCommCount, comm,
-                   [&](RealNccl& r, ShadowedComm& c) { return r.commCount(c.real, count); });
+  return forward(NcclFunction::kCommCount, [&](RealNccl& r) { return r.commCount(comm, count); });
 }
 
 int Dispatcher::commCuDevice(void* comm, int* device) {
-  return forwardOn(NcclFunction::kCommCuDevice, comm,
-                   [&](RealNccl& r, ShadowedComm& c) { return r.commCuDevice(c.real, device); });
+  return forward(NcclFunction::kCommCuDevice, [&](RealNccl& r) { return r.commCuDevice(comm, device); });
 }
 
 int Dispatcher::commUserRank(void* comm, int* rank) {
-  return forwardOn(NcclFunction::kCommUserRank, comm,
-                   [&](RealNccl& r, ShadowedComm& c) { return r.commUserRank(c.real, rank); });
+  return forward(NcclFunction::kCommUserRank, [&](RealNccl& r) { return r.commUserRank(comm, rank); });
 }
 
 const char* Dispatcher::getErrorString(int result) {
@@ -389,23 +426,18 @@ const char* Dispatcher::getLastError(void* comm) {
   try {
     auto loaded = load_();
     if (!loaded.isOk() || !(*loaded)->has(NcclFunction::kGetLastError)) return "";
-    // A handle that is not live (or NULL) asks for the library's last error, as NCCL does for NULL.
-    void* real_comm = comm != nullptr && live_.contains(comm) ? static_cast<ShadowedComm*>(comm)->real : nullptr;
-    return (*loaded)->getLastError(real_comm);
+    return (*loaded)->getLastError(comm);
   } catch (...) {
     return "";
   }
 }
 
 int Dispatcher::redOpCreatePreMulSum(int* op, void* scalar, int dtype, int residence, void* comm) {
-  return forwardOn(NcclFunction::kRedOpCreatePreMulSum, comm, [&](RealNccl& r, ShadowedComm& c) {
-    return r.redOpCreatePreMulSum(op, scalar, dtype, residence, c.real);
-  });
+  return forward(NcclFunction::kRedOpCreatePreMulSum, [&](RealNccl& r) { return r.redOpCreatePreMulSum(op, scalar, dtype, residence, comm); });
 }
 
 int Dispatcher::redOpDestroy(int op, void* comm) {
-  return forwardOn(NcclFunction::kRedOpDestroy, comm,
-                   [&](RealNccl& r, ShadowedComm& c) { return r.redOpDestroy(op, c.real); });
+  return forward(NcclFunction::kRedOpDestroy, [&](RealNccl& r) { return r.redOpDestroy(op, comm); });
 }
 
 int Dispatcher::memAlloc(void** ptr, std::size_t size) {
@@ -417,13 +449,11 @@ int Dispatcher::memFree(void* ptr) {
 }
 
 int Dispatcher::commRegister(void* comm, void* buffer, std::size_t size, void** handle) {
-  return forwardOn(NcclFunction::kCommRegister, comm,
-                   [&](RealNccl& r, ShadowedComm& c) { return r.commRegister(c.real, buffer, size, handle); });
+  return forward(NcclFunction::kCommRegister, [&](RealNccl& r) { return r.commRegister(comm, buffer, size, handle); });
 }
 
 int Dispatcher::commDeregister(void* comm, void* handle) {
-  return forwardOn(NcclFunction::kCommDeregister, comm,
-                   [&](RealNccl& r, ShadowedComm& c) { return r.commDeregister(c.real, handle); });
+  return forward(NcclFunction::kCommDeregister, [&](RealNccl& r) { return r.commDeregister(comm, handle); });
 }
 
 }  // namespace peerreduce::nccl

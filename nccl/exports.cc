@@ -1,7 +1,9 @@
 // libpeerreduce_nccl.so's exported functions: NCCL's C API with the exact declarations of the toolkit's
 // nccl.h (a definition that differed from the header would not compile), each under its NCCL name and the
 // p-prefixed one, and nothing else (exports.map). Each converts NCCL's types to the dispatch core's plain
-// ones (dispatcher.h) and back; no function lets an exception through.
+// ones (dispatcher.h) and back; no function lets an exception through. The communicators handed to the
+// application are the real NCCL's own, so the functions of NCCL's API not exported here reach the real
+// library directly and work (docs/NCCL.md lists them).
 #include <nccl.h>
 
 #include <new>
@@ -100,6 +102,31 @@ ncclResult_t ncclCommSplit(ncclComm_t comm, int color, int key, ncclComm_t* newc
   return resultOf(result);
 }
 
+ncclResult_t ncclCommInitRankScalable(ncclComm_t* newcomm, int nranks, int myrank, int nId, ncclUniqueId* commIds,
+                                      ncclConfig_t* config) {
+  PR_NCCL_ENTRY(CommInitRankScalable, newcomm, nranks, myrank, nId, commIds, config);
+  void* made = nullptr;
+  const int result = dispatcher().commInitRankScalable(newcomm != nullptr ? &made : nullptr, nranks, myrank, nId,
+                                                       commIds, config);
+  if (newcomm != nullptr) *newcomm = commOf(made);
+  return resultOf(result);
+}
+
+ncclResult_t ncclCommShrink(ncclComm_t comm, int* excludeRanksList, int excludeRanksCount, ncclComm_t* newcomm,
+                            ncclConfig_t* config, int shrinkFlags) {
+  PR_NCCL_ENTRY(CommShrink, comm, excludeRanksList, excludeRanksCount, newcomm, config, shrinkFlags);
+  void* made = nullptr;
+  const int result = dispatcher().commShrink(comm, excludeRanksList, excludeRanksCount,
+                                             newcomm != nullptr ? &made : nullptr, config, shrinkFlags);
+  if (newcomm != nullptr) *newcomm = commOf(made);
+  return resultOf(result);
+}
+
+ncclResult_t ncclCommRevoke(ncclComm_t comm, int revokeFlags) {
+  PR_NCCL_ENTRY(CommRevoke, comm, revokeFlags);
+  return resultOf(dispatcher().commRevoke(comm, revokeFlags));
+}
+
 ncclResult_t ncclCommFinalize(ncclComm_t comm) {
   PR_NCCL_ENTRY(CommFinalize, comm);
   return resultOf(dispatcher().commFinalize(comm));
@@ -167,6 +194,30 @@ ncclResult_t ncclBroadcast(const void* sendbuff, void* recvbuff, size_t count, n
   return resultOf(dispatcher().broadcast(sendbuff, recvbuff, count, datatype, root, comm, stream));
 }
 
+ncclResult_t ncclBcast(void* buff, size_t count, ncclDataType_t datatype, int root, ncclComm_t comm,
+                       cudaStream_t stream) {
+  PR_NCCL_ENTRY(Bcast, buff, count, datatype, root, comm, stream);
+  return resultOf(dispatcher().bcast(buff, count, datatype, root, comm, stream));
+}
+
+ncclResult_t ncclAlltoAll(const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t datatype, ncclComm_t comm,
+                          cudaStream_t stream) {
+  PR_NCCL_ENTRY(AlltoAll, sendbuff, recvbuff, count, datatype, comm, stream);
+  return resultOf(dispatcher().alltoAll(sendbuff, recvbuff, count, datatype, comm, stream));
+}
+
+ncclResult_t ncclGather(const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t datatype, int root,
+                        ncclComm_t comm, cudaStream_t stream) {
+  PR_NCCL_ENTRY(Gather, sendbuff, recvbuff, count, datatype, root, comm, stream);
+  return resultOf(dispatcher().gather(sendbuff, recvbuff, count, datatype, root, comm, stream));
+}
+
+ncclResult_t ncclScatter(const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t datatype, int root,
+                         ncclComm_t comm, cudaStream_t stream) {
+  PR_NCCL_ENTRY(Scatter, sendbuff, recvbuff, count, datatype, root, comm, stream);
+  return resultOf(dispatcher().scatter(sendbuff, recvbuff, count, datatype, root, comm, stream));
+}
+
 ncclResult_t ncclReduce(const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t datatype, ncclRedOp_t op,
                         int root, ncclComm_t comm, cudaStream_t stream) {
   PR_NCCL_ENTRY(Reduce, sendbuff, recvbuff, count, datatype, op, root, comm, stream);
@@ -192,6 +243,11 @@ ncclResult_t ncclGroupStart() {
 ncclResult_t ncclGroupEnd() {
   PR_NCCL_ENTRY(GroupEnd);
   return resultOf(dispatcher().groupEnd());
+}
+
+ncclResult_t ncclGroupSimulateEnd(ncclSimInfo_t* simInfo) {
+  PR_NCCL_ENTRY(GroupSimulateEnd, simInfo);
+  return resultOf(dispatcher().groupSimulateEnd(simInfo));
 }
 
 ncclResult_t ncclRedOpCreatePreMulSum(ncclRedOp_t* op, void* scalar, ncclDataType_t datatype,
@@ -272,6 +328,20 @@ ncclResult_t pncclMemFree(void* ptr) PR_NCCL_ALIAS(ncclMemFree);
 ncclResult_t pncclCommRegister(const ncclComm_t comm, void* buff, size_t size, void** handle)
     PR_NCCL_ALIAS(ncclCommRegister);
 ncclResult_t pncclCommDeregister(const ncclComm_t comm, void* handle) PR_NCCL_ALIAS(ncclCommDeregister);
+ncclResult_t pncclCommInitRankScalable(ncclComm_t* newcomm, int nranks, int myrank, int nId, ncclUniqueId* commIds,
+                                       ncclConfig_t* config) PR_NCCL_ALIAS(ncclCommInitRankScalable);
+ncclResult_t pncclCommShrink(ncclComm_t comm, int* excludeRanksList, int excludeRanksCount, ncclComm_t* newcomm,
+                             ncclConfig_t* config, int shrinkFlags) PR_NCCL_ALIAS(ncclCommShrink);
+ncclResult_t pncclCommRevoke(ncclComm_t comm, int revokeFlags) PR_NCCL_ALIAS(ncclCommRevoke);
+ncclResult_t pncclBcast(void* buff, size_t count, ncclDataType_t datatype, int root, ncclComm_t comm,
+                        cudaStream_t stream) PR_NCCL_ALIAS(ncclBcast);
+ncclResult_t pncclAlltoAll(const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t datatype,
+                           ncclComm_t comm, cudaStream_t stream) PR_NCCL_ALIAS(ncclAlltoAll);
+ncclResult_t pncclGather(const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t datatype, int root,
+                         ncclComm_t comm, cudaStream_t stream) PR_NCCL_ALIAS(ncclGather);
+ncclResult_t pncclScatter(const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t datatype, int root,
+                          ncclComm_t comm, cudaStream_t stream) PR_NCCL_ALIAS(ncclScatter);
+ncclResult_t pncclGroupSimulateEnd(ncclSimInfo_t* simInfo) PR_NCCL_ALIAS(ncclGroupSimulateEnd);
 #undef PR_NCCL_ALIAS
 
 }  // extern "C"

@@ -44,6 +44,10 @@ static_assert(static_cast<int>(NcclRedOp::kMin) == ncclMin);
 static_assert(static_cast<int>(NcclRedOp::kAvg) == ncclAvg);
 static_assert(kNcclBuiltinOpCount == ncclNumOps);
 static_assert(kNcclUniqueIdBytes == sizeof(ncclUniqueId));
+// This library exports NCCL 2.28's API with the header's exact declarations (it still loads an older NCCL,
+// whose missing functions are refused by name when called).
+static_assert(NCCL_VERSION_CODE >= NCCL_VERSION(2, 28, 0),
+              "libpeerreduce_nccl needs nccl.h of NCCL 2.28 or later: set PEERREDUCE_NCCL_INCLUDE_DIR");
 
 thread_local int t_inside_real = 0;
 
@@ -241,6 +245,54 @@ class LoadedNccl final : public RealNccl {
   int commDeregister(void* comm, void* handle) override {
     const RealCallScope inside_real;
     return as<decltype(ncclCommDeregister)>(at(NcclFunction::kCommDeregister))(commOf(comm), handle);
+  }
+  int bcast(void* buffer, std::size_t count, int dtype, int root, void* comm, void* stream) override {
+    const RealCallScope inside_real;
+    return as<decltype(ncclBcast)>(at(NcclFunction::kBcast))(buffer, count, typeOf(dtype), root, commOf(comm),
+                                                             streamOf(stream));
+  }
+  int commInitRankScalable(void** comm, int nranks, int rank, int nids, void* unique_ids, void* config) override {
+    const RealCallScope inside_real;
+    ncclComm_t made = nullptr;
+    const ncclResult_t result = as<decltype(ncclCommInitRankScalable)>(at(NcclFunction::kCommInitRankScalable))(
+        &made, nranks, rank, nids, static_cast<ncclUniqueId*>(unique_ids), static_cast<ncclConfig_t*>(config));
+    *comm = made;
+    return result;
+  }
+  int commShrink(void* comm, int* exclude_ranks, int exclude_count, void** newcomm, void* config,
+                 int flags) override {
+    const RealCallScope inside_real;
+    ncclComm_t made = nullptr;
+    const ncclResult_t result = as<decltype(ncclCommShrink)>(at(NcclFunction::kCommShrink))(
+        commOf(comm), exclude_ranks, exclude_count, &made, static_cast<ncclConfig_t*>(config), flags);
+    *newcomm = made;
+    return result;
+  }
+  int commRevoke(void* comm, int flags) override {
+    const RealCallScope inside_real;
+    return as<decltype(ncclCommRevoke)>(at(NcclFunction::kCommRevoke))(commOf(comm), flags);
+  }
+  int alltoAll(const void* send, void* recv, std::size_t count, int dtype, void* comm, void* stream) override {
+    const RealCallScope inside_real;
+    return as<decltype(ncclAlltoAll)>(at(NcclFunction::kAlltoAll))(send, recv, count, typeOf(dtype), commOf(comm),
+                                                                   streamOf(stream));
+  }
+  int gather(const void* send, void* recv, std::size_t count, int dtype, int root, void* comm,
+             void* stream) override {
+    const RealCallScope inside_real;
+    return as<decltype(ncclGather)>(at(NcclFunction::kGather))(send, recv, count, typeOf(dtype), root, commOf(comm),
+                                                               streamOf(stream));
+  }
+  int scatter(const void* send, void* recv, std::size_t count, int dtype, int root, void* comm,
+              void* stream) override {
+    const RealCallScope inside_real;
+    return as<decltype(ncclScatter)>(at(NcclFunction::kScatter))(send, recv, count, typeOf(dtype), root,
+                                                                 commOf(comm), streamOf(stream));
+  }
+  int groupSimulateEnd(void* sim_info) override {
+    const RealCallScope inside_real;
+    return as<decltype(ncclGroupSimulateEnd)>(at(NcclFunction::kGroupSimulateEnd))(
+        static_cast<ncclSimInfo_t*>(sim_info));
   }
 
  private:

@@ -1,7 +1,8 @@
-// The functions of NCCL's C API that libpeerreduce_nccl.so exports and forwards, as one list: the loader
+// The functions of NCCL's C API that libpeerreduce_nccl.so exports, as one list: the loader
 // resolves them by these names in the real library, the exported layer casts each to its exact type, and
 // messages name them. Every one is exported under its NCCL name and with the p prefix (pncclAllReduce), the
-// names NCCL's own profiling interface uses.
+// names NCCL's own profiling interface uses. The rest of NCCL 2.28's API is left to the real library, which
+// the application's handles belong to (tests/nccl/nccl_2_28_api.txt lists every name and why).
 #pragma once
 
 #include <array>
@@ -40,8 +41,16 @@ enum class NcclFunction : int {
   kMemFree,
   kCommRegister,
   kCommDeregister,
+  kBcast,
+  kCommInitRankScalable,
+  kCommShrink,
+  kCommRevoke,
+  kAlltoAll,
+  kGather,
+  kScatter,
+  kGroupSimulateEnd,
 };
-inline constexpr int kNcclFunctionCount = static_cast<int>(NcclFunction::kCommDeregister) + 1;
+inline constexpr int kNcclFunctionCount = static_cast<int>(NcclFunction::kGroupSimulateEnd) + 1;
 
 struct NcclFunctionInfo {
   NcclFunction function;
@@ -87,6 +96,14 @@ inline constexpr std::array<NcclFunctionInfo, kNcclFunctionCount> kNcclFunctions
     {NcclFunction::kMemFree, "ncclMemFree", "2.19", false},
     {NcclFunction::kCommRegister, "ncclCommRegister", "2.19", false},
     {NcclFunction::kCommDeregister, "ncclCommDeregister", "2.19", false},
+    {NcclFunction::kBcast, "ncclBcast", "2.12", true},
+    {NcclFunction::kCommInitRankScalable, "ncclCommInitRankScalable", "2.23", false},
+    {NcclFunction::kCommShrink, "ncclCommShrink", "2.27", false},
+    {NcclFunction::kCommRevoke, "ncclCommRevoke", "2.28", false},
+    {NcclFunction::kAlltoAll, "ncclAlltoAll", "2.28", false},
+    {NcclFunction::kGather, "ncclGather", "2.28", false},
+    {NcclFunction::kScatter, "ncclScatter", "2.28", false},
+    {NcclFunction::kGroupSimulateEnd, "ncclGroupSimulateEnd", "2.22", false},
 }};
 
 constexpr const NcclFunctionInfo& functionInfo(NcclFunction function) {

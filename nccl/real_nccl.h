@@ -56,6 +56,18 @@ class RealNccl {
   virtual int memFree(void* ptr) = 0;
   virtual int commRegister(void* comm, void* buffer, std::size_t size, void** handle) = 0;
   virtual int commDeregister(void* comm, void* handle) = 0;
+  virtual int bcast(void* buffer, std::size_t count, int dtype, int root, void* comm, void* stream) = 0;
+  // unique_ids: nids of kNcclUniqueIdBytes each.
+  virtual int commInitRankScalable(void** comm, int nranks, int rank, int nids, void* unique_ids, void* config) = 0;
+  virtual int commShrink(void* comm, int* exclude_ranks, int exclude_count, void** newcomm, void* config,
+                         int flags) = 0;
+  virtual int commRevoke(void* comm, int flags) = 0;
+  virtual int alltoAll(const void* send, void* recv, std::size_t count, int dtype, void* comm, void* stream) = 0;
+  virtual int gather(const void* send, void* recv, std::size_t count, int dtype, int root, void* comm,
+                     void* stream) = 0;
+  virtual int scatter(const void* send, void* recv, std::size_t count, int dtype, int root, void* comm,
+                      void* stream) = 0;
+  virtual int groupSimulateEnd(void* sim_info) = 0;
 };
 
 }  // namespace peerreduce::nccl

@@ -26,12 +26,20 @@ const char* callKindName(CallKind kind) {
       return "ncclAllGather";
     case CallKind::kBroadcast:
       return "ncclBroadcast";
+    case CallKind::kBcast:
+      return "ncclBcast";
     case CallKind::kReduce:
       return "ncclReduce";
     case CallKind::kSend:
       return "ncclSend";
     case CallKind::kRecv:
       return "ncclRecv";
+    case CallKind::kAlltoAll:
+      return "ncclAlltoAll";
+    case CallKind::kGather:
+      return "ncclGather";
+    case CallKind::kScatter:
+      return "ncclScatter";
   }
   return "unknown call";
 }
@@ -76,11 +84,15 @@ TakeDecision decideTake(const TakeSettings& settings, bool has_communicator, con
     case CallKind::kReduce:
     case CallKind::kSend:
     case CallKind::kRecv:
+    case CallKind::kAlltoAll:
+    case CallKind::kGather:
+    case CallKind::kScatter:
       return {false, TakeReason::kNotPeerreduceKind};
     case CallKind::kAllReduce:
     case CallKind::kReduceScatter:
     case CallKind::kAllGather:
     case CallKind::kBroadcast:
+    case CallKind::kBcast:
       break;
   }
   if (!peerreduceDataType(call.dtype)) return {false, TakeReason::kDataType};

@@ -6,7 +6,8 @@
 //
 // The table (docs/NCCL.md says why each row):
 //   mode none, or no peerreduce communicator             -> forward
-//   ncclReduce, ncclSend, ncclRecv                        -> forward (peerreduce has no such collective)
+//   ncclReduce, ncclSend, ncclRecv, ncclAlltoAll,
+//   ncclGather, ncclScatter                               -> forward (peerreduce has no such collective)
 //   a data type peerreduce lacks (8-bit floats, unknown)  -> forward
 //   avg, created (premul-sum) or unknown operators        -> forward (their NCCL meaning is not peerreduce's)
 //   mode all                                              -> take
@@ -25,9 +26,22 @@ namespace peerreduce::nccl {
 enum class TakeMode : int { kAuto = 0, kAll = 1, kNone = 2 };
 const char* takeModeName(TakeMode mode);
 
-// The collectives and point-to-point calls a decision is made for (the ones with data).
-enum class CallKind : int { kAllReduce, kReduceScatter, kAllGather, kBroadcast, kReduce, kSend, kRecv };
-inline constexpr int kCallKindCount = static_cast<int>(CallKind::kRecv) + 1;
+// The collectives and point-to-point calls a decision is made for (the ones with data). kBcast is
+// ncclBcast, NCCL's in-place broadcast, decided and run as a broadcast but forwarded under its own name.
+enum class CallKind : int {
+  kAllReduce,
+  kReduceScatter,
+  kAllGather,
+  kBroadcast,
+  kBcast,
+  kReduce,
+  kSend,
+  kRecv,
+  kAlltoAll,
+  kGather,
+  kScatter,
+};
+inline constexpr int kCallKindCount = static_cast<int>(CallKind::kScatter) + 1;
 // "ncclAllReduce", ...
 const char* callKindName(CallKind kind);
 
@@ -48,7 +62,7 @@ enum class TakeReason : int {
   kTakenAll,           // mode all
   kModeNone,           // PEERREDUCE_NCCL_TAKE=none
   kNoCommunicator,     // this communicator has no peerreduce side (why: the communicator's own reason)
-  kNotPeerreduceKind,  // ncclReduce, ncclSend, ncclRecv
+  kNotPeerreduceKind,  // ncclReduce, ncclSend, ncclRecv, ncclAlltoAll, ncclGather, ncclScatter
   kDataType,           // no peerreduce type
   kAverage,            // avg
   kOtherOperator,      // created or unknown operator

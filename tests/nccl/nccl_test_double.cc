@@ -6,13 +6,21 @@
 //   a forwarded call's own result comes back unchanged;
 // - makes communicators of ranks that are threads of one process, and really runs ncclAllGather (and the
 //   gather behind ncclCommSplit) over host memory, bounded in time: the shadow bootstrap of peerreduce's
-//   side runs over it. Every other collective is only recorded.
+//   side runs over it. Every other collective is only recorded;
+// - knows its live communicators, as NCCL checks its handles: a call on a handle that is not one of them
+//   (NULL, destroyed, or a pointer of someone else's) is recorded with kNcclTestDoubleUnknownComm and
+//   refused with ncclInvalidArgument, without touching it;
+// - like the real NCCL, calls one of its own exported functions from inside: ncclCommSplit gathers the
+//   ranks' colors and keys with ncclAllGather through the process's symbol table, which finds the
+//   preloaded library's ncclAllGather first.
 // Built three times: whole; without ncclAllReduce (NCCL_TEST_DOUBLE_WITHOUT_ALLREDUCE), a library that is
 // not NCCL, refused at the first call; and without ncclCommSplit (NCCL_TEST_DOUBLE_WITHOUT_SPLIT), an NCCL
 // older than 2.18, loaded, whose missing function is refused when called.
 #include "nccl_test_double.h"
 
 #include <nccl.h>
+
+#include <dlfcn.h>
 
 #include <chrono>
 #include <condition_variable>
@@ -22,6 +30,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <string>
 #include <type_traits>
 #include <utility>
@@ -69,6 +78,7 @@ struct State {
   std::uint64_t unique_ids = 0;
   int created_ops = 0;
   ncclResult_t async_state = ncclSuccess;  // what ncclCommGetAsyncError reports
+  std::set<const void*> live;              // the communicators made and not yet destroyed
 };
 
 State& state() {
@@ -76,7 +86,31 @@ State& state() {
   return *s;
 }
 
-int rankOf(ncclComm_t comm) { return comm == nullptr ? -1 : reinterpret_cast<DoubleComm*>(comm)->rank; }
+bool isLive(const void* comm) {
+  State& s = state();
+  std::lock_guard<std::mutex> lock(s.mutex);
+  return s.live.count(comm) != 0;
+}
+
+// A new communicator, live until ncclCommDestroy or ncclCommAbort.
+ncclComm_t made(DoubleComm* comm) {
+  State& s = state();
+  std::lock_guard<std::mutex> lock(s.mutex);
+  s.live.insert(comm);
+  return reinterpret_cast<ncclComm_t>(comm);
+}
+
+// Whether `comm` was live; it is not afterwards.
+bool retire(ncclComm_t comm) {
+  State& s = state();
+  std::lock_guard<std::mutex> lock(s.mutex);
+  return s.live.erase(comm) != 0;
+}
+
+int rankOf(ncclComm_t comm) {
+  if (comm == nullptr) return -1;
+  return isLive(comm) ? reinterpret_cast<DoubleComm*>(comm)->rank : kNcclTestDoubleUnknownComm;
+}
 
 template <typename T>
 std::uint64_t value(T argument) {
@@ -101,6 +135,13 @@ ncclResult_t record(const char* function, ncclComm_t comm, Args... args) {
   s.calls.push_back(call);
   auto forced = s.results.find(function);
   return forced == s.results.end() ? ncclSuccess : static_cast<ncclResult_t>(forced->second);
+}
+
+// record() for a function on a communicator: one that is not live is refused, as NCCL refuses it.
+template <typename... Args>
+ncclResult_t recordOn(const char* function, ncclComm_t comm, Args... args) {
+  const ncclResult_t result = record(function, comm, args...);
+  return isLive(comm) ? result : ncclInvalidArgument;
 }
 
 std::size_t elementBytes(ncclDataType_t type) {
@@ -174,9 +215,27 @@ ncclResult_t join(ncclComm_t* comm, int nranks, const ncclUniqueId& id, int rank
     if (slot->size != nranks) return ncclInvalidArgument;
     group = slot;
   }
-  *comm = reinterpret_cast<ncclComm_t>(new DoubleComm{group, key, rank, rank, 0});
+  *comm = made(new DoubleComm{group, key, rank, rank, 0});
   return ncclSuccess;
 }
+
+std::shared_ptr<Group> groupFor(const std::string& key, int size) {
+  State& s = state();
+  std::lock_guard<std::mutex> lock(s.mutex);
+  auto& slot = s.groups[key];
+  if (slot == nullptr) slot = std::make_shared<Group>(size);
+  return slot;
+}
+
+#ifndef NCCL_TEST_DOUBLE_WITHOUT_SPLIT
+// ncclAllGather as the process's symbol table finds it: with libpeerreduce_nccl preloaded (or linked before
+// this library), that library's; loaded alone, this one's.
+using AllGatherFunction = ncclResult_t (*)(const void*, void*, size_t, ncclDataType_t, ncclComm_t, cudaStream_t);
+AllGatherFunction dynamicAllGather() {
+  void* found = dlsym(RTLD_DEFAULT, "ncclAllGather");
+  return found != nullptr ? reinterpret_cast<AllGatherFunction>(found) : &ncclAllGather;
+}
+#endif
 
 }  // namespace
 
@@ -264,21 +323,22 @@ ncclResult_t ncclCommInitAll(ncclComm_t* comm, int ndev, const int* devlist) {
   }
   auto group = std::make_shared<Group>(ndev);
   for (int i = 0; i < ndev; ++i) {
-    comm[i] = reinterpret_cast<ncclComm_t>(new DoubleComm{group, key, i, devlist != nullptr ? devlist[i] : i, 0});
+    comm[i] = made(new DoubleComm{group, key, i, devlist != nullptr ? devlist[i] : i, 0});
   }
   return ncclSuccess;
 }
 
 #ifndef NCCL_TEST_DOUBLE_WITHOUT_SPLIT
 ncclResult_t ncclCommSplit(ncclComm_t comm, int color, int key, ncclComm_t* newcomm, ncclConfig_t* config) {
-  const ncclResult_t result = record("ncclCommSplit", comm, color, key, newcomm, config);
+  const ncclResult_t result = recordOn("ncclCommSplit", comm, color, key, newcomm, config);
   if (result != ncclSuccess) return result;
-  if (comm == nullptr || newcomm == nullptr) return ncclInvalidArgument;
+  if (newcomm == nullptr) return ncclInvalidArgument;
   DoubleComm& parent = *reinterpret_cast<DoubleComm*>(comm);
   const int size = parent.group->size;
   const std::int32_t mine[2] = {color, key};
   std::vector<std::int32_t> all(2 * static_cast<std::size_t>(size));
-  const ncclResult_t gathered = gather(parent, mine, all.data(), sizeof(mine));
+  // Through the symbol table, as NCCL's own calls to its exported functions go (this file's header says why).
+  const ncclResult_t gathered = dynamicAllGather()(mine, all.data(), 2, ncclInt32, comm, nullptr);
   if (gathered != ncclSuccess) return gathered;
   *newcomm = nullptr;
   if (color == NCCL_SPLIT_NOCOLOR) {
@@ -296,37 +356,77 @@ ncclResult_t ncclCommSplit(ncclComm_t comm, int color, int key, ncclComm_t* newc
     if (their_key < key || (their_key == key && r < parent.rank)) ++new_rank;
   }
   const std::uint64_t split = parent.splits++;
-  State& s = state();
   const std::string group_key =
       parent.group_key + " split " + std::to_string(split) + " color " + std::to_string(color);
-  std::shared_ptr<Group> group;
-  {
-    std::lock_guard<std::mutex> lock(s.mutex);
-    auto& slot = s.groups[group_key];
-    if (slot == nullptr) slot = std::make_shared<Group>(new_size);
-    group = slot;
-  }
-  *newcomm = reinterpret_cast<ncclComm_t>(new DoubleComm{group, group_key, new_rank, parent.device, 0});
+  *newcomm = made(new DoubleComm{groupFor(group_key, new_size), group_key, new_rank, parent.device, 0});
   return ncclSuccess;
 }
 #endif
 
-ncclResult_t ncclCommFinalize(ncclComm_t comm) { return record("ncclCommFinalize", comm); }
+ncclResult_t ncclCommInitRankScalable(ncclComm_t* newcomm, int nranks, int myrank, int nId, ncclUniqueId* commIds,
+                                      ncclConfig_t* config) {
+  const ncclResult_t result = record("ncclCommInitRankScalable", nullptr, newcomm, nranks, myrank, nId, commIds, config);
+  if (result != ncclSuccess) return result;
+  if (commIds == nullptr || nId < 1) return ncclInvalidArgument;
+  return join(newcomm, nranks, commIds[0], myrank);
+}
+
+// The ranks not excluded make a communicator of their own, numbered in their old order (the excluded ranks
+// do not call it, so nothing is gathered: every caller computes the same from the same list).
+ncclResult_t ncclCommShrink(ncclComm_t comm, int* excludeRanksList, int excludeRanksCount, ncclComm_t* newcomm,
+                            ncclConfig_t* config, int shrinkFlags) {
+  const ncclResult_t result =
+      recordOn("ncclCommShrink", comm, excludeRanksList, excludeRanksCount, newcomm, config, shrinkFlags);
+  if (result != ncclSuccess) return result;
+  if (newcomm == nullptr || excludeRanksCount < 0 || (excludeRanksCount > 0 && excludeRanksList == nullptr)) {
+    return ncclInvalidArgument;
+  }
+  DoubleComm& parent = *reinterpret_cast<DoubleComm*>(comm);
+  int new_rank = parent.rank;
+  std::string excluded;
+  for (int i = 0; i < excludeRanksCount; ++i) {
+    if (excludeRanksList[i] == parent.rank) return ncclInvalidArgument;
+    if (excludeRanksList[i] < parent.rank) --new_rank;
+    excluded += " " + std::to_string(excludeRanksList[i]);
+  }
+  const std::string group_key = parent.group_key + " shrink " + std::to_string(parent.splits++) + " without" + excluded;
+  *newcomm = made(
+      new DoubleComm{groupFor(group_key, parent.group->size - excludeRanksCount), group_key, new_rank, parent.device, 0});
+  return ncclSuccess;
+}
+
+ncclResult_t ncclCommRevoke(ncclComm_t comm, int revokeFlags) { return recordOn("ncclCommRevoke", comm, revokeFlags); }
+
+// Not exported by libpeerreduce_nccl: the application reaches these directly, with the handles it holds.
+ncclResult_t ncclCommWindowRegister(ncclComm_t comm, void* buff, size_t size, ncclWindow_t* win, int winFlags) {
+  const ncclResult_t result = recordOn("ncclCommWindowRegister", comm, buff, size, win, winFlags);
+  if (result == ncclSuccess && win != nullptr) *win = reinterpret_cast<ncclWindow_t>(buff);
+  return result;
+}
+
+ncclResult_t ncclCommWindowDeregister(ncclComm_t comm, ncclWindow_t win) {
+  return recordOn("ncclCommWindowDeregister", comm, win);
+}
+
+ncclResult_t ncclCommFinalize(ncclComm_t comm) { return recordOn("ncclCommFinalize", comm); }
 
 ncclResult_t ncclCommDestroy(ncclComm_t comm) {
   const ncclResult_t result = record("ncclCommDestroy", comm);
+  if (!retire(comm)) return ncclInvalidArgument;
   delete reinterpret_cast<DoubleComm*>(comm);
   return result;
 }
 
 ncclResult_t ncclCommAbort(ncclComm_t comm) {
   const ncclResult_t result = record("ncclCommAbort", comm);
+  if (!retire(comm)) return ncclInvalidArgument;
   delete reinterpret_cast<DoubleComm*>(comm);
   return result;
 }
 
 ncclResult_t ncclCommGetAsyncError(ncclComm_t comm, ncclResult_t* asyncError) {
-  const ncclResult_t result = record("ncclCommGetAsyncError", comm, asyncError);
+  const ncclResult_t result = recordOn("ncclCommGetAsyncError", comm, asyncError);
+  if (!isLive(comm)) return result;
   State& s = state();
   std::lock_guard<std::mutex> lock(s.mutex);
   if (asyncError != nullptr) *asyncError = s.async_state;
@@ -334,20 +434,20 @@ ncclResult_t ncclCommGetAsyncError(ncclComm_t comm, ncclResult_t* asyncError) {
 }
 
 ncclResult_t ncclCommCount(const ncclComm_t comm, int* count) {
-  const ncclResult_t result = record("ncclCommCount", comm, count);
-  if (comm != nullptr && count != nullptr) *count = reinterpret_cast<DoubleComm*>(comm)->group->size;
+  const ncclResult_t result = recordOn("ncclCommCount", comm, count);
+  if (isLive(comm) && count != nullptr) *count = reinterpret_cast<DoubleComm*>(comm)->group->size;
   return result;
 }
 
 ncclResult_t ncclCommCuDevice(const ncclComm_t comm, int* device) {
-  const ncclResult_t result = record("ncclCommCuDevice", comm, device);
-  if (comm != nullptr && device != nullptr) *device = reinterpret_cast<DoubleComm*>(comm)->device;
+  const ncclResult_t result = recordOn("ncclCommCuDevice", comm, device);
+  if (isLive(comm) && device != nullptr) *device = reinterpret_cast<DoubleComm*>(comm)->device;
   return result;
 }
 
 ncclResult_t ncclCommUserRank(const ncclComm_t comm, int* rank) {
-  const ncclResult_t result = record("ncclCommUserRank", comm, rank);
-  if (comm != nullptr && rank != nullptr) *rank = reinterpret_cast<DoubleComm*>(comm)->rank;
+  const ncclResult_t result = recordOn("ncclCommUserRank", comm, rank);
+  if (isLive(comm) && rank != nullptr) *rank = reinterpret_cast<DoubleComm*>(comm)->rank;
   return result;
 }
 
@@ -364,54 +464,78 @@ const char* ncclGetLastError(ncclComm_t comm) {
 #ifndef NCCL_TEST_DOUBLE_WITHOUT_ALLREDUCE
 ncclResult_t ncclAllReduce(const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t datatype, ncclRedOp_t op,
                            ncclComm_t comm, cudaStream_t stream) {
-  return record("ncclAllReduce", comm, sendbuff, recvbuff, count, static_cast<int>(datatype), static_cast<int>(op),
+  return recordOn("ncclAllReduce", comm, sendbuff, recvbuff, count, static_cast<int>(datatype), static_cast<int>(op),
                 stream);
 }
 #endif
 
 ncclResult_t ncclReduceScatter(const void* sendbuff, void* recvbuff, size_t recvcount, ncclDataType_t datatype,
                                ncclRedOp_t op, ncclComm_t comm, cudaStream_t stream) {
-  return record("ncclReduceScatter", comm, sendbuff, recvbuff, recvcount, static_cast<int>(datatype),
+  return recordOn("ncclReduceScatter", comm, sendbuff, recvbuff, recvcount, static_cast<int>(datatype),
                 static_cast<int>(op), stream);
 }
 
 ncclResult_t ncclAllGather(const void* sendbuff, void* recvbuff, size_t sendcount, ncclDataType_t datatype,
                            ncclComm_t comm, cudaStream_t stream) {
   const ncclResult_t result =
-      record("ncclAllGather", comm, sendbuff, recvbuff, sendcount, static_cast<int>(datatype), stream);
+      recordOn("ncclAllGather", comm, sendbuff, recvbuff, sendcount, static_cast<int>(datatype), stream);
   if (result != ncclSuccess) return result;
-  if (comm == nullptr) return ncclInvalidArgument;
   return gather(*reinterpret_cast<DoubleComm*>(comm), sendbuff, recvbuff, sendcount * elementBytes(datatype));
 }
 
 ncclResult_t ncclBroadcast(const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t datatype, int root,
                            ncclComm_t comm, cudaStream_t stream) {
-  return record("ncclBroadcast", comm, sendbuff, recvbuff, count, static_cast<int>(datatype), root, stream);
+  return recordOn("ncclBroadcast", comm, sendbuff, recvbuff, count, static_cast<int>(datatype), root, stream);
+}
+
+ncclResult_t ncclBcast(void* buff, size_t count, ncclDataType_t datatype, int root, ncclComm_t comm,
+                       cudaStream_t stream) {
+  return recordOn("ncclBcast", comm, buff, count, static_cast<int>(datatype), root, stream);
+}
+
+ncclResult_t ncclAlltoAll(const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t datatype, ncclComm_t comm,
+                          cudaStream_t stream) {
+  return recordOn("ncclAlltoAll", comm, sendbuff, recvbuff, count, static_cast<int>(datatype), stream);
+}
+
+ncclResult_t ncclGather(const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t datatype, int root,
+                        ncclComm_t comm, cudaStream_t stream) {
+  return recordOn("ncclGather", comm, sendbuff, recvbuff, count, static_cast<int>(datatype), root, stream);
+}
+
+ncclResult_t ncclScatter(const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t datatype, int root,
+                         ncclComm_t comm, cudaStream_t stream) {
+  return recordOn("ncclScatter", comm, sendbuff, recvbuff, count, static_cast<int>(datatype), root, stream);
 }
 
 ncclResult_t ncclReduce(const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t datatype, ncclRedOp_t op,
                         int root, ncclComm_t comm, cudaStream_t stream) {
-  return record("ncclReduce", comm, sendbuff, recvbuff, count, static_cast<int>(datatype), static_cast<int>(op), root,
+  return recordOn("ncclReduce", comm, sendbuff, recvbuff, count, static_cast<int>(datatype), static_cast<int>(op), root,
                 stream);
 }
 
 ncclResult_t ncclSend(const void* sendbuff, size_t count, ncclDataType_t datatype, int peer, ncclComm_t comm,
                       cudaStream_t stream) {
-  return record("ncclSend", comm, sendbuff, count, static_cast<int>(datatype), peer, stream);
+  return recordOn("ncclSend", comm, sendbuff, count, static_cast<int>(datatype), peer, stream);
 }
 
 ncclResult_t ncclRecv(void* recvbuff, size_t count, ncclDataType_t datatype, int peer, ncclComm_t comm,
                       cudaStream_t stream) {
-  return record("ncclRecv", comm, recvbuff, count, static_cast<int>(datatype), peer, stream);
+  return recordOn("ncclRecv", comm, recvbuff, count, static_cast<int>(datatype), peer, stream);
 }
 
 ncclResult_t ncclGroupStart() { return record("ncclGroupStart", nullptr); }
 ncclResult_t ncclGroupEnd() { return record("ncclGroupEnd", nullptr); }
+ncclResult_t ncclGroupSimulateEnd(ncclSimInfo_t* simInfo) {
+  const ncclResult_t result = record("ncclGroupSimulateEnd", nullptr, simInfo);
+  if (result == ncclSuccess && simInfo != nullptr) simInfo->estimatedTime = 1.0f;
+  return result;
+}
 
 ncclResult_t ncclRedOpCreatePreMulSum(ncclRedOp_t* op, void* scalar, ncclDataType_t datatype,
                                       ncclScalarResidence_t residence, ncclComm_t comm) {
   const ncclResult_t result =
-      record("ncclRedOpCreatePreMulSum", comm, op, scalar, static_cast<int>(datatype), static_cast<int>(residence));
+      recordOn("ncclRedOpCreatePreMulSum", comm, op, scalar, static_cast<int>(datatype), static_cast<int>(residence));
   if (op != nullptr) {
     State& s = state();
     std::lock_guard<std::mutex> lock(s.mutex);
@@ -421,7 +545,7 @@ ncclResult_t ncclRedOpCreatePreMulSum(ncclRedOp_t* op, void* scalar, ncclDataTyp
 }
 
 ncclResult_t ncclRedOpDestroy(ncclRedOp_t op, ncclComm_t comm) {
-  return record("ncclRedOpDestroy", comm, static_cast<int>(op));
+  return recordOn("ncclRedOpDestroy", comm, static_cast<int>(op));
 }
 
 ncclResult_t ncclMemAlloc(void** ptr, size_t size) {
@@ -438,13 +562,13 @@ ncclResult_t ncclMemFree(void* ptr) {
 }
 
 ncclResult_t ncclCommRegister(const ncclComm_t comm, void* buff, size_t size, void** handle) {
-  const ncclResult_t result = record("ncclCommRegister", comm, buff, size, handle);
+  const ncclResult_t result = recordOn("ncclCommRegister", comm, buff, size, handle);
   if (handle != nullptr) *handle = buff;
   return result;
 }
 
 ncclResult_t ncclCommDeregister(const ncclComm_t comm, void* handle) {
-  return record("ncclCommDeregister", comm, handle);
+  return recordOn("ncclCommDeregister", comm, handle);
 }
 
 }  // extern "C"

@@ -10,6 +10,8 @@ extern "C" {
 #endif
 
 enum { kNcclTestDoubleMaxArgs = 10 };
+// comm_rank of a call on a handle that is not a live communicator of the double.
+enum { kNcclTestDoubleUnknownComm = -3 };
 
 typedef struct {
   char function[40];  // "ncclAllReduce"
