@@ -15,9 +15,9 @@ struct CollectiveCall {
   CallKind kind = CallKind::kAllReduce;
   void* real_comm = nullptr;     // the application's handle: the real NCCL communicator
   ShadowedComm* comm = nullptr;  // peerreduce's state of it
-  const void* send = nullptr;  // ncclSend's buffer too
-  void* recv = nullptr;        // ncclRecv's buffer too
-  std::size_t count = 0;       // the count argument as NCCL takes it (recvcount, sendcount)
+  const void* send = nullptr;    // ncclSend's buffer too
+  void* recv = nullptr;          // ncclRecv's buffer too
+  std::size_t count = 0;         // the count argument as NCCL takes it (recvcount, sendcount)
   int dtype = 0;
   int op = 0;    // reducing kinds
   int root = 0;  // the root of ncclBroadcast, ncclBcast (its buffer is recv), ncclReduce, ncclGather and

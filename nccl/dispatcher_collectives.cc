@@ -318,8 +318,7 @@ int Dispatcher::alltoAll(const void* send, void* recv, std::size_t count, int dt
   return enqueue({CallKind::kAlltoAll, nullptr, nullptr, send, recv, count, dtype, 0, 0, stream}, comm);
 }
 
-int Dispatcher::gather(const void* send, void* recv, std::size_t count, int dtype, int root, void* comm,
-                       void* stream) {
+int Dispatcher::gather(const void* send, void* recv, std::size_t count, int dtype, int root, void* comm, void* stream) {
   return enqueue({CallKind::kGather, nullptr, nullptr, send, recv, count, dtype, 0, root, stream}, comm);
 }
 

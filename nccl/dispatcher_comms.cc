@@ -313,8 +313,7 @@ void Dispatcher::endPeerSide(ShadowedComm& comm, const char* why) {
   comm.peer.absent_reason = why;
 }
 
-int Dispatcher::commShrink(void* comm, int* exclude_ranks, int exclude_count, void** newcomm, void* config,
-                           int flags) {
+int Dispatcher::commShrink(void* comm, int* exclude_ranks, int exclude_count, void** newcomm, void* config, int flags) {
   constexpr const char* kFunction = "ncclCommShrink";
   return guarded(kFunction, [&] {
     int result = kSuccess;
@@ -433,7 +432,8 @@ const char* Dispatcher::getLastError(void* comm) {
 }
 
 int Dispatcher::redOpCreatePreMulSum(int* op, void* scalar, int dtype, int residence, void* comm) {
-  return forward(NcclFunction::kRedOpCreatePreMulSum, [&](RealNccl& r) { return r.redOpCreatePreMulSum(op, scalar, dtype, residence, comm); });
+  return forward(NcclFunction::kRedOpCreatePreMulSum,
+                 [&](RealNccl& r) { return r.redOpCreatePreMulSum(op, scalar, dtype, residence, comm); });
 }
 
 int Dispatcher::redOpDestroy(int op, void* comm) {

@@ -106,8 +106,8 @@ ncclResult_t ncclCommInitRankScalable(ncclComm_t* newcomm, int nranks, int myran
                                       ncclConfig_t* config) {
   PR_NCCL_ENTRY(CommInitRankScalable, newcomm, nranks, myrank, nId, commIds, config);
   void* made = nullptr;
-  const int result = dispatcher().commInitRankScalable(newcomm != nullptr ? &made : nullptr, nranks, myrank, nId,
-                                                       commIds, config);
+  const int result =
+      dispatcher().commInitRankScalable(newcomm != nullptr ? &made : nullptr, nranks, myrank, nId, commIds, config);
   if (newcomm != nullptr) *newcomm = commOf(made);
   return resultOf(result);
 }
@@ -335,8 +335,8 @@ ncclResult_t pncclCommShrink(ncclComm_t comm, int* excludeRanksList, int exclude
 ncclResult_t pncclCommRevoke(ncclComm_t comm, int revokeFlags) PR_NCCL_ALIAS(ncclCommRevoke);
 ncclResult_t pncclBcast(void* buff, size_t count, ncclDataType_t datatype, int root, ncclComm_t comm,
                         cudaStream_t stream) PR_NCCL_ALIAS(ncclBcast);
-ncclResult_t pncclAlltoAll(const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t datatype,
-                           ncclComm_t comm, cudaStream_t stream) PR_NCCL_ALIAS(ncclAlltoAll);
+ncclResult_t pncclAlltoAll(const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t datatype, ncclComm_t comm,
+                           cudaStream_t stream) PR_NCCL_ALIAS(ncclAlltoAll);
 ncclResult_t pncclGather(const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t datatype, int root,
                          ncclComm_t comm, cudaStream_t stream) PR_NCCL_ALIAS(ncclGather);
 ncclResult_t pncclScatter(const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t datatype, int root,

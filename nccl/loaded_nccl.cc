@@ -259,8 +259,7 @@ class LoadedNccl final : public RealNccl {
     *comm = made;
     return result;
   }
-  int commShrink(void* comm, int* exclude_ranks, int exclude_count, void** newcomm, void* config,
-                 int flags) override {
+  int commShrink(void* comm, int* exclude_ranks, int exclude_count, void** newcomm, void* config, int flags) override {
     const RealCallScope inside_real;
     ncclComm_t made = nullptr;
     const ncclResult_t result = as<decltype(ncclCommShrink)>(at(NcclFunction::kCommShrink))(
@@ -277,17 +276,15 @@ class LoadedNccl final : public RealNccl {
     return as<decltype(ncclAlltoAll)>(at(NcclFunction::kAlltoAll))(send, recv, count, typeOf(dtype), commOf(comm),
                                                                    streamOf(stream));
   }
-  int gather(const void* send, void* recv, std::size_t count, int dtype, int root, void* comm,
-             void* stream) override {
+  int gather(const void* send, void* recv, std::size_t count, int dtype, int root, void* comm, void* stream) override {
     const RealCallScope inside_real;
     return as<decltype(ncclGather)>(at(NcclFunction::kGather))(send, recv, count, typeOf(dtype), root, commOf(comm),
                                                                streamOf(stream));
   }
-  int scatter(const void* send, void* recv, std::size_t count, int dtype, int root, void* comm,
-              void* stream) override {
+  int scatter(const void* send, void* recv, std::size_t count, int dtype, int root, void* comm, void* stream) override {
     const RealCallScope inside_real;
-    return as<decltype(ncclScatter)>(at(NcclFunction::kScatter))(send, recv, count, typeOf(dtype), root,
-                                                                 commOf(comm), streamOf(stream));
+    return as<decltype(ncclScatter)>(at(NcclFunction::kScatter))(send, recv, count, typeOf(dtype), root, commOf(comm),
+                                                                 streamOf(stream));
   }
   int groupSimulateEnd(void* sim_info) override {
     const RealCallScope inside_real;

@@ -70,6 +70,27 @@ std::vector<ncclComm_t> makeComms(int nranks) {
   return comms;
 }
 
+// An allreduce of each rank's rank + 1 on every communicator, one thread per rank: taken (nothing reaches
+// the double) and right.
+void expectTakenSums(const std::vector<ncclComm_t>& comms) {
+  TestDouble::get().reset();
+  const int n = static_cast<int>(comms.size());
+  std::vector<std::vector<double>> results(comms.size());
+  onRanks(n, [&](int rank) {
+    const auto r = static_cast<std::size_t>(rank);
+    int comm_rank = -1;
+    EXPECT_EQ(ncclCommUserRank(comms[r], &comm_rank), ncclSuccess);
+    results[r].assign(100, static_cast<double>(comm_rank + 1));
+    EXPECT_EQ(ncclAllReduce(results[r].data(), results[r].data(), 100, ncclFloat64, ncclSum, comms[r], nullptr),
+              ncclSuccess)
+        << ncclGetLastError(comms[r]);
+  });
+  for (const auto& result : results) {
+    for (double value : result) ASSERT_EQ(value, n * (n + 1) / 2.0);
+  }
+  EXPECT_TRUE(TestDouble::get().callsOf("ncclAllReduce").empty());
+}
+
 void destroyComms(const std::vector<ncclComm_t>& comms) {
   for (ncclComm_t comm : comms) {
     if (comm != nullptr) {

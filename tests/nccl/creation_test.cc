@@ -17,27 +17,6 @@ using peerreduce::testing::ScopedEnv;
 
 bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 
-// An allreduce of each rank's rank + 1 on every communicator, one thread per rank: taken (nothing reaches
-// the double) and right.
-void expectTakenSums(const std::vector<ncclComm_t>& comms) {
-  TestDouble::get().reset();
-  const int n = static_cast<int>(comms.size());
-  std::vector<std::vector<double>> results(comms.size());
-  onRanks(n, [&](int rank) {
-    const auto r = static_cast<std::size_t>(rank);
-    int comm_rank = -1;
-    EXPECT_EQ(ncclCommUserRank(comms[r], &comm_rank), ncclSuccess);
-    results[r].assign(100, static_cast<double>(comm_rank + 1));
-    EXPECT_EQ(ncclAllReduce(results[r].data(), results[r].data(), 100, ncclFloat64, ncclSum, comms[r], nullptr),
-              ncclSuccess)
-        << ncclGetLastError(comms[r]);
-  });
-  for (const auto& result : results) {
-    for (double value : result) ASSERT_EQ(value, n * (n + 1) / 2.0);
-  }
-  EXPECT_TRUE(TestDouble::get().callsOf("ncclAllReduce").empty());
-}
-
 TEST(Api, CommunicatorsOfInitAllFromOneThread) {
   const ScopedEnv all("PEERREDUCE_NCCL_TAKE", "all");
   std::vector<ncclComm_t> comms(4, nullptr);

@@ -66,23 +66,6 @@ TEST(Api, PeerreduceAsynchronousErrorIsTheCommunicators) {
   destroyComms(comms);
 }
 
-TEST(Api, HandlesThatAreNotLiveCommunicatorsAreRefused) {
-  const ScopedEnv none("PEERREDUCE_NCCL_TAKE", "none");
-  float value = 0;
-  auto* bogus = reinterpret_cast<ncclComm_t>(&value);
-  EXPECT_EQ(ncclAllReduce(&value, &value, 1, ncclFloat32, ncclSum, bogus, nullptr), ncclInvalidArgument);
-  EXPECT_TRUE(contains(ncclGetLastError(nullptr), "not a live communicator")) << ncclGetLastError(nullptr);
-  EXPECT_EQ(ncclCommCount(nullptr, nullptr), ncclInvalidArgument);
-  EXPECT_TRUE(contains(ncclGetLastError(nullptr), "comm is NULL")) << ncclGetLastError(nullptr);
-  auto comms = makeComms(1);
-  ASSERT_EQ(ncclCommDestroy(comms[0]), ncclSuccess);
-  EXPECT_EQ(ncclCommDestroy(comms[0]), ncclInvalidArgument) << "a second destroy";
-  EXPECT_EQ(ncclGroupStart(), ncclSuccess);
-  EXPECT_EQ(ncclAllReduce(&value, &value, 1, ncclFloat32, ncclSum, comms[0], nullptr), ncclInvalidArgument)
-      << "inside a group too";
-  EXPECT_EQ(ncclGroupEnd(), ncclSuccess);
-}
-
 TEST(Api, AbortEndsBothCommunicators) {
   const ScopedEnv all("PEERREDUCE_NCCL_TAKE", "all");
   auto comms = makeComms(2);

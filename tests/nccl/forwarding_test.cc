@@ -38,12 +38,44 @@ struct Forwarded {
 
 // The functions NCCL's API has that the library exports: its list, written out independently here.
 const char* const kExported[] = {
-    "ncclGetVersion",   "ncclGetUniqueId",   "ncclCommInitRank", "ncclCommInitRankConfig", "ncclCommInitAll",
-    "ncclCommSplit",    "ncclCommFinalize",  "ncclCommDestroy",  "ncclCommAbort",          "ncclCommGetAsyncError",
-    "ncclCommCount",    "ncclCommCuDevice",  "ncclCommUserRank", "ncclGetErrorString",     "ncclGetLastError",
-    "ncclAllReduce",    "ncclReduceScatter", "ncclAllGather",    "ncclBroadcast",          "ncclReduce",
-    "ncclSend",         "ncclRecv",          "ncclGroupStart",   "ncclGroupEnd",           "ncclRedOpCreatePreMulSum",
-    "ncclRedOpDestroy", "ncclMemAlloc",      "ncclMemFree",      "ncclCommRegister",       "ncclCommDeregister",
+    "ncclGetVersion",
+    "ncclGetUniqueId",
+    "ncclCommInitRank",
+    "ncclCommInitRankConfig",
+    "ncclCommInitAll",
+    "ncclCommSplit",
+    "ncclCommFinalize",
+    "ncclCommDestroy",
+    "ncclCommAbort",
+    "ncclCommGetAsyncError",
+    "ncclCommCount",
+    "ncclCommCuDevice",
+    "ncclCommUserRank",
+    "ncclGetErrorString",
+    "ncclGetLastError",
+    "ncclAllReduce",
+    "ncclReduceScatter",
+    "ncclAllGather",
+    "ncclBroadcast",
+    "ncclReduce",
+    "ncclSend",
+    "ncclRecv",
+    "ncclGroupStart",
+    "ncclGroupEnd",
+    "ncclRedOpCreatePreMulSum",
+    "ncclRedOpDestroy",
+    "ncclMemAlloc",
+    "ncclMemFree",
+    "ncclCommRegister",
+    "ncclCommDeregister",
+    "ncclBcast",
+    "ncclAlltoAll",
+    "ncclGather",
+    "ncclScatter",
+    "ncclCommInitRankScalable",
+    "ncclCommShrink",
+    "ncclCommRevoke",
+    "ncclGroupSimulateEnd",
 };
 
 ncclComm_t oneRankComm() {
@@ -52,6 +84,16 @@ ncclComm_t oneRankComm() {
   ncclComm_t comm = nullptr;
   EXPECT_EQ(ncclCommInitRank(&comm, 1, id, 0), ncclSuccess) << ncclGetLastError(nullptr);
   return comm;
+}
+
+// A creation's result, after destroying what it made (nothing when it failed).
+ncclResult_t destroyMade(ncclResult_t result, ncclComm_t made) {
+  if (result == ncclSuccess) {
+    EXPECT_EQ(ncclCommDestroy(made), ncclSuccess);
+  } else {
+    EXPECT_EQ(made, nullptr);
+  }
+  return result;
 }
 
 TEST(Api, EveryExportedFunctionForwardsItsArgumentsAndItsResult) {
@@ -74,6 +116,7 @@ TEST(Api, EveryExportedFunctionForwardsItsArgumentsAndItsResult) {
   void* memory = nullptr;
   void* registration = nullptr;
   const auto on_comm = [](const NcclTestDoubleCall& call) { EXPECT_EQ(call.comm_rank, 0); };
+  ncclSimInfo_t sim_info = NCCL_SIM_INFO_INITIALIZER;
 
   std::vector<Forwarded> table = {
       {"ncclGetVersion", [&] { return ncclGetVersion(&version); },
@@ -88,13 +131,7 @@ TEST(Api, EveryExportedFunctionForwardsItsArgumentsAndItsResult) {
          ncclComm_t extra = nullptr;
          ncclUniqueId fresh{};
          EXPECT_EQ(ncclGetUniqueId(&fresh), ncclSuccess);
-         const ncclResult_t result = ncclCommInitRank(&extra, 1, fresh, 0);
-         if (result == ncclSuccess) {
-           EXPECT_EQ(ncclCommDestroy(extra), ncclSuccess);
-         } else {
-           EXPECT_EQ(extra, nullptr);
-         }
-         return result;
+         return destroyMade(ncclCommInitRank(&extra, 1, fresh, 0), extra);
        },
        [&](const NcclTestDoubleCall& call) {
          EXPECT_EQ(call.args[1], 1u);  // nranks
@@ -267,6 +304,86 @@ TEST(Api, EveryExportedFunctionForwardsItsArgumentsAndItsResult) {
        }},
       {"ncclCommDeregister", [&] { return ncclCommDeregister(comm, registration); },
        [&](const NcclTestDoubleCall& call) { EXPECT_EQ(call.args[0], number(registration)); }},
+      {"ncclBcast", [&] { return ncclBcast(recv, 6, ncclInt8, 0, comm, fakeStream()); },
+       [&](const NcclTestDoubleCall& call) {
+         on_comm(call);
+         EXPECT_EQ(call.args[0], number(recv));
+         EXPECT_EQ(call.args[1], 6u);
+         EXPECT_EQ(call.args[2], static_cast<std::uint64_t>(ncclInt8));
+         EXPECT_EQ(call.args[3], 0u);  // root
+         EXPECT_EQ(call.args[4], number(fakeStream()));
+       }},
+      {"ncclAlltoAll", [&] { return ncclAlltoAll(send, recv, 4, ncclFloat32, comm, fakeStream()); },
+       [&](const NcclTestDoubleCall& call) {
+         on_comm(call);
+         EXPECT_EQ(call.args[0], number(send));
+         EXPECT_EQ(call.args[1], number(recv));
+         EXPECT_EQ(call.args[2], 4u);
+         EXPECT_EQ(call.args[4], number(fakeStream()));
+       }},
+      {"ncclGather", [&] { return ncclGather(send, recv, 3, ncclInt32, 0, comm, fakeStream()); },
+       [&](const NcclTestDoubleCall& call) {
+         on_comm(call);
+         EXPECT_EQ(call.args[2], 3u);
+         EXPECT_EQ(call.args[3], static_cast<std::uint64_t>(ncclInt32));
+         EXPECT_EQ(call.args[4], 0u);  // root
+       }},
+      {"ncclScatter", [&] { return ncclScatter(send, recv, 2, ncclUint8, 0, comm, fakeStream()); },
+       [&](const NcclTestDoubleCall& call) {
+         on_comm(call);
+         EXPECT_EQ(call.args[0], number(send));
+         EXPECT_EQ(call.args[2], 2u);
+         EXPECT_EQ(call.args[5], number(fakeStream()));
+       }},
+      {"ncclCommInitRankScalable",
+       [&] {
+         ncclComm_t extra = nullptr;
+         ncclUniqueId fresh[2] = {};
+         EXPECT_EQ(ncclGetUniqueId(&fresh[0]), ncclSuccess);
+         fresh[1] = fresh[0];
+         return destroyMade(ncclCommInitRankScalable(&extra, 1, 0, 2, fresh, &config), extra);
+       },
+       [&](const NcclTestDoubleCall& call) {
+         EXPECT_EQ(call.args[1], 1u);  // nranks
+         EXPECT_EQ(call.args[2], 0u);  // myrank
+         EXPECT_EQ(call.args[3], 2u);  // nId
+         EXPECT_EQ(call.args[5], number(&config));
+       }},
+      {"ncclCommShrink",
+       [&] {
+         ncclComm_t shrunk = nullptr;
+         const ncclResult_t result = ncclCommShrink(comm, nullptr, 0, &shrunk, nullptr, NCCL_SHRINK_DEFAULT);
+         if (result == ncclSuccess) {
+           EXPECT_NE(shrunk, nullptr);
+           EXPECT_EQ(ncclCommDestroy(shrunk), ncclSuccess);
+         }
+         return result;
+       },
+       [&](const NcclTestDoubleCall& call) {
+         on_comm(call);
+         EXPECT_EQ(call.args[1], 0u);  // excludeRanksCount
+         EXPECT_EQ(call.args[5], static_cast<std::uint64_t>(NCCL_SHRINK_DEFAULT));
+       }},
+      {"ncclCommRevoke",
+       [&] {
+         ncclComm_t revoked = oneRankComm();
+         const ncclResult_t result = ncclCommRevoke(revoked, NCCL_REVOKE_DEFAULT);
+         EXPECT_EQ(ncclCommDestroy(revoked), ncclSuccess);
+         return result;
+       },
+       [&](const NcclTestDoubleCall& call) {
+         on_comm(call);
+         EXPECT_EQ(call.args[0], static_cast<std::uint64_t>(NCCL_REVOKE_DEFAULT));
+       }},
+      {"ncclGroupSimulateEnd",
+       [&] {
+         EXPECT_EQ(ncclGroupStart(), ncclSuccess);
+         return ncclGroupSimulateEnd(&sim_info);
+       },
+       [&](const NcclTestDoubleCall& call) {
+         EXPECT_EQ(call.args[0], number(&sim_info));
+         EXPECT_EQ(sim_info.estimatedTime, 1.0f);
+       }},
   };
 
   int forwarded = 0;

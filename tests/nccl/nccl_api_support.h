@@ -41,4 +41,8 @@ void onRanks(int nranks, const std::function<void(int rank)>& body);
 std::vector<ncclComm_t> makeComms(int nranks);
 void destroyComms(const std::vector<ncclComm_t>& comms);
 
+// An allreduce of each rank's rank + 1 on every communicator, one thread per rank: EXPECTs it taken
+// (nothing reaches the double) and right.
+void expectTakenSums(const std::vector<ncclComm_t>& comms);
+
 }  // namespace peerreduce::nccl::testing

@@ -18,9 +18,8 @@
 // older than 2.18, loaded, whose missing function is refused when called.
 #include "nccl_test_double.h"
 
-#include <nccl.h>
-
 #include <dlfcn.h>
+#include <nccl.h>
 
 #include <chrono>
 #include <condition_variable>
@@ -365,7 +364,8 @@ ncclResult_t ncclCommSplit(ncclComm_t comm, int color, int key, ncclComm_t* newc
 
 ncclResult_t ncclCommInitRankScalable(ncclComm_t* newcomm, int nranks, int myrank, int nId, ncclUniqueId* commIds,
                                       ncclConfig_t* config) {
-  const ncclResult_t result = record("ncclCommInitRankScalable", nullptr, newcomm, nranks, myrank, nId, commIds, config);
+  const ncclResult_t result =
+      record("ncclCommInitRankScalable", nullptr, newcomm, nranks, myrank, nId, commIds, config);
   if (result != ncclSuccess) return result;
   if (commIds == nullptr || nId < 1) return ncclInvalidArgument;
   return join(newcomm, nranks, commIds[0], myrank);
@@ -390,8 +390,8 @@ ncclResult_t ncclCommShrink(ncclComm_t comm, int* excludeRanksList, int excludeR
     excluded += " " + std::to_string(excludeRanksList[i]);
   }
   const std::string group_key = parent.group_key + " shrink " + std::to_string(parent.splits++) + " without" + excluded;
-  *newcomm = made(
-      new DoubleComm{groupFor(group_key, parent.group->size - excludeRanksCount), group_key, new_rank, parent.device, 0});
+  *newcomm = made(new DoubleComm{groupFor(group_key, parent.group->size - excludeRanksCount), group_key, new_rank,
+                                 parent.device, 0});
   return ncclSuccess;
 }
 
@@ -465,14 +465,14 @@ const char* ncclGetLastError(ncclComm_t comm) {
 ncclResult_t ncclAllReduce(const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t datatype, ncclRedOp_t op,
                            ncclComm_t comm, cudaStream_t stream) {
   return recordOn("ncclAllReduce", comm, sendbuff, recvbuff, count, static_cast<int>(datatype), static_cast<int>(op),
-                stream);
+                  stream);
 }
 #endif
 
 ncclResult_t ncclReduceScatter(const void* sendbuff, void* recvbuff, size_t recvcount, ncclDataType_t datatype,
                                ncclRedOp_t op, ncclComm_t comm, cudaStream_t stream) {
   return recordOn("ncclReduceScatter", comm, sendbuff, recvbuff, recvcount, static_cast<int>(datatype),
-                static_cast<int>(op), stream);
+                  static_cast<int>(op), stream);
 }
 
 ncclResult_t ncclAllGather(const void* sendbuff, void* recvbuff, size_t sendcount, ncclDataType_t datatype,
@@ -511,7 +511,7 @@ ncclResult_t ncclScatter(const void* sendbuff, void* recvbuff, size_t count, ncc
 ncclResult_t ncclReduce(const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t datatype, ncclRedOp_t op,
                         int root, ncclComm_t comm, cudaStream_t stream) {
   return recordOn("ncclReduce", comm, sendbuff, recvbuff, count, static_cast<int>(datatype), static_cast<int>(op), root,
-                stream);
+                  stream);
 }
 
 ncclResult_t ncclSend(const void* sendbuff, size_t count, ncclDataType_t datatype, int peer, ncclComm_t comm,
