@@ -86,12 +86,13 @@ ncclComm_t oneRankComm() {
   return comm;
 }
 
-// A creation's result, after destroying what it made (nothing when it failed).
-ncclResult_t destroyMade(ncclResult_t result, ncclComm_t made) {
+// A creation's result, after destroying what it made in *made (nothing when it failed). A pointer: the
+// argument is read after the creation call it is passed with.
+ncclResult_t destroyMade(ncclResult_t result, const ncclComm_t* made) {
   if (result == ncclSuccess) {
-    EXPECT_EQ(ncclCommDestroy(made), ncclSuccess);
+    EXPECT_EQ(ncclCommDestroy(*made), ncclSuccess);
   } else {
-    EXPECT_EQ(made, nullptr);
+    EXPECT_EQ(*made, nullptr);
   }
   return result;
 }
@@ -131,7 +132,7 @@ TEST(Api, EveryExportedFunctionForwardsItsArgumentsAndItsResult) {
          ncclComm_t extra = nullptr;
          ncclUniqueId fresh{};
          EXPECT_EQ(ncclGetUniqueId(&fresh), ncclSuccess);
-         return destroyMade(ncclCommInitRank(&extra, 1, fresh, 0), extra);
+         return destroyMade(ncclCommInitRank(&extra, 1, fresh, 0), &extra);
        },
        [&](const NcclTestDoubleCall& call) {
          EXPECT_EQ(call.args[1], 1u);  // nranks
@@ -341,7 +342,7 @@ TEST(Api, EveryExportedFunctionForwardsItsArgumentsAndItsResult) {
          ncclUniqueId fresh[2] = {};
          EXPECT_EQ(ncclGetUniqueId(&fresh[0]), ncclSuccess);
          fresh[1] = fresh[0];
-         return destroyMade(ncclCommInitRankScalable(&extra, 1, 0, 2, fresh, &config), extra);
+         return destroyMade(ncclCommInitRankScalable(&extra, 1, 0, 2, fresh, &config), &extra);
        },
        [&](const NcclTestDoubleCall& call) {
          EXPECT_EQ(call.args[1], 1u);  // nranks
