@@ -10,6 +10,7 @@ std::uint64_t NcclSettings::agreedFingerprint() const {
   Fnv1a hash;
   hash.add(static_cast<int>(take.mode));
   hash.add(take.max_bytes);
+  hash.add(take.take_avg);
   hash.add(simulate_seed.has_value());
   hash.add(simulate_seed.value_or(0));
   return hash.value();
@@ -21,6 +22,8 @@ StatusOr<NcclSettings> readNcclSettings(const Getenv& getenv) {
   if (mode) settings.take.mode = static_cast<TakeMode>(*mode);
   PR_ASSIGN_OR_RETURN(auto max_bytes, readByteSizeSetting(SettingId::kNcclMaxBytes, getenv));
   if (max_bytes) settings.take.max_bytes = *max_bytes;
+  PR_ASSIGN_OR_RETURN(auto take_avg, readBooleanSetting(SettingId::kNcclTakeAvg, getenv));
+  settings.take.take_avg = take_avg.value_or(false);
   PR_ASSIGN_OR_RETURN(auto summary, readBooleanSetting(SettingId::kNcclSummary, getenv));
   settings.summary = summary.value_or(false);
   PR_ASSIGN_OR_RETURN(auto seed, readIntegerSetting(SettingId::kNcclSimulate, getenv));

@@ -17,7 +17,7 @@ struct NcclSettings {
   bool summary = false;                        // PEERREDUCE_NCCL_SUMMARY
   std::optional<std::uint64_t> simulate_seed;  // PEERREDUCE_NCCL_SIMULATE: tests only
 
-  // Hash of what every rank must give alike (the take mode, the size limit, the simulator switch):
+  // Hash of what every rank must give alike (the take mode, the size limit, the avg switch, the simulator):
   // communicators compare it at creation.
   std::uint64_t agreedFingerprint() const;
 };

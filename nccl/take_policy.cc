@@ -59,7 +59,7 @@ const char* takeReasonText(TakeReason reason) {
     case TakeReason::kDataType:
       return "peerreduce has no such data type";
     case TakeReason::kAverage:
-      return "NCCL's avg premultiplies (floats) or divides in its own way (integers); peerreduce divides the sum";
+      return "avg is taken only with PEERREDUCE_NCCL_TAKE_AVG=1 (not yet compared with NCCL's on GPUs)";
     case TakeReason::kOtherOperator:
       return "a created or unknown operator only NCCL knows";
     case TakeReason::kTooLarge:
@@ -96,8 +96,10 @@ TakeDecision decideTake(const TakeSettings& settings, bool has_communicator, con
       break;
   }
   if (!peerreduceDataType(call.dtype)) return {false, TakeReason::kDataType};
-  if (reduces(call.kind) && !peerreduceReduceOp(call.op)) {
-    return {false, call.op == static_cast<int>(NcclRedOp::kAvg) ? TakeReason::kAverage : TakeReason::kOtherOperator};
+  if (reduces(call.kind)) {
+    const bool average = call.op == static_cast<int>(NcclRedOp::kAvg);
+    if (average && !settings.take_avg) return {false, TakeReason::kAverage};
+    if (!average && !peerreduceReduceOp(call.op)) return {false, TakeReason::kOtherOperator};
   }
   if (settings.mode == TakeMode::kAll) return {true, TakeReason::kTakenAll};
   if (call.bytes > settings.max_bytes) return {false, TakeReason::kTooLarge};

@@ -9,7 +9,8 @@
 //   ncclReduce, ncclSend, ncclRecv, ncclAlltoAll,
 //   ncclGather, ncclScatter                               -> forward (peerreduce has no such collective)
 //   a data type peerreduce lacks (8-bit floats, unknown)  -> forward
-//   avg, created (premul-sum) or unknown operators        -> forward (their NCCL meaning is not peerreduce's)
+//   avg, unless PEERREDUCE_NCCL_TAKE_AVG=1                -> forward (not yet compared with NCCL on GPUs)
+//   created (premul-sum) or unknown operators             -> forward (only NCCL knows them)
 //   mode all                                              -> take
 //   mode auto: larger than max_bytes                      -> forward
 //   mode auto: an allreduce whose selection is the ring   -> forward (within a node NCCL runs a ring too, tuned)
@@ -48,6 +49,7 @@ const char* callKindName(CallKind kind);
 struct TakeSettings {
   TakeMode mode = TakeMode::kAuto;
   std::uint64_t max_bytes = std::uint64_t{16} << 20;  // PEERREDUCE_NCCL_MAX_BYTES' default
+  bool take_avg = false;                              // PEERREDUCE_NCCL_TAKE_AVG
 };
 
 struct CallShape {
@@ -64,7 +66,7 @@ enum class TakeReason : int {
   kNoCommunicator,     // this communicator has no peerreduce side (why: the communicator's own reason)
   kNotPeerreduceKind,  // ncclReduce, ncclSend, ncclRecv, ncclAlltoAll, ncclGather, ncclScatter
   kDataType,           // no peerreduce type
-  kAverage,            // avg
+  kAverage,            // avg without PEERREDUCE_NCCL_TAKE_AVG=1
   kOtherOperator,      // created or unknown operator
   kTooLarge,           // auto: above max_bytes
   kRingSelected,       // auto: peerreduce's selection for the size is the ring

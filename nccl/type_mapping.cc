@@ -64,7 +64,7 @@ std::optional<ReduceOp> peerreduceReduceOp(int nccl_op) {
     case NcclRedOp::kMin:
       return ReduceOp::kMin;
     case NcclRedOp::kAvg:
-      return std::nullopt;
+      return ReduceOp::kAvg;  // NCCL's average (peerreduce.h): taken only where the take policy allows
   }
   return std::nullopt;
 }

@@ -20,9 +20,10 @@ std::size_t ncclDataTypeBytes(int nccl_dtype);
 // "fp32", "bf16", "float8e4m3", ...; "unknown" for other values.
 const char* ncclDataTypeName(int nccl_dtype);
 
-// The peerreduce operator computing what NCCL's does: sum, prod, min and max. nullopt for avg (NCCL
-// premultiplies each input by 1/nranks for floating types and divides the integer sum in its own way;
-// peerreduce divides the sum once), for operators the application created, and for other values.
+// The peerreduce operator computing what NCCL's does: sum, prod, min, max and avg (peerreduce's avg is
+// NCCL's: floating inputs premultiplied by NCCL's 1/nranks, integer sums divided; whether avg is taken is
+// the take policy's PEERREDUCE_NCCL_TAKE_AVG). nullopt for operators the application created and other
+// values.
 std::optional<ReduceOp> peerreduceReduceOp(int nccl_op);
 // "sum", "avg", "created operator 5", ...; the text lives in a static buffer per thread for created ones.
 const char* ncclRedOpName(int nccl_op);

@@ -94,6 +94,15 @@ void addNcclSpecs(const At& at) {
   at(SettingId::kNcclMaxBytes).help =
       "in auto mode, the largest collective (bytes of its whole buffer) peerreduce takes; larger ones go to NCCL";
 
+  // Off until peerreduce's avg has been compared with NCCL's bits on GPUs: the arithmetic reads the same
+  // (docs/NCCL.md, "avg"), the kernels have not met NCCL's yet.
+  at(SettingId::kNcclTakeAvg) = booleanSpec("PEERREDUCE_NCCL_TAKE_AVG", "NCCL avg switch", true);
+  at(SettingId::kNcclTakeAvg).default_value = false;
+  at(SettingId::kNcclTakeAvg).example = "1";
+  at(SettingId::kNcclTakeAvg).help =
+      "1: allreduces and reduce-scatters with ncclAvg are taken like sums (NCCL's premultiplied average for "
+      "floating types, the sum divided for integers); 0: they go to NCCL";
+
   at(SettingId::kNcclSummary) = booleanSpec("PEERREDUCE_NCCL_SUMMARY", "NCCL summary switch", true);
   at(SettingId::kNcclSummary).default_value = false;
   at(SettingId::kNcclSummary).example = "1";
@@ -107,7 +116,8 @@ void addNcclSpecs(const At& at) {
       "tests only: peerreduce's communicators run on a simulated world seeded with this value, and the NCCL "
       "loaded must move host memory (the test double does)";
 
-  for (SettingId id : {SettingId::kNcclTake, SettingId::kNcclMaxBytes, SettingId::kNcclSimulate}) {
+  for (SettingId id :
+       {SettingId::kNcclTake, SettingId::kNcclMaxBytes, SettingId::kNcclTakeAvg, SettingId::kNcclSimulate}) {
     at(id).agreement = SettingAgreement::kComparedByReader;
   }
 }
@@ -337,6 +347,7 @@ std::array<SettingRow, kSettingCount> makeRows() {
       SettingRow{SettingId::kNcclLibrary, &spec(SettingId::kNcclLibrary), O::kNccl},
       SettingRow{SettingId::kNcclTake, &spec(SettingId::kNcclTake), O::kNccl},
       SettingRow{SettingId::kNcclMaxBytes, &spec(SettingId::kNcclMaxBytes), O::kNccl},
+      SettingRow{SettingId::kNcclTakeAvg, &spec(SettingId::kNcclTakeAvg), O::kNccl},
       SettingRow{SettingId::kNcclSummary, &spec(SettingId::kNcclSummary), O::kNccl},
       SettingRow{SettingId::kNcclSimulate, &spec(SettingId::kNcclSimulate), O::kNccl},
   };

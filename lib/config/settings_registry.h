@@ -52,6 +52,7 @@ enum class SettingId : int {
   kNcclLibrary,
   kNcclTake,
   kNcclMaxBytes,
+  kNcclTakeAvg,
   kNcclSummary,
   kNcclSimulate,
 };

@@ -34,6 +34,12 @@ TakeSettings mode(TakeMode take, std::uint64_t max_bytes = std::uint64_t{16} << 
   return settings;
 }
 
+// PEERREDUCE_NCCL_TAKE_AVG=1.
+TakeSettings withAvg(TakeSettings settings) {
+  settings.take_avg = true;
+  return settings;
+}
+
 const auto kNeverRing = [](std::size_t) { return false; };
 
 // Each row of the table in take_policy.h, with the reason it gives.
@@ -61,6 +67,14 @@ TEST(Core, TakeTableRows) {
       {"avg", mode(TakeMode::kAll), true, shape(CallKind::kAllReduce, 64, kFloat32, avg), false, TakeReason::kAverage},
       {"integer avg", mode(TakeMode::kAll), true,
        shape(CallKind::kReduceScatter, 64, static_cast<int>(NcclDataType::kInt32), avg), false, TakeReason::kAverage},
+      {"avg switched on", withAvg(mode(TakeMode::kAll)), true, shape(CallKind::kAllReduce, 64, kFloat32, avg), true,
+       TakeReason::kTakenAll},
+      {"auto: integer avg switched on", withAvg(mode(TakeMode::kAuto)), true,
+       shape(CallKind::kReduceScatter, 64, static_cast<int>(NcclDataType::kUint8), avg), true, TakeReason::kTaken},
+      {"avg switched on: still an 8-bit float", withAvg(mode(TakeMode::kAll)), true,
+       shape(CallKind::kAllReduce, 64, fp8, avg), false, TakeReason::kDataType},
+      {"avg switched on: a created operator is not avg", withAvg(mode(TakeMode::kAll)), true,
+       shape(CallKind::kAllReduce, 64, kFloat32, created_op), false, TakeReason::kOtherOperator},
       {"created operator", mode(TakeMode::kAll), true, shape(CallKind::kAllReduce, 64, kFloat32, created_op), false,
        TakeReason::kOtherOperator},
       {"all takes a huge one", mode(TakeMode::kAll, 1), true, shape(CallKind::kAllReduce, 1 << 30), true,
@@ -126,7 +140,7 @@ TEST(Core, NcclValuesInPeerreduceTerms) {
   // NCCL numbers max before min; peerreduce the other way round.
   EXPECT_EQ(peerreduceReduceOp(static_cast<int>(NcclRedOp::kMax)), ReduceOp::kMax);
   EXPECT_EQ(peerreduceReduceOp(static_cast<int>(NcclRedOp::kMin)), ReduceOp::kMin);
-  EXPECT_EQ(peerreduceReduceOp(static_cast<int>(NcclRedOp::kAvg)), std::nullopt);
+  EXPECT_EQ(peerreduceReduceOp(static_cast<int>(NcclRedOp::kAvg)), ReduceOp::kAvg);
   EXPECT_STREQ(ncclRedOpName(7), "created operator 7");
   EXPECT_STREQ(ncclRedOpName(-2), "unknown operator -2");
   EXPECT_EQ(toPrDataType(static_cast<int>(NcclDataType::kFloat16)), prFloat16);
@@ -167,6 +181,7 @@ TEST(Core, SettingsFromTheEnvironment) {
     if (n == "PEERREDUCE_NCCL_TAKE") return "all";
     if (n == "PEERREDUCE_NCCL_MAX_BYTES") return "64K";
     if (n == "PEERREDUCE_NCCL_SUMMARY") return "on";
+    if (n == "PEERREDUCE_NCCL_TAKE_AVG") return "1";
     if (n == "PEERREDUCE_NCCL_SIMULATE") return "42";
     if (n == "PEERREDUCE_NCCL_LIB") return "/opt/nccl/libnccl.so.2";
     return nullptr;
@@ -176,6 +191,7 @@ TEST(Core, SettingsFromTheEnvironment) {
   EXPECT_EQ(settings->take.mode, TakeMode::kAll);
   EXPECT_EQ(settings->take.max_bytes, 65536u);
   EXPECT_TRUE(settings->summary);
+  EXPECT_TRUE(settings->take.take_avg);
   EXPECT_EQ(settings->simulate_seed, 42u);
   auto library = readLibraryChoice(env);
   ASSERT_TRUE(library.isOk());
@@ -188,6 +204,7 @@ TEST(Core, SettingsFromTheEnvironment) {
   EXPECT_EQ(defaults->take.mode, TakeMode::kAuto);
   EXPECT_EQ(defaults->take.max_bytes, std::uint64_t{16} << 20);
   EXPECT_FALSE(defaults->summary);
+  EXPECT_FALSE(defaults->take.take_avg) << "off until compared with NCCL on GPUs";
   EXPECT_FALSE(defaults->simulate_seed.has_value());
   EXPECT_EQ(readLibraryChoice(nothing)->path, "libnccl.so.2");
   EXPECT_FALSE(readLibraryChoice(nothing)->from_setting);
@@ -197,6 +214,9 @@ TEST(Core, SettingsFromTheEnvironment) {
   EXPECT_NE(other.agreedFingerprint(), defaults->agreedFingerprint());
   other = *defaults;
   other.take.max_bytes = 1;
+  EXPECT_NE(other.agreedFingerprint(), defaults->agreedFingerprint());
+  other = *defaults;
+  other.take.take_avg = true;
   EXPECT_NE(other.agreedFingerprint(), defaults->agreedFingerprint());
   other = *defaults;
   other.simulate_seed = 0;
@@ -219,6 +239,10 @@ TEST(Core, MalformedSettingsNameTheVariable) {
     return std::string(name) == "PEERREDUCE_NCCL_MAX_BYTES" ? "lots" : nullptr;
   };
   EXPECT_NE(readNcclSettings(bad_bytes).status().message().find("PEERREDUCE_NCCL_MAX_BYTES"), std::string::npos);
+  const auto bad_avg = [](const char* name) -> const char* {
+    return std::string(name) == "PEERREDUCE_NCCL_TAKE_AVG" ? "maybe" : nullptr;
+  };
+  EXPECT_NE(readNcclSettings(bad_avg).status().message().find("PEERREDUCE_NCCL_TAKE_AVG"), std::string::npos);
 }
 
 }  // namespace

@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <optional>
+#include <string>
 #include <vector>
 
 #include "nccl_api_support.h"
@@ -114,7 +116,7 @@ TEST(Api, AutoModeTakesOnlyWhatTheTableTakes) {
     std::vector<float> out(2048 * kRanks, 0.0f);
     // 8 KiB allreduce: larger than the limit.
     EXPECT_EQ(ncclAllReduce(mine.data(), out.data(), 2048, ncclFloat32, ncclSum, comm, nullptr), ncclSuccess);
-    // avg: its NCCL meaning is not peerreduce's.
+    // avg: forwarded without PEERREDUCE_NCCL_TAKE_AVG=1.
     EXPECT_EQ(ncclAllReduce(mine.data(), out.data(), 16, ncclFloat32, ncclAvg, comm, nullptr), ncclSuccess);
     // An all-gather's size is its whole output: 4 x 512 floats = 8 KiB.
     EXPECT_EQ(ncclAllGather(mine.data(), out.data(), 512, ncclFloat32, comm, nullptr), ncclSuccess);
@@ -149,6 +151,61 @@ TEST(Api, AutoModeTakesOnlyWhatTheTableTakes) {
     EXPECT_EQ(small[static_cast<std::size_t>(rank)][0], static_cast<float>(kRanks)) << "the taken allreduce's result";
   }
   destroyComms(comms);
+}
+
+// PEERREDUCE_NCCL_TAKE_AVG=1: avg is taken and gives NCCL's average (floating inputs premultiplied by
+// 1/nranks, exact here with 4 ranks; integer sums divided, truncated toward zero: -7 / 4 is -1); without
+// it, avg reaches the real NCCL.
+TEST(Api, AvgIsTakenOnlyWithItsSwitch) {
+  const ScopedEnv all("PEERREDUCE_NCCL_TAKE", "all");
+  TestDouble& real = TestDouble::get();
+  for (const bool switched_on : {true, false}) {
+    SCOPED_TRACE(switched_on ? "PEERREDUCE_NCCL_TAKE_AVG=1" : "unset");
+    const ScopedEnv take_avg("PEERREDUCE_NCCL_TAKE_AVG", switched_on ? std::optional<std::string>("1") : std::nullopt);
+    auto comms = makeComms(kRanks);
+    ASSERT_FALSE(::testing::Test::HasFailure());
+    real.reset();
+    constexpr std::size_t kCount = 100;
+    std::vector<std::vector<float>> floats(kRanks);
+    std::vector<std::vector<std::int32_t>> integers(kRanks), scattered(kRanks);
+    onRanks(kRanks, [&](int rank) {
+      const auto r = static_cast<std::size_t>(rank);
+      std::vector<float> mine(kCount);
+      for (std::size_t i = 0; i < kCount; ++i) mine[i] = input(rank, i);
+      floats[r].assign(kCount, 0.0f);
+      EXPECT_EQ(ncclAllReduce(mine.data(), floats[r].data(), kCount, ncclFloat32, ncclAvg, comms[r], nullptr),
+                ncclSuccess)
+          << ncclGetLastError(comms[r]);
+      // Rank 0 gives -4, the others -1: the sum is -7.
+      integers[r].assign(kCount, rank == 0 ? -4 : -1);
+      EXPECT_EQ(ncclAllReduce(integers[r].data(), integers[r].data(), kCount, ncclInt32, ncclAvg, comms[r], nullptr),
+                ncclSuccess);
+      std::vector<std::int32_t> blocks(kCount * kRanks, rank == 0 ? 9 : 1);
+      scattered[r].assign(kCount, 0);
+      EXPECT_EQ(ncclReduceScatter(blocks.data(), scattered[r].data(), kCount, ncclInt32, ncclAvg, comms[r], nullptr),
+                ncclSuccess);
+    });
+    if (!switched_on) {
+      for (int rank = 0; rank < kRanks; ++rank) {
+        EXPECT_EQ(real.callsOf("ncclAllReduce", rank).size(), 2u);
+        EXPECT_EQ(real.callsOf("ncclReduceScatter", rank).size(), 1u);
+      }
+      destroyComms(comms);
+      continue;
+    }
+    EXPECT_TRUE(real.callsOf("ncclAllReduce").empty());
+    EXPECT_TRUE(real.callsOf("ncclReduceScatter").empty());
+    for (std::size_t r = 0; r < kRanks; ++r) {
+      for (std::size_t i = 0; i < kCount; ++i) {
+        float expected = 0;
+        for (int q = 0; q < kRanks; ++q) expected += input(q, i) * 0.25f;
+        ASSERT_EQ(floats[r][i], expected) << "rank " << r << " element " << i;
+        ASSERT_EQ(integers[r][i], -1) << "rank " << r << " element " << i;
+        ASSERT_EQ(scattered[r][i], 3) << "rank " << r << " element " << i;  // (9 + 1 + 1 + 1) / 4
+      }
+    }
+    destroyComms(comms);
+  }
 }
 
 }  // namespace

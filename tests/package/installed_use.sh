@@ -59,7 +59,7 @@ fi
 if [[ -e "$build/nccl/libpeerreduce_nccl.so" ]]; then
   [[ -e "$prefix/lib/libpeerreduce_nccl.so" ]] || fail "libpeerreduce_nccl.so was built but is not installed"
   python3 "$source/tests/nccl/check_nccl_exports.py" "$prefix/lib/libpeerreduce_nccl.so" \
-    "$source/nccl/nccl_functions.h"
+    "$source/nccl/nccl_functions.h" "$source/tests/nccl/nccl_2_28_api.txt" "$source/docs/NCCL.md"
 fi
 
 step "examples out of tree with find_package (C and C++, shared and static)"
