@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstddef>
+#include <memory>
 
 #include "nccl/real_nccl.h"
 #include "nccl/shadowed_comm.h"
@@ -23,6 +24,8 @@ struct CollectiveCall {
   int root = 0;  // the root of ncclBroadcast, ncclBcast (its buffer is recv), ncclReduce, ncclGather and
                  // ncclScatter; ncclSend and ncclRecv's peer
   void* stream = nullptr;
+  // Keeps `comm` alive while the call (or the group keeping it) may still use it.
+  std::shared_ptr<ShadowedComm> pin;
 };
 
 // The decision's view of the call: its whole buffer in bytes (nccl-tests' size: reduce-scatter's input and

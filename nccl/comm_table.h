@@ -6,11 +6,14 @@
 // without this library.
 //
 // Bounded (kMaxComms live communicators); entries are removed at destroy and abort. Thread-safe: lookups,
-// insertions and removals from any thread. Using a communicator while another thread destroys it is the
-// application's race, as with NCCL.
+// insertions and removals from any thread. Entries are shared: a call holds the state it found until it
+// returns, so an ncclCommAbort from another thread (PyTorch's watchdog aborts a communicator whose
+// collective hangs) removes the entry and aborts peerreduce's side at once, and the state is freed when
+// the last call using it returns.
 #pragma once
 
 #include <cstddef>
+#include <memory>
 #include <mutex>
 #include <unordered_map>
 
@@ -26,16 +29,16 @@ class CommTable {
  public:
   // Adds `comm` under its real handle. Errors: kInvalidArgument for a null handle or one already present
   // (the real NCCL handed out a live handle twice), kUnavailable when kMaxComms are live.
-  Status add(ShadowedComm* comm);
+  Status add(std::shared_ptr<ShadowedComm> comm);
   // The state of the real communicator `real`; null when the table has none.
-  ShadowedComm* find(const void* real) const;
-  // Removes `comm`; false when it was not present.
-  bool remove(const ShadowedComm* comm);
+  std::shared_ptr<ShadowedComm> find(const void* real) const;
+  // Removes the entry of `real` and hands it over; null when there was none.
+  std::shared_ptr<ShadowedComm> remove(const void* real);
   std::size_t size() const;
 
  private:
   mutable std::mutex mutex_;
-  std::unordered_map<const void*, ShadowedComm*> comms_;
+  std::unordered_map<const void*, std::shared_ptr<ShadowedComm>> comms_;
 };
 
 }  // namespace peerreduce::nccl

@@ -24,6 +24,7 @@
 #pragma once
 
 #include <cstddef>
+#include <memory>
 
 #include "nccl/collective_call.h"
 #include "nccl/comm_table.h"
@@ -84,14 +85,14 @@ class Dispatcher {
   // The real NCCL having `function`, or null with the error recorded in *result.
   RealNccl* real(NcclFunction function, int* result);
   // peerreduce's state of the real communicator `handle`; null when this library has none.
-  ShadowedComm* ours(void* handle) const;
+  std::shared_ptr<ShadowedComm> ours(void* handle) const;
   // A call that only forwards, its handles untouched: call(real); guarded, the real result
   // (dispatcher_comms.cc).
   template <typename Call>
   int forward(NcclFunction function, Call&& call);
 
   // Creation (dispatcher_comms.cc). A new ShadowedComm around a real communicator, registered (an error
-  // when the table is full).
+  // when the table is full); the table owns it.
   StatusOr<ShadowedComm*> adopt(void* real_comm, int rank, int size);
   // Until a real communicator made non-blocking is ready, bounded by the bootstrap timeout: success, the
   // real creation's own failure, or the timeout recorded for `function`.
@@ -105,6 +106,8 @@ class Dispatcher {
   // A ShadowedComm made from a successful real creation call: completed (now, or at the end of the
   // thread's group) and handed to *out; on failure the real communicator is aborted and nothing stays.
   int finishCreation(const char* function, RealNccl& real, void* real_comm, int rank, int size, void** out);
+  // Removes `comm` from the table (aborting peerreduce's side first when `abort`); it is freed, with its
+  // side, when the last call using it returns.
   void release(ShadowedComm* comm, bool abort);
   // Aborts peerreduce's side of `comm` (revoked, or shrunk with abort); its calls are forwarded after.
   void endPeerSide(ShadowedComm& comm, const char* why);

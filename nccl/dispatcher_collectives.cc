@@ -72,7 +72,7 @@ bool Dispatcher::selectsRing(ShadowedComm& comm, int dtype, std::size_t bytes) {
 
 TakeDecision Dispatcher::decide(const CollectiveCall& call, const CallShape& shape) {
   ShadowedComm& comm = *call.comm;
-  const TakeDecision decision = decideTake(comm.settings.take, comm.peer.comm != nullptr, shape,
+  const TakeDecision decision = decideTake(comm.settings.take, comm.peerUsable(), shape,
                                            [&](std::size_t bytes) { return selectsRing(comm, call.dtype, bytes); });
   if (logEnabled(LogLevel::kInfo)) {
     const std::size_t index = static_cast<std::size_t>(call.kind) * kSelectorBuckets +
@@ -273,58 +273,60 @@ int Dispatcher::enqueue(CollectiveCall call, void* comm) {
   const char* function = callKindName(call.kind);
   return guarded(function, [&] {
     call.real_comm = comm;
-    call.comm = ours(comm);
+    call.pin = ours(comm);
+    call.comm = call.pin.get();
     return collective(function, call);
   });
 }
 
 int Dispatcher::allReduce(const void* send, void* recv, std::size_t count, int dtype, int op, void* comm,
                           void* stream) {
-  return enqueue({CallKind::kAllReduce, nullptr, nullptr, send, recv, count, dtype, op, 0, stream}, comm);
+  return enqueue({CallKind::kAllReduce, nullptr, nullptr, send, recv, count, dtype, op, 0, stream, nullptr}, comm);
 }
 
 int Dispatcher::reduceScatter(const void* send, void* recv, std::size_t recvcount, int dtype, int op, void* comm,
                               void* stream) {
-  return enqueue({CallKind::kReduceScatter, nullptr, nullptr, send, recv, recvcount, dtype, op, 0, stream}, comm);
+  return enqueue({CallKind::kReduceScatter, nullptr, nullptr, send, recv, recvcount, dtype, op, 0, stream, nullptr},
+                 comm);
 }
 
 int Dispatcher::allGather(const void* send, void* recv, std::size_t sendcount, int dtype, void* comm, void* stream) {
-  return enqueue({CallKind::kAllGather, nullptr, nullptr, send, recv, sendcount, dtype, 0, 0, stream}, comm);
+  return enqueue({CallKind::kAllGather, nullptr, nullptr, send, recv, sendcount, dtype, 0, 0, stream, nullptr}, comm);
 }
 
 int Dispatcher::broadcast(const void* send, void* recv, std::size_t count, int dtype, int root, void* comm,
                           void* stream) {
-  return enqueue({CallKind::kBroadcast, nullptr, nullptr, send, recv, count, dtype, 0, root, stream}, comm);
+  return enqueue({CallKind::kBroadcast, nullptr, nullptr, send, recv, count, dtype, 0, root, stream, nullptr}, comm);
 }
 
 int Dispatcher::reduce(const void* send, void* recv, std::size_t count, int dtype, int op, int root, void* comm,
                        void* stream) {
-  return enqueue({CallKind::kReduce, nullptr, nullptr, send, recv, count, dtype, op, root, stream}, comm);
+  return enqueue({CallKind::kReduce, nullptr, nullptr, send, recv, count, dtype, op, root, stream, nullptr}, comm);
 }
 
 int Dispatcher::send(const void* send, std::size_t count, int dtype, int peer, void* comm, void* stream) {
-  return enqueue({CallKind::kSend, nullptr, nullptr, send, nullptr, count, dtype, 0, peer, stream}, comm);
+  return enqueue({CallKind::kSend, nullptr, nullptr, send, nullptr, count, dtype, 0, peer, stream, nullptr}, comm);
 }
 
 int Dispatcher::recv(void* recv, std::size_t count, int dtype, int peer, void* comm, void* stream) {
-  return enqueue({CallKind::kRecv, nullptr, nullptr, nullptr, recv, count, dtype, 0, peer, stream}, comm);
+  return enqueue({CallKind::kRecv, nullptr, nullptr, nullptr, recv, count, dtype, 0, peer, stream, nullptr}, comm);
 }
 
 int Dispatcher::bcast(void* buffer, std::size_t count, int dtype, int root, void* comm, void* stream) {
-  return enqueue({CallKind::kBcast, nullptr, nullptr, buffer, buffer, count, dtype, 0, root, stream}, comm);
+  return enqueue({CallKind::kBcast, nullptr, nullptr, buffer, buffer, count, dtype, 0, root, stream, nullptr}, comm);
 }
 
 int Dispatcher::alltoAll(const void* send, void* recv, std::size_t count, int dtype, void* comm, void* stream) {
-  return enqueue({CallKind::kAlltoAll, nullptr, nullptr, send, recv, count, dtype, 0, 0, stream}, comm);
+  return enqueue({CallKind::kAlltoAll, nullptr, nullptr, send, recv, count, dtype, 0, 0, stream, nullptr}, comm);
 }
 
 int Dispatcher::gather(const void* send, void* recv, std::size_t count, int dtype, int root, void* comm, void* stream) {
-  return enqueue({CallKind::kGather, nullptr, nullptr, send, recv, count, dtype, 0, root, stream}, comm);
+  return enqueue({CallKind::kGather, nullptr, nullptr, send, recv, count, dtype, 0, root, stream, nullptr}, comm);
 }
 
 int Dispatcher::scatter(const void* send, void* recv, std::size_t count, int dtype, int root, void* comm,
                         void* stream) {
-  return enqueue({CallKind::kScatter, nullptr, nullptr, send, recv, count, dtype, 0, root, stream}, comm);
+  return enqueue({CallKind::kScatter, nullptr, nullptr, send, recv, count, dtype, 0, root, stream, nullptr}, comm);
 }
 
 }  // namespace peerreduce::nccl

@@ -77,7 +77,7 @@ RealNccl* Dispatcher::real(NcclFunction function, int* result) {
   return real;
 }
 
-ShadowedComm* Dispatcher::ours(void* handle) const { return comms_.find(handle); }
+std::shared_ptr<ShadowedComm> Dispatcher::ours(void* handle) const { return comms_.find(handle); }
 
 int Dispatcher::waitReady(const char* function, RealNccl& real, void* comm) {
   auto config = Config::fromEnvironment();
@@ -111,12 +111,13 @@ int Dispatcher::forward(NcclFunction function, Call&& call) {
 }
 
 StatusOr<ShadowedComm*> Dispatcher::adopt(void* real_comm, int rank, int size) {
-  auto comm = std::make_unique<ShadowedComm>();
+  auto comm = std::make_shared<ShadowedComm>();
   comm->real = real_comm;
   comm->rank = rank;
   comm->size = size;
-  PR_RETURN_IF_ERROR(comms_.add(comm.get()));
-  return comm.release();
+  ShadowedComm* made = comm.get();
+  PR_RETURN_IF_ERROR(comms_.add(std::move(comm)));
+  return made;
 }
 
 Status Dispatcher::completeCreation(RealNccl& real, ShadowedComm& comm) {
@@ -157,15 +158,16 @@ Status Dispatcher::completeCreations(RealNccl& real, const std::vector<ShadowedC
 }
 
 void Dispatcher::release(ShadowedComm* comm, bool abort) {
-  comms_.remove(comm);
+  std::shared_ptr<ShadowedComm> owned = comms_.remove(comm->real);
+  if (owned == nullptr) return;
   if (comm->settings.summary) {
     std::fprintf(stderr, "peerreduce nccl summary: %s\n",
                  describeCounters(comm->counters, comm->rank, comm->size,
-                                  comm->peer.comm == nullptr ? comm->peer.absent_reason : std::string())
+                                  comm->peerUsable() ? std::string() : comm->peer.absent_reason)
                      .c_str());
   }
-  destroyPeerSide(comm->peer, abort);
-  delete comm;
+  // Ends the waits of a call another thread may be in; that call frees the side when it returns.
+  if (abort && comm->peer.comm != nullptr) (void)prCommAbort(comm->peer.comm);
 }
 
 int Dispatcher::finishCreation(const char* function, RealNccl& real, void* real_comm, int rank, int size, void** out) {
@@ -307,10 +309,11 @@ int Dispatcher::commInitRankScalable(void** comm, int nranks, int rank, int nids
 }
 
 void Dispatcher::endPeerSide(ShadowedComm& comm, const char* why) {
-  if (comm.peer.comm == nullptr) return;
-  destroyPeerSide(comm.peer, true);
-  comm.peer.comm = nullptr;
+  if (!comm.peerUsable()) return;
   comm.peer.absent_reason = why;
+  comm.peer_ended.store(true, std::memory_order_release);
+  // Safe from any thread; the side stays allocated until the communicator's state is freed.
+  (void)prCommAbort(comm.peer.comm);
 }
 
 int Dispatcher::commShrink(void* comm, int* exclude_ranks, int exclude_count, void** newcomm, void* config, int flags) {
@@ -327,7 +330,7 @@ int Dispatcher::commShrink(void* comm, int* exclude_ranks, int exclude_count, vo
     // its side is aborted first (the excluded ranks will never reach its collectives), and the parent,
     // left only to be destroyed, forwards from then on.
     if ((flags & kShrinkAbort) != 0) {
-      if (ShadowedComm* parent = ours(comm)) endPeerSide(*parent, "ncclCommShrink with NCCL_SHRINK_ABORT aborted it");
+      if (auto parent = ours(comm)) endPeerSide(*parent, "ncclCommShrink with NCCL_SHRINK_ABORT aborted it");
     }
     void* made = nullptr;
     result = r->commShrink(comm, exclude_ranks, exclude_count, &made, config, flags);
@@ -345,7 +348,7 @@ int Dispatcher::commRevoke(void* comm, int flags) {
     if (r == nullptr) return result;
     // A revoked communicator stops its operations in flight, peerreduce's too; afterwards it is only
     // destroyed, split or shrunk, so peerreduce's side is not needed again.
-    if (ShadowedComm* c = ours(comm)) endPeerSide(*c, "ncclCommRevoke revoked it");
+    if (auto c = ours(comm)) endPeerSide(*c, "ncclCommRevoke revoked it");
     return noteRealResult(r->commRevoke(comm, flags));
   });
 }
@@ -362,7 +365,7 @@ int Dispatcher::commDestroy(void* comm) {
     RealNccl* r = real(NcclFunction::kCommDestroy, &result);
     if (r == nullptr) return result;
     // A handle this library does not know goes to the real NCCL untouched, to serve or refuse.
-    if (ShadowedComm* c = ours(comm)) release(c, false);
+    if (auto c = ours(comm)) release(c.get(), false);
     return noteRealResult(r->commDestroy(comm));
   });
 }
@@ -373,7 +376,7 @@ int Dispatcher::commAbort(void* comm) {
     int result = kSuccess;
     RealNccl* r = real(NcclFunction::kCommAbort, &result);
     if (r == nullptr) return result;
-    if (ShadowedComm* c = ours(comm)) release(c, true);
+    if (auto c = ours(comm)) release(c.get(), true);
     return noteRealResult(r->commAbort(comm));
   });
 }
@@ -384,10 +387,10 @@ int Dispatcher::commGetAsyncError(void* comm, int* async_error) {
     int result = kSuccess;
     RealNccl* r = real(NcclFunction::kCommGetAsyncError, &result);
     if (r == nullptr) return result;
-    ShadowedComm* c = ours(comm);
+    const std::shared_ptr<ShadowedComm> c = ours(comm);
     // Without peerreduce's side (or without a place for the answer) the real NCCL answers alone.
     if (c == nullptr || async_error == nullptr) return noteRealResult(r->commGetAsyncError(comm, async_error));
-    if (c->peer.comm != nullptr) {
+    if (c->peerUsable()) {
       const prResult_t mine = prCommGetAsyncError(c->peer.comm);
       if (mine != prSuccess) {
         *async_error = recordPeerreduceFailure(kFunction, mine);

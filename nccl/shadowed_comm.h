@@ -1,11 +1,13 @@
-// One NCCL communicator as the application holds it: its ncclComm_t points at a ShadowedComm, which holds
-// the real (shadow) communicator every forwarded call goes to and, where peerreduce takes calls, the
-// peerreduce side they run on. Everything else here is per-communicator bookkeeping of the dispatcher.
+// peerreduce's state of one NCCL communicator the application holds (its handle is the real communicator,
+// `real`; comm_table.h finds this from it): where peerreduce takes calls, the peerreduce side they run on,
+// and the dispatcher's per-communicator bookkeeping. Destroying it destroys peerreduce's side.
 //
-// Thread safety: NCCL's rule, one thread at a time per communicator.
+// Thread safety: NCCL's rule, one thread at a time per communicator, except that peerreduce's side may be
+// ended (revoke, abort) from another thread while a call runs: `peer_ended` says so.
 #pragma once
 
 #include <array>
+#include <atomic>
 #include <bitset>
 #include <cstdint>
 
@@ -18,12 +20,23 @@
 namespace peerreduce::nccl {
 
 struct ShadowedComm {
+  ShadowedComm() = default;
+  ShadowedComm(const ShadowedComm&) = delete;
+  ShadowedComm& operator=(const ShadowedComm&) = delete;
+  ~ShadowedComm() { destroyPeerSide(peer, false); }
+
+  // Whether calls can still be taken: a side exists and was not ended since.
+  bool peerUsable() const { return peer.comm != nullptr && !peer_ended.load(std::memory_order_acquire); }
+
   void* real = nullptr;  // the real NCCL communicator
   int rank = 0;
   int size = 1;
   int device = -1;
   NcclSettings settings;
   PeerSide peer;
+  // Set (after peer.absent_reason) when peerreduce's side was aborted by ncclCommRevoke or a shrink with
+  // NCCL_SHRINK_ABORT: its calls are forwarded from then on; the side itself is destroyed with this.
+  std::atomic<bool> peer_ended{false};
   CallCounters counters;
   // Which (kind, size bucket) choices were logged already (PEERREDUCE_DEBUG=INFO logs each once).
   std::bitset<static_cast<std::size_t>(kCallKindCount) * kSelectorBuckets> logged;

@@ -5,8 +5,11 @@
 #include <dlfcn.h>
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "nccl_api_support.h"
@@ -159,6 +162,33 @@ TEST(Api, ACallTheRealNcclMakesToItsOwnExportGoesStraightToIt) {
   expectTakenSums(halves);
   destroyComms(halves);
   destroyComms(comms);
+}
+
+// PyTorch's watchdog aborts a communicator from its own thread while a collective of it hangs: the hung
+// call (here rank 0's allreduce, which rank 1 never joins) returns promptly with an error, well before
+// its timeout. (The call holds the communicator's state until it returns, comm_table.h; this path reads
+// nothing of it after the wait, so the test would pass without that hold too.)
+TEST(Api, AbortFromAnotherThreadEndsAHungTakenCall) {
+  const ScopedEnv all("PEERREDUCE_NCCL_TAKE", "all");
+  auto comms = makeComms(2);
+  ASSERT_FALSE(::testing::Test::HasFailure());
+  const ScopedEnv timeout("PEERREDUCE_TIMEOUT_MS", "20000");
+  std::vector<float> data(64, 1.0f);
+  ncclResult_t hung = ncclSuccess;
+  std::atomic<bool> returned{false};
+  const auto started = std::chrono::steady_clock::now();
+  std::thread caller([&] {
+    hung = ncclAllReduce(data.data(), data.data(), data.size(), ncclFloat32, ncclSum, comms[0], nullptr);
+    returned = true;
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  EXPECT_FALSE(returned.load()) << "the allreduce waits for rank 1";
+  EXPECT_EQ(ncclCommAbort(comms[0]), ncclSuccess);
+  caller.join();
+  const auto waited = std::chrono::steady_clock::now() - started;
+  EXPECT_NE(hung, ncclSuccess);
+  EXPECT_LT(waited, std::chrono::seconds(10)) << "ended by the abort, not by the 20 s timeout";
+  EXPECT_EQ(ncclCommAbort(comms[1]), ncclSuccess);
 }
 
 }  // namespace
