@@ -10,8 +10,8 @@ Status CommTable::add(std::shared_ptr<ShadowedComm> comm) {
     return invalidArgumentError("a communicator without a real NCCL communicator cannot be tracked");
   }
   std::lock_guard<std::mutex> lock(mutex_);
-  if (comms_.size() >= kMaxComms) {
-    return unavailableError(std::to_string(kMaxComms) +
+  if (comms_.size() >= capacity_) {
+    return unavailableError(std::to_string(capacity_) +
                             " NCCL communicators of libpeerreduce_nccl are live already; destroy some first");
   }
   const void* real = comm->real;

@@ -27,8 +27,10 @@ inline constexpr std::size_t kMaxComms = 65536;
 
 class CommTable {
  public:
+  explicit CommTable(std::size_t capacity = kMaxComms) : capacity_(capacity) {}
+
   // Adds `comm` under its real handle. Errors: kInvalidArgument for a null handle or one already present
-  // (the real NCCL handed out a live handle twice), kUnavailable when kMaxComms are live.
+  // (the real NCCL handed out a live handle twice), kUnavailable when `capacity` are live.
   Status add(std::shared_ptr<ShadowedComm> comm);
   // The state of the real communicator `real`; null when the table has none.
   std::shared_ptr<ShadowedComm> find(const void* real) const;
@@ -37,6 +39,7 @@ class CommTable {
   std::size_t size() const;
 
  private:
+  const std::size_t capacity_;
   mutable std::mutex mutex_;
   std::unordered_map<const void*, std::shared_ptr<ShadowedComm>> comms_;
 };

@@ -183,5 +183,31 @@ TEST(Api, NonBlockingCreationThatNeverFinishesOrFailsIsReported) {
   real.reset();
 }
 
+// A non-blocking communicator's calls may answer ncclInProgress (the operation goes on; the application
+// polls ncclCommGetAsyncError): forwarded calls, a group's end and the revoke and finalize of such a
+// communicator give it back as it is, and it is no failure (a failure before keeps its message).
+TEST(Api, InProgressComesBackAsItIs) {
+  const ScopedEnv all("PEERREDUCE_NCCL_TAKE", "all");
+  auto comms = makeComms(1);
+  ASSERT_FALSE(::testing::Test::HasFailure());
+  TestDouble& real = TestDouble::get();
+  float value = 1;
+  // A failure of peerreduce's own first (a root outside the world): its message must survive.
+  EXPECT_EQ(ncclBroadcast(&value, &value, 1, ncclFloat32, 7, comms[0], nullptr), ncclInvalidArgument);
+  const std::string failure = ncclGetLastError(comms[0]);
+  for (const char* function : {"ncclReduce", "ncclGroupEnd", "ncclCommFinalize", "ncclCommRevoke"}) {
+    real.setResult(function, ncclInProgress);
+  }
+  EXPECT_EQ(ncclReduce(&value, &value, 1, ncclFloat32, ncclSum, 0, comms[0], nullptr), ncclInProgress);
+  EXPECT_EQ(ncclGroupStart(), ncclSuccess);
+  EXPECT_EQ(ncclReduce(&value, &value, 1, ncclFloat32, ncclSum, 0, comms[0], nullptr), ncclInProgress);
+  EXPECT_EQ(ncclGroupEnd(), ncclInProgress);
+  EXPECT_EQ(ncclCommRevoke(comms[0], NCCL_REVOKE_DEFAULT), ncclInProgress);
+  EXPECT_EQ(ncclCommFinalize(comms[0]), ncclInProgress);
+  EXPECT_EQ(ncclGetLastError(comms[0]), failure) << "ncclInProgress is no failure";
+  real.reset();
+  destroyComms(comms);
+}
+
 }  // namespace
 }  // namespace peerreduce::nccl::testing
