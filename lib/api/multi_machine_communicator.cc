@@ -183,6 +183,11 @@ Status MultiMachineCommunicator::allreduce(const void* send, void* recv, std::si
   }
   const Status network_sync = impl.network->synchronize(stream);
   if (network_phase.isOk()) network_phase = network_sync;
+  // A rank whose own network end stopped (its machine lost, as its detector sees it) may have nothing
+  // to wait for and so no error of its own: it must not pass its share on as reduced.
+  if (network_phase.isOk() && impl.links.network_transport->peerHealth(layout.machine) == PeerHealth::kLost) {
+    network_phase = peerLostError("this machine's end of the network stopped");
+  }
   if (!network_phase.isOk()) {
     const std::string seen = describeNetworkFailure(*impl.network, layout);
     network_phase =

@@ -33,7 +33,7 @@ struct MultiMachineSimOptions {
   int machines = 2;
   int ranks_per_machine = 2;
   // Each machine's links (world size 0: a full mesh of NVLink among its K ranks).
-  Topology machine_topology;
+  Topology machine_topology{};
   // Every link between machines (topology/machines.h networkLink(): 400 Gb/s, 5 us by default).
   LinkInfo network{LinkClass::kNetwork, 5.0, 50.0};
   bool interleaved = false;
