@@ -24,7 +24,7 @@ StatusOr<std::unique_ptr<MultiMachineSimCluster>> MultiMachineSimCluster::create
   auto cluster = std::unique_ptr<MultiMachineSimCluster>(new MultiMachineSimCluster());
   for (int r = 0; r < n; ++r) {
     const Status& error = errors[static_cast<std::size_t>(r)];
-    if (!error.isOk()) return error.withContext("rank " + std::to_string(r) + ": ");
+    if (!error.isOk()) return error.withContext("rank " + std::to_string(r));
     cluster->comms_.push_back(std::move(made[static_cast<std::size_t>(r)]));
   }
   cluster->world_ = std::move(world);

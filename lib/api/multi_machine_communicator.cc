@@ -2,6 +2,7 @@
 // allreduce that runs across them (peerreduce/multi_machine.h, docs/MULTI_MACHINE.md).
 #include <algorithm>
 #include <cstring>
+#include <set>
 #include <string>
 
 #include "api/argument_checks.h"
@@ -50,7 +51,7 @@ StatusOr<std::unique_ptr<Communicator>> createMember(int rank, int size, const s
                                                      const std::shared_ptr<Transport>& transport, const Config& config,
                                                      const char* which) {
   auto comm = Communicator::create(rank, size, bootstrap, transport, config);
-  if (!comm.isOk()) return comm.status().withContext(std::string("creating the ") + which + " communicator: ");
+  if (!comm.isOk()) return comm.status().withContext(std::string("creating the ") + which + " communicator");
   return comm;
 }
 
@@ -192,7 +193,7 @@ Status MultiMachineCommunicator::allreduce(const void* send, void* recv, std::si
     const std::string seen = describeNetworkFailure(*impl.network, layout);
     network_phase =
         network_phase.withContext("between machines (network world of local rank " + std::to_string(layout.local_rank) +
-                                  (seen.empty() ? "" : ": " + seen) + "): ");
+                                  (seen.empty() ? "" : ": " + seen) + ")");
   }
   const Status before_gather = machine_phase.isOk() ? network_phase : machine_phase;
 
@@ -201,9 +202,11 @@ Status MultiMachineCommunicator::allreduce(const void* send, void* recv, std::si
   const RankAgreement machine_ranks(*impl.links.machine_bootstrap, impl.config.bootstrapTimeout());
   const Status agreed = machine_ranks.outcome(before_gather, "reduce its share across machines");
   if (!agreed.isOk()) {
+    // A rank that failed itself keeps its own message; the others' names the failed one by its local rank.
     return Status(agreed.code(), "allreduce across machines on rank " + std::to_string(impl.rank) + " (machine '" +
                                      layout.machine_names[static_cast<std::size_t>(layout.machine)] + "', local rank " +
-                                     std::to_string(layout.local_rank) + "): " + agreed.message());
+                                     std::to_string(layout.local_rank) +
+                                     "): " + (before_gather.isOk() ? "local " : "") + agreed.message());
   }
 
   // Phase 3, inside the machine: every share to every local rank (in place: the share is already at
@@ -222,6 +225,33 @@ void MultiMachineCommunicator::abort() {
 int MultiMachineCommunicator::rank() const { return impl_->rank; }
 int MultiMachineCommunicator::size() const { return impl_->size; }
 const MachineLayout& MultiMachineCommunicator::layout() const { return impl_->layout; }
+FailureReport MultiMachineCommunicator::failureReport() const {
+  const MachineLayout& layout = impl_->layout;
+  FailureReport world;
+  world.rank = impl_->rank;
+  std::set<int> lost;
+  const FailureReport machine = impl_->machine->failureReport();
+  for (int local : machine.lost_ranks) {
+    if (local >= 0 && local < layout.ranks_per_machine) lost.insert(layout.worldRank(layout.machine, local));
+  }
+  const FailureReport network = impl_->network->failureReport();
+  for (int m : network.lost_ranks) {
+    if (m < 0 || m >= layout.machines) continue;
+    for (int r : layout.ranks_of_machine[static_cast<std::size_t>(m)]) lost.insert(r);
+  }
+  world.lost_ranks.assign(lost.begin(), lost.end());
+  auto inWorld = [&](int machine_index, int local) { return layout.worldRank(machine_index, local); };
+  for (const auto& [a, b] : machine.dead_links) {
+    if (a < 0 || b < 0 || a >= layout.ranks_per_machine || b >= layout.ranks_per_machine) continue;
+    world.dead_links.emplace_back(inWorld(layout.machine, a), inWorld(layout.machine, b));
+  }
+  for (const auto& [a, b] : network.dead_links) {
+    if (a < 0 || b < 0 || a >= layout.machines || b >= layout.machines) continue;
+    world.dead_links.emplace_back(inWorld(a, layout.local_rank), inWorld(b, layout.local_rank));
+  }
+  return world;
+}
+
 Communicator& MultiMachineCommunicator::machineCommunicator() { return *impl_->machine; }
 Communicator& MultiMachineCommunicator::networkCommunicator() { return *impl_->network; }
 

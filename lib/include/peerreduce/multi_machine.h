@@ -30,6 +30,7 @@
 #include "peerreduce/bootstrap.h"
 #include "peerreduce/communicator.h"
 #include "peerreduce/config.h"
+#include "peerreduce/recovery.h"
 #include "peerreduce/status.h"
 #include "peerreduce/transport.h"
 #include "peerreduce/types.h"
@@ -128,6 +129,13 @@ class MultiMachineCommunicator {
   const MachineLayout& layout() const;
   StatusOr<MachineSelection> explainSelection(std::size_t count, DataType dtype) const;
 
+  // Recovery across machines (peerreduce/recovery.h): what this rank's machine and network
+  // communicators' detectors saw, in world ranks. A machine its network world lost is every rank of
+  // that machine; a network link down between machines a and b is the link between local rank i of a
+  // and of b (i: this rank's local rank). Feed it to agreeOnFailures over the world's bootstrap with
+  // agreementTopology(), then planMachineShrink.
+  FailureReport failureReport() const;
+
   // The two communicators this rank works in (for inspection and recovery).
   Communicator& machineCommunicator();
   Communicator& networkCommunicator();
@@ -138,5 +146,21 @@ class MultiMachineCommunicator {
   explicit MultiMachineCommunicator(std::unique_ptr<Impl> impl);
   std::unique_ptr<Impl> impl_;
 };
+
+// The links the failure agreement floods over in a world that spans machines: every rank to every rank
+// of the world (the world's bootstrap carries the agreement, not the data path).
+Topology agreementTopology(const MachineLayout& layout);
+
+// Which machines go on after a failure decision: a machine stays only with all of its ranks (every
+// machine needs the same number of ranks) and only while every network link between kept machines is
+// up (of two machines joined by a dead link, the one of higher index leaves). survivors: the world
+// ranks of the kept machines, ascending, which create the new world's communicator (with a new world
+// bootstrap and links factory). kUnavailable naming the machines when none is left.
+struct MachineShrink {
+  std::vector<int> machines;         // kept machine indices, ascending
+  std::vector<int> survivors;        // their world ranks, ascending
+  std::vector<std::string> dropped;  // why each other machine left, naming it
+};
+StatusOr<MachineShrink> planMachineShrink(const MachineLayout& layout, const FailureDecision& decision);
 
 }  // namespace peerreduce
