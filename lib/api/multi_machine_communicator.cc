@@ -135,9 +135,14 @@ std::string describeNetworkFailure(const Communicator& network, const MachineLay
   return what;
 }
 
-// Completes the network step (every rank of the network world synchronizes, even after a failure) and
-// puts what the network world's detector saw into its error.
-Status finishNetworkPhase(MultiMachineCommunicator::Impl& impl, Status network_phase, StreamHandle stream) {
+// Completes the network step (every rank of the network world synchronizes, even after a failure, and
+// after a failure of its own machine step, `prior`), puts what the network world's detector saw into its
+// error, and lets every machine of the network world learn whether every other one's step worked: a
+// step can complete on some machines and fail on others (a link down between two of three machines
+// leaves the third's reads intact), and every rank must fail together (one small exchange on the
+// network world's bootstrap per operation).
+Status finishNetworkPhase(MultiMachineCommunicator::Impl& impl, Status network_phase, StreamHandle stream,
+                          const Status& prior) {
   const MachineLayout& layout = impl.layout;
   const Status network_sync = impl.network->synchronize(stream);
   if (network_phase.isOk()) network_phase = network_sync;
@@ -146,10 +151,27 @@ Status finishNetworkPhase(MultiMachineCommunicator::Impl& impl, Status network_p
   if (network_phase.isOk() && impl.links.network_transport->peerHealth(layout.machine) == PeerHealth::kLost) {
     network_phase = peerLostError("this machine's end of the network stopped");
   }
-  if (network_phase.isOk()) return network_phase;
-  const std::string seen = describeNetworkFailure(*impl.network, layout);
-  return network_phase.withContext("between machines (network world of local rank " +
-                                   std::to_string(layout.local_rank) + (seen.empty() ? "" : ": " + seen) + ")");
+  const std::string where = "between machines (network world of local rank " + std::to_string(layout.local_rank);
+  if (!network_phase.isOk()) {
+    const std::string seen = describeNetworkFailure(*impl.network, layout);
+    network_phase = network_phase.withContext(where + (seen.empty() ? "" : ": " + seen) + ")");
+  }
+  const Status mine = prior.isOk() ? network_phase : prior;
+  const RankAgreement machines(*impl.links.network_bootstrap, impl.config.bootstrapTimeout());
+  auto codes = machines.gather(static_cast<std::int32_t>(mine.code()));
+  if (!codes.isOk()) return codes.status().withContext(where + ": agreeing on the step's outcome)");
+  if (!mine.isOk()) return mine;
+  std::string failed;
+  ErrorCode first = ErrorCode::kOk;
+  for (int m = 0; m < layout.machines; ++m) {
+    const auto code = static_cast<ErrorCode>((*codes)[static_cast<std::size_t>(m)]);
+    if (code == ErrorCode::kOk) continue;
+    if (first == ErrorCode::kOk) first = code;
+    failed += (failed.empty() ? "machine '" : ", machine '") + layout.machine_names[static_cast<std::size_t>(m)] +
+              "' (" + std::string(errorCodeName(code)) + ")";
+  }
+  if (failed.empty()) return Status::ok();
+  return unavailableError(where + "): the step failed on " + failed + "; see those ranks' errors");
 }
 
 // Every local rank learns whether every other one's steps so far worked, so none starts the machine's
@@ -214,7 +236,7 @@ Status MultiMachineCommunicator::allreduce(const void* send, void* recv, std::si
       network_phase = impl.network->allreduce(out + bulk_bytes, out + bulk_bytes, split.tail, dtype, op, stream);
     }
   }
-  network_phase = finishNetworkPhase(impl, network_phase, stream);
+  network_phase = finishNetworkPhase(impl, network_phase, stream, machine_phase);
   const Status before_gather = machine_phase.isOk() ? network_phase : machine_phase;
   PR_RETURN_IF_ERROR(agreeOnMachineStep(impl, before_gather, "reduce its share across machines", "allreduce"));
 
@@ -238,7 +260,7 @@ Status MultiMachineCommunicator::broadcast(const void* send, void* recv, std::si
   if (layout.local_rank == root_local) {
     network_phase =
         impl.network->broadcast(impl.rank == root ? send : nullptr, recv, count, dtype, root_machine, stream);
-    network_phase = finishNetworkPhase(impl, network_phase, stream);
+    network_phase = finishNetworkPhase(impl, network_phase, stream, Status::ok());
   }
   PR_RETURN_IF_ERROR(agreeOnMachineStep(impl, network_phase, "receive the broadcast across machines", "broadcast"));
   // Phase 2, inside each machine: from that rank to the others (in place on it). Enqueued.
