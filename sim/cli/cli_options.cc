@@ -3,6 +3,7 @@
 #include <limits>
 
 #include "topology/device_profiles.h"
+#include "topology/machines.h"
 
 namespace peerreduce::sim {
 namespace {
@@ -152,8 +153,14 @@ StatusOr<CliOptions> parseCliOptions(const std::vector<std::string>& args) {
       PR_ASSIGN_OR_RETURN(std::string v, value(flag));
       PR_ASSIGN_OR_RETURN(std::uint64_t n, parseUnsigned(flag, v, 1, 64));
       (flag == "--machines" ? options.machines : options.ranks_per_machine) = static_cast<int>(n);
-    } else if (flag == "--network" || flag == "--strategy") {
-      PR_ASSIGN_OR_RETURN((flag == "--network" ? options.network : options.strategy), value(flag));
+    } else if (flag == "--network") {
+      PR_ASSIGN_OR_RETURN(options.network, value(flag));
+      PR_RETURN_IF_ERROR(parseNetworkSpec(options.network).status());
+    } else if (flag == "--strategy") {
+      PR_ASSIGN_OR_RETURN(options.strategy, value(flag));
+      if (options.strategy != "auto" && options.strategy != "hierarchical" && options.strategy != "flat") {
+        return invalidArgumentError("--strategy '" + options.strategy.substr(0, 32) + "': auto, hierarchical or flat");
+      }
     } else if (flag == "--mask") {
       PR_ASSIGN_OR_RETURN(options.mask, value(flag));
     } else if (flag == "--in-place") {
@@ -216,6 +223,11 @@ std::string cliCommandLine(const CliOptions& o) {
   if (!o.topology.empty()) line += " --topology " + o.topology;
   if (!o.device.empty()) line += " --device " + o.device;
   if (!o.mask.empty()) line += " --mask " + o.mask;
+  if (o.machines > 0) {
+    line += " --machines " + std::to_string(o.machines) + " --ranks-per-machine " + std::to_string(o.ranks_per_machine);
+  }
+  if (!o.network.empty()) line += " --network " + o.network;
+  if (!o.strategy.empty()) line += " --strategy " + o.strategy;
   return line;
 }
 

@@ -57,7 +57,7 @@ TEST(MultiMachineAllreduce, FloatingAverageIsWithinTheReference) {
   EXPECT_EQ(runMultiMachineCase(*cluster, c).problem, "");
 }
 
-TEST(MultiMachineAllreduce, IntegerAverageIsRefusedOnEveryRankSayingWhy) {
+TEST(MultiMachineAllreduce, IntegerAverageAndAnUnknownStrategyAreRefusedSayingWhy) {
   MultiMachineCase c{.machines = 2, .ranks_per_machine = 2};
   auto cluster = makeCluster(c);
   ASSERT_NE(cluster, nullptr);
@@ -65,6 +65,10 @@ TEST(MultiMachineAllreduce, IntegerAverageIsRefusedOnEveryRankSayingWhy) {
   const Status s = cluster->comm(0).allreduce(data.data(), data.data(), 4, DataType::kInt32, ReduceOp::kAvg);
   EXPECT_EQ(s.code(), ErrorCode::kUnsupported);
   EXPECT_NE(s.message().find("whole sum once"), std::string::npos) << s.message();
+  const Status unknown = cluster->comm(0).allreduce(data.data(), data.data(), 4, DataType::kInt32, ReduceOp::kSum,
+                                                    nullptr, static_cast<MachineStrategy>(7));
+  EXPECT_EQ(unknown.code(), ErrorCode::kInvalidArgument);
+  EXPECT_NE(unknown.message().find("unknown strategy 7"), std::string::npos) << unknown.message();
 }
 
 TEST(MultiMachineAllreduce, SmallMessagesGoFlatLargeOnesHierarchical) {
@@ -138,6 +142,23 @@ TEST(MultiMachineAllreduce, AFactoryErrorFailsEveryRankNamingIt) {
   EXPECT_NE(errors[1].message().find("no NIC"), std::string::npos) << errors[1].toString();
   EXPECT_EQ(errors[0].code(), ErrorCode::kUnavailable);
   EXPECT_NE(errors[0].message().find("rank 1"), std::string::npos) << errors[0].toString();
+}
+
+}  // namespace
+}  // namespace peerreduce::testing
+
+namespace peerreduce::testing {
+namespace {
+
+TEST(MultiMachineAllreduce, AfterAbortEveryCallIsAborted) {
+  MultiMachineCase c{.machines = 1, .ranks_per_machine = 1};
+  auto cluster = makeCluster(c);
+  ASSERT_NE(cluster, nullptr);
+  cluster->comm(0).abort();
+  std::vector<float> data(8, 1.0f);
+  const Status s = cluster->comm(0).allreduce(data.data(), data.data(), 8, DataType::kFloat32, ReduceOp::kSum);
+  EXPECT_EQ(s.code(), ErrorCode::kAborted) << s.toString();
+  EXPECT_EQ(cluster->comm(0).broadcast(data.data(), data.data(), 8, DataType::kFloat32, 0).code(), ErrorCode::kAborted);
 }
 
 }  // namespace

@@ -86,9 +86,8 @@ const char* machineStrategyName(MachineStrategy strategy);
 
 // What an allreduce of a given size runs and what the model predicts for each strategy.
 struct MachineSelection {
-  MachineStrategy chosen = MachineStrategy::kHierarchical;
-  bool forced = false;
-  double hierarchical_us = 0.0;  // predicted: max over ranks of each phase, phases added
+  MachineStrategy chosen = MachineStrategy::kHierarchical;  // the agreed table's (a call may force another)
+  double hierarchical_us = 0.0;                             // predicted: max over ranks of each phase, phases added
   double flat_us = 0.0;
   // The plans each phase runs (the machine and network communicators' own selections).
   std::string machine_reduce_scatter;
