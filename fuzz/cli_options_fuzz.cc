@@ -18,7 +18,8 @@ using sim::CliOptions;
 bool sameRun(const CliOptions& a, const CliOptions& b) {
   return a.ranks == b.ranks && a.count == b.count && a.dtype == b.dtype && a.op == b.op && a.algorithm == b.algorithm &&
          a.seed == b.seed && a.in_place == b.in_place && a.race_checking == b.race_checking &&
-         a.iterations == b.iterations;
+         a.iterations == b.iterations && a.machines == b.machines && a.ranks_per_machine == b.ranks_per_machine &&
+         a.network == b.network && a.strategy == b.strategy;
 }
 
 // cliCommandLine does not quote: a topology or mask with spaces or tabs does not survive the split
