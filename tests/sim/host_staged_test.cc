@@ -48,15 +48,18 @@ std::uint64_t stagedBytes(sim::SimCluster& cluster) {
 TEST(HostStaged, EveryAllreduceAlgorithmReducesThroughHostMemoryWithoutPeerAccess) {
   constexpr int n = 6;  // not a power of two: recursive doubling and rabenseifner fold
   constexpr std::size_t count = 5000;
-  for (Algorithm algorithm : {Algorithm::kOneShot, Algorithm::kTwoShot, Algorithm::kRing,
-                              Algorithm::kRecursiveDoubling, Algorithm::kRabenseifner, Algorithm::kTree}) {
+  for (Algorithm algorithm : {Algorithm::kOneShot, Algorithm::kTwoShot, Algorithm::kRing, Algorithm::kRecursiveDoubling,
+                              Algorithm::kRabenseifner, Algorithm::kTree}) {
     SCOPED_TRACE(algorithmName(algorithm));
     auto cluster = sim::SimCluster::create(n, noPeerAccess(n), hostStagedConfig(algorithm));
     ASSERT_TRUE(cluster.isOk()) << cluster.status().toString();
     std::vector<std::vector<std::int32_t>> data;
     for (int r = 0; r < n; ++r) data.push_back(inputOf(r, count));
     for (int r = 0; r < n; ++r) {
-      ASSERT_TRUE((*cluster)->comm(r).allreduce(data[r].data(), data[r].data(), count, DataType::kInt32, ReduceOp::kSum).isOk());
+      ASSERT_TRUE((*cluster)
+                      ->comm(r)
+                      .allreduce(data[r].data(), data[r].data(), count, DataType::kInt32, ReduceOp::kSum)
+                      .isOk());
     }
     ASSERT_TRUE((*cluster)->runUntilIdle().isOk());
     for (int r = 0; r < n; ++r) {
@@ -117,7 +120,8 @@ TEST(HostStaged, APinnedLimitBelowAChunkFailsTheOperationWithOutOfMemory) {
   std::vector<std::vector<std::int32_t>> data;
   for (int r = 0; r < n; ++r) data.push_back(inputOf(r, count));
   for (int r = 0; r < n; ++r) {
-    ASSERT_TRUE((*cluster)->comm(r).allreduce(data[r].data(), data[r].data(), count, DataType::kInt32, ReduceOp::kSum).isOk());
+    ASSERT_TRUE(
+        (*cluster)->comm(r).allreduce(data[r].data(), data[r].data(), count, DataType::kInt32, ReduceOp::kSum).isOk());
   }
   (void)(*cluster)->runUntilIdle();
   for (int r = 0; r < n; ++r) {
