@@ -170,6 +170,8 @@ Status createImpl(Communicator::Impl& impl) {
   impl.topology = std::move(agreed.topology);
   impl.architecture = std::move(agreed.architecture);
   const RankAgreement agreement = agreementOf(impl);
+  PR_RETURN_IF_ERROR(agreement.outcome(adoptAgreedLinks(*impl.transport, impl.rank, local, impl.topology, impl.pinned),
+                                       "take the agreed links"));
   PR_RETURN_IF_ERROR(agreement.outcome(loadTuning(impl), "read the tuning table (PEERREDUCE_TUNING_FILE)"));
   PR_RETURN_IF_ERROR(agreement.sameValue(impl.tuning ? Fnv1aOf(impl.tuning->format()) : 0,
                                          "tuning table (PEERREDUCE_TUNING_FILE contents)"));

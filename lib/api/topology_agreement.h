@@ -12,6 +12,7 @@
 #include "peerreduce/bootstrap.h"
 #include "peerreduce/config.h"
 #include "peerreduce/topology.h"
+#include "peerreduce/transport.h"
 
 namespace peerreduce {
 
@@ -19,6 +20,12 @@ struct AgreedTopology {
   Topology topology;         // the assembled matrix, masked
   std::string architecture;  // rank 0's device architecture, for tuning-table lookups
 };
+
+// Hands `agreed` and the communicator's pinned pool to the transport (LinkAdoption). A transport without
+// that capability is fine unless the agreement made host-staged a link of `rank` that the transport's own
+// topology `local` did not have as host-staged: then kUnsupported naming the transport and the link.
+Status adoptAgreedLinks(Transport& transport, int rank, const Topology& local, const Topology& agreed,
+                        std::shared_ptr<PinnedHostPool> staging);
 
 StatusOr<AgreedTopology> agreeOnTopology(int rank, int size, const Topology& local, const std::string& architecture,
                                          Bootstrap& bootstrap, const Config& config);

@@ -79,6 +79,7 @@ class PinnedState {
       ++blocks_in_use_;
       ++reuses_;
       ++acquisitions_;
+      bytes_staged_ += bytes;
       return Grant{block.data, block.capacity, block.locked, id};
     }
     if (bytes_pinned_ - bytes_idle_ + cls > options_.limit_bytes) {
@@ -119,6 +120,7 @@ class PinnedState {
     ++blocks_in_use_;
     ++system_allocations_;
     ++acquisitions_;
+    bytes_staged_ += bytes;
     return Grant{block.data, cls, block.locked, id};
   }
 
@@ -172,6 +174,7 @@ class PinnedState {
     s.blocks_idle = idle_lru_.size();
     s.acquisitions = acquisitions_;
     s.reuses = reuses_;
+    s.bytes_staged = bytes_staged_;
     s.system_allocations = system_allocations_;
     s.evictions = evictions_;
     s.bytes_evicted = bytes_evicted_;
@@ -225,6 +228,7 @@ class PinnedState {
   std::uint64_t blocks_in_use_ = 0;
   std::uint64_t acquisitions_ = 0;
   std::uint64_t reuses_ = 0;
+  std::uint64_t bytes_staged_ = 0;
   std::uint64_t system_allocations_ = 0;
   std::uint64_t evictions_ = 0;
   std::uint64_t bytes_evicted_ = 0;

@@ -121,6 +121,8 @@ struct PinnedStats {
   std::uint64_t failures = 0;         // acquire calls that failed (limit or system)
   std::uint64_t lock_failures = 0;    // blocks the system would not lock; they are used unlocked
   std::uint64_t blocks_unlocked = 0;  // blocks held now that are not locked
+  // Bytes the successful acquisitions asked for: on host-staged links, the bytes staged through the pool.
+  std::uint64_t bytes_staged = 0;
 
   friend bool operator==(const PinnedStats&, const PinnedStats&) = default;
 };

@@ -9,10 +9,12 @@
 #pragma once
 
 #include <cstddef>
+#include <memory>
 #include <optional>
 #include <vector>
 
 #include "peerreduce/status.h"
+#include "peerreduce/topology.h"
 #include "peerreduce/types.h"
 
 namespace peerreduce {
@@ -77,10 +79,30 @@ class BatchSubmit {
   virtual std::size_t maxBatchBytes(Algorithm algorithm) const = 0;
 };
 
+// The communicator's pinned host memory (lib/memory/pinned_host_pool.h, internal to the library): opaque
+// to transports outside it.
+class PinnedHostPool;
+
+// The links the communicator agreed on: the ranks' rows with the link mask applied (peerreduce/topology.h).
+// A pair the agreement made host-staged (LinkClass::kHostStaged, from the mask's host:A-B or host:all or
+// from the transport's own topology) carries its traffic through pinned host memory, taken from
+// `staging`, the communicator's pool, so PEERREDUCE_PINNED_LIMIT_BYTES bounds it and pinnedStats() shows
+// it. A transport without this capability is refused at creation when the agreement made host-staged a
+// link the transport itself did not report as one (kUnsupported naming the transport and the link).
+class LinkAdoption {
+ public:
+  virtual ~LinkAdoption() = default;
+  // Called at communicator creation on every rank, after the topology agreement and before any plan is
+  // prepared; again for each communicator created over the same transport. `agreed` has the world's size;
+  // `staging` is never null and lives as long as the transport keeps it.
+  virtual Status adoptLinks(const Topology& agreed, std::shared_ptr<PinnedHostPool> staging) = 0;
+};
+
 struct TransportCapabilities {
   TimeMarks* time_marks = nullptr;
   BufferSharing* buffer_sharing = nullptr;
   BatchSubmit* batch_submit = nullptr;
+  LinkAdoption* link_adoption = nullptr;
 };
 
 }  // namespace peerreduce
