@@ -10,6 +10,7 @@
 // the same bits.
 #pragma once
 
+#include <string_view>
 #include <vector>
 
 #include "peerreduce/plan.h"
@@ -35,7 +36,9 @@ struct PlanRequest {
   std::vector<int> ring_order;   // kRing: the cycle to follow (a permutation); empty = 0, 1, ..., n-1
   std::vector<int> tree_parent;  // kTree: each rank's parent, -1 for the root; empty = a star around 0
   int pipeline = 1;              // kTree: chunks the buffer moves in
-  // The collective the plan is for; the others than allreduce have one-shot (direct) and ring plans.
+  // The collective the plan is for; the others than allreduce have one-shot (direct), ring, recursive
+  // doubling (reduce-scatter: halving; not broadcast) and tree plans (tree_parent empty: the binomial tree
+  // rooted at `root`; pipeline: broadcast's only).
   Collective collective = Collective::kAllReduce;
   int root = 0;  // kBroadcast: the rank whose input every rank receives
 
@@ -70,7 +73,8 @@ Plan buildTreePlan(const SpanningTree& tree, int pipeline, bool in_place);
 // collective reduces, copied where it does not.
 Plan buildSingleRankPlan(Algorithm algorithm, bool in_place, Collective collective = Collective::kAllReduce);
 
-// The other collectives (NCCL's buffer semantics, peerreduce/communicator.h), each in two plans:
+// The other collectives (NCCL's buffer semantics, peerreduce/communicator.h), in these two plans and the
+// recursive and tree plans below:
 // direct ("one-shot": one synchronisation round, reads straight from the rank that holds the data; needs
 // those links) and ring (around a cycle given as a permutation, each rank reading only from the rank
 // before it, so any Hamiltonian cycle of the links carries it).
@@ -82,9 +86,26 @@ Plan buildBroadcastDirectPlan(int world_size, int root, bool in_place);
 // A chain from the root along the cycle `order`, pipelined in kBroadcastRingChunks chunks.
 Plan buildBroadcastRingPlan(const std::vector<int>& order, int root, bool in_place);
 
+// For any world size: reduce-scatter by recursive halving and all-gather by recursive doubling (a world
+// that is not a power of two folds as allreduce's recursive doubling does). Both are Algorithm::
+// kRecursiveDoubling, the log2 exchange family.
+Plan buildReduceScatterHalvingPlan(int world_size, bool in_place);
+Plan buildAllGatherDoublingPlan(int world_size, bool in_place);
+// Along a spanning tree of the links (relays for partial connectivity; broadcast's binomial tree on a full
+// mesh). Broadcast's root is the tree's, its buffer moves in `pipeline` chunks.
+Plan buildReduceScatterTreePlan(const SpanningTree& tree, bool in_place);
+Plan buildAllGatherTreePlan(const SpanningTree& tree, bool in_place);
+Plan buildBroadcastTreePlan(const SpanningTree& tree, int pipeline, bool in_place);
+// The binomial tree over n ranks rooted at `root`, as parents (-1 for the root): rank r's parent is the
+// rank whose distance from the root is r's with its highest bit cleared; depth ceil(log2 n).
+std::vector<int> binomialTreeParents(int n, int root);
+
 // Chunks the broadcast chain moves: enough that a chain of 8 ranks is busy at once for most of the
 // operation, few enough that per-step overheads stay small next to the data of a large message.
 inline constexpr int kBroadcastRingChunks = 8;
+
+// The algorithms a collective other than allreduce has, for messages: "one-shot (direct), ring and tree".
+std::string_view collectiveAlgorithmList(Collective collective);
 
 // The plan of a collective other than allreduce (buildPlan dispatches here).
 StatusOr<Plan> buildCollectivePlan(const PlanRequest& request);

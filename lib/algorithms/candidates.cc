@@ -1,6 +1,7 @@
 #include "algorithms/candidates.h"
 
 #include "algorithms/algorithms.h"
+#include "algorithms/collective_routes.h"
 #include "algorithms/plan_cache.h"
 #include "topology/routes.h"
 
@@ -80,23 +81,39 @@ StatusOr<CandidateSet> buildCandidates(int n, const Topology& topology, bool ver
 StatusOr<CandidateSet> buildCollectiveCandidates(Collective collective, int root, int n, const Topology& topology,
                                                  bool verify_in_place, Algorithm only) {
   const auto link = topology.accessMatrix();
-  const bool forced = only == Algorithm::kOneShot || only == Algorithm::kRing;
+  const bool mesh = fullMesh(topology);
   CandidateSet set;
   PlanRequest request{Algorithm::kOneShot, n, false};
   request.collective = collective;
   request.root = root;
-  if (!forced || only == Algorithm::kOneShot) PR_RETURN_IF_ERROR(addCandidate(request, link, verify_in_place, set));
-  if (!forced || only == Algorithm::kRing) {
-    request.algorithm = Algorithm::kRing;
-    if (!fullMesh(topology)) {
-      if (auto cycle = findHamiltonianCycle(topology)) {
-        request.ring_order = *cycle;
-      } else {
-        set.excluded.push_back("ring: no cycle through every rank over the usable links was found");
-        return set;
-      }
+  // A forced algorithm the collective does not have leaves every one of its algorithms in.
+  auto wanted = [&](Algorithm a) { return only == a || !collectiveHasAlgorithm(collective, only); };
+  auto add = [&](Algorithm a, std::vector<int> ring_order, std::vector<int> tree_parent, int pipeline) {
+    PlanRequest r = request;
+    r.algorithm = a;
+    r.ring_order = std::move(ring_order);
+    r.tree_parent = std::move(tree_parent);
+    r.pipeline = pipeline;
+    return addCandidate(std::move(r), link, verify_in_place, set);
+  };
+  if (wanted(Algorithm::kOneShot)) PR_RETURN_IF_ERROR(add(Algorithm::kOneShot, {}, {}, 1));
+  if (wanted(Algorithm::kRing)) {
+    std::optional<std::vector<int>> cycle = std::vector<int>{};
+    if (!mesh) cycle = findHamiltonianCycle(topology);
+    if (cycle) {
+      PR_RETURN_IF_ERROR(add(Algorithm::kRing, *cycle, {}, 1));
+    } else {
+      set.excluded.push_back("ring: no cycle through every rank over the usable links was found");
     }
-    PR_RETURN_IF_ERROR(addCandidate(request, link, verify_in_place, set));
+  }
+  // Recursive halving / doubling reads only its partners: verification leaves it out where one is missing.
+  if (collectiveHasAlgorithm(collective, Algorithm::kRecursiveDoubling) && wanted(Algorithm::kRecursiveDoubling)) {
+    PR_RETURN_IF_ERROR(add(Algorithm::kRecursiveDoubling, {}, {}, 1));
+  }
+  if (wanted(Algorithm::kTree)) {
+    for (const CollectiveTree& tree : collectiveTrees(collective, root, topology, mesh)) {
+      PR_RETURN_IF_ERROR(add(Algorithm::kTree, {}, tree.parent, tree.pipeline));
+    }
   }
   return set;
 }

@@ -35,9 +35,11 @@ struct CandidateSet {
 // `only`: kAuto for every algorithm, else just that one (a forced algorithm).
 StatusOr<CandidateSet> buildCandidates(int world_size, const Topology& topology, bool verify_in_place, Algorithm only);
 
-// The plans of a collective other than allreduce: one-shot (direct) where the links it reads over exist
-// (every pair; a broadcast's ranks to its root), ring over a Hamiltonian cycle of the usable links.
-// `only`: a forced algorithm, applied when it is one of the two (kAuto, or another algorithm: both).
+// The plans of a collective other than allreduce: one-shot (direct) and recursive halving / doubling
+// (reduce-scatter, all-gather) where the links they read over exist (every pair; a broadcast's ranks to
+// its root; the partners), ring over a Hamiltonian cycle of the usable links, and the trees of
+// algorithms/collective_routes.h (binomial on a full mesh, relays otherwise). `only`: a forced algorithm,
+// applied when the collective has it (kAuto, or one it does not have: all of them).
 StatusOr<CandidateSet> buildCollectiveCandidates(Collective collective, int root, int world_size,
                                                  const Topology& topology, bool verify_in_place, Algorithm only);
 

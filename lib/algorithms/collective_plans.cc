@@ -5,6 +5,48 @@
 #include "algorithms/ring_order.h"
 
 namespace peerreduce {
+namespace {
+
+// The tree plans: the request's tree (the binomial tree rooted at `root` when none is given).
+StatusOr<Plan> buildCollectiveTreePlan(const PlanRequest& request) {
+  const int n = request.world_size;
+  const bool broadcast = request.collective == Collective::kBroadcast;
+  const std::string what(collectiveName(request.collective));
+  if (broadcast ? request.pipeline < 1 || request.pipeline > kMaxTreePipeline : request.pipeline != 1) {
+    return invalidArgumentError(what + " tree pipeline of " + std::to_string(request.pipeline) + " chunks; " +
+                                (broadcast ? "supported 1.." + std::to_string(kMaxTreePipeline)
+                                           : std::string("only broadcast pipelines (pass 1)")));
+  }
+  const std::vector<int> parents =
+      request.tree_parent.empty() ? binomialTreeParents(n, request.root) : request.tree_parent;
+  if (static_cast<int>(parents.size()) != n) {
+    return invalidArgumentError(what + " tree lists " + std::to_string(parents.size()) + " parents for a world of " +
+                                std::to_string(n));
+  }
+  PR_ASSIGN_OR_RETURN(SpanningTree tree, treeFromParents(parents));
+  if (broadcast && tree.root != request.root) {
+    return invalidArgumentError("broadcast from " + std::to_string(request.root) + " over a tree rooted at " +
+                                std::to_string(tree.root) + " (a broadcast tree is rooted at its root)");
+  }
+  switch (request.collective) {
+    case Collective::kReduceScatter:
+      return buildReduceScatterTreePlan(tree, request.in_place);
+    case Collective::kAllGather:
+      return buildAllGatherTreePlan(tree, request.in_place);
+    case Collective::kBroadcast:
+      return buildBroadcastTreePlan(tree, request.pipeline, request.in_place);
+    case Collective::kAllReduce:
+      break;
+  }
+  return invalidArgumentError("buildCollectiveTreePlan is for the collectives other than allreduce");
+}
+
+}  // namespace
+
+std::string_view collectiveAlgorithmList(Collective collective) {
+  return collective == Collective::kBroadcast ? "one-shot (direct), ring and tree"
+                                              : "one-shot (direct), ring, recursive-doubling and tree";
+}
 
 StatusOr<Plan> buildCollectivePlan(const PlanRequest& request) {
   const int n = request.world_size;
@@ -17,10 +59,14 @@ StatusOr<Plan> buildCollectivePlan(const PlanRequest& request) {
     return invalidArgumentError(what + " root " + std::to_string(request.root) + " is not a rank of a world of " +
                                 std::to_string(n) + (broadcast ? "" : " (only broadcast has a root; pass 0)"));
   }
-  if (request.algorithm != Algorithm::kOneShot && request.algorithm != Algorithm::kRing) {
-    return invalidArgumentError(what + " has one-shot (direct) and ring plans, not " +
-                                std::string(algorithmName(request.algorithm)));
+  const bool has_algorithm = request.algorithm == Algorithm::kOneShot || request.algorithm == Algorithm::kRing ||
+                             request.algorithm == Algorithm::kTree ||
+                             (request.algorithm == Algorithm::kRecursiveDoubling && !broadcast);
+  if (!has_algorithm) {
+    return invalidArgumentError(what + " has " + std::string(collectiveAlgorithmList(request.collective)) +
+                                " plans, not " + std::string(algorithmName(request.algorithm)));
   }
+  if (request.algorithm == Algorithm::kTree) return buildCollectiveTreePlan(request);
   if (n == 1) return buildSingleRankPlan(request.algorithm, request.in_place, request.collective);
   std::vector<int> order = request.ring_order;
   if (order.empty()) {
@@ -29,6 +75,10 @@ StatusOr<Plan> buildCollectivePlan(const PlanRequest& request) {
   }
   PR_RETURN_IF_ERROR(checkPermutation(order, n));
   const bool ring = request.algorithm == Algorithm::kRing;
+  if (request.algorithm == Algorithm::kRecursiveDoubling) {
+    return request.collective == Collective::kReduceScatter ? buildReduceScatterHalvingPlan(n, request.in_place)
+                                                            : buildAllGatherDoublingPlan(n, request.in_place);
+  }
   switch (request.collective) {
     case Collective::kReduceScatter:
       return ring ? buildReduceScatterRingPlan(order, request.in_place)

@@ -46,7 +46,7 @@ struct CField {
   Status (*toC)(const Config&, prConfig_t&);
 };
 
-constexpr std::array<CField, 12> kFields = {{
+constexpr std::array<CField, 15> kFields = {{
     {SettingId::kAlgorithm,
      [](const prConfig_t& c, Config& out) {
        out.algorithm = static_cast<Algorithm>(c.algorithm);
@@ -54,6 +54,33 @@ constexpr std::array<CField, 12> kFields = {{
      },
      [](const Config& in, prConfig_t& c) {
        c.algorithm = static_cast<int>(in.algorithm);
+       return Status::ok();
+     }},
+    {SettingId::kReduceScatterAlgorithm,
+     [](const prConfig_t& c, Config& out) {
+       out.reduce_scatter_algorithm = static_cast<Algorithm>(c.reduce_scatter_algorithm);
+       return Status::ok();
+     },
+     [](const Config& in, prConfig_t& c) {
+       c.reduce_scatter_algorithm = static_cast<int>(in.reduce_scatter_algorithm);
+       return Status::ok();
+     }},
+    {SettingId::kAllGatherAlgorithm,
+     [](const prConfig_t& c, Config& out) {
+       out.all_gather_algorithm = static_cast<Algorithm>(c.all_gather_algorithm);
+       return Status::ok();
+     },
+     [](const Config& in, prConfig_t& c) {
+       c.all_gather_algorithm = static_cast<int>(in.all_gather_algorithm);
+       return Status::ok();
+     }},
+    {SettingId::kBroadcastAlgorithm,
+     [](const prConfig_t& c, Config& out) {
+       out.broadcast_algorithm = static_cast<Algorithm>(c.broadcast_algorithm);
+       return Status::ok();
+     },
+     [](const Config& in, prConfig_t& c) {
+       c.broadcast_algorithm = static_cast<int>(in.broadcast_algorithm);
        return Status::ok();
      }},
     {SettingId::kTimeoutMs,

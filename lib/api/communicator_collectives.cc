@@ -26,9 +26,32 @@ PlanChoice& choiceOf(Communicator::Impl& impl, Collective collective, int root) 
   return impl.broadcast[static_cast<std::size_t>(root)];
 }
 
+// What is forced on `collective`: its own setting, else PEERREDUCE_ALGO (applied by the candidates only
+// where the collective has that algorithm).
+Algorithm forcedAlgorithm(const Config& config, Collective collective) {
+  const Algorithm own = config.algorithmSettingOf(collective);
+  return own != Algorithm::kAuto ? own : config.algorithm;
+}
+
+const char* ownSettingName(Collective collective) {
+  return collective == Collective::kReduceScatter ? "PEERREDUCE_ALGO_REDUCE_SCATTER"
+         : collective == Collective::kAllGather   ? "PEERREDUCE_ALGO_ALL_GATHER"
+                                                  : "PEERREDUCE_ALGO_BROADCAST";
+}
+
 Status buildChoice(Communicator::Impl& impl, Collective collective, int root, PlanChoice& choice) {
-  PR_ASSIGN_OR_RETURN(CandidateSet set, buildCollectiveCandidates(collective, root, impl.size, impl.topology,
-                                                                  impl.config.verify_plans, impl.config.algorithm));
+  PR_ASSIGN_OR_RETURN(CandidateSet set,
+                      buildCollectiveCandidates(collective, root, impl.size, impl.topology, impl.config.verify_plans,
+                                                forcedAlgorithm(impl.config, collective)));
+  const Algorithm own = impl.config.algorithmSettingOf(collective);
+  if (set.candidates.empty() && own != Algorithm::kAuto) {
+    // The setting, not the machine, is wrong: say which and why, as a forced allreduce algorithm does.
+    return invalidArgumentError("the configured " + std::string(collectiveName(collective)) + " algorithm " +
+                                std::string(algorithmName(own)) + " (" + ownSettingName(collective) +
+                                ") cannot run on this topology (" + impl.topology.describe() + ": " +
+                                (set.excluded.empty() ? std::string("no plan") : set.excluded.front()) + "); unset " +
+                                ownSettingName(collective) + " or pick another");
+  }
   std::vector<SelectorCandidate> selectable;
   for (const Candidate& c : set.candidates) {
     for (const auto& plan : c.plans) PR_RETURN_IF_ERROR(impl.transport->preparePlan(plan));
@@ -113,8 +136,8 @@ StatusOr<SelectionReport> Communicator::explainSelection(Collective collective, 
   const int plan_root = collective == Collective::kBroadcast ? root : 0;  // only broadcast's plans have one
   PR_RETURN_IF_ERROR(chooseCandidate(impl, collective, plan_root, count * elem).status());
   const PlanChoice& choice = choiceOf(impl, collective, plan_root);
-  // Forced only where the collective has the algorithm the settings name (otherwise they do not apply).
-  return choice.report(count, elem, choice.candidateOf(impl.config.algorithm) != nullptr);
+  // Forced only where the collective has the algorithm the settings name (PEERREDUCE_ALGO may not apply).
+  return choice.report(count, elem, choice.candidateOf(forcedAlgorithm(impl.config, collective)) != nullptr);
 }
 
 Status Communicator::reduceScatter(const void* send, void* recv, std::size_t recvcount, DataType dtype, ReduceOp op,

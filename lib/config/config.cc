@@ -37,6 +37,16 @@ std::string Config::describe() const {
               : " bootstrap_timeout_ms=" + std::to_string(bootstrap_timeout.count())) +
          " scratch_bytes=" + std::to_string(scratch_bytes) + " verify_plans=" + (verify_plans ? "1" : "0") +
          (link_mask.empty() ? "" : " link_mask=" + link_mask) +
+         // Each collective's own algorithm only where set, like the optional settings around it.
+         (reduce_scatter_algorithm == Algorithm::kAuto
+              ? ""
+              : " reduce_scatter_algorithm=" + std::string(algorithmName(reduce_scatter_algorithm))) +
+         (all_gather_algorithm == Algorithm::kAuto
+              ? ""
+              : " all_gather_algorithm=" + std::string(algorithmName(all_gather_algorithm))) +
+         (broadcast_algorithm == Algorithm::kAuto
+              ? ""
+              : " broadcast_algorithm=" + std::string(algorithmName(broadcast_algorithm))) +
          (tuning_file.empty() ? "" : " tuning_file=" + tuning_file) +
          // Like the optional settings above, the memory settings are listed only when not the defaults.
          (memory == MemorySettings{} ? "" : " " + memory.describe());

@@ -136,7 +136,33 @@ std::array<SettingSpec, kSettingCount> makeSpecs() {
   }
   algorithm.default_value = std::int64_t{static_cast<int>(Algorithm::kAuto)};
   algorithm.example = "ring";
-  algorithm.help = "the algorithm of every allreduce; auto lets the cost model and the tuning table choose per size";
+  algorithm.help =
+      "the algorithm of every allreduce; auto lets the cost model and the tuning table choose per size. "
+      "Reduce-scatter, all-gather and broadcast run it too where they have it, unless their own setting is given";
+
+  const auto one_collective = [&](SettingId id, const char* name, const char* collective, bool exchanges) {
+    SettingSpec& s = at(id);
+    s.name = name;
+    s.kind = SettingKind::kChoice;
+    s.noun = std::string(collective) + " algorithm";
+    for (Algorithm a :
+         {Algorithm::kAuto, Algorithm::kOneShot, Algorithm::kRing, Algorithm::kRecursiveDoubling, Algorithm::kTree}) {
+      if (a == Algorithm::kRecursiveDoubling && !exchanges) continue;
+      s.choices.push_back({std::string(algorithmName(a)), static_cast<int>(a)});
+    }
+    s.default_value = std::int64_t{static_cast<int>(Algorithm::kAuto)};
+    s.example = exchanges ? "recursive-doubling" : "tree";
+    s.fingerprinted_when_set = true;
+    s.help = std::string("the algorithm of every ") + collective +
+             "; auto: PEERREDUCE_ALGO where the collective has that algorithm, else the cost model per size";
+    return &s;
+  };
+  SettingSpec* reduce_scatter =
+      one_collective(SettingId::kReduceScatterAlgorithm, "PEERREDUCE_ALGO_REDUCE_SCATTER", "reduce-scatter", true);
+  // Reduce-scatter's half of the exchange family is recursive halving: both names select it.
+  reduce_scatter->choices.push_back({"recursive-halving", static_cast<int>(Algorithm::kRecursiveDoubling)});
+  one_collective(SettingId::kAllGatherAlgorithm, "PEERREDUCE_ALGO_ALL_GATHER", "all-gather", true);
+  one_collective(SettingId::kBroadcastAlgorithm, "PEERREDUCE_ALGO_BROADCAST", "broadcast", false);
 
   at(SettingId::kTimeoutMs) = integerSpec("PEERREDUCE_TIMEOUT_MS", "timeout", "ms", 1, kMaxTimeoutMs);
   at(SettingId::kTimeoutMs).default_value = std::int64_t{kDefaultTimeoutMs};
@@ -256,9 +282,11 @@ std::array<SettingSpec, kSettingCount> makeSpecs() {
   threshold(SettingId::kGpuPushMinBytes, "PEERREDUCE_GPU_PUSH_MIN_BYTES", "push two-shot threshold",
             gpu::kDefaultPushMinBytes, "4M", "smallest two-shot that pushes its data; 0: none");
 
-  for (SettingId id : {SettingId::kAlgorithm, SettingId::kTimeoutMs, SettingId::kScratchBytes, SettingId::kVerifyPlans,
-                       SettingId::kLinkMask, SettingId::kTuningFile, SettingId::kPoolBytes, SettingId::kPoolQuotaBytes,
-                       SettingId::kPoolAlignment, SettingId::kPoolDefragThreshold, SettingId::kPinnedLimitBytes}) {
+  for (SettingId id :
+       {SettingId::kAlgorithm, SettingId::kReduceScatterAlgorithm, SettingId::kAllGatherAlgorithm,
+        SettingId::kBroadcastAlgorithm, SettingId::kTimeoutMs, SettingId::kScratchBytes, SettingId::kVerifyPlans,
+        SettingId::kLinkMask, SettingId::kTuningFile, SettingId::kPoolBytes, SettingId::kPoolQuotaBytes,
+        SettingId::kPoolAlignment, SettingId::kPoolDefragThreshold, SettingId::kPinnedLimitBytes}) {
     at(id).agreement = SettingAgreement::kFingerprint;
   }
   for (SettingId id :
@@ -297,6 +325,18 @@ std::array<SettingRow, kSettingCount> makeRows() {
           SettingId::kAlgorithm, O::kConfig,
           [](const Config& c) -> V { return std::int64_t{static_cast<int>(c.algorithm)}; },
           [](Config& c, const V& v) { c.algorithm = static_cast<Algorithm>(integerOf(v)); }),
+      configRow(
+          SettingId::kReduceScatterAlgorithm, O::kConfig,
+          [](const Config& c) -> V { return std::int64_t{static_cast<int>(c.reduce_scatter_algorithm)}; },
+          [](Config& c, const V& v) { c.reduce_scatter_algorithm = static_cast<Algorithm>(integerOf(v)); }),
+      configRow(
+          SettingId::kAllGatherAlgorithm, O::kConfig,
+          [](const Config& c) -> V { return std::int64_t{static_cast<int>(c.all_gather_algorithm)}; },
+          [](Config& c, const V& v) { c.all_gather_algorithm = static_cast<Algorithm>(integerOf(v)); }),
+      configRow(
+          SettingId::kBroadcastAlgorithm, O::kConfig,
+          [](const Config& c) -> V { return std::int64_t{static_cast<int>(c.broadcast_algorithm)}; },
+          [](Config& c, const V& v) { c.broadcast_algorithm = static_cast<Algorithm>(integerOf(v)); }),
       configRow(
           SettingId::kTimeoutMs, O::kConfig, [](const Config& c) -> V { return std::int64_t{c.timeout.count()}; },
           [](Config& c, const V& v) { c.timeout = std::chrono::milliseconds(integerOf(v)); }),
@@ -450,6 +490,12 @@ std::uint64_t settingsFingerprint(const Config& config) {
   for (const SettingRow& row : rows()) {
     if (row.spec->agreement != SettingAgreement::kFingerprint) continue;
     const SettingValue value = row.get(config);
+    if (row.spec->fingerprinted_when_set) {
+      // Hashed only away from its default, under its name: configurations that leave it alone keep the
+      // fingerprints of builds before the setting existed.
+      if (row.spec->default_value && value == *row.spec->default_value) continue;
+      hash.addString(row.spec->name);
+    }
     // Each kind hashes the bytes of the field's own type, so the fingerprint stays what ranks of
     // earlier builds computed for the same settings.
     switch (row.spec->kind) {

@@ -28,6 +28,9 @@ namespace peerreduce {
 // Every setting, in table order (the fingerprint's order: never reorder the kFingerprint rows).
 enum class SettingId : int {
   kAlgorithm,
+  kReduceScatterAlgorithm,
+  kAllGatherAlgorithm,
+  kBroadcastAlgorithm,
   kTimeoutMs,
   kBootstrapTimeoutMs,
   kScratchBytes,

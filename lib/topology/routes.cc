@@ -202,4 +202,13 @@ StatusOr<SpanningTree> shallowestSpanningTree(const Topology& topology) {
   return *best;
 }
 
+StatusOr<SpanningTree> spanningTreeRootedAt(const Topology& topology, int root) {
+  if (root < 0 || root >= topology.worldSize()) {
+    return invalidArgumentError("tree root " + std::to_string(root) + " outside 0.." +
+                                std::to_string(topology.worldSize() - 1));
+  }
+  PR_RETURN_IF_ERROR(checkConnected(topology));
+  return breadthFirstTree(topology, root);
+}
+
 }  // namespace peerreduce

@@ -50,6 +50,9 @@ struct SpanningTree {
   int height = 0;                          // hops from the root to the deepest rank
 };
 StatusOr<SpanningTree> shallowestSpanningTree(const Topology& topology);
+// The breadth-first spanning tree rooted at `root` (a broadcast's); kUnavailable when the links do not
+// connect every rank, kInvalidArgument for a root outside the world.
+StatusOr<SpanningTree> spanningTreeRootedAt(const Topology& topology, int root);
 // The tree with these parents (-1 for exactly one root); kInvalidArgument if they do not form a tree.
 StatusOr<SpanningTree> treeFromParents(const std::vector<int>& parent);
 

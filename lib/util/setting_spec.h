@@ -69,13 +69,15 @@ struct SettingSpec {
   std::int64_t max_integer = 0;
   std::uint64_t min_bytes = 0;  // kByteSize
   std::uint64_t max_bytes = UINT64_MAX;
-  std::uint64_t multiple_of = 0;              // kByteSize: 0 = any multiple
-  std::string multiple_why;                   // why the multiple, shown in errors
-  bool power_of_two = false;                  // kByteSize
-  std::vector<SettingChoice> choices;         // kBoolean, kChoice: every accepted spelling; the first of each value is
-                                              // its canonical name
-  std::string choices_text;                   // kBoolean: how errors list the spellings ("1/0/true/false/on/off")
-  std::size_t max_chars = 0;                  // kPath, kLinkMask: 0 = no limit
+  std::uint64_t multiple_of = 0;       // kByteSize: 0 = any multiple
+  std::string multiple_why;            // why the multiple, shown in errors
+  bool power_of_two = false;           // kByteSize
+  std::vector<SettingChoice> choices;  // kBoolean, kChoice: every accepted spelling; the first of each value is
+                                       // its canonical name
+  std::string choices_text;            // kBoolean: how errors list the spellings ("1/0/true/false/on/off")
+  std::size_t max_chars = 0;           // kPath, kLinkMask: 0 = no limit
+  // Settings added after fingerprints were in use: part of the fingerprint only when not the default.
+  bool fingerprinted_when_set = false;
   std::optional<SettingValue> default_value;  // nullopt: unset unless given; default_note says what applies
   std::string default_note;                   // appended to the default in documentation
   std::string example;                        // a valid value other than the default, for documentation

@@ -1,4 +1,5 @@
-// One campaign scenario: a small simulated world, a few allreduces, faults drawn from a seed.
+// One campaign scenario: a small simulated world, a few collectives (allreduce, reduce-scatter, all-gather,
+// broadcast), faults drawn from a seed.
 //
 // drawScenario(seed) is a pure function of the seed (the project's PRNG, no std distributions), so
 // a failing seed replays bit for bit. runScenario executes it: creation (with creation faults and
@@ -25,9 +26,11 @@ inline constexpr double kScenarioWaitTimeoutUs = 5000.0;
 inline constexpr double kRecoveryBoundUs = 2000.0;
 
 struct ScenarioOp {
-  std::size_t count = 0;
+  std::size_t count = 0;  // per rank's block (scenario_collectives.h)
   DataType dtype = DataType::kInt32;
   ReduceOp op = ReduceOp::kSum;
+  Collective collective = Collective::kAllReduce;
+  int root = 0;  // broadcast: the root, modulo the ranks left
 };
 
 struct Scenario {

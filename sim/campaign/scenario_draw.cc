@@ -3,6 +3,7 @@
 
 #include "prng.h"
 #include "scenario.h"
+#include "scenario_collectives.h"
 
 namespace peerreduce::sim::campaign {
 namespace {
@@ -89,6 +90,7 @@ Scenario drawScenario(std::uint64_t seed) {
     if (prng.chance(0.5)) s.mix.enable(static_cast<FaultKind>(k));
   }
   s.buggify_sites = static_cast<std::uint32_t>(prng.below(8));
+  drawCollectives(s);
   // Ranks that die for good; at least one rank always survives.
   std::vector<char> doomed(static_cast<std::size_t>(n), 0);
   int doomed_count = 0;

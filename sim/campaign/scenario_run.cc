@@ -10,6 +10,7 @@
 #include "prng.h"
 #include "rank_threads.h"
 #include "scenario.h"
+#include "scenario_collectives.h"
 #include "sim_cluster.h"
 #include "sim_fault_hooks.h"
 
@@ -49,19 +50,21 @@ void fold(ReduceOp op, std::byte* acc, const std::byte* in, std::size_t count) {
   }
 }
 
-// The exact result over the inputs of `ids` (integers: every order gives the same bits).
-std::vector<std::byte> reference(const ScenarioOp& op, const std::vector<std::vector<std::byte>>& inputs) {
+// The exact element-wise reduction of `count` elements of every input (integers: every order gives the
+// same bits).
+std::vector<std::byte> reference(const ScenarioOp& op, std::size_t count,
+                                 const std::vector<std::vector<std::byte>>& inputs) {
   std::vector<std::byte> acc = inputs[0];
   for (std::size_t i = 1; i < inputs.size(); ++i) {
     switch (op.dtype) {
       case DataType::kInt32:
-        fold<std::int32_t>(op.op, acc.data(), inputs[i].data(), op.count);
+        fold<std::int32_t>(op.op, acc.data(), inputs[i].data(), count);
         break;
       case DataType::kInt64:
-        fold<std::int64_t>(op.op, acc.data(), inputs[i].data(), op.count);
+        fold<std::int64_t>(op.op, acc.data(), inputs[i].data(), count);
         break;
       default:
-        fold<std::uint8_t>(op.op, acc.data(), inputs[i].data(), op.count);
+        fold<std::uint8_t>(op.op, acc.data(), inputs[i].data(), count);
         break;
     }
   }
@@ -231,7 +234,8 @@ class Runner {
   void runOperation(int k) {
     const ScenarioOp& op = s_.ops[static_cast<std::size_t>(k)];
     const int n = static_cast<int>(ids_.size());
-    const std::size_t bytes = op.count * dataTypeSize(op.dtype);
+    const std::size_t bytes = sendBytes(op, n);
+    const std::size_t out_bytes = recvBytes(op, n);
     std::vector<FaultKind> active = inject(k, false);
     std::vector<std::vector<std::byte>> inputs, send(static_cast<std::size_t>(n)), recv(static_cast<std::size_t>(n));
     for (int r = 0; r < n; ++r) {
@@ -245,21 +249,20 @@ class Runner {
       sb.insert(sb.end(), kGuardBytes, kGuard);
       auto& rb = recv[static_cast<std::size_t>(r)];
       rb.assign(kGuardBytes, kGuard);
-      rb.insert(rb.end(), bytes, kPoison);
+      rb.insert(rb.end(), out_bytes, kPoison);
       rb.insert(rb.end(), kGuardBytes, kGuard);
     }
     const double start_us = cluster_->world().stats().virtual_time_us;
     std::vector<Status> status(static_cast<std::size_t>(n));
     for (int r = 0; r < n; ++r) {
-      status[static_cast<std::size_t>(r)] = cluster_->comm(r).allreduce(
-          send[static_cast<std::size_t>(r)].data() + kGuardBytes,
-          recv[static_cast<std::size_t>(r)].data() + kGuardBytes, op.count, op.dtype, op.op);
+      status[static_cast<std::size_t>(r)] =
+          submitCollective(cluster_->comm(r), op, n, send[static_cast<std::size_t>(r)].data() + kGuardBytes,
+                           recv[static_cast<std::size_t>(r)].data() + kGuardBytes);
     }
     const std::vector<FaultKind> mid = inject(k, true);
     active.insert(active.end(), mid.begin(), mid.end());
     cluster_->runUntilIdle().ignoreError();
     const double detection_us = cluster_->world().stats().virtual_time_us - start_us;
-    const std::vector<std::byte> expected = reference(op, inputs);
     bool failed = false;
     for (int r = 0; r < n; ++r) {
       if (controller_->crashed(r) || controller_->stalledForever(r)) continue;  // not a survivor
@@ -275,7 +278,7 @@ class Runner {
           std::memcmp(sb.data() + kGuardBytes, inputs[static_cast<std::size_t>(r)].data(), bytes) == 0;
       if (!guards_ok) safety(who + ": memory outside the output (guards or the send buffer) changed");
       if (st.isOk()) {
-        if (std::memcmp(rb.data() + kGuardBytes, expected.data(), bytes) != 0) {
+        if (std::memcmp(rb.data() + kGuardBytes, expectedOutput(op, inputs, r, reference).data(), out_bytes) != 0) {
           safety(who + ": reported success with a wrong result");
         }
         continue;
@@ -402,7 +405,7 @@ class Runner {
     }
     const Status ran = cluster_->runUntilIdle();
     const double recovery_us = detection_us + cluster_->world().stats().virtual_time_us;
-    const std::vector<std::byte> expected = reference(op, inputs);
+    const std::vector<std::byte> expected = reference(op, op.count, inputs);
     for (int r = 0; r < m && ok(); ++r) {
       const Status st = cluster_->comm(r).asyncError();
       if (!ran.isOk() || !st.isOk()) {

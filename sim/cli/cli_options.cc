@@ -2,6 +2,8 @@
 
 #include <limits>
 
+#include "algorithms/algorithms.h"
+#include "algorithms/collective_routes.h"
 #include "topology/device_profiles.h"
 #include "topology/machines.h"
 
@@ -46,7 +48,9 @@ std::string cliUsage() {
          "  --op OP            sum prod min max avg (default sum; allreduce and reduce-scatter)\n"
          "  --root R           broadcast's root rank (default 0)\n"
          "  --collective C     predict: allreduce (default) reduce-scatter all-gather broadcast\n"
-         "  --algo A           auto one-shot two-shot ring recursive-doubling rabenseifner tree (default auto)\n"
+         "  --algo A           auto one-shot two-shot ring recursive-doubling rabenseifner tree (default auto);\n"
+         "                     reduce-scatter, all-gather: one-shot ring recursive-doubling tree; broadcast:\n"
+         "                     one-shot ring tree\n"
          "  --seed S           scheduler and payload seed (default 1)\n"
          "  --iterations K     allreduces back to back, 1..1000 (default 1)\n"
          "  --in-place         send buffer = receive buffer (reduce-scatter: the output is the input's block of\n"
@@ -189,11 +193,10 @@ StatusOr<CliOptions> parseCliOptions(const std::vector<std::string>& args) {
     return invalidArgumentError("--root " + std::to_string(options.root) + " is not a rank of " +
                                 std::to_string(options.ranks) + " (0.." + std::to_string(options.ranks - 1) + ")");
   }
-  const bool data_mover_algorithm = options.algorithm == Algorithm::kAuto || options.algorithm == Algorithm::kOneShot ||
-                                    options.algorithm == Algorithm::kRing;
-  if (options.collective != Collective::kAllReduce && !data_mover_algorithm) {
-    return invalidArgumentError("--algo " + std::string(algorithmName(options.algorithm)) + ": " + name +
-                                " runs one-shot or ring (or auto)");
+  if (options.collective != Collective::kAllReduce && options.algorithm != Algorithm::kAuto &&
+      !collectiveHasAlgorithm(options.collective, options.algorithm)) {
+    return invalidArgumentError("--algo " + std::string(algorithmName(options.algorithm)) + ": " + name + " runs " +
+                                std::string(collectiveAlgorithmList(options.collective)) + " (or auto)");
   }
   if (options.op_given &&
       (options.collective == Collective::kAllGather || options.collective == Collective::kBroadcast)) {

@@ -55,17 +55,22 @@ StatusOr<Topology> simulatedTopology(const CliOptions& o) {
 
 StatusOr<Config> cliConfig(const CliOptions& o) {
   PR_ASSIGN_OR_RETURN(Config config, Config::fromEnvironment());
-  if (o.algorithm != Algorithm::kAuto) config.algorithm = o.algorithm;
+  // --algo forces the command's collective only (an allreduce's algorithm is PEERREDUCE_ALGO, the others'
+  // their own settings), so a reduce-scatter forced to a plan the allreduce lacks still creates its world.
+  if (o.algorithm != Algorithm::kAuto) config.algorithmSettingOf(o.collective) = o.algorithm;
   if (!o.mask.empty()) config.link_mask = o.mask;
   return config;
 }
 
 Status forcedAlgorithmContext(const CliOptions& o, const Status& status) {
-  constexpr std::string_view kLibraryHint = "unset PEERREDUCE_ALGO or pick another";
-  const std::size_t at = status.message().find(kLibraryHint);
-  if (o.algorithm == Algorithm::kAuto || at == std::string::npos) return status;
+  // "unset PEERREDUCE_ALGO or pick another", or a collective's own setting (PEERREDUCE_ALGO_BROADCAST).
+  constexpr std::string_view kHintStart = "unset PEERREDUCE_ALGO";
+  constexpr std::string_view kHintEnd = " or pick another";
+  const std::size_t at = status.message().find(kHintStart);
+  const std::size_t end = at == std::string::npos ? at : status.message().find(kHintEnd, at);
+  if (o.algorithm == Algorithm::kAuto || end == std::string::npos) return status;
   std::string message = status.message();
-  message.replace(at, kLibraryHint.size(), "pick another --algo, or --algo auto");
+  message.replace(at, end + kHintEnd.size() - at, "pick another --algo, or --algo auto");
   return Status(status.code(), "--algo " + std::string(algorithmName(o.algorithm)) + ": " + message);
 }
 

@@ -110,7 +110,7 @@ void printText(const RunReport& r) {
   std::printf("  reproduce:   %s\n", cliCommandLine(o).c_str());
   std::printf("  topology:    %s\n", r.topology.c_str());
   std::printf("  algorithm:   %s (%s)\n", std::string(algorithmName(r.selection.chosen)).c_str(),
-              r.selection.forced  ? "forced by --algo / PEERREDUCE_ALGO"
+              r.selection.forced  ? "forced by --algo or a PEERREDUCE_ALGO* setting"
               : r.selection.tuned ? "chosen by the tuning table (PEERREDUCE_TUNING_FILE)"
                                   : "the cheapest candidate in the cost model");
   std::printf("  route:       %s\n", r.plan_description.c_str());

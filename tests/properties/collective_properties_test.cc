@@ -7,10 +7,13 @@
 #include <rapidcheck/gtest.h>
 
 #include <algorithm>
+#include <set>
 
 #include "collective_case.h"
 #include "generators.h"
 #include "sim/prng.h"
+#include "topology/generators.h"
+#include "topology/routes.h"
 
 namespace peerreduce::testing {
 namespace {
@@ -35,9 +38,11 @@ rc::Gen<Collective> genCollective() {
   return uniform(rc::gen::element(Collective::kReduceScatter, Collective::kAllGather, Collective::kBroadcast));
 }
 
-// The algorithms a collective has (one-shot is its direct plan), or auto.
+// The algorithms a collective has (one-shot is its direct plan; recursive doubling is reduce-scatter's
+// halving, and broadcast, which has none, then chooses among its own), or auto.
 rc::Gen<Algorithm> genCollectiveAlgorithm() {
-  return uniform(rc::gen::element(Algorithm::kAuto, Algorithm::kOneShot, Algorithm::kRing));
+  return uniform(rc::gen::element(Algorithm::kAuto, Algorithm::kOneShot, Algorithm::kRing,
+                                  Algorithm::kRecursiveDoubling, Algorithm::kTree));
 }
 
 rc::Gen<CollectiveCase> genCollectiveCase() {
@@ -87,6 +92,47 @@ RC_GTEST_PROP(CollectiveProperty, LargeInputsReduceScatterToAFiniteAverage, ()) 
   auto world = makeWorld(c.world_size, c.algorithm, sim::deriveSeed(c.seed, 1));
   const CaseOutcome outcome = runCollectiveCase(*world, c);
   RC_ASSERT(outcome.problem == "");
+}
+
+// On a random partial topology (links of random density, connected), every plan the collective's selector
+// may pick there (relay trees, rings over a found cycle, recursive plans whose partners are linked),
+// forced in turn, gives the reference result; the simulator refuses any step over a missing link.
+RC_GTEST_PROP(CollectiveProperty, EveryPickablePlanOnAPartialTopologyIsCorrect, ()) {
+  const int n = *uniform(rc::gen::inRange(2, 11));
+  const double density = *uniform(rc::gen::inRange(30, 101)) / 100.0;
+  const std::uint64_t topology_seed = *rc::gen::arbitrary<std::uint64_t>();
+  auto topology = randomTopology(n, density, topology_seed);
+  RC_ASSERT(topology.isOk());
+  RC_PRE(checkConnected(*topology).isOk());
+  CollectiveCase c = *genCollectiveCase();
+  c.world_size = n;
+  c.root = *uniform(rc::gen::inRange(0, n));
+  c.count = std::min<std::size_t>(c.count, 20000);
+  sim::SimOptions options;
+  options.seed = sim::deriveSeed(topology_seed, 1);
+  options.topology = *topology;
+  Config config;
+  config.scratch_bytes = kTestScratchBytes;
+  config.memory.pool_bytes = kTestPoolBytes;
+  auto world = makeSimTestWorld(n, options, config);
+  RC_ASSERT(world.status().toString() == "ok");
+  auto report = (*world)->comm(0).explainSelection(c.collective, c.count, c.dtype, c.root);
+  RC_ASSERT(report.status().toString() == "ok");
+  std::set<Algorithm> pickable;
+  for (const auto& candidate : report->candidates) pickable.insert(candidate.algorithm);
+  RC_ASSERT(pickable.count(report->chosen) == 1);
+  RC_ASSERT(pickable.count(Algorithm::kTree) == 1);  // a connected world always has a relay tree
+  RC_TAG(collectiveName(c.collective));
+  for (Algorithm algorithm : pickable) {
+    RC_TAG(algorithmName(algorithm));
+    // The collective's own setting: PEERREDUCE_ALGO would force the allreduce too, which may not have it here.
+    config.algorithmSettingOf(c.collective) = algorithm;
+    auto forced = makeSimTestWorld(n, options, config);
+    RC_ASSERT(forced.status().toString() == "ok");
+    c.algorithm = algorithm;
+    const CaseOutcome outcome = runCollectiveCase(**forced, c);
+    RC_ASSERT(outcome.problem == "");
+  }
 }
 
 // Another scheduler seed interleaves the ranks differently; the plan fixes every fold order, so the

@@ -258,7 +258,9 @@ TEST(CliOptions, CollectiveOptionsOutsideTheirCommandAreRejectedNamingWhy) {
   expectRejected({"reduce-scatter", "--collective", "all-gather"}, {"--collective is predict's"});
   expectRejected({"predict", "--collective", "gather"}, {"unknown collective 'gather'", "all-gather"});
   expectRejected({"broadcast", "--root", "64"}, {"--root 64: must be in 0..63"});
-  expectRejected({"all-gather", "--algo", "tree"}, {"--algo tree: all-gather runs one-shot or ring"});
+  expectRejected({"broadcast", "--algo", "recursive-doubling"},
+                 {"--algo recursive-doubling: broadcast runs one-shot (direct), ring and tree (or auto)"});
+  expectRejected({"all-gather", "--algo", "two-shot"}, {"--algo two-shot: all-gather runs", "recursive-doubling"});
 }
 
 }  // namespace

@@ -175,7 +175,13 @@ INSTANTIATE_TEST_SUITE_P(EveryCollectivePlan, CollectiveCanaryTest,
                                            CollectivePlanKind{Collective::kAllGather, Algorithm::kOneShot},
                                            CollectivePlanKind{Collective::kAllGather, Algorithm::kRing},
                                            CollectivePlanKind{Collective::kBroadcast, Algorithm::kOneShot},
-                                           CollectivePlanKind{Collective::kBroadcast, Algorithm::kRing}),
+                                           CollectivePlanKind{Collective::kBroadcast, Algorithm::kRing},
+                                           CollectivePlanKind{Collective::kReduceScatter,
+                                                              Algorithm::kRecursiveDoubling},
+                                           CollectivePlanKind{Collective::kReduceScatter, Algorithm::kTree},
+                                           CollectivePlanKind{Collective::kAllGather, Algorithm::kRecursiveDoubling},
+                                           CollectivePlanKind{Collective::kAllGather, Algorithm::kTree},
+                                           CollectivePlanKind{Collective::kBroadcast, Algorithm::kTree}),
                          collectiveTestName);
 
 // ---- avg: the divide-after-sum variant ----
@@ -239,7 +245,10 @@ INSTANTIATE_TEST_SUITE_P(EveryReducingPlan, AvgCanaryTest,
                                            CollectivePlanKind{Collective::kAllReduce, Algorithm::kRabenseifner},
                                            CollectivePlanKind{Collective::kAllReduce, Algorithm::kTree},
                                            CollectivePlanKind{Collective::kReduceScatter, Algorithm::kOneShot},
-                                           CollectivePlanKind{Collective::kReduceScatter, Algorithm::kRing}),
+                                           CollectivePlanKind{Collective::kReduceScatter, Algorithm::kRing},
+                                           CollectivePlanKind{Collective::kReduceScatter,
+                                                              Algorithm::kRecursiveDoubling},
+                                           CollectivePlanKind{Collective::kReduceScatter, Algorithm::kTree}),
                          collectiveTestName);
 
 }  // namespace

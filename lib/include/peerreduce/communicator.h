@@ -81,9 +81,11 @@ class Communicator {
 
   // The other collectives, with NCCL's buffer semantics and the same contract as allreduce (validated
   // before anything is touched, enqueued on `stream`, the same bits on every run). Their plans (one-shot,
-  // i.e. direct, and ring; ring where the topology carries only a cycle) are built, verified and
-  // prepared at a collective's first call on the communicator (for broadcast, per root), the same on
-  // every rank; a forced Config::algorithm applies where the collective has it (one-shot, ring).
+  // i.e. direct; ring; recursive halving / doubling for reduce-scatter and all-gather; trees: binomial,
+  // or relays where not every pair is linked) are built, verified and prepared at a collective's first
+  // call on the communicator (for broadcast, per root), the same on every rank. Each collective's own
+  // Config field (reduce_scatter_algorithm, ...) forces its algorithm (kInvalidArgument at that call when
+  // the topology cannot carry it); otherwise Config::algorithm applies where the collective has it.
   //
   // reduceScatter: `send` holds size x recvcount elements; block b (elements b x recvcount ..) of every
   // rank's send, reduced with `op` (avg: NCCL's average, as allreduce's; types.h), lands in rank b's `recv` (recvcount
@@ -124,8 +126,8 @@ class Communicator {
   // allGather's sendcount, broadcast's and allreduce's count) of `dtype`, broadcast from `root` (the
   // others ignore it, but it must be a rank). Builds
   // the collective's plans if no call did yet (as its first call would; local, nothing is exchanged).
-  // `forced` says whether Config::algorithm applied: reduce-scatter, all-gather and broadcast have
-  // one-shot and ring, and run by the cost model when another algorithm is set.
+  // `forced` says whether a setting forced the algorithm: the collective's own, or Config::algorithm where
+  // the collective has it (otherwise the cost model chooses).
   StatusOr<SelectionReport> explainSelection(Collective collective, std::size_t count, DataType dtype, int root = 0);
 
   // This rank's symmetric pool: bytes in use, peak, allocations, failures, free blocks, largest free

@@ -60,6 +60,30 @@ inline constexpr std::size_t kMaxTuningFileChars = 4095;
 
 struct Config {
   Algorithm algorithm = Algorithm::kAuto;
+  // Each collective's own forced algorithm (kAuto: `algorithm` where the collective has it, else the cost
+  // model). Reduce-scatter and all-gather: one-shot, ring, recursive doubling (reduce-scatter's is
+  // recursive halving), tree; broadcast: one-shot, ring, tree. Others are refused by validate().
+  Algorithm reduce_scatter_algorithm = Algorithm::kAuto;
+  Algorithm all_gather_algorithm = Algorithm::kAuto;
+  Algorithm broadcast_algorithm = Algorithm::kAuto;
+
+  // The field that forces `collective`: `algorithm` for allreduce, the collective's own field otherwise.
+  Algorithm& algorithmSettingOf(Collective collective) {
+    switch (collective) {
+      case Collective::kReduceScatter:
+        return reduce_scatter_algorithm;
+      case Collective::kAllGather:
+        return all_gather_algorithm;
+      case Collective::kBroadcast:
+        return broadcast_algorithm;
+      case Collective::kAllReduce:
+        break;
+    }
+    return algorithm;
+  }
+  Algorithm algorithmSettingOf(Collective collective) const {
+    return const_cast<Config&>(*this).algorithmSettingOf(collective);
+  }
   std::chrono::milliseconds timeout{kDefaultTimeoutMs};
   // Each rank's own floor for bootstrap exchanges (not compared across ranks); see bootstrapTimeout().
   std::chrono::milliseconds bootstrap_timeout{kDefaultBootstrapTimeoutMs};

@@ -154,6 +154,9 @@ typedef struct {
   size_t pinned_limit_bytes;    /* PEERREDUCE_PINNED_LIMIT_BYTES */
   char link_mask[PR_CONFIG_LINK_MASK_BYTES]; /* PEERREDUCE_LINK_MASK, NUL-terminated; "" = none */
   char tuning_file[PR_CONFIG_PATH_BYTES];    /* PEERREDUCE_TUNING_FILE, NUL-terminated; "" = the built-in table */
+  int reduce_scatter_algorithm; /* PEERREDUCE_ALGO_REDUCE_SCATTER: a prAlgorithm_t value; 0 (auto) = algorithm's */
+  int all_gather_algorithm;     /* PEERREDUCE_ALGO_ALL_GATHER: likewise */
+  int broadcast_algorithm;      /* PEERREDUCE_ALGO_BROADCAST: likewise */
 } prConfig_t;
 
 /* Fills *config with the defaults, overridden by every PEERREDUCE_* variable a communicator reads (the

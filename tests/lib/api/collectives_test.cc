@@ -123,12 +123,13 @@ TEST_P(CollectivesOnEveryAlgorithm, BroadcastFromEveryRootReadsOnlyTheRootsSend)
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(DirectRingAndAuto, CollectivesOnEveryAlgorithm,
-                         ::testing::Values(Algorithm::kAuto, Algorithm::kOneShot, Algorithm::kRing),
+INSTANTIATE_TEST_SUITE_P(EveryAlgorithmAndAuto, CollectivesOnEveryAlgorithm,
+                         ::testing::Values(Algorithm::kAuto, Algorithm::kOneShot, Algorithm::kRing,
+                                           Algorithm::kRecursiveDoubling, Algorithm::kTree),
                          [](const ::testing::TestParamInfo<Algorithm>& param) {
-                           return param.param == Algorithm::kAuto      ? std::string("auto")
-                                  : param.param == Algorithm::kOneShot ? std::string("one_shot")
-                                                                       : std::string("ring");
+                           std::string name(algorithmName(param.param));
+                           for (char& c : name) c = c == '-' ? '_' : c;
+                           return name;
                          });
 
 // ---- rejected arguments ------------------------------------------------------------------------------
@@ -235,28 +236,113 @@ TEST(CollectiveAgreement, RanksCallingDifferentCollectivesFailTogether) {
   EXPECT_EQ(cluster->runUntilIdle().code(), ErrorCode::kMismatch);
 }
 
-// A star around rank 0: no cycle (no ring) and no full mesh (no direct reduce-scatter or all-gather);
-// broadcasts from the centre read only the centre's memory, from elsewhere they cannot run. The
-// allreduce (a tree) is unaffected.
-TEST(CollectiveTopology, ACollectiveWithNoPlanHereIsRefusedAloneNamingWhy) {
+// A star around rank 0: no cycle (no ring) and no full mesh (no direct reduce-scatter or all-gather, no
+// recursive exchange). Every collective still runs, through the relay trees (broadcast from a leaf too:
+// its tree goes up to the centre and down), and gives the exact result; the choice names the tree.
+TEST(CollectiveTopology, AStarCarriesEveryCollectiveThroughRelayTrees) {
   sim::SimOptions options;
   options.topology = Topology(4);
   for (int r = 1; r < 4; ++r) options.topology.setBidirectional(0, r, Topology::defaultNvLink());
   auto cluster = makeCluster(4, Algorithm::kAuto, options);
   ASSERT_NE(cluster, nullptr);
-  std::vector<float> send(64, 2.0f), recv(16, 0.0f);
-  const Status rs = cluster->comm(2).reduceScatter(send.data(), recv.data(), 16, DataType::kFloat32, ReduceOp::kSum);
-  EXPECT_EQ(rs.code(), ErrorCode::kUnavailable) << rs.toString();
-  EXPECT_TRUE(contains(rs.message(), "reduce-scatter on rank 2: no plan can run on this topology")) << rs.message();
-  const Status from_leaf = cluster->comm(2).broadcast(send.data(), recv.data(), 16, DataType::kFloat32, 1);
-  EXPECT_EQ(from_leaf.code(), ErrorCode::kUnavailable) << from_leaf.toString();
-  std::vector<std::vector<float>> data(4, std::vector<float>(16, 0.0f));
-  data[0].assign(16, 3.0f);
+  constexpr std::size_t kCount = 16;
+  std::vector<std::vector<float>> send(4), recv(4, std::vector<float>(kCount, kSentinel));
   for (int r = 0; r < 4; ++r) {
-    ASSERT_TRUE(cluster->comm(r).broadcast(data[r].data(), data[r].data(), 16, DataType::kFloat32, 0).isOk());
+    for (int b = 0; b < 4; ++b) {
+      for (std::size_t i = 0; i < kCount; ++i) send[r].push_back(valueOf(r, b, i));
+    }
+    ASSERT_TRUE(cluster->comm(r)
+                    .reduceScatter(send[r].data(), recv[r].data(), kCount, DataType::kFloat32, ReduceOp::kSum)
+                    .isOk());
   }
   ASSERT_TRUE(cluster->runUntilIdle().isOk());
-  for (int r = 0; r < 4; ++r) EXPECT_EQ(data[r], std::vector<float>(16, 3.0f)) << "rank " << r;
+  for (int r = 0; r < 4; ++r) {
+    for (std::size_t i = 0; i < kCount; ++i) {
+      float sum = 0;
+      for (int q = 0; q < 4; ++q) sum += valueOf(q, r, i);
+      ASSERT_EQ(recv[r][i], sum) << "rank " << r << " element " << i;
+    }
+  }
+  auto report = cluster->comm(2).explainSelection(Collective::kReduceScatter, kCount, DataType::kFloat32);
+  ASSERT_TRUE(report.isOk()) << report.status().toString();
+  EXPECT_EQ(report->chosen, Algorithm::kTree);
+  EXPECT_TRUE(contains(report->plan, "tree rooted at 0")) << report->plan;
+  std::vector<std::vector<float>> data(4, std::vector<float>(kCount, 0.0f));
+  data[1].assign(kCount, 3.0f);
+  for (int r = 0; r < 4; ++r) {
+    ASSERT_TRUE(cluster->comm(r).broadcast(data[r].data(), data[r].data(), kCount, DataType::kFloat32, 1).isOk());
+  }
+  ASSERT_TRUE(cluster->runUntilIdle().isOk());
+  for (int r = 0; r < 4; ++r) EXPECT_EQ(data[r], std::vector<float>(kCount, 3.0f)) << "rank " << r;
+  auto from_leaf = cluster->comm(0).explainSelection(Collective::kBroadcast, kCount, DataType::kFloat32, 1);
+  ASSERT_TRUE(from_leaf.isOk());
+  EXPECT_TRUE(contains(from_leaf->plan, "broadcast tree rooted at 1, height 2")) << from_leaf->plan;
+}
+
+// A hypercube of links (v linked to v^1, v^2, v^4): no full mesh, so no one-shot; recursive halving and
+// doubling read only their partners, so they run, and the cost model picks them over the ring and the
+// relay tree for reduce-scatter and all-gather of medium messages.
+TEST(CollectiveTopology, TheSelectorPicksTheRecursivePlansWhereTheirPartnersAreLinked) {
+  sim::SimOptions options;
+  options.topology = Topology(8);
+  for (int v = 0; v < 8; ++v) {
+    for (int bit : {1, 2, 4}) options.topology.setBidirectional(v, v ^ bit, Topology::defaultNvLink());
+  }
+  auto cluster = makeCluster(8, Algorithm::kAuto, options);
+  ASSERT_NE(cluster, nullptr);
+  for (Collective collective : {Collective::kReduceScatter, Collective::kAllGather}) {
+    auto report = cluster->comm(0).explainSelection(collective, 1 << 16, DataType::kFloat32);
+    ASSERT_TRUE(report.isOk()) << report.status().toString();
+    EXPECT_EQ(report->chosen, Algorithm::kRecursiveDoubling) << collectiveName(collective) << ": " << report->plan;
+    bool one_shot_excluded = false;
+    for (const auto& why : report->excluded) one_shot_excluded = one_shot_excluded || contains(why, "one-shot");
+    EXPECT_TRUE(one_shot_excluded) << collectiveName(collective);
+  }
+}
+
+// Each collective's own setting forces it, over PEERREDUCE_ALGO, and leaves the others alone; one the
+// topology cannot carry is kInvalidArgument at that collective's first call, naming the setting.
+TEST(CollectiveSettings, EachCollectivesOwnAlgorithmForcesItAlone) {
+  Config config = testConfig(Algorithm::kRing);
+  config.all_gather_algorithm = Algorithm::kRecursiveDoubling;
+  config.broadcast_algorithm = Algorithm::kTree;
+  auto cluster = sim::SimCluster::create(5, {}, config);
+  ASSERT_TRUE(cluster.isOk()) << cluster.status().toString();
+  const struct {
+    Collective collective;
+    Algorithm expected;
+  } cases[] = {{Collective::kAllReduce, Algorithm::kRing},
+               {Collective::kReduceScatter, Algorithm::kRing},  // PEERREDUCE_ALGO, which it has
+               {Collective::kAllGather, Algorithm::kRecursiveDoubling},
+               {Collective::kBroadcast, Algorithm::kTree}};
+  for (const auto& c : cases) {
+    auto report = (*cluster)->comm(3).explainSelection(c.collective, 1000, DataType::kFloat32, 2);
+    ASSERT_TRUE(report.isOk()) << report.status().toString();
+    EXPECT_EQ(report->chosen, c.expected) << collectiveName(c.collective);
+    EXPECT_TRUE(report->forced) << collectiveName(c.collective);
+  }
+  // Recursive halving needs partners 0-1 linked; the mask removes that link (a ring 0-2-1-3-4 remains).
+  Config masked = testConfig();
+  masked.link_mask = "0-1";
+  masked.reduce_scatter_algorithm = Algorithm::kRecursiveDoubling;
+  auto cut = sim::SimCluster::create(5, {}, masked);
+  ASSERT_TRUE(cut.isOk()) << cut.status().toString();
+  std::vector<float> send(5 * 8, 1.0f), recv(8, 0.0f);
+  const Status refused = (*cut)->comm(1).reduceScatter(send.data(), recv.data(), 8, DataType::kFloat32, ReduceOp::kSum);
+  EXPECT_EQ(refused.code(), ErrorCode::kInvalidArgument) << refused.toString();
+  EXPECT_TRUE(contains(refused.message(),
+                       "the configured reduce-scatter algorithm recursive-doubling (PEERREDUCE_ALGO_REDUCE_SCATTER) "
+                       "cannot run on this topology"))
+      << refused.message();
+  // The allreduce and the other collectives of that communicator are unaffected.
+  auto all_gather = (*cut)->comm(1).explainSelection(Collective::kAllGather, 8, DataType::kFloat32);
+  EXPECT_TRUE(all_gather.isOk()) << all_gather.status().toString();
+  // A value the collective does not have is refused by validation, naming the setting and the choices.
+  Config wrong = testConfig();
+  wrong.broadcast_algorithm = Algorithm::kRecursiveDoubling;
+  const Status invalid = wrong.validate();
+  EXPECT_EQ(invalid.code(), ErrorCode::kInvalidArgument);
+  EXPECT_TRUE(contains(invalid.message(), "PEERREDUCE_ALGO_BROADCAST")) << invalid.message();
 }
 
 // explainSelection for each collective: the plan the call would run (one of the candidates, each with an

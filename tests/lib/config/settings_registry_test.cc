@@ -49,6 +49,31 @@ TEST(SettingsRegistry, FingerprintIsTheOneRanksComputedBeforeTheRegistry) {
   EXPECT_EQ(everyFieldSet().fingerprint(), 18054891748231099358ull);
 }
 
+// Each collective's own algorithm is part of the fingerprint when set (ranks must agree on it), and
+// distinguishes which collective it forces.
+TEST(SettingsRegistry, CollectiveAlgorithmsChangeTheFingerprintOnlyWhenSet) {
+  Config a;
+  a.reduce_scatter_algorithm = Algorithm::kRing;
+  Config b;
+  b.all_gather_algorithm = Algorithm::kRing;
+  Config c;
+  c.broadcast_algorithm = Algorithm::kTree;
+  EXPECT_NE(a.fingerprint(), Config{}.fingerprint());
+  EXPECT_NE(b.fingerprint(), Config{}.fingerprint());
+  EXPECT_NE(c.fingerprint(), Config{}.fingerprint());
+  EXPECT_NE(a.fingerprint(), b.fingerprint());
+  auto halving =
+      Config::fromEnvironment(Config{}, fakeEnvironment({{"PEERREDUCE_ALGO_REDUCE_SCATTER", "recursive-halving"}}));
+  ASSERT_TRUE(halving.isOk()) << halving.status().toString();
+  EXPECT_EQ(halving->reduce_scatter_algorithm, Algorithm::kRecursiveDoubling);
+  auto none = Config::fromEnvironment(Config{}, fakeEnvironment({{"PEERREDUCE_ALGO_BROADCAST", "recursive-doubling"}}));
+  ASSERT_FALSE(none.isOk());
+  EXPECT_TRUE(contains(none.status().message(), "PEERREDUCE_ALGO_BROADCAST")) << none.status().message();
+  EXPECT_TRUE(contains(none.status().message(), "tree")) << none.status().message();
+  auto two_shot = Config::fromEnvironment(Config{}, fakeEnvironment({{"PEERREDUCE_ALGO_ALL_GATHER", "two-shot"}}));
+  EXPECT_EQ(two_shot.status().code(), ErrorCode::kInvalidArgument);
+}
+
 TEST(SettingsRegistry, RowsAreInIdOrderWithUniqueNames) {
   std::set<std::string> names;
   int index = 0;

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <bit>
 #include <string>
 #include <vector>
 
@@ -17,7 +18,13 @@ namespace peerreduce {
 namespace {
 
 const Collective kCollectives[] = {Collective::kReduceScatter, Collective::kAllGather, Collective::kBroadcast};
-const Algorithm kAlgorithms[] = {Algorithm::kOneShot, Algorithm::kRing};
+const Algorithm kAlgorithms[] = {Algorithm::kOneShot, Algorithm::kRing, Algorithm::kRecursiveDoubling,
+                                 Algorithm::kTree};
+
+// Broadcast has no recursive-doubling plan.
+bool hasPlan(Collective collective, Algorithm algorithm) {
+  return collective != Collective::kBroadcast || algorithm != Algorithm::kRecursiveDoubling;
+}
 
 std::string joined(const VerifyReport& report) {
   std::string out;
@@ -45,8 +52,14 @@ std::vector<int> worldSizes() {
 TEST(CollectivePlans, EveryPlanVerifiesForEveryWorldSizeAndPlacement) {
   for (Collective collective : kCollectives) {
     for (Algorithm algorithm : kAlgorithms) {
+      if (!hasPlan(collective, algorithm)) continue;
       for (int n : worldSizes()) {
         for (bool in_place : {false, true}) {
+          // The recursive and tree plans up to 33 ranks (powers of two and their neighbours), and the
+          // recursive ones at 64 out of place: the verifier's work grows with n^2 blocks x steps there,
+          // which CI's time cannot carry for every variant.
+          const bool newer = algorithm == Algorithm::kRecursiveDoubling || algorithm == Algorithm::kTree;
+          if (newer && n > 33 && (in_place || algorithm == Algorithm::kTree || n != kMaxWorldSize)) continue;
           // Every root where that is cheap; the first, a middle and the last one in large worlds.
           std::vector<int> roots = {0};
           if (collective == Collective::kBroadcast) {
@@ -83,13 +96,97 @@ TEST(CollectivePlans, RingsVerifyOverAnyOrder) {
   }
 }
 
+// Relay trees of every shape the links may force: chains, stars around any rank, and random trees.
+TEST(CollectivePlans, TreePlansVerifyOverAnyTree) {
+  std::vector<std::vector<int>> trees = {{-1, 0, 1, 2, 3}, {1, -1, 1, 1, 1}, {2, 2, -1, 0, 1, 3, 3}};
+  std::uint32_t state = 12345;  // a fixed sequence of random trees (parent below the rank, then permuted)
+  for (int n : {6, 9, 13}) {
+    std::vector<int> parent(static_cast<std::size_t>(n), -1);
+    for (int r = 1; r < n; ++r) {
+      state = state * 1103515245u + 12345u;
+      parent[static_cast<std::size_t>(r)] = static_cast<int>((state >> 8) % static_cast<std::uint32_t>(r));
+    }
+    trees.push_back(parent);
+  }
+  for (const std::vector<int>& parent : trees) {
+    const int n = static_cast<int>(parent.size());
+    const int tree_root = static_cast<int>(std::find(parent.begin(), parent.end(), -1) - parent.begin());
+    for (Collective collective : kCollectives) {
+      for (bool in_place : {false, true}) {
+        for (int pipeline : {1, 3}) {
+          if (pipeline != 1 && collective != Collective::kBroadcast) continue;
+          PlanRequest request{Algorithm::kTree, n, in_place, {}, parent, pipeline};
+          request.collective = collective;
+          request.root = collective == Collective::kBroadcast ? tree_root : 0;
+          auto plan = buildPlan(request);
+          ASSERT_TRUE(plan.isOk()) << plan.status().toString();
+          const VerifyReport report = verifyPlan(*plan);
+          EXPECT_TRUE(report.ok()) << plan->description << " (in place " << in_place << "):\n" << joined(report);
+        }
+      }
+    }
+  }
+}
+
+TEST(CollectivePlans, BinomialTreesHaveLogarithmicDepthFromAnyRoot) {
+  for (int n : {1, 2, 3, 5, 8, 13, 64}) {
+    for (int root : {0, n / 2, n - 1}) {
+      const std::vector<int> parent = binomialTreeParents(n, root);
+      auto tree = treeFromParents(parent);
+      ASSERT_TRUE(tree.isOk()) << tree.status().toString();
+      EXPECT_EQ(tree->root, root);
+      // A rank's depth is the number of bits set in its distance from the root: at most ceil(log2 n).
+      int depth = 0;
+      for (int distance = 0; distance < n; ++distance) depth = std::max(depth, std::popcount(unsigned(distance)));
+      EXPECT_EQ(tree->height, depth) << "n " << n << ", root " << root;
+      int ceil_log2 = 0;
+      while ((1 << ceil_log2) < n) ++ceil_log2;
+      EXPECT_LE(tree->height, ceil_log2);
+    }
+  }
+  // 8 ranks from root 3 (rank r is 5 + r ranks after it, modulo 8): relative ranks 1, 2 and 4 (ranks 4, 5,
+  // 7) hang off the root, 3 and 5 (ranks 6, 0) off relative 1, 6 (rank 1) off 2, 7 (rank 2) off 3.
+  EXPECT_EQ(binomialTreeParents(8, 3), (std::vector<int>{4, 5, 6, -1, 3, 3, 4, 3}));
+}
+
+TEST(CollectivePlans, TreeRequestsThatDoNotFitAreRefused) {
+  PlanRequest request{Algorithm::kTree, 4, false, {}, {-1, 0, 0, 0}, 1};
+  request.collective = Collective::kBroadcast;
+  request.root = 2;
+  auto wrong_root = buildPlan(request);
+  ASSERT_FALSE(wrong_root.isOk());
+  EXPECT_NE(wrong_root.status().message().find("broadcast from 2 over a tree rooted at 0"), std::string::npos)
+      << wrong_root.status().toString();
+  request.collective = Collective::kReduceScatter;
+  request.root = 0;
+  request.pipeline = 4;
+  auto pipelined = buildPlan(request);
+  ASSERT_FALSE(pipelined.isOk());
+  EXPECT_NE(pipelined.status().message().find("only broadcast pipelines"), std::string::npos);
+  request.pipeline = 1;
+  request.tree_parent = {-1, 0, 1};
+  auto short_tree = buildPlan(request);
+  ASSERT_FALSE(short_tree.isOk());
+  EXPECT_NE(short_tree.status().message().find("tree lists 3 parents for a world of 4"), std::string::npos);
+  request.tree_parent = {1, 0, 0, 0};  // no root: a cycle
+  EXPECT_EQ(buildPlan(request).status().code(), ErrorCode::kInvalidArgument);
+  request.collective = Collective::kBroadcast;
+  request.algorithm = Algorithm::kRecursiveDoubling;
+  auto no_doubling = buildPlan(request);
+  ASSERT_FALSE(no_doubling.isOk());
+  EXPECT_NE(no_doubling.status().message().find("broadcast has one-shot (direct), ring and tree plans"),
+            std::string::npos);
+}
+
 TEST(CollectivePlans, MixedSequencesOfCollectivesVerify) {
   for (int n : {2, 3, 4, 7}) {
     const Plan allreduce = *buildPlan({Algorithm::kTwoShot, n, false});
     std::vector<Plan> plans = {allreduce};
     for (Collective collective : kCollectives) {
       const int root = collective == Collective::kBroadcast ? n - 1 : 0;
-      for (Algorithm algorithm : kAlgorithms) plans.push_back(planOf(collective, algorithm, n, false, root));
+      for (Algorithm algorithm : kAlgorithms) {
+        if (hasPlan(collective, algorithm)) plans.push_back(planOf(collective, algorithm, n, false, root));
+      }
     }
     std::vector<const Plan*> sequence;
     for (const Plan& plan : plans) sequence.push_back(&plan);
@@ -107,7 +204,8 @@ TEST(CollectivePlans, BuildPlanRefusesWhatTheCollectivesDoNotHave) {
   request.collective = Collective::kReduceScatter;
   auto no_two_shot = buildPlan(request);
   ASSERT_FALSE(no_two_shot.isOk());
-  EXPECT_NE(no_two_shot.status().message().find("reduce-scatter has one-shot (direct) and ring plans"),
+  EXPECT_NE(no_two_shot.status().message().find(
+                "reduce-scatter has one-shot (direct), ring, recursive-doubling and tree plans, not two-shot"),
             std::string::npos)
       << no_two_shot.status().toString();
   request.algorithm = Algorithm::kRing;
