@@ -1,6 +1,7 @@
 #include "memory/pinned_host_pool.h"
 
 #include <algorithm>
+#include <atomic>
 #include <iterator>
 #include <limits>
 #include <map>
@@ -131,6 +132,11 @@ class PinnedState {
       forget(id);
       return;
     }
+    if (!allocator_->reusable(block.data)) {
+      ++blocks_retired_;
+      forget(id);
+      return;
+    }
     block.idle_seq = ++next_seq_;
     idle_lru_.emplace(block.idle_seq, id);
     idle_by_class_.emplace(std::make_pair(block.capacity, block.idle_seq), id);
@@ -178,7 +184,17 @@ class PinnedState {
     s.failures = failures_;
     s.lock_failures = lock_failures_;
     s.blocks_unlocked = blocks_unlocked_;
+    s.blocks_retired = blocks_retired_;
+    s.bytes_staged = bytes_staged_.load(std::memory_order_relaxed);
+    s.staged_operations = staged_operations_.load(std::memory_order_relaxed);
     return s;
+  }
+
+  HostAllocator& allocator() const { return *allocator_; }
+
+  void recordStaged(std::uint64_t bytes) {
+    bytes_staged_.fetch_add(bytes, std::memory_order_relaxed);
+    staged_operations_.fetch_add(1, std::memory_order_relaxed);
   }
 
  private:
@@ -231,6 +247,9 @@ class PinnedState {
   std::uint64_t failures_ = 0;
   std::uint64_t lock_failures_ = 0;
   std::uint64_t blocks_unlocked_ = 0;
+  std::uint64_t blocks_retired_ = 0;
+  std::atomic<std::uint64_t> bytes_staged_{0};  // outside the mutex: counted at every kernel launch
+  std::atomic<std::uint64_t> staged_operations_{0};
 };
 
 }  // namespace detail
@@ -268,6 +287,13 @@ void PinnedBlock::reset() {
   capacity_ = 0;
   locked_ = false;
   id_ = 0;
+}
+
+std::string PinnedBlock::sharedName() const { return state_ ? state_->allocator().sharedName(data_) : std::string(); }
+
+Status PinnedBlock::endSharing() {
+  if (!state_) return internalError("ending the sharing of an empty pinned block");
+  return state_->allocator().endSharing(data_);
 }
 
 // ---- PinnedHostPool ----
@@ -316,6 +342,7 @@ StatusOr<PinnedBlock> PinnedHostPool::acquire(std::size_t bytes) {
 
 std::size_t PinnedHostPool::trim() { return state_->trim(true); }
 PinnedStats PinnedHostPool::stats() const { return state_->stats(); }
+void PinnedHostPool::recordStaged(std::uint64_t bytes) const { state_->recordStaged(bytes); }
 const PinnedHostPoolOptions& PinnedHostPool::options() const { return state_->options(); }
 
 }  // namespace peerreduce

@@ -10,6 +10,8 @@
 //   eviction returns the least recently released idle blocks to the system, of any class, until the
 //   new block fits under the limit. When even evicting every idle block would not make room, acquire
 //   fails with kOutOfMemory naming PEERREDUCE_PINNED_LIMIT_BYTES and evicts nothing.
+// - A block whose allocator says it is not reusable any more (a shared block whose name was removed:
+//   HostAllocator::reusable) is freed when it comes back, counted in blocks_retired.
 // - New memory is taken from the HostAllocator before anything is evicted, so a failed acquire
 //   (limit or system) changes nothing but the failure counter. Then the block is locked; where the
 //   system refuses (RLIMIT_MEMLOCK), it is used unlocked and counted in lock_failures.
@@ -33,6 +35,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <string>
 
 #include "memory/host_allocator.h"
 #include "peerreduce/memory.h"
@@ -70,6 +73,11 @@ class PinnedBlock {
   std::uint64_t id() const { return id_; }
   // Returns the block to the pool now.
   void reset();
+  // The name another process maps this block by (HostAllocator::sharedName), empty where the pool's
+  // allocator cannot share it or its sharing ended.
+  std::string sharedName() const;
+  // Removes that name once every peer mapped the block; the block is then not reused after release.
+  Status endSharing();
 
  private:
   friend class PinnedHostPool;
@@ -101,6 +109,9 @@ class PinnedHostPool {
   std::size_t trim();
   PinnedStats stats() const;
   const PinnedHostPoolOptions& options() const;
+  // Counts one operation that moved `bytes` through pinned host memory (bytes_staged,
+  // staged_operations): lock-free, so every kernel launch may call it.
+  void recordStaged(std::uint64_t bytes) const;
 
   // The size class of `bytes`: the next power of two, at least `min_block_bytes`; 0 if none fits in
   // size_t.

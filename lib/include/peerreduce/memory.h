@@ -121,6 +121,10 @@ struct PinnedStats {
   std::uint64_t failures = 0;         // acquire calls that failed (limit or system)
   std::uint64_t lock_failures = 0;    // blocks the system would not lock; they are used unlocked
   std::uint64_t blocks_unlocked = 0;  // blocks held now that are not locked
+  std::uint64_t blocks_retired = 0;   // shared blocks freed on release instead of kept (their name is gone)
+  // Traffic of host-staged links through this pool's blocks (a GPU rank's region in pinned host memory):
+  std::uint64_t bytes_staged = 0;       // bytes this rank's kernels moved to or from pinned host memory
+  std::uint64_t staged_operations = 0;  // operations (kernel launches) that moved them
 
   friend bool operator==(const PinnedStats&, const PinnedStats&) = default;
 };

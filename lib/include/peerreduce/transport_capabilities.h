@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <optional>
 #include <vector>
 
@@ -77,10 +78,36 @@ class BatchSubmit {
   virtual std::size_t maxBatchBytes(Algorithm algorithm) const = 0;
 };
 
+class PinnedHostPool;  // the library's pinned host pool (internal: only the communicator passes one)
+
+// What a communicator tells its transport before openSymmetric about host-staged links.
+struct HostStagingRequest {
+  // world x world, row-major: 1 where the configuration's link mask makes the pair host-staged
+  // (PEERREDUCE_LINK_MASK "host:A-B"); symmetric, the same on every rank (the configuration is agreed).
+  std::vector<std::uint8_t> forced;
+  // Where the rank's host-placed memory comes from: the communicator's pool, whose limit
+  // (PEERREDUCE_PINNED_LIMIT_BYTES) applies and whose statistics show the traffic. Must outlive
+  // openSymmetric; blocks taken from it keep what they need alive.
+  PinnedHostPool* pool = nullptr;
+};
+
+// Host-staged links: ranks that cannot (or, by configuration, must not) reach each other's device
+// memory directly reach it through pinned host memory.
+class HostStaging {
+ public:
+  virtual ~HostStaging() = default;
+  // Called once, before openSymmetric. kInvalidArgument for a matrix of the wrong size or a null pool.
+  virtual Status configureHostStaging(const HostStagingRequest& request) = 0;
+  // Called once every rank's connectPeers succeeded: names by which peers mapped this rank's memory
+  // are removed (the mappings stay), so nothing is left behind in the system.
+  virtual Status peersConnected() = 0;
+};
+
 struct TransportCapabilities {
   TimeMarks* time_marks = nullptr;
   BufferSharing* buffer_sharing = nullptr;
   BatchSubmit* batch_submit = nullptr;
+  HostStaging* host_staging = nullptr;
 };
 
 }  // namespace peerreduce
