@@ -2,7 +2,8 @@
 // byte-size and number parsers behind it, and the link mask applied to a world of 64 ranks.
 // Input: lines "NAME=value"; a variable without a line is unset. Names are not listed here, so
 // variables added to Config later are fuzzed as soon as a seed names them. Oracles: an accepted
-// config passes validate(); an accepted mask leaves a topology of the same size with no added link.
+// config passes validate(); an accepted mask leaves a topology of the same size with no added link (on a
+// full mesh host-staged entries only change a link's class).
 #include <cstddef>
 #include <cstdint>
 #include <map>

@@ -7,6 +7,7 @@
 #include "bootstrap/rank_agreement.h"
 #include "peerreduce/types.h"
 #include "topology/generators.h"
+#include "topology/link_mask.h"
 #include "topology/link_ranges.h"
 #include "topology/routes.h"
 
@@ -105,7 +106,9 @@ StatusOr<AgreedTopology> agreeOnTopology(int rank, int size, const Topology& loc
                                         .ingress_bandwidth_gbps = first.ingress_bandwidth_gbps,
                                         .launch_overhead_us = first.launch_overhead_us});
   agreed.architecture = first.architecture;
-  auto masked = applyLinkMask(agreed.topology, config.link_mask);
+  // New host-staged pairs get the figures measured for this architecture, where there are any: every
+  // rank knows rank 0's architecture, so every rank picks the same.
+  auto masked = applyLinkMask(agreed.topology, config.link_mask, hostStagedLinkFor(agreed.architecture));
   if (!masked.isOk()) return masked.status().withContext("PEERREDUCE_LINK_MASK");
   PR_RETURN_IF_ERROR(checkMaskKeepsConnected(agreed.topology, *masked, config.link_mask, "PEERREDUCE_LINK_MASK"));
   agreed.topology = std::move(masked).value();

@@ -154,9 +154,10 @@ std::array<SettingSpec, kSettingCount> makeSpecs() {
 
   at(SettingId::kLinkMask) = textSpec("PEERREDUCE_LINK_MASK", SettingKind::kLinkMask, "link mask", kMaxLinkMaskChars);
   at(SettingId::kLinkMask).default_note = "none";
-  at(SettingId::kLinkMask).example = "0-1,2-3";
+  at(SettingId::kLinkMask).example = "0-1,host:2-3";
   at(SettingId::kLinkMask).help =
-      "pairs of ranks whose direct link is not used, in both directions: partial connectivity on any machine";
+      "pairs of ranks whose direct link is not used (A-B) or that talk through pinned host memory (host:A-B; "
+      "host:all: every pair), both directions: partial connectivity and machines without peer access anywhere";
 
   at(SettingId::kTuningFile) =
       textSpec("PEERREDUCE_TUNING_FILE", SettingKind::kPath, "tuning file path", kMaxTuningFileChars);

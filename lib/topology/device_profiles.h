@@ -20,6 +20,9 @@ struct DeviceProfile {
   std::string_view architecture;  // the GPU architecture it stands for: "sm_90"
   LinkInfo link;                  // every peer link of the full mesh it was measured on
   DeviceModel device;
+  // Host-staged figures (peer data through pinned host memory) measured on this machine; class kNone
+  // where never measured, and host-staged pairs then get defaultHostStagedLink().
+  LinkInfo host_link{};
 };
 
 // Every profile the library ships.

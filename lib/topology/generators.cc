@@ -138,19 +138,4 @@ StatusOr<Topology> parseTopologySpec(const std::string& spec, int world_size) {
   return invalidArgumentError("unknown topology '" + spec + "'" + accepted);
 }
 
-StatusOr<Topology> applyLinkMask(const Topology& topology, const std::string& mask) {
-  Topology masked = topology;
-  if (mask.empty()) return masked;
-  for (const std::string& entry : splitString(mask, ',')) {
-    const auto ends = splitString(entry, '-');
-    if (ends.size() != 2) return invalidArgumentError("link mask entry '" + entry + "' is not A-B (e.g. 0-1,2-3)");
-    const std::int64_t limit = topology.worldSize() - 1;
-    PR_ASSIGN_OR_RETURN(std::int64_t a, parseInt64(ends[0], 0, limit, "link mask rank"));
-    PR_ASSIGN_OR_RETURN(std::int64_t b, parseInt64(ends[1], 0, limit, "link mask rank"));
-    if (a == b) return invalidArgumentError("link mask entry '" + entry + "' names one rank twice");
-    masked.setBidirectional(static_cast<int>(a), static_cast<int>(b), LinkInfo{});
-  }
-  return masked;
-}
-
 }  // namespace peerreduce

@@ -14,6 +14,8 @@
 
 #include "peerreduce/status.h"
 #include "peerreduce/topology.h"
+// applyLinkMask, which callers of the generators have always found here.
+#include "topology/link_mask.h"
 
 namespace peerreduce {
 
@@ -31,9 +33,5 @@ StatusOr<Topology> randomTopology(int world_size, double density, std::uint64_t 
 // "full-mesh", "ring", "mesh2d:2x4", "pcie:4", "random:0.5:7" for `world_size` ranks. An unknown
 // name or bad parameter is kInvalidArgument listing the accepted forms.
 StatusOr<Topology> parseTopologySpec(const std::string& spec, int world_size);
-
-// Removes the links named by `mask` in both directions: "0-1,2-3". Ranks must be in range and
-// distinct; kInvalidArgument names the bad entry.
-StatusOr<Topology> applyLinkMask(const Topology& topology, const std::string& mask);
 
 }  // namespace peerreduce

@@ -24,7 +24,8 @@ std::vector<std::vector<int>> connectedComponents(const Topology& topology);
 Status checkConnected(const Topology& topology);
 
 // Whether `masked` (`unmasked` with the link mask `mask`, given by `source`, applied) still connects
-// every rank. A machine that is disconnected already is kUnavailable (checkConnected of `unmasked`); a
+// every rank: ok when it does, even where `unmasked` did not (host-staged entries add links). Otherwise a
+// machine that is disconnected already is kUnavailable (checkConnected of `unmasked`); a
 // mask that disconnects a connected machine is kInvalidArgument naming the mask, its source and the ranks
 // cut off: the setting, not the machine, is wrong.
 Status checkMaskKeepsConnected(const Topology& unmasked, const Topology& masked, const std::string& mask,

@@ -6,6 +6,7 @@
 #include <limits>
 #include <system_error>
 
+#include "util/link_mask_syntax.h"
 #include "util/parse.h"
 
 namespace peerreduce {
@@ -159,12 +160,8 @@ Status checkValue(const SettingSpec& spec, const SettingValue& value, std::strin
                                     std::to_string(spec.max_chars) + whose(spec));
       }
       if (spec.kind == SettingKind::kPath || spec.kind == SettingKind::kText) return Status::ok();
-      for (char c : v) {
-        if (!((c >= '0' && c <= '9') || c == '-' || c == ',')) {
-          return invalidArgumentError(prefix + spec.noun + " '" + shown(v) +
-                                      "' may hold only digits, '-' and ',' (e.g. 0-1,2-3)" + whose(spec));
-        }
-      }
+      const auto entries = parseLinkMaskSyntax(v);
+      if (!entries.isOk()) return invalidArgumentError(prefix + entries.status().message() + whose(spec));
       return Status::ok();
     }
   }
@@ -344,7 +341,8 @@ std::string describeAccepted(const SettingSpec& spec) {
     case SettingKind::kText:
       return spec.max_chars == 0 ? "any text" : "text of at most " + std::to_string(spec.max_chars) + " characters";
     case SettingKind::kLinkMask:
-      return "pairs A-B separated by commas, at most " + std::to_string(spec.max_chars) + " characters";
+      return "entries A-B, host:A-B or host:all separated by commas, at most " + std::to_string(spec.max_chars) +
+             " characters";
   }
   return "";
 }

@@ -16,8 +16,8 @@
 //   kFraction  a plain decimal fraction in 0..1 ("0.5", ".25", "1"), read digit by digit (no locale)
 //   kPath      any text of at most max_chars characters, naming a file
 //   kText      any text of at most max_chars characters (a name)
-//   kLinkMask  digits, '-' and ',' ("0-1,2-3"), at most max_chars; ranks are checked against the world
-//              size at communicator creation
+//   kLinkMask  comma-separated A-B, host:A-B and host:all entries ("0-1,host:2-3"; util/link_mask_syntax.h),
+//              at most max_chars; ranks are checked against the world size at communicator creation
 //
 // Thread safety: specs are immutable; every function here may be called from any thread.
 #pragma once

@@ -55,7 +55,8 @@ std::string cliUsage() {
          "  --topology T       full-mesh (default), ring, mesh2d:RxC, pcie:K, random:DENSITY[:SEED], or a topology "
          "file\n"
          "  --device D         price the full mesh with a calibrated profile: h200 (fitted on 4 x H200)\n"
-         "  --mask PAIRS       forbid direct links, e.g. 0-1,2-3 (as PEERREDUCE_LINK_MASK)\n"
+         "  --mask PAIRS       forbid direct links (0-1,2-3) or stage pairs through host memory\n"
+         "                     (host:0-1, host:all), as PEERREDUCE_LINK_MASK\n"
          "  --json             print one JSON object instead of text (predict: every size's candidates)\n"
          "  --help             this text\n"
          "Exit status: 0 verified, 1 the result or the run was wrong, 2 bad input.\n";

@@ -41,7 +41,11 @@ StatusOr<Topology> simulatedTopology(const CliOptions& o) {
     }
   }
   if (!o.mask.empty()) {
-    PR_ASSIGN_OR_RETURN(Topology masked, applyLinkMask(topology, o.mask));
+    // Host-staged pairs get the device profile's host-staged figures where it has them.
+    const LinkInfo host_link = o.device.empty()
+                                   ? defaultHostStagedLink()
+                                   : hostStagedLinkFor(std::string(findDeviceProfile(o.device)->architecture));
+    PR_ASSIGN_OR_RETURN(Topology masked, applyLinkMask(topology, o.mask, host_link));
     // A mask that cuts the world apart is bad input (exit 2), not a failure of the run.
     PR_RETURN_IF_ERROR(checkMaskKeepsConnected(topology, masked, o.mask, "--mask"));
     topology = std::move(masked);

@@ -65,7 +65,8 @@ struct Config {
   std::chrono::milliseconds bootstrap_timeout{kDefaultBootstrapTimeoutMs};
   std::size_t scratch_bytes = kDefaultScratchBytes;
   bool verify_plans = true;
-  std::string link_mask;    // "A-B,C-D": links removed in both directions (checked at creation)
+  std::string link_mask;    // "A-B,host:C-D": A-B removed, C-D host-staged, both directions; "host:all":
+                            // every pair host-staged (topology/link_mask.h; checked at creation)
   std::string tuning_file;  // path of a tuning table; empty = none
   // The symmetric pool and pinned host memory. scratch_bytes is what an allreduce asks of the pool;
   // creation refuses a pool too small to hold it.

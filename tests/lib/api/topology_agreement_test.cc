@@ -11,6 +11,7 @@
 #include <string>
 
 #include "sim/sim_cluster.h"
+#include "topology/generators.h"
 
 namespace peerreduce {
 namespace {
@@ -74,6 +75,32 @@ TEST(TopologyAgreement, MaskThatDisconnectsAConnectedWorldIsAnInvalidArgument) {
             std::string::npos)
       << message;
   EXPECT_NE(message.find("ranks 1,2,3 cannot be reached from rank 0"), std::string::npos) << message;
+}
+
+// host:all on a machine without peer access: creation succeeds, and every rank's agreed topology has
+// every pair host-staged with the default figures (the simulator's architecture has no profile).
+TEST(TopologyAgreement, HostAllConnectsAMachineWithoutPeerAccessOnEveryRank) {
+  sim::SimOptions options;
+  options.topology = Topology(3);
+  Config config;
+  config.link_mask = "host:all";
+  auto cluster = sim::SimCluster::create(3, options, config);
+  ASSERT_TRUE(cluster.isOk()) << cluster.status().toString();
+  for (int r = 0; r < 3; ++r) {
+    const Topology& agreed = (*cluster)->comm(r).topology();
+    for (int a = 0; a < 3; ++a) {
+      for (int b = 0; b < 3; ++b) {
+        if (a == b) continue;
+        EXPECT_EQ(agreed.link(a, b), defaultHostStagedLink()) << "rank " << r << ": " << a << "->" << b;
+      }
+    }
+  }
+  config.link_mask = "host:0-3";
+  auto outside = sim::SimCluster::create(3, options, config);
+  ASSERT_FALSE(outside.isOk());
+  EXPECT_EQ(outside.status().code(), ErrorCode::kInvalidArgument);
+  EXPECT_NE(outside.status().message().find("PEERREDUCE_LINK_MASK"), std::string::npos) << outside.status().message();
+  EXPECT_NE(outside.status().message().find("entry 'host:0-3'"), std::string::npos) << outside.status().message();
 }
 
 // A machine that is disconnected without any mask stays kUnavailable: nothing the user set is wrong.

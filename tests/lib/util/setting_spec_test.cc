@@ -134,7 +134,10 @@ TEST(SettingSpec, PathsAndMasksAcceptEmptyTextAndCheckLength) {
   mask.noun = "link mask";
   mask.max_chars = 16;
   EXPECT_EQ(std::get<std::string>(*parseSettingText(mask, "0-1,2-3")), "0-1,2-3");
-  expectRefused(mask, "0-1;2", "may hold only digits, '-' and ','");
+  EXPECT_EQ(std::get<std::string>(*parseSettingText(mask, "0-1,host:all")), "0-1,host:all");
+  expectRefused(mask, "0-1;2", "link mask entry '0-1;2': link mask rank '1;2' is not a whole number");
+  expectRefused(mask, "0-1-2", "link mask entry '0-1-2' is not A-B, host:A-B or host:all");
+  expectRefused(mask, "host:2-2", "link mask entry 'host:2-2' names one rank twice");
 }
 
 TEST(SettingSpec, EmptyTextIsRefusedWhereItMeansNothing) {
