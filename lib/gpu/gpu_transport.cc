@@ -40,7 +40,7 @@
 #include "plan/flag_epochs.h"
 #include "plan_kernel_launch.h"
 #include "portability.h"
-#include "topology/generators.h"
+#include "topology/link_mask.h"
 #include "util/log.h"
 
 namespace peerreduce {
@@ -346,8 +346,7 @@ class GpuTransport final : public Transport,
         table.scratch[peer] = base + scratchStart();
       }
       if (peer != rank_) {
-        topology_.setLink(rank_, peer,
-                          host_link_[static_cast<std::size_t>(peer)] ? defaultHostStagedLink() : defaultLink());
+        topology_.setLink(rank_, peer, host_link_[static_cast<std::size_t>(peer)] ? hostLink() : defaultLink());
       }
     }
     // A world with any region in host memory runs the pulling kernels only (host_staging.h); every rank
@@ -366,7 +365,7 @@ class GpuTransport final : public Transport,
         if (a == b || a == rank_) continue;
         const bool forced =
             forced_.size() == n * n && forced_[static_cast<std::size_t>(a) * n + static_cast<std::size_t>(b)] != 0;
-        topology_.setLink(a, b, forced ? defaultHostStagedLink() : defaultLink());
+        topology_.setLink(a, b, forced ? hostLink() : defaultLink());
       }
     }
     topology_.setDevice(modelDevice(architecture()));
@@ -754,6 +753,8 @@ class GpuTransport final : public Transport,
   // Peer access over NVLink / XGMI, priced with the cost model's fitted parameters where this device
   // has them (gpu/calibrated_model.h).
   LinkInfo defaultLink() const { return modelLink(architecture()); }
+  // A host-staged pair: the figures the link mask gives this architecture (topology/link_mask.h).
+  LinkInfo hostLink() const { return hostStagedLinkFor(architecture()); }
 
   Status devicePlan(const std::shared_ptr<const Plan>& plan, const DevicePlan** out) {
     if (!plan || plan->world_size != world_size_) {

@@ -89,11 +89,22 @@ TEST(HostStaging, TrafficCountsEveryScratchAccessToAHostPlacedRegion) {
   EXPECT_TRUE(stagedChunkAccesses(plan, 0, {false, false}).empty());
 }
 
-TEST(HostStaging, NoMaskForcesNothingAndARemovedLinkIsNotHostStaged) {
+TEST(HostStaging, TheMaskForcesItsHostEntriesAndNothingElse) {
   const auto none = hostStagedPairs("", 4).value();
   EXPECT_EQ(none, std::vector<std::uint8_t>(16, 0));
   const auto removed = hostStagedPairs("0-1", 4).value();
   EXPECT_EQ(removed, std::vector<std::uint8_t>(16, 0));
+  // host:A-B forces the pair both ways; host:all every pair but those a removal takes out.
+  std::vector<std::uint8_t> expected(16, 0);
+  expected[0 * 4 + 1] = expected[1 * 4 + 0] = 1;
+  EXPECT_EQ(hostStagedPairs("host:0-1", 4).value(), expected);
+  const auto all_but = hostStagedPairs("host:all,2-3", 4).value();
+  for (int a = 0; a < 4; ++a) {
+    for (int b = 0; b < 4; ++b) {
+      const bool staged = a != b && !((a == 2 && b == 3) || (a == 3 && b == 2));
+      EXPECT_EQ(all_but[static_cast<std::size_t>(a * 4 + b)], staged ? 1 : 0) << a << "-" << b;
+    }
+  }
   auto bad = hostStagedPairs("0-9", 4);
   ASSERT_FALSE(bad.isOk());
   EXPECT_EQ(bad.status().code(), ErrorCode::kInvalidArgument);
