@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -138,16 +139,17 @@ int main(int argc, char** argv) {
 
   // Host memory as the transport's host-staged regions have it.
   unsigned char* host = nullptr;
-  peerreduce::StatusOr<peerreduce::SharedHostSegment> segment = peerreduce::internalError("unused");
+  std::optional<peerreduce::SharedHostSegment> segment;
   if (o.malloc_host) {
     check(hipHostMalloc(reinterpret_cast<void**>(&host), o.max_bytes, hipHostMallocMapped | hipHostMallocPortable),
           "hipHostMalloc");
   } else {
-    segment = peerreduce::SharedHostSegment::create(o.max_bytes);
-    if (!segment.isOk()) {
-      std::fprintf(stderr, "%s\n", segment.status().toString().c_str());
+    auto created = peerreduce::SharedHostSegment::create(o.max_bytes);
+    if (!created.isOk()) {
+      std::fprintf(stderr, "%s\n", created.status().toString().c_str());
       return 1;
     }
+    segment.emplace(std::move(created).value());
     (void)segment->unlink();  // nobody else maps it
     const peerreduce::Status registered = peerreduce::registerHostPages(segment->data(), segment->size());
     if (!registered.isOk()) {

@@ -334,7 +334,8 @@ class GpuTransport final : public Transport,
       }
       // The access probe: the peer's token, read through the mapping, must be what it wrote.
       std::uint64_t token = 0;
-      PR_GPU_CHECK(rank_, hipMemcpy(&token, base, sizeof(token), hipMemcpyDeviceToHost));
+      // Default direction: the region may be device memory or mapped host memory.
+      PR_GPU_CHECK(rank_, hipMemcpy(&token, base, sizeof(token), hipMemcpyDefault));
       if (token != record.token) {
         return unavailableError(who + "access probe read " + std::to_string(token) + " instead of the token " +
                                 std::to_string(record.token) + " the peer wrote; peer memory is not reachable");
