@@ -136,8 +136,7 @@ Status SimEngine::checkLinks(int rank, const RankProgram& program) const {
                                   " names rank " + std::to_string(*stray) + " of a world of " +
                                   std::to_string(world_size_));
     }
-    const auto unlinked =
-        firstTouchedPeer(program, s, rank, [&](int peer) { return !topology_.link(rank, peer).connected(); });
+    const auto unlinked = firstTouchedPeer(program, s, rank, [&](int peer) { return !linkUsable(rank, peer); });
     if (unlinked) {
       return unavailableError("simulated rank " + std::to_string(rank) + ": step #" + std::to_string(index) + " (" +
                               describeStep(program, s) + ") needs link " + std::to_string(rank) + "->" +
@@ -291,7 +290,7 @@ std::byte* SimEngine::resolve(int rank, const Operation& op, const BufferRef& re
   return nullptr;
 }
 
-void SimEngine::executeData(int rank, Operation& op, const Step& s) {
+bool SimEngine::executeData(int rank, Operation& op, const Step& s) {
   const RankProgram& program = op.request.plan->programs[static_cast<std::size_t>(rank)];
   const std::size_t count = op.request.layout.size(op.request.layout.chunkOf(s.chunk));
   const int step_index = static_cast<int>(op.pc);
@@ -302,8 +301,10 @@ void SimEngine::executeData(int rank, Operation& op, const Step& s) {
     }
     if (s.dst.kind == BufferKind::kScratch) races_.write(rank, op.seq, step_index, s.dst.rank, s.dst.slot);
   }
-  if (count == 0) return;
-  std::byte* dst = resolve(rank, op, s.dst, s.chunk);
+  if (count == 0) return true;
+  const std::size_t bytes = count * dataTypeSize(op.request.dtype);
+  std::byte* const real_dst = resolve(rank, op, s.dst, s.chunk);
+  std::byte* dst = real_dst;
   sources_.clear();
   from_send_.clear();
   for (std::uint32_t i = 0; i < s.src_count; ++i) {
@@ -311,15 +312,19 @@ void SimEngine::executeData(int rank, Operation& op, const Step& s) {
     sources_.push_back(resolve(rank, op, src, s.chunk));
     from_send_.push_back(src.kind == BufferKind::kInput ? 1 : 0);
   }
+  // Data across host-staged links passes through pinned host memory (engine_links.cc).
+  if (ranks_[static_cast<std::size_t>(rank)]->staging && !stageIn(rank, op, s, bytes, dst)) return false;
   // A copy moves bits, except out of the send buffer under avg: a floating avg premultiplies every element
   // read from a send buffer (kernels/reduce_ops.h), so that copy is a one-source reduction.
   if (s.kind == StepKind::kCopy && !(op.request.op == ReduceOp::kAvg && from_send_.front() != 0)) {
-    if (sources_.front() != dst) std::memmove(dst, sources_.front(), count * dataTypeSize(op.request.dtype));
-    return;
+    if (sources_.front() != dst) std::memmove(dst, sources_.front(), bytes);
+  } else {
+    const bool finalize = s.kind == StepKind::kReduce && s.finalize;
+    kernels::hostReduce(op.request.dtype, op.request.op, dst, sources_.data(), static_cast<int>(s.src_count), count,
+                        finalize, world_size_, from_send_.data());
   }
-  const bool finalize = s.kind == StepKind::kReduce && s.finalize;
-  kernels::hostReduce(op.request.dtype, op.request.op, dst, sources_.data(), static_cast<int>(s.src_count), count,
-                      finalize, world_size_, from_send_.data());
+  if (ranks_[static_cast<std::size_t>(rank)]->staging) stageOut(rank, dst, real_dst, bytes);
+  return true;
 }
 
 Status SimEngine::reserveTimeMarks(int rank, std::size_t count) {
@@ -397,7 +402,7 @@ void SimEngine::passFence(int rank, Operation& op) {
   RankState& state = *ranks_[static_cast<std::size_t>(rank)];
   const double start = state.clock_us;
   const double begun = op.wait_start_us < 0 ? start : op.wait_start_us;
-  state.clock_us += timing_.launchUs();
+  state.clock_us += timingOf(rank).launchUs();
   int last_peer = -1;
   for (int peer = 0; peer < world_size_; ++peer) {
     const std::uint64_t target = peer == rank ? 0 : state.epochs->fence(peer);
@@ -477,11 +482,11 @@ void SimEngine::step(int rank) {
     }
     case StepKind::kSignal: {
       state.phase->close();
-      state.clock_us += timing_.signalIssueUs();
+      state.clock_us += timingOf(rank).signalIssueUs();
       Counter& c = counter(s.peer, rank, s.flag);
       c.count += 1;
       Arrival arrival;
-      arrival.time_us = state.clock_us + timing_.signalLatencyUs(rank, s.peer);
+      arrival.time_us = state.clock_us + timingOf(rank).signalLatencyUs(rank, s.peer);
       if (faults_.any) arrival.time_us += extraSignalDelay(rank, s.peer);
       if (options_.race_checking) {
         races_.tick(rank);
@@ -499,7 +504,7 @@ void SimEngine::step(int rank) {
       state.clock_us = state.phase->addDataStep(program, s, op.request.layout, dataTypeSize(op.request.dtype),
                                                 state.clock_us, &stats_.link_bytes);
       event.bytes = op.request.layout.size(op.request.layout.chunkOf(s.chunk)) * dataTypeSize(op.request.dtype);
-      executeData(rank, op, s);
+      if (!executeData(rank, op, s)) return;  // the operation failed (and left the queue)
       break;
     }
   }

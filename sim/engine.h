@@ -24,6 +24,7 @@
 #include <string>
 #include <vector>
 
+#include "memory/pinned_host_pool.h"
 #include "op_agreement.h"
 #include "peerreduce/simulator.h"
 #include "peerreduce/transport.h"
@@ -45,6 +46,11 @@ class SimEngine final : public SimFaults {
   std::uint64_t worldId() const { return world_id_; }
 
   StatusOr<std::vector<std::byte>> openSymmetric(int rank, std::size_t bytes);
+  // The links `rank`'s communicator agreed on and its pinned pool (LinkAdoption; engine_links.cc): from
+  // now on the rank's steps are priced and checked on `agreed`, and its data over host-staged links passes
+  // through blocks of `staging`. kInvalidArgument for a topology of another size or a null pool, and
+  // while the rank has operations queued.
+  Status adoptLinks(int rank, const Topology& agreed, std::shared_ptr<PinnedHostPool> staging);
   Status connectPeers(int rank, const std::vector<std::vector<std::byte>>& records);
   Topology topology() const { return topology_; }
   // `rank`'s symmetric region (host memory), null before openSymmetric. Defined in engine_region.cc.
@@ -120,6 +126,11 @@ class SimEngine final : public SimFaults {
     Status error;
     std::atomic<bool> aborted{false};
     std::vector<double> mark_times;  // virtual time each mark was reached; NaN while pending
+    // Adopted links (adoptLinks): null until then, and the machine's topology applies.
+    std::unique_ptr<Topology> links;
+    std::unique_ptr<TimingModel> timing;
+    std::shared_ptr<PinnedHostPool> staging;
+    std::vector<PinnedBlock> staged;  // the blocks of the step being executed, returned after it
   };
   enum class Readiness { kReady, kBlocked, kIdle };
   // Injected faults (engine_faults.cc); `any` keeps the fault-free path to one branch.
@@ -143,7 +154,8 @@ class SimEngine final : public SimFaults {
   int fenceBlocker(int rank);
   void passFence(int rank, Operation& op);
   void step(int rank);
-  void executeData(int rank, Operation& op, const Step& step);
+  // False when the step failed (the rank's operation failed with it).
+  bool executeData(int rank, Operation& op, const Step& step);
   void finishOperation(int rank);
   // Batches (engine_batch.cc): the request's batch is well formed; the operation takes a copy of it and
   // its packed buffers; packing at the start and unpacking at the end.
@@ -158,6 +170,18 @@ class SimEngine final : public SimFaults {
   static bool readsSend(const Plan& plan, int rank);
   std::string describeSite(const AccessSite& site) const;
   Status checkLinks(int rank, const RankProgram& program) const;
+  // Links as `rank` uses them (engine_links.cc): its adopted links, else the machine's. A link is usable
+  // when the rank's links have it and the machine can carry it: a direct link needs the machine's,
+  // a host-staged one only host memory.
+  const Topology& linksOf(int rank) const;
+  const TimingModel& timingOf(int rank) const;
+  bool linkUsable(int rank, int peer) const;
+  bool hostStaged(int rank, int peer) const;
+  // Moves each source and the destination of data step `s` that lies across a host-staged link through a
+  // block of the rank's staging pool (copied in before the step, out after it: stageOut). False when the
+  // pool refused (the rank's operation then failed with its kOutOfMemory).
+  bool stageIn(int rank, Operation& op, const Step& s, std::size_t bytes, std::byte*& dst);
+  void stageOut(int rank, std::byte* staged_dst, std::byte* real_dst, std::size_t bytes);
   Status runLocked();
   // Waits in synchronize until the round of `generation` is over; false at the deadline or on abort.
   bool waitForRound(std::unique_lock<std::mutex>& lock, int rank, std::uint64_t generation,

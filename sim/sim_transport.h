@@ -16,8 +16,13 @@ inline constexpr std::size_t kSimMaxOneShotBatchBytes = std::size_t{256} << 10;
 inline constexpr std::size_t kSimMaxTwoShotBatchBytes = std::size_t{1} << 20;
 
 // One rank's transport; it has every optional capability (time marks in virtual time, buffer sharing
-// through the world's registry, batches), so it hands out itself for each.
-class SimTransport final : public Transport, private TimeMarks, private BufferSharing, private BatchSubmit {
+// through the world's registry, batches, agreed links with host staging through the communicator's pinned
+// pool), so it hands out itself for each.
+class SimTransport final : public Transport,
+                           private TimeMarks,
+                           private BufferSharing,
+                           private BatchSubmit,
+                           private LinkAdoption {
  public:
   SimTransport(std::shared_ptr<SimEngine> engine, std::shared_ptr<SimBufferRegistry> buffers, int rank)
       : engine_(std::move(engine)), buffers_(std::move(buffers)), rank_(rank) {}
@@ -42,7 +47,7 @@ class SimTransport final : public Transport, private TimeMarks, private BufferSh
   Status asyncError() const override { return engine_->asyncError(rank_); }
   void abort() override { engine_->abort(rank_); }
   PeerHealth peerHealth(int peer) const override { return engine_->peerHealth(rank_, peer); }
-  TransportCapabilities capabilities() override { return {this, this, this}; }
+  TransportCapabilities capabilities() override { return {this, this, this, this}; }
 
   // The world's registry: tests declare allocations (trackAllocation) and count live exports.
   SimBufferRegistry& buffers() { return *buffers_; }
@@ -51,6 +56,9 @@ class SimTransport final : public Transport, private TimeMarks, private BufferSh
   std::size_t maxBatchBytes(Algorithm algorithm) const override {
     if (algorithm == Algorithm::kOneShot) return kSimMaxOneShotBatchBytes;
     return algorithm == Algorithm::kTwoShot ? kSimMaxTwoShotBatchBytes : 0;
+  }
+  Status adoptLinks(const Topology& agreed, std::shared_ptr<PinnedHostPool> staging) override {
+    return engine_->adoptLinks(rank_, agreed, std::move(staging));
   }
   Status reserveTimeMarks(std::size_t count) override { return engine_->reserveTimeMarks(rank_, count); }
   StatusOr<bool> markTime(std::size_t mark, StreamHandle /*stream*/) override { return engine_->markTime(rank_, mark); }

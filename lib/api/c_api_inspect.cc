@@ -75,7 +75,7 @@ prResult_t prCommPinnedStats(prComm_t comm, prPinnedStats_t* stats) noexcept {
     *stats =
         prPinnedStats_t{s.limit_bytes,   s.bytes_pinned,  s.peak_bytes_pinned, s.bytes_in_use, s.bytes_idle,
                         s.blocks_in_use, s.blocks_idle,   s.acquisitions,      s.reuses,       s.system_allocations,
-                        s.evictions,     s.bytes_evicted, s.failures};
+                        s.evictions,     s.bytes_evicted, s.failures,          s.bytes_staged};
     return prSuccess;
   });
 }

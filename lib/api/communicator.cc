@@ -81,7 +81,7 @@ Status configureHostStaging(Communicator::Impl& impl) {
   HostStaging* staging = impl.transport->capabilities().host_staging;
   if (staging == nullptr) return Status::ok();
   PR_ASSIGN_OR_RETURN(std::vector<std::uint8_t> forced, hostStagedPairs(impl.config.link_mask, impl.size));
-  return staging->configureHostStaging(HostStagingRequest{std::move(forced), &*impl.pinned});
+  return staging->configureHostStaging(HostStagingRequest{std::move(forced), impl.pinned});
 }
 
 Status exchangeSymmetricMemory(Communicator::Impl& impl) {
@@ -185,6 +185,8 @@ Status createImpl(Communicator::Impl& impl) {
   impl.topology = std::move(agreed.topology);
   impl.architecture = std::move(agreed.architecture);
   const RankAgreement agreement = agreementOf(impl);
+  PR_RETURN_IF_ERROR(agreement.outcome(adoptAgreedLinks(*impl.transport, impl.rank, local, impl.topology, impl.pinned),
+                                       "take the agreed links"));
   PR_RETURN_IF_ERROR(agreement.outcome(loadTuning(impl), "read the tuning table (PEERREDUCE_TUNING_FILE)"));
   PR_RETURN_IF_ERROR(agreement.sameValue(impl.tuning ? Fnv1aOf(impl.tuning->format()) : 0,
                                          "tuning table (PEERREDUCE_TUNING_FILE contents)"));

@@ -46,7 +46,8 @@ struct Communicator::Impl {
   // Null unless enableProfiling was called: the allreduce path's only cost when off is this check.
   std::unique_ptr<Profiler> profiler;
   // Page-locked host memory for host-staged paths, bounded by Config::memory.pinned_limit_bytes.
-  std::optional<PinnedHostPool> pinned;
+  // Shared with the transport (LinkAdoption), which stages host-staged links' traffic through it.
+  std::shared_ptr<PinnedHostPool> pinned;
   // Registered user buffers; declared last so they end before anything they could refer to.
   BufferRegistrations buffers;
 };

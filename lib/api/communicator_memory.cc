@@ -37,7 +37,7 @@ Status createPool(Communicator::Impl& impl) {
   // Pinned memory is taken lazily by acquire; creating the pool only checks and records its limit.
   const PinnedHostPoolOptions pinned_options{.limit_bytes = impl.config.memory.pinned_limit_bytes, .rank = impl.rank};
   PR_ASSIGN_OR_RETURN(PinnedHostPool pinned, PinnedHostPool::create(pinned_options, platformHostAllocator()));
-  impl.pinned.emplace(std::move(pinned));
+  impl.pinned = std::make_shared<PinnedHostPool>(std::move(pinned));
   impl.streams.emplace(*impl.pool,
                        ScratchSizes{.preferred_bytes = impl.config.scratch_bytes,
                                     .minimum_bytes = minimumScratch(impl.config),

@@ -132,13 +132,31 @@ StatusOr<std::unique_ptr<Communicator>> shrinkCommunicator(const Communicator& o
     return invalidArgumentError(rankName(me) + ": shrink needs the new world's bootstrap and transport (one is null)");
   }
   // Every pair the shrunk topology lacks (masked before, or dead now) stays masked in the new world,
-  // so a transport that would still see the link (a GPU probe) does not bring it back.
+  // so a transport that would still see the link (a GPU probe) does not bring it back; every pair that
+  // was host-staged stays host-staged (host:A-B), so the new world runs over the links the old one did.
+  // A world with no peer access left says so in one entry (host:all) rather than one per pair.
   Config config = old.config();
-  std::string mask;
+  auto hostStaged = [&](int a, int b) {
+    return plan.topology.link(a, b).link_class == LinkClass::kHostStaged &&
+           plan.topology.link(b, a).link_class == LinkClass::kHostStaged;
+  };
+  auto linked = [&](int a, int b) {
+    return plan.topology.link(a, b).connected() && plan.topology.link(b, a).connected();
+  };
+  bool every_link_host_staged = true;
+  for (int a = 0; a < m; ++a) {
+    for (int b = a + 1; b < m; ++b)
+      every_link_host_staged = every_link_host_staged && (!linked(a, b) || hostStaged(a, b));
+  }
+  std::string mask = every_link_host_staged && m > 1 ? "host:all" : "";
   for (int a = 0; a < m; ++a) {
     for (int b = a + 1; b < m; ++b) {
-      if (plan.topology.link(a, b).connected() && plan.topology.link(b, a).connected()) continue;
-      mask += (mask.empty() ? "" : ",") + std::to_string(a) + "-" + std::to_string(b);
+      const std::string pair = std::to_string(a) + "-" + std::to_string(b);
+      if (!linked(a, b)) {
+        mask += (mask.empty() ? "" : ",") + pair;
+      } else if (hostStaged(a, b) && !every_link_host_staged) {
+        mask += (mask.empty() ? "host:" : ",host:") + pair;
+      }
     }
   }
   config.link_mask = mask;

@@ -115,4 +115,22 @@ StatusOr<AgreedTopology> agreeOnTopology(int rank, int size, const Topology& loc
   return agreed;
 }
 
+Status adoptAgreedLinks(Transport& transport, int rank, const Topology& local, const Topology& agreed,
+                        std::shared_ptr<PinnedHostPool> staging) {
+  if (LinkAdoption* adoption = transport.capabilities().link_adoption) {
+    return adoption->adoptLinks(agreed, std::move(staging));
+  }
+  for (int peer = 0; peer < agreed.worldSize(); ++peer) {
+    if (peer == rank || agreed.link(rank, peer).link_class != LinkClass::kHostStaged ||
+        local.link(rank, peer).link_class == LinkClass::kHostStaged) {
+      continue;
+    }
+    return unsupportedError(transport.name() + " cannot stage the link " + std::to_string(rank) + "->" +
+                            std::to_string(peer) +
+                            " through host memory (it has no LinkAdoption); remove the host: entries of "
+                            "PEERREDUCE_LINK_MASK or use a transport with host staging");
+  }
+  return Status::ok();
+}
+
 }  // namespace peerreduce

@@ -14,6 +14,7 @@
 #include "peerreduce/bootstrap.h"
 #include "peerreduce/config.h"
 #include "peerreduce/topology.h"
+#include "peerreduce/transport.h"
 
 namespace peerreduce {
 
@@ -26,6 +27,12 @@ struct AgreedTopology {
 // for transports that must place memory before the topology is agreed (HostStaging). Read by applying
 // the mask to a full mesh, so the mask has one parser; kInvalidArgument as applyLinkMask gives it.
 StatusOr<std::vector<std::uint8_t>> hostStagedPairs(const std::string& mask, int size);
+
+// Hands `agreed` and the communicator's pinned pool to the transport (LinkAdoption). A transport without
+// that capability is fine unless the agreement made host-staged a link of `rank` that the transport's own
+// topology `local` did not have as host-staged: then kUnsupported naming the transport and the link.
+Status adoptAgreedLinks(Transport& transport, int rank, const Topology& local, const Topology& agreed,
+                        std::shared_ptr<PinnedHostPool> staging);
 
 StatusOr<AgreedTopology> agreeOnTopology(int rank, int size, const Topology& local, const std::string& architecture,
                                          Bootstrap& bootstrap, const Config& config);

@@ -119,7 +119,7 @@ class GpuTransport final : public Transport,
   TransportIdentity identity() const override {
     return {std::string(PR_GPU_PLATFORM_NAME) + " gpu " + std::to_string(device_), architecture(), rank_, world_size_};
   }
-  TransportCapabilities capabilities() override { return {this, this, this, this}; }
+  TransportCapabilities capabilities() override { return {this, this, this, nullptr, this}; }
 
   StatusOr<OpenedRegion> openSymmetric(std::size_t bytes) override {
     PR_ASSIGN_OR_RETURN(std::vector<std::byte> record, openRegion(bytes));
@@ -221,7 +221,7 @@ class GpuTransport final : public Transport,
       return unavailableError("rank " + std::to_string(rank_) +
                               " needs a host-staged region but has no pinned pool (the communicator configures it)");
     }
-    auto block = pool_->acquire(region_bytes_);
+    auto block = pool_->acquire(region_bytes_, PinnedUse::kResident);
     if (!block.isOk()) return block.status().withContext("rank " + std::to_string(rank_) + " host-staged region");
     if (!block->locked()) {
       return unavailableError("rank " + std::to_string(rank_) + ": the GPU runtime would not register " +
@@ -885,7 +885,7 @@ class GpuTransport final : public Transport,
   // rank's host-placed region, peers' regions of other processes mapped here, where every rank's region
   // lives and which peers this rank reaches through host memory.
   std::vector<std::uint8_t> forced_;
-  PinnedHostPool* pool_ = nullptr;
+  std::shared_ptr<PinnedHostPool> pool_;
   RegionPlacement placement_ = RegionPlacement::kDevice;
   PinnedBlock host_block_;
   std::vector<SharedHostSegment> peer_segments_;

@@ -46,7 +46,8 @@ std::string describe(const PinnedStats& s) {
          " acquisitions=" + std::to_string(s.acquisitions) + " reuses=" + std::to_string(s.reuses) +
          " system_allocations=" + std::to_string(s.system_allocations) + " evictions=" + std::to_string(s.evictions) +
          " bytes_evicted=" + std::to_string(s.bytes_evicted) + " failures=" + std::to_string(s.failures) +
-         " lock_failures=" + std::to_string(s.lock_failures) + " blocks_unlocked=" + std::to_string(s.blocks_unlocked);
+         " lock_failures=" + std::to_string(s.lock_failures) + " blocks_unlocked=" + std::to_string(s.blocks_unlocked) +
+         " bytes_staged=" + std::to_string(s.bytes_staged);
 }
 
 std::string describe(const RegistrationStats& s) {

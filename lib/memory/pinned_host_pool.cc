@@ -58,7 +58,7 @@ class PinnedState {
 
   const PinnedHostPoolOptions& options() const { return options_; }
 
-  StatusOr<Grant> acquire(std::size_t bytes) {
+  StatusOr<Grant> acquire(std::size_t bytes, PinnedUse use) {
     std::lock_guard<std::mutex> lock(mu_);
     if (bytes == 0) return invalidArgumentError(rankPrefix(options_.rank) + "pinned host allocation of 0 bytes");
     const std::size_t cls = PinnedHostPool::sizeClassOf(bytes, options_.min_block_bytes);
@@ -80,6 +80,7 @@ class PinnedState {
       ++blocks_in_use_;
       ++reuses_;
       ++acquisitions_;
+      if (use == PinnedUse::kStaging) bytes_staged_.fetch_add(bytes, std::memory_order_relaxed);
       return Grant{block.data, block.capacity, block.locked, id};
     }
     if (bytes_pinned_ - bytes_idle_ + cls > options_.limit_bytes) {
@@ -120,6 +121,7 @@ class PinnedState {
     ++blocks_in_use_;
     ++system_allocations_;
     ++acquisitions_;
+    if (use == PinnedUse::kStaging) bytes_staged_.fetch_add(bytes, std::memory_order_relaxed);
     return Grant{block.data, cls, block.locked, id};
   }
 
@@ -248,7 +250,7 @@ class PinnedState {
   std::uint64_t lock_failures_ = 0;
   std::uint64_t blocks_unlocked_ = 0;
   std::uint64_t blocks_retired_ = 0;
-  std::atomic<std::uint64_t> bytes_staged_{0};  // outside the mutex: counted at every kernel launch
+  std::atomic<std::uint64_t> bytes_staged_{0};  // atomic: recordStaged runs outside the mutex, at every kernel launch
   std::atomic<std::uint64_t> staged_operations_{0};
 };
 
@@ -328,8 +330,8 @@ void PinnedHostPool::close() {
   state_.reset();
 }
 
-StatusOr<PinnedBlock> PinnedHostPool::acquire(std::size_t bytes) {
-  PR_ASSIGN_OR_RETURN(const detail::PinnedState::Grant grant, state_->acquire(bytes));
+StatusOr<PinnedBlock> PinnedHostPool::acquire(std::size_t bytes, PinnedUse use) {
+  PR_ASSIGN_OR_RETURN(const detail::PinnedState::Grant grant, state_->acquire(bytes, use));
   PinnedBlock block;
   block.state_ = state_;
   block.data_ = grant.data;

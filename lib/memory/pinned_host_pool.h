@@ -50,6 +50,11 @@ struct PinnedHostPoolOptions {
   int rank = -1;                                       // for messages only; < 0 = no rank
 };
 
+// What an acquisition is for: staging (a host-staged link's traffic, counted in bytes_staged as it is
+// acquired: the simulator takes a block per transfer) or a resident region (a GPU rank's host-placed
+// region, held for the communicator's life; its traffic is counted by recordStaged).
+enum class PinnedUse { kStaging, kResident };
+
 namespace detail {
 class PinnedState;
 }  // namespace detail
@@ -104,7 +109,7 @@ class PinnedHostPool {
   // A block of at least `bytes`. kInvalidArgument for 0; kOutOfMemory when the size class exceeds the
   // limit, when blocks in use leave no room even after evicting every idle block, or when the system
   // has no memory.
-  StatusOr<PinnedBlock> acquire(std::size_t bytes);
+  StatusOr<PinnedBlock> acquire(std::size_t bytes, PinnedUse use = PinnedUse::kStaging);
   // Returns every idle block to the system (counted as evictions); returns the bytes freed.
   std::size_t trim();
   PinnedStats stats() const;

@@ -25,6 +25,9 @@ void PhaseTimer::startPhase(double clock) {
   touched_.clear();
   written_.clear();
   slowest_link_us_ = 0.0;
+  host_bytes_ = 0;
+  host_latency_us_ = 0.0;
+  host_bandwidth_ = 0.0;
   remote_bytes_ = 0;
   total_bytes_ = 0;
 }
@@ -41,6 +44,12 @@ void PhaseTimer::addBytes(int peer, std::uint64_t bytes) {
   const LinkInfo& link = model_.topology().link(rank_, peer);
   const double bandwidth = std::max(link.bandwidth_gbps, 1e-9) * kBytesPerUsPerGbps;
   slowest_link_us_ = std::max(slowest_link_us_, link.latency_us + static_cast<double>(mine) / bandwidth);
+  if (link.link_class != LinkClass::kHostStaged) return;
+  // Every host-staged transfer of this device crosses its one path to host memory: they share it, at the
+  // slowest host-staged rate the phase uses, after the longest host-staged latency.
+  host_bytes_ += bytes;
+  host_latency_us_ = std::max(host_latency_us_, link.latency_us);
+  host_bandwidth_ = host_bandwidth_ == 0.0 ? bandwidth : std::min(host_bandwidth_, bandwidth);
 }
 
 double PhaseTimer::phaseCostUs() const {
@@ -49,7 +58,8 @@ double PhaseTimer::phaseCostUs() const {
   const double local =
       static_cast<double>(bytes_[static_cast<std::size_t>(rank_)]) / (device.local_bandwidth_gbps * kBytesPerUsPerGbps);
   const double ingress = static_cast<double>(remote_bytes_) / (device.ingress_bandwidth_gbps * kBytesPerUsPerGbps);
-  return device.step_overhead_us + std::max({slowest_link_us_, ingress, local});
+  const double host = host_bytes_ == 0 ? 0.0 : host_latency_us_ + static_cast<double>(host_bytes_) / host_bandwidth_;
+  return device.step_overhead_us + std::max({slowest_link_us_, ingress, local, host});
 }
 
 double PhaseTimer::addDataStep(const RankProgram& program, const Step& step, const ChunkLayout& layout,

@@ -10,8 +10,13 @@
 // with bytes(p) costs
 //   step_overhead + max( max over peers p: latency(r,p) + bytes(p) / bandwidth(r,p),
 //                        sum of remote bytes / ingress bandwidth of r,
-//                        local bytes / local bandwidth )
-// and costs nothing if it moves no bytes. A signal costs signal_overhead on the sender and becomes
+//                        local bytes / local bandwidth,
+//                        max host-staged latency + host-staged bytes / min host-staged bandwidth )
+// and costs nothing if it moves no bytes. A host-staged link's figures are the whole path's (the owner's
+// PCIe crossing into pinned host memory, the reader's crossing out, and the host-side flag: two crossings,
+// so its latency is about twice a PCIe peer link's); the last term says that all host-staged traffic of
+// one device shares its path to host memory, so staging from k peers at once costs k times the bytes
+// over one link's rate, not the rate of k links. A signal costs signal_overhead on the sender and becomes
 // visible latency(r, peer) later. Every rank starts a plan execution (one operation, or one segment of
 // it) launch_overhead after it was issued: the kernel launch a GPU pays however small the message.
 #pragma once
@@ -67,6 +72,9 @@ class PhaseTimer {
   std::vector<std::uint64_t> bytes_;  // per peer
   std::vector<int> touched_;          // peers with bytes_ != 0, to reset cheaply
   double slowest_link_us_ = 0.0;
+  std::uint64_t host_bytes_ = 0;  // bytes over host-staged links, which share the device's path to host memory
+  double host_latency_us_ = 0.0;  // the longest host-staged latency of the phase
+  double host_bandwidth_ = 0.0;   // bytes/us of the slowest host-staged link of the phase; 0: none yet
   std::uint64_t remote_bytes_ = 0;
   std::uint64_t total_bytes_ = 0;
   std::vector<Written> written_;  // destinations of this phase's steps

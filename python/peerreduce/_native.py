@@ -95,7 +95,8 @@ class ProfileSummary(ctypes.Structure):
 class PinnedStats(ctypes.Structure):
     _fields_ = [(name, c_uint64) for name in (
         "limit_bytes", "bytes_pinned", "peak_bytes_pinned", "bytes_in_use", "bytes_idle", "blocks_in_use",
-        "blocks_idle", "acquisitions", "reuses", "system_allocations", "evictions", "bytes_evicted", "failures")]
+        "blocks_idle", "acquisitions", "reuses", "system_allocations", "evictions", "bytes_evicted", "failures",
+        "bytes_staged")]
 
 
 class Candidate(ctypes.Structure):

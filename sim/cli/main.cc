@@ -172,10 +172,10 @@ void printText(const RunReport& r) {
               mib(m.largest_free_block_bytes).c_str(), m.fragmentation, m.defragmentations);
   const PinnedStats& p = r.pinned;
   std::printf("  pinned:      limit %s, %s pinned (peak %s), %s in use in %" PRIu64 " blocks, %s idle; %" PRIu64
-              " acquisitions, %" PRIu64 " reuses, %" PRIu64 " evictions, %" PRIu64 " failed\n",
+              " acquisitions, %" PRIu64 " reuses, %" PRIu64 " evictions, %" PRIu64 " failed; %s staged\n",
               mib(p.limit_bytes).c_str(), mib(p.bytes_pinned).c_str(), mib(p.peak_bytes_pinned).c_str(),
               mib(p.bytes_in_use).c_str(), p.blocks_in_use, mib(p.bytes_idle).c_str(), p.acquisitions, p.reuses,
-              p.evictions, p.failures);
+              p.evictions, p.failures, mib(p.bytes_staged).c_str());
   std::printf("  fingerprint: 0x%016" PRIx64 "\n", r.fingerprint);
   if (!o.trace_path.empty()) std::printf("  trace:       %s (open in ui.perfetto.dev)\n", o.trace_path.c_str());
   std::printf("  verdict:     %s\n", r.verdict.c_str());
@@ -219,9 +219,9 @@ void printJson(const RunReport& r) {
                 "{\"limit_bytes\":%" PRIu64 ",\"bytes_pinned\":%" PRIu64 ",\"peak_bytes_pinned\":%" PRIu64
                 ",\"bytes_in_use\":%" PRIu64 ",\"bytes_idle\":%" PRIu64 ",\"blocks_in_use\":%" PRIu64
                 ",\"blocks_idle\":%" PRIu64 ",\"acquisitions\":%" PRIu64 ",\"reuses\":%" PRIu64
-                ",\"evictions\":%" PRIu64 ",\"failures\":%" PRIu64 "}",
+                ",\"evictions\":%" PRIu64 ",\"failures\":%" PRIu64 ",\"bytes_staged\":%" PRIu64 "}",
                 p.limit_bytes, p.bytes_pinned, p.peak_bytes_pinned, p.bytes_in_use, p.bytes_idle, p.blocks_in_use,
-                p.blocks_idle, p.acquisitions, p.reuses, p.evictions, p.failures);
+                p.blocks_idle, p.acquisitions, p.reuses, p.evictions, p.failures, p.bytes_staged);
   char memory[1280];
   std::snprintf(memory, sizeof(memory),
                 "{\"capacity_bytes\":%" PRIu64 ",\"quota_bytes\":%" PRIu64 ",\"bytes_in_use\":%" PRIu64

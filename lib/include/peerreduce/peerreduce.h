@@ -371,7 +371,8 @@ typedef struct {
   uint64_t system_allocations; /* acquisitions that took new memory from the system */
   uint64_t evictions;          /* idle blocks returned to the system */
   uint64_t bytes_evicted;
-  uint64_t failures; /* acquisitions refused (limit or system) */
+  uint64_t failures;     /* acquisitions refused (limit or system) */
+  uint64_t bytes_staged; /* bytes asked for by the acquisitions: host-staged links' traffic */
 } prPinnedStats_t;
 prResult_t prCommPinnedStats(prComm_t comm, prPinnedStats_t* stats) PEERREDUCE_NOEXCEPT;
 

@@ -10,10 +10,12 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <vector>
 
 #include "peerreduce/status.h"
+#include "peerreduce/topology.h"
 #include "peerreduce/types.h"
 
 namespace peerreduce {
@@ -78,7 +80,24 @@ class BatchSubmit {
   virtual std::size_t maxBatchBytes(Algorithm algorithm) const = 0;
 };
 
-class PinnedHostPool;  // the library's pinned host pool (internal: only the communicator passes one)
+// The communicator's pinned host memory (lib/memory/pinned_host_pool.h, internal to the library): opaque
+// to transports outside it.
+class PinnedHostPool;
+
+// The links the communicator agreed on: the ranks' rows with the link mask applied (peerreduce/topology.h).
+// A pair the agreement made host-staged (LinkClass::kHostStaged, from the mask's host:A-B or host:all or
+// from the transport's own topology) carries its traffic through pinned host memory, taken from
+// `staging`, the communicator's pool, so PEERREDUCE_PINNED_LIMIT_BYTES bounds it and pinnedStats() shows
+// it. A transport without this capability is refused at creation when the agreement made host-staged a
+// link the transport itself did not report as one (kUnsupported naming the transport and the link).
+class LinkAdoption {
+ public:
+  virtual ~LinkAdoption() = default;
+  // Called at communicator creation on every rank, after the topology agreement and before any plan is
+  // prepared; again for each communicator created over the same transport. `agreed` has the world's size;
+  // `staging` is never null and lives as long as the transport keeps it.
+  virtual Status adoptLinks(const Topology& agreed, std::shared_ptr<PinnedHostPool> staging) = 0;
+};
 
 // What a communicator tells its transport before openSymmetric about host-staged links.
 struct HostStagingRequest {
@@ -88,7 +107,7 @@ struct HostStagingRequest {
   // Where the rank's host-placed memory comes from: the communicator's pool, whose limit
   // (PEERREDUCE_PINNED_LIMIT_BYTES) applies and whose statistics show the traffic. Must outlive
   // openSymmetric; blocks taken from it keep what they need alive.
-  PinnedHostPool* pool = nullptr;
+  std::shared_ptr<PinnedHostPool> pool;
 };
 
 // Host-staged links: ranks that cannot (or, by configuration, must not) reach each other's device
@@ -107,6 +126,7 @@ struct TransportCapabilities {
   TimeMarks* time_marks = nullptr;
   BufferSharing* buffer_sharing = nullptr;
   BatchSubmit* batch_submit = nullptr;
+  LinkAdoption* link_adoption = nullptr;
   HostStaging* host_staging = nullptr;
 };
 

@@ -204,10 +204,19 @@ TEST(PinnedHostPool, StagedTrafficIsCountedInTheStatistics) {
   PinnedHostPool pool = poolOver(nullptr);
   pool.recordStaged(4096);
   pool.recordStaged(100);
-  const PinnedStats stats = pool.stats();
+  PinnedStats stats = pool.stats();
   EXPECT_EQ(stats.bytes_staged, 4196u);
   EXPECT_EQ(stats.staged_operations, 2u);
   EXPECT_EQ(stats.bytes_pinned, 0u);  // counting traffic pins nothing
+  // A resident region (a GPU rank's host-placed memory) is not traffic; a staging block is its bytes.
+  auto region = pool.acquire(8192, PinnedUse::kResident);
+  ASSERT_TRUE(region.isOk());
+  auto transfer = pool.acquire(1000);
+  ASSERT_TRUE(transfer.isOk());
+  stats = pool.stats();
+  EXPECT_EQ(stats.bytes_staged, 5196u);
+  EXPECT_EQ(stats.staged_operations, 2u);
+  EXPECT_EQ(stats.blocks_in_use, 2u);
 }
 
 }  // namespace
