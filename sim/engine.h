@@ -72,6 +72,7 @@ class SimEngine final : public SimFaults {
   void setSignalDelay(int from, int to, double delay_us) override;
   void stallRank(int rank, double stall_us) override;
   void haltRank(int rank, std::uint64_t actions) override;
+  void stallHostCopy(int rank, double stall_us) override;
   // The simulator's failure detector (a model of heartbeats over each link): `peer` is kLost once it
   // halted, kLinkDown when the link between it and `rank` is down in either direction, else kAlive.
   PeerHealth peerHealth(int rank, int peer) const;
@@ -140,6 +141,7 @@ class SimEngine final : public SimFaults {
     std::vector<double> signal_delay;        // n x n, extra virtual latency of signals
     std::vector<double> stall_us;            // per rank, added to its clock before its next action
     std::vector<std::int64_t> actions_left;  // per rank, -1: not halted
+    std::vector<double> host_copy_stall_us;  // per rank, added to its clock at its next host-staged copy
   };
   void ensureFaultState();
   bool halted(int rank) const;

@@ -15,6 +15,7 @@ void SimEngine::ensureFaultState() {
   faults_.signal_delay.assign(n * n, 0.0);
   faults_.stall_us.assign(n, 0.0);
   faults_.actions_left.assign(n, -1);
+  faults_.host_copy_stall_us.assign(n, 0.0);
   faults_.any = true;
 }
 
@@ -44,6 +45,13 @@ void SimEngine::haltRank(int rank, std::uint64_t actions) {
   if (rank < 0 || rank >= world_size_) return;
   ensureFaultState();
   faults_.actions_left[static_cast<std::size_t>(rank)] = static_cast<std::int64_t>(actions);
+}
+
+void SimEngine::stallHostCopy(int rank, double stall_us) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (rank < 0 || rank >= world_size_) return;
+  ensureFaultState();
+  faults_.host_copy_stall_us[static_cast<std::size_t>(rank)] += std::max(0.0, stall_us);
 }
 
 PeerHealth SimEngine::peerHealth(int rank, int peer) const {
@@ -83,7 +91,8 @@ bool SimEngine::faultBeforeStep(int rank, Operation& op, const Step& s) {
   });
   if (!dead_peer) return false;
   failRank(rank, linkDownError("rank " + std::to_string(rank) + " op " + std::to_string(op.seq) + " step #" +
-                               std::to_string(op.pc) + " (" + describeStep(program, s) + "): link " +
+                               std::to_string(op.pc) + " (" + describeStep(program, s) +
+                               "): " + (hostStaged(rank, *dead_peer) ? "host-staged link " : "link ") +
                                std::to_string(rank) + "->" + std::to_string(*dead_peer) + " is down"));
   return true;
 }

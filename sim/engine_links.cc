@@ -86,6 +86,15 @@ bool SimEngine::stageIn(int rank, Operation& op, const Step& s, std::size_t byte
     std::memcpy(staged, dst, bytes);  // a reduction may fold into what the destination holds
     dst = staged;
   }
+  // An injected stall of the rank's host copies strikes the first step that staged anything.
+  if (faults_.any && !state.staged.empty()) {
+    double& stall = faults_.host_copy_stall_us[static_cast<std::size_t>(rank)];
+    if (stall > 0.0) {
+      state.clock_us += stall;
+      stall = 0.0;
+      state.phase->close();  // the steps after it start late: the stall must not be folded into a phase
+    }
+  }
   return true;
 }
 

@@ -25,6 +25,9 @@ class SimFaultHooks final : public faults::FaultHooks {
   void haltRank(int rank, std::uint64_t actions) override {
     if (world_) world_->faults().haltRank(rank, actions);
   }
+  void stallHostCopy(int rank, double stall_us) override {
+    if (world_) world_->faults().stallHostCopy(rank, stall_us);
+  }
 
  private:
   std::shared_ptr<SimWorld> world_;

@@ -6,9 +6,10 @@ namespace peerreduce::faults {
 namespace {
 
 constexpr std::array<std::string_view, kFaultKindCount> kNames = {
-    "link-down",      "link-down-one-way", "stall",          "stall-forever",
-    "crash",          "ipc-open-failure",  "pool-exhausted", "pool-exhausted-persistent",
-    "corrupt-record", "truncated-record",  "delayed-signal"};
+    "link-down",       "link-down-one-way", "stall",          "stall-forever",
+    "crash",           "ipc-open-failure",  "pool-exhausted", "pool-exhausted-persistent",
+    "corrupt-record",  "truncated-record",  "delayed-signal", "host-link-down",
+    "host-copy-stall", "pinned-exhausted"};
 
 }  // namespace
 
@@ -39,21 +40,29 @@ bool isCreationFault(FaultKind kind) {
 
 bool isPermanentFault(FaultKind kind) {
   return kind == FaultKind::kLinkDown || kind == FaultKind::kLinkDownOneWay || kind == FaultKind::kStallForever ||
-         kind == FaultKind::kCrash;
+         kind == FaultKind::kCrash || kind == FaultKind::kHostLinkDown;
+}
+
+bool isHostStagedFault(FaultKind kind) {
+  return kind == FaultKind::kHostLinkDown || kind == FaultKind::kHostCopyStall || kind == FaultKind::kPinnedExhausted;
 }
 
 std::string Fault::describe() const {
   std::string out(faultKindName(kind));
   switch (kind) {
     case FaultKind::kLinkDown:
+    case FaultKind::kHostLinkDown:
       return out + " " + std::to_string(rank) + "<->" + std::to_string(peer) + " at op " + std::to_string(op) +
              " step " + std::to_string(step);
     case FaultKind::kLinkDownOneWay:
       return out + " " + std::to_string(rank) + "->" + std::to_string(peer) + " at op " + std::to_string(op) +
              " step " + std::to_string(step);
     case FaultKind::kStall:
+    case FaultKind::kHostCopyStall:
       return out + " rank " + std::to_string(rank) + " for " + std::to_string(static_cast<long long>(duration_us)) +
              " us at op " + std::to_string(op);
+    case FaultKind::kPinnedExhausted:
+      return out + " rank " + std::to_string(rank) + " at op " + std::to_string(op);
     case FaultKind::kStallForever:
     case FaultKind::kCrash:
       return out + " rank " + std::to_string(rank) + " at op " + std::to_string(op) + " step " + std::to_string(step);

@@ -25,8 +25,14 @@ enum class FaultKind : int {
   kCorruptRecord,            // the memory record rank receives from peer arrives with flipped bytes
   kTruncatedRecord,          // ... arrives cut short
   kDelayedSignal,            // every signal rank->peer arrives duration_us late (virtual time)
+  // Host-staged links (the link mask's host: entries; faults_host_staged.cc has what they do):
+  kHostLinkDown,     // the host-staged path rank<->peer stops, both directions
+  kHostCopyStall,    // rank's next copy through pinned host memory stalls for duration_us (virtual time)
+  kPinnedExhausted,  // rank's pinned host pool is taken up to its limit until the fault is healed
 };
-inline constexpr int kFaultKindCount = 11;
+inline constexpr int kFaultKindCount = 14;
+// The kinds that only strike host-staged links or their pinned memory.
+bool isHostStagedFault(FaultKind kind);
 
 std::string_view faultKindName(FaultKind kind);
 StatusOr<FaultKind> parseFaultKind(std::string_view name);

@@ -34,13 +34,16 @@ FaultController::FaultController(int world_size, std::shared_ptr<FaultHooks> hoo
   ipc_fail_.assign(n * n, 0);
   bad_record_.assign(n * n, 0);
   exhausted_.assign(n, 0);
+  pinned_pools_.resize(n);
+  pinned_taken_.resize(n);
 }
 
 Status FaultController::inject(const Fault& f) {
   const int n = world_size_;
   const bool needs_peer = f.kind == FaultKind::kLinkDown || f.kind == FaultKind::kLinkDownOneWay ||
-                          f.kind == FaultKind::kDelayedSignal || f.kind == FaultKind::kIpcOpenFailure ||
-                          f.kind == FaultKind::kCorruptRecord || f.kind == FaultKind::kTruncatedRecord;
+                          f.kind == FaultKind::kHostLinkDown || f.kind == FaultKind::kDelayedSignal ||
+                          f.kind == FaultKind::kIpcOpenFailure || f.kind == FaultKind::kCorruptRecord ||
+                          f.kind == FaultKind::kTruncatedRecord;
   if (f.rank < 0 || f.rank >= n || (needs_peer && (f.peer < 0 || f.peer >= n || f.peer == f.rank))) {
     return invalidArgumentError("fault '" + f.describe() + "' names a rank outside the world of " + std::to_string(n));
   }
@@ -90,6 +93,10 @@ Status FaultController::inject(const Fault& f) {
       if (!hooks_) return unsupportedError("a delayed signal needs a transport with a clock (FaultHooks)");
       hooks_->setSignalDelay(f.rank, f.peer, f.duration_us);
       break;
+    case FaultKind::kHostLinkDown:
+    case FaultKind::kHostCopyStall:
+    case FaultKind::kPinnedExhausted:
+      return injectHostStaged(f);
   }
   return Status::ok();
 }
@@ -99,6 +106,7 @@ void FaultController::healTransient() {
   std::fill(ipc_fail_.begin(), ipc_fail_.end(), 0);
   std::fill(bad_record_.begin(), bad_record_.end(), 0);
   std::fill(exhausted_.begin(), exhausted_.end(), 0);
+  for (auto& taken : pinned_taken_) taken.clear();  // the pinned memory a fault held goes back
   if (!hooks_) return;
   for (int a = 0; a < world_size_; ++a) {
     for (int b = 0; b < world_size_; ++b) {

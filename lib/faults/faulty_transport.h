@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "faults/fault_plan.h"
+#include "memory/pinned_host_pool.h"
 #include "peerreduce/transport.h"
 
 namespace peerreduce::faults {
@@ -37,6 +38,8 @@ class FaultHooks {
   virtual void stallRank(int rank, double stall_us) = 0;
   // `rank` executes `actions` more actions and then never again.
   virtual void haltRank(int rank, std::uint64_t actions) = 0;
+  // `rank`'s next copy through pinned host memory (a host-staged link) takes stall_us longer.
+  virtual void stallHostCopy(int rank, double stall_us) = 0;
 };
 
 // BUGGIFY sites: places in the transport that misbehave (within the contract) when switched on.
@@ -68,6 +71,9 @@ class FaultController {
   // Canary: a deliberately broken injector that reports success on a rank whose operation failed.
   // The campaign must catch it (tests/faults/); never set outside that test.
   void setSwallowErrorsCanary(bool on);
+
+  // The pinned pool `rank`'s communicator handed its transport (LinkAdoption), for kPinnedExhausted.
+  void registerPinnedPool(int rank, std::shared_ptr<PinnedHostPool> pool);
 
   bool crashed(int rank) const;
   bool stalledForever(int rank) const;
@@ -105,9 +111,13 @@ class FaultController {
   std::vector<std::uint64_t> site_visits_;  // per rank x site
   std::uint64_t sites_fired_ = 0;
   bool swallow_canary_ = false;
+  std::vector<std::shared_ptr<PinnedHostPool>> pinned_pools_;  // per rank; null until adopted
+  std::vector<std::vector<PinnedBlock>> pinned_taken_;         // per rank: what kPinnedExhausted holds
+  // Host-staged faults (faults_host_staged.cc), called under mutex_.
+  Status injectHostStaged(const Fault& fault);
 };
 
-class FaultyTransport : public TransportWrapper {
+class FaultyTransport : public TransportWrapper, private LinkAdoption {
  public:
   FaultyTransport(std::shared_ptr<Transport> target, std::shared_ptr<FaultController> controller)
       : TransportWrapper(std::move(target)), controller_(std::move(controller)) {}
@@ -125,8 +135,13 @@ class FaultyTransport : public TransportWrapper {
   // The injected faults as a failure detector sees them (a crashed or forever-stalled rank is lost, an
   // injected dead link is down); otherwise the inner transport's view.
   PeerHealth peerHealth(int peer) const override;
+  // The inner capabilities, with LinkAdoption passing through this transport where the inner has it, so
+  // the controller learns the rank's pinned pool.
+  TransportCapabilities capabilities() override;
 
  private:
+  Status adoptLinks(const Topology& agreed, std::shared_ptr<PinnedHostPool> staging) override;
+
   std::shared_ptr<FaultController> controller_;
 };
 

@@ -35,6 +35,10 @@ struct Scenario {
   int ranks = 2;
   std::string topology_name;  // "full-mesh", "ring", "mesh-minus-K"
   Topology topology;
+  // "host:all" for a world without peer access (every pair host-staged through pinned host memory, with a
+  // small pinned limit, kHostStagedPinnedLimitBytes); empty otherwise. Drawn with the host-staged fault
+  // kinds from a stream of its own (scenario_draw_host.cc), so the other draws of a seed do not change.
+  std::string link_mask;
   std::vector<ScenarioOp> ops;
   faults::FaultMix mix;
   std::vector<faults::Fault> faults;  // ranks are the original ranks
@@ -42,7 +46,13 @@ struct Scenario {
   std::string describe() const;
 };
 
+// The pinned limit of a host-staged scenario: small, so exhausting it costs little memory.
+inline constexpr std::size_t kHostStagedPinnedLimitBytes = std::size_t{1} << 20;
+
 Scenario drawScenario(std::uint64_t seed);
+// The host-staged part of a scenario (scenario_draw_host.cc): whether its world has no peer access and,
+// if so, the host-staged fault kinds of its mix and their faults.
+void drawHostStaged(Scenario& s);
 
 // What one fault kind did in a scenario.
 struct KindOutcome {

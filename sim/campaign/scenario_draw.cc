@@ -83,7 +83,9 @@ Scenario drawScenario(std::uint64_t seed) {
     s.ops.push_back(op);
   }
   // Swarm testing: each kind is in this run's mix with probability 1/2.
+  // (Host-staged kinds come from drawHostStaged's stream: these draws stay what they were.)
   for (int k = 0; k < faults::kFaultKindCount; ++k) {
+    if (faults::isHostStagedFault(static_cast<FaultKind>(k))) continue;
     if (prng.chance(0.5)) s.mix.enable(static_cast<FaultKind>(k));
   }
   s.buggify_sites = static_cast<std::uint32_t>(prng.below(8));
@@ -126,16 +128,22 @@ Scenario drawScenario(std::uint64_t seed) {
         case FaultKind::kPoolExhaustedTransient:
         case FaultKind::kPoolExhaustedPersistent:
           break;
+        case FaultKind::kHostLinkDown:
+        case FaultKind::kHostCopyStall:
+        case FaultKind::kPinnedExhausted:
+          continue;  // never in this mix (drawHostStaged)
       }
       s.faults.push_back(f);
     }
   }
+  drawHostStaged(s);
   return s;
 }
 
 std::string Scenario::describe() const {
-  std::string out = "seed " + std::to_string(seed) + ": " + std::to_string(ranks) + " ranks, " + topology_name + ", " +
-                    std::to_string(ops.size()) + " ops, mix " + mix.describe() + "; faults:";
+  std::string out = "seed " + std::to_string(seed) + ": " + std::to_string(ranks) + " ranks, " + topology_name +
+                    (link_mask.empty() ? "" : " with link mask " + link_mask) + ", " + std::to_string(ops.size()) +
+                    " ops, mix " + mix.describe() + "; faults:";
   if (faults.empty()) out += " none";
   for (const auto& f : faults) out += " [" + f.describe() + "]";
   return out;

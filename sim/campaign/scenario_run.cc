@@ -76,6 +76,9 @@ bool typedFailure(const Status& s) {
     case ErrorCode::kLinkDown:
     case ErrorCode::kAborted:
       return s.message().find("rank") != std::string::npos;
+    case ErrorCode::kOutOfMemory:  // pinned memory for a host-staged copy, exhausted
+      return s.message().find("rank") != std::string::npos &&
+             s.message().find("PEERREDUCE_PINNED_LIMIT_BYTES") != std::string::npos;
     default:
       return false;
   }
@@ -114,10 +117,14 @@ class Runner {
   }
   void mix(std::uint64_t v) { result_.fingerprint = deriveSeed(result_.fingerprint ^ v, 0x51); }
 
-  static Config config() {
+  Config config() const {
     Config c;
     c.memory.pool_bytes = std::size_t{2} << 20;  // the smallest pool (IPC granularity)
     c.scratch_bytes = std::size_t{256} << 10;
+    if (!s_.link_mask.empty()) {
+      c.link_mask = s_.link_mask;
+      c.memory.pinned_limit_bytes = kHostStagedPinnedLimitBytes;
+    }
     return c;
   }
 
@@ -207,7 +214,8 @@ class Runner {
     std::vector<FaultKind> kinds;
     for (const Fault& f : s_.faults) {
       if (faults::isCreationFault(f.kind) || f.op != k) continue;
-      const bool link = f.kind == FaultKind::kLinkDown || f.kind == FaultKind::kLinkDownOneWay;
+      const bool link =
+          f.kind == FaultKind::kLinkDown || f.kind == FaultKind::kLinkDownOneWay || f.kind == FaultKind::kHostLinkDown;
       if ((link && f.step > 0) != mid_op) continue;
       Fault local = f;
       local.rank = localRank(f.rank);

@@ -66,6 +66,9 @@ class SimFaults {
   virtual void stallRank(int rank, double stall_us) = 0;
   // `rank` stops for good after `actions` more actions (0: at once), as a crashed GPU would.
   virtual void haltRank(int rank, std::uint64_t actions) = 0;
+  // `rank`'s next step that copies through pinned host memory (over a host-staged link) takes stall_us
+  // longer, as a host copy stuck behind other traffic would.
+  virtual void stallHostCopy(int rank, double stall_us) = 0;
 };
 
 class SimEngine;
