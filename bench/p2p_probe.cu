@@ -9,40 +9,22 @@
 #include <functional>
 #include <vector>
 
+#include "copy_kernel.cuh"
 #include "portability.h"
 
 namespace {
 
+using peerreduce::bench::copyKernel;
 using peerreduce::gpu::Bytes16;
-using peerreduce::gpu::loadStreaming16;
 
 constexpr std::size_t kBytes = std::size_t{256} << 20;
 constexpr int kThreads = 512;
-constexpr int kUnroll = 4;
 constexpr int kPings = 1000;
 
 void check(hipError_t e, const char* what) {
   if (e != hipSuccess) {
     std::fprintf(stderr, "%s: %s\n", what, hipGetErrorString(e));
     MPI_Abort(MPI_COMM_WORLD, 1);
-  }
-}
-
-__global__ void copyKernel(Bytes16* dst, const Bytes16* src, std::size_t vectors) {
-  const std::size_t stride = static_cast<std::size_t>(gridDim.x) * blockDim.x * kUnroll;
-  for (std::size_t base = static_cast<std::size_t>(blockIdx.x) * blockDim.x * kUnroll + threadIdx.x; base < vectors;
-       base += stride) {
-    Bytes16 data[kUnroll];
-#pragma unroll
-    for (int u = 0; u < kUnroll; ++u) {
-      const std::size_t v = base + static_cast<std::size_t>(u) * blockDim.x;
-      if (v < vectors) data[u] = loadStreaming16(src + v);
-    }
-#pragma unroll
-    for (int u = 0; u < kUnroll; ++u) {
-      const std::size_t v = base + static_cast<std::size_t>(u) * blockDim.x;
-      if (v < vectors) dst[v] = data[u];
-    }
   }
 }
 

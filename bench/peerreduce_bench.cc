@@ -9,6 +9,10 @@
 // With --batch N it measures batches instead: N tensors of each size (up to --batch-max-bytes each)
 // reduced by one allreduceBatch ("batch-N"), by N separate allreduce calls ("separate-N") and by NCCL's
 // N calls inside one ncclGroupStart/End ("group-N"); bytes are the N tensors together.
+// PEERREDUCE_* variables apply (--algo wins over PEERREDUCE_ALGO, --link-mask over PEERREDUCE_LINK_MASK),
+// so host-staged links run with their usual table: --link-mask host:all (every link through pinned host
+// memory; the pinned pool's traffic is printed). --nccl-p2p-disable runs NCCL beside it with
+// NCCL_P2P_DISABLE=1, so both libraries move data through the host.
 #include <mpi.h>
 
 #include <algorithm>
@@ -47,6 +51,9 @@ struct Options {
   std::string csv_path;
   bool in_place = true;
   bool profile = false;                    // also run every size eagerly with the profiler on and print its summary
+  bool algorithm_given = false;            // --algo: overrides PEERREDUCE_ALGO
+  std::optional<std::string> link_mask;    // --link-mask: overrides PEERREDUCE_LINK_MASK
+  bool nccl_p2p_disable = false;           // --nccl-p2p-disable: NCCL_P2P_DISABLE=1 for NCCL's communicator
   int batch = 0;                           // tensors per batch; 0: no batch measurements
   std::size_t batch_max_bytes = 64 << 10;  // largest tensor of a batch
 };
@@ -118,6 +125,7 @@ Options parse(int argc, char** argv) {
     } else if (a == "--algo") {
       const std::string v = next();
       o.algorithms.clear();
+      o.algorithm_given = true;
       if (v == "all") {
         for (int k = 1; k < kAlgorithmCount; ++k) o.algorithms.push_back(static_cast<Algorithm>(k));
       } else {
@@ -137,6 +145,10 @@ Options parse(int argc, char** argv) {
       o.json_path = next();
     } else if (a == "--csv") {
       o.csv_path = next();
+    } else if (a == "--link-mask") {
+      o.link_mask = next();
+    } else if (a == "--nccl-p2p-disable") {
+      o.nccl_p2p_disable = true;
     } else if (a == "--no-in-place") {
       o.in_place = false;
     } else if (a == "--profile") {
@@ -341,6 +353,8 @@ int main(int argc, char** argv) {
     auto loaded = Nccl::load(o.nccl_path);
     check(loaded.status(), "NCCL");
     nccl = std::move(loaded).value();
+    // NCCL reads its environment when the communicator is created: set before, in every rank.
+    if (o.nccl_p2p_disable && ::setenv("NCCL_P2P_DISABLE", "1", 1) != 0) die("cannot set NCCL_P2P_DISABLE");
     NcclUniqueId id{};
     if (g_rank == 0) check(nccl->getUniqueId(&id), "ncclGetUniqueId");
     MPI_Bcast(&id, sizeof(id), MPI_BYTE, 0, MPI_COMM_WORLD);
@@ -349,8 +363,11 @@ int main(int argc, char** argv) {
 
   std::vector<Row> rows;
   for (Algorithm algorithm : o.algorithms) {
-    Config config;
-    config.algorithm = algorithm;
+    auto from_environment = Config::fromEnvironment();
+    check(from_environment.status(), "PEERREDUCE_* settings");
+    Config config = *from_environment;
+    if (o.algorithm_given) config.algorithm = algorithm;
+    if (o.link_mask) config.link_mask = *o.link_mask;
     auto gpu_transport = createGpuTransport(g_rank, g_size);
     check(gpu_transport.status(), "GPU transport");
     auto bootstrap = createMpiBootstrap(MPI_COMM_WORLD);
@@ -371,6 +388,13 @@ int main(int argc, char** argv) {
       for (int ip = 0; ip < (o.in_place ? 2 : 1); ++ip) {
         rows.push_back(measure("peerreduce", name, ours, bytes, ip == 1, o, send, recv, stream));
       }
+    }
+    const PinnedStats pinned = (*comm)->pinnedStats();
+    if (g_rank == 0 && (pinned.bytes_pinned > 0 || pinned.bytes_staged > 0)) {
+      std::printf("# %s: pinned host memory of rank 0: %" PRIu64 " bytes pinned (limit %" PRIu64 "), %" PRIu64
+                  " bytes staged by %" PRIu64 " operations\n",
+                  std::string(algorithmName(config.algorithm)).c_str(), pinned.bytes_pinned, pinned.limit_bytes,
+                  pinned.bytes_staged, pinned.staged_operations);
     }
     if (o.profile) {
       // Outside graph capture (captured operations are not timed): `iters` operations per size, then
@@ -396,7 +420,8 @@ int main(int argc, char** argv) {
     };
     for (std::size_t bytes = o.min_bytes; bytes <= o.max_bytes; bytes *= static_cast<std::size_t>(o.step_factor)) {
       for (int ip = 0; ip < (o.in_place ? 2 : 1); ++ip) {
-        rows.push_back(measure("nccl", nccl->version(), theirs, bytes, ip == 1, o, send, recv, stream));
+        rows.push_back(measure("nccl", nccl->version() + (o.nccl_p2p_disable ? " p2p-off" : ""), theirs, bytes, ip == 1,
+                               o, send, recv, stream));
       }
     }
   }
@@ -404,6 +429,10 @@ int main(int argc, char** argv) {
   if (g_rank == 0) {
     std::printf("# peerreduce-bench: %d ranks, %s, sum; graph of %d ops, best/median of %d replays (us)\n", g_size,
                 std::string(dataTypeName(o.dtype)).c_str(), o.iters, o.repeats);
+    const char* mask_env = std::getenv("PEERREDUCE_LINK_MASK");
+    const std::string mask = o.link_mask ? *o.link_mask : (mask_env != nullptr ? mask_env : "");
+    if (!mask.empty()) std::printf("# link mask: %s\n", mask.c_str());
+    if (nccl && o.nccl_p2p_disable) std::printf("# NCCL with NCCL_P2P_DISABLE=1\n");
     std::printf("# %12s %-8s %-20s %10s %10s %10s %10s %7s %10s %8s\n", "bytes", "place", "algorithm", "best_us",
                 "median_us", "algbw", "busbw", "#wrong", "nccl_us", "ratio");
     for (const Row& r : rows) {

@@ -20,6 +20,14 @@
 # HW_THREADS_TIMEOUT_MS (the communicator timeout of ranks sharing one GPU as threads, default 5000: their
 # kernels run side by side, so a wait longer than that is a fault, and a failing property's shrinking
 # must not spend the default 30 s on each case it tries).
+# Host-staged links: HW_HOST_STAGED=1 (default) runs their steps before the others, =only runs them
+# alone (`HW_HOST_STAGED=only ci/hardware.sh run`), =0 skips them. They are: the property suite
+# (HW_HOST_STAGED_CASES per property, default 50; HW_HOST_STAGED_PROPERTY_FILTER, by default all but the
+# masked-world property, whose own masks the stage's would replace) and the hardware suite with every link masked
+# host-staged and with one mixed mask (host:0-1, at 3 ranks and more) at each NP, each rank's pinned
+# statistics printed from the hardware suite (its HostStaged test checks them), compute-sanitizer memcheck
+# on a host-staged run, peerreduce-host-copy-bench (copy engine against kernel stores and loads to mapped
+# host memory, one GPU), and, with NP GPUs, peerreduce-bench host-staged beside NCCL with NCCL_P2P_DISABLE=1.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 step="${1:-}"
@@ -35,10 +43,10 @@ package)
   # What the stage runs (each binary carries every kernel, about 15 MiB; the debugging tool
   # peerreduce-gpu-debug is built, not shipped, to stay under the 64 MiB that travel to the GPU machine).
   cmake --build "$build" --target peerreduce_property_tests peerreduce_hardware_tests peerreduce-bench peerreduce-gpu-debug \
-    peerreduce-p2p-probe gpu_callback_allreduce gpu_mpi_allreduce
+    peerreduce-p2p-probe peerreduce-host-copy-bench gpu_callback_allreduce gpu_mpi_allreduce
   rm -rf .hw && mkdir -p .hw
   cp "$build/tests/properties/peerreduce_property_tests" "$build/tests/hardware/peerreduce_hardware_tests" \
-    "$build/bench/peerreduce-bench" "$build/bench/peerreduce-p2p-probe" .hw/
+    "$build/bench/peerreduce-bench" "$build/bench/peerreduce-p2p-probe" "$build/bench/peerreduce-host-copy-bench" .hw/
   # The C examples as an application builds them (C API only): a callback bootstrap and MPI.
   cp "$build/examples/gpu_callback_allreduce" .hw/peerreduce-example-callbacks
   cp "$build/examples/gpu_mpi_allreduce" .hw/peerreduce-example-mpi
@@ -87,6 +95,74 @@ run)
   gpus=$(nvidia-smi -L | wc -l)
   nvidia-smi topo -m > "$out/topology.txt" 2>&1 || true
   status=0
+  # At most eight files come back from the GPU machine: logs and results travel as one archive.
+  finish() {
+    (cd "$out" && tar czf gcda.tgz gcda 2>/dev/null && rm -rf gcda) || true
+    (cd "$out" && tar czf logs.tgz ./*.log ./*.txt ./*.json ./*.csv ./*.svg 2>/dev/null && rm -f ./*.log ./*.txt ./*.json ./*.csv ./*.svg) || true
+    exit "$status"
+  }
+  host_staged="${HW_HOST_STAGED:-1}"
+  if [[ "$host_staged" != 0 ]]; then
+    staged_cases="${HW_HOST_STAGED_CASES:-50}"
+    # The masked-world property draws masks of its own, which the stage's mask would replace (the
+    # environment wins): it runs in the ordinary passes.
+    staged_filter="${HW_HOST_STAGED_PROPERTY_FILTER:--TopologyProperty.MaskedWorldIsCorrectOrRefusedOnEveryRank}"
+    for np in "${nps[@]}"; do
+      masks=("all=host:all")
+      if ((np >= 3)); then masks+=("mixed=host:0-1"); fi
+      for entry in "${masks[@]}"; do
+        name="${entry%%=*}" mask="${entry#*=}"
+        log="$out/host-staged-$name-properties-np$np.log"
+        echo "=== host-staged ($name: $mask) peerreduce_property_tests np=$np (cases per property $staged_cases)"
+        if ((np > gpus)); then
+          PEERREDUCE_LINK_MASK="$mask" PEERREDUCE_TEST_GPU_RANKS="$np" PEERREDUCE_TIMEOUT_MS="$threads_timeout" \
+            RC_PARAMS="${HW_RC_EXTRA:-}seed=$seed max_success=$staged_cases" GCOV_PREFIX="$out/gcda/host-$name-np$np-threads" \
+            bounded .hw/peerreduce_property_tests --gtest_filter="$staged_filter" > "$log" 2>&1 || status=1
+          grep -E "\[  (PASSED|FAILED)  \]|tests ran|^peerreduce tests" "$log" || tail -20 "$log"
+        else
+          RC_PARAMS="${HW_RC_EXTRA:-}seed=$seed max_success=$staged_cases" bounded "${mpi[@]}" -x PEERREDUCE_LINK_MASK="$mask" \
+            -np "$np" bash -c 'GCOV_PREFIX="$0/rank$OMPI_COMM_WORLD_RANK" exec "$@"' "$out/gcda/host-$name-np$np" \
+            .hw/peerreduce_property_tests --gtest_filter="$staged_filter" > "$log" 2>&1 || status=1
+          grep -E "\[  (PASSED|FAILED)  \]|tests ran" "$log" | grep "1,0\]" || tail -20 "$log"
+        fi
+        # One process per rank (sharing device 0 when there are fewer GPUs): shared-memory segments mapped
+        # by name between processes; every rank prints its pinned statistics.
+        log="$out/host-staged-$name-hardware-np$np.log"
+        echo "=== host-staged ($name) peerreduce_hardware_tests np=$np as processes"
+        bounded "${mpi[@]}" -x PEERREDUCE_LINK_MASK="$mask" -np "$np" \
+          bash -c 'GCOV_PREFIX="$0/rank$OMPI_COMM_WORLD_RANK" exec "$@"' "$out/gcda/host-$name-np$np-processes" \
+          .hw/peerreduce_hardware_tests --gtest_filter="${HW_HOST_STAGED_FILTER:-*}" > "$log" 2>&1 || status=1
+        grep -E "\[  (PASSED|FAILED)  \]|tests ran" "$log" | grep "1,0\]" || tail -20 "$log"
+        grep "host-staged: rank" "$log" | sed 's/^\[[0-9,]*\]<stdout>://' || { echo "!!! no pinned statistics printed"; status=1; }
+      done
+    done
+    log="$out/host-staged-sanitizer-memcheck.log"
+    echo "=== compute-sanitizer memcheck, host-staged, np=2"
+    if ((gpus < 2)); then
+      PEERREDUCE_LINK_MASK=host:all PEERREDUCE_TEST_GPU_RANKS=2 RC_PARAMS="${HW_RC_EXTRA:-}seed=$seed max_success=10" \
+        bounded compute-sanitizer --tool memcheck --error-exitcode 9 \
+        .hw/peerreduce_property_tests --gtest_filter='AllreduceProperty.MatchesReferenceOnEveryRank' > "$log" 2>&1 || status=1
+    else
+      RC_PARAMS="${HW_RC_EXTRA:-}seed=$seed max_success=10" bounded "${mpi[@]}" -x PEERREDUCE_LINK_MASK=host:all -np 2 \
+        compute-sanitizer --tool memcheck --error-exitcode 9 \
+        .hw/peerreduce_property_tests --gtest_filter='AllreduceProperty.MatchesReferenceOnEveryRank' > "$log" 2>&1 || status=1
+    fi
+    grep -E "ERROR SUMMARY" "$log" | sort | uniq -c || tail -5 "$log"
+    echo "=== peerreduce-host-copy-bench (device 0): copy engine against kernel stores / loads"
+    bounded .hw/peerreduce-host-copy-bench --csv > "$out/host-copy-bench.csv" 2> "$out/host-copy-bench.log" || status=1
+    bounded .hw/peerreduce-host-copy-bench | tee -a "$out/host-copy-bench.log" || status=1
+    if [[ "${HW_BENCH:-1}" != 0 ]]; then
+      nccl="$(python3 -c 'import nvidia.nccl, os; print(list(nvidia.nccl.__path__)[0])' 2>/dev/null)/lib/libnccl.so.2"
+      for np in "${nps[@]}"; do
+        if ((np > gpus)); then continue; fi
+        echo "=== peerreduce-bench np=$np fp32, every link host-staged, NCCL with NCCL_P2P_DISABLE=1"
+        bounded "${mpi[@]}" -np "$np" .hw/peerreduce-bench --nccl "$nccl" --nccl-p2p-disable \
+          --link-mask host:all --csv "$out/bench-host-staged-np$np.csv" > "$out/bench-host-staged-np$np.log" 2>&1 || status=1
+        grep "^\[1,0\]" "$out/bench-host-staged-np$np.log" | sed 's/^\[1,0\]<stdout>://'
+      done
+    fi
+  fi
+  if [[ "$host_staged" == only ]]; then finish; fi
   suites="${HW_SUITES:-1}"  # 0: skip the property and hardware suites and the kernel variants
   for np in "${nps[@]}"; do
     if [[ "$suites" == 0 ]]; then break; fi
@@ -199,10 +275,7 @@ run)
       done
     done
   fi
-  (cd "$out" && tar czf gcda.tgz gcda 2>/dev/null && rm -rf gcda) || true
-  # At most eight files come back from the GPU machine: logs and results travel as one archive.
-  (cd "$out" && tar czf logs.tgz ./*.log ./*.txt ./*.json ./*.csv ./*.svg 2>/dev/null && rm -f ./*.log ./*.txt ./*.json ./*.csv ./*.svg) || true
-  exit "$status"
+  finish
   ;;
 report)
   dir="${1:?usage: ci/hardware.sh report DIR}"

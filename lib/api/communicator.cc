@@ -75,8 +75,19 @@ Status agreeOnCreation(const Communicator::Impl& impl) {
   return Status::ok();
 }
 
+// Tells a transport that stages links through host memory which pairs the configuration forces
+// host-staged and which pool its host memory comes from (before it opens its region).
+Status configureHostStaging(Communicator::Impl& impl) {
+  HostStaging* staging = impl.transport->capabilities().host_staging;
+  if (staging == nullptr) return Status::ok();
+  PR_ASSIGN_OR_RETURN(std::vector<std::uint8_t> forced, hostStagedPairs(impl.config.link_mask, impl.size));
+  return staging->configureHostStaging(HostStagingRequest{std::move(forced), impl.pinned});
+}
+
 Status exchangeSymmetricMemory(Communicator::Impl& impl) {
-  auto opened = impl.transport->openSymmetric(impl.config.memory.pool_bytes);
+  Status configured = configureHostStaging(impl);
+  auto opened = configured.isOk() ? impl.transport->openSymmetric(impl.config.memory.pool_bytes)
+                                  : StatusOr<OpenedRegion>(configured);
   StatusOr<std::vector<std::byte>> record = opened.isOk() ? StatusOr<std::vector<std::byte>>(std::move(opened->record))
                                                           : StatusOr<std::vector<std::byte>>(opened.status());
   if (opened.isOk()) impl.region_host_address = opened->host_address;
@@ -105,7 +116,11 @@ Status exchangeSymmetricMemory(Communicator::Impl& impl) {
     }
     records[static_cast<std::size_t>(r)].assign(block.bytes, block.bytes + block.length);
   }
-  return agreementOf(impl).outcome(impl.transport->connectPeers(records), "map its peers' memory");
+  PR_RETURN_IF_ERROR(agreementOf(impl).outcome(impl.transport->connectPeers(records), "map its peers' memory"));
+  // Every rank mapped every region: names peers mapped host-staged regions by can go.
+  HostStaging* staging = impl.transport->capabilities().host_staging;
+  return agreementOf(impl).outcome(staging == nullptr ? Status::ok() : staging->peersConnected(),
+                                   "remove the names of its host-staged memory");
 }
 
 // The hash every rank compares (a tuning file's contents).

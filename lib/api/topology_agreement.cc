@@ -37,6 +37,25 @@ struct RowBlock {
 
 }  // namespace
 
+StatusOr<std::vector<std::uint8_t>> hostStagedPairs(const std::string& mask, int size) {
+  const auto n = static_cast<std::size_t>(size);
+  std::vector<std::uint8_t> forced(n * n, 0);
+  if (mask.empty()) return forced;
+  Topology mesh(size);
+  for (int a = 0; a < size; ++a) {
+    for (int b = a + 1; b < size; ++b) mesh.setBidirectional(a, b, Topology::defaultNvLink());
+  }
+  PR_ASSIGN_OR_RETURN(const Topology masked, applyLinkMask(mesh, mask));
+  for (int a = 0; a < size; ++a) {
+    for (int b = 0; b < size; ++b) {
+      if (a != b && masked.link(a, b).link_class == LinkClass::kHostStaged) {
+        forced[static_cast<std::size_t>(a) * n + static_cast<std::size_t>(b)] = 1;
+      }
+    }
+  }
+  return forced;
+}
+
 StatusOr<AgreedTopology> agreeOnTopology(int rank, int size, const Topology& local, const std::string& architecture,
                                          Bootstrap& bootstrap, const Config& config) {
   RowBlock mine{};

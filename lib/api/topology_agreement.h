@@ -7,7 +7,9 @@
 // error naming the unreachable ranks. Everything received is validated: a malformed row is kCorrupt.
 #pragma once
 
+#include <cstdint>
 #include <string>
+#include <vector>
 
 #include "peerreduce/bootstrap.h"
 #include "peerreduce/config.h"
@@ -20,6 +22,11 @@ struct AgreedTopology {
   Topology topology;         // the assembled matrix, masked
   std::string architecture;  // rank 0's device architecture, for tuning-table lookups
 };
+
+// The pairs a link mask makes host-staged ("host:A-B" entries), world x world row-major (1: forced),
+// for transports that must place memory before the topology is agreed (HostStaging). Read by applying
+// the mask to a full mesh, so the mask has one parser; kInvalidArgument as applyLinkMask gives it.
+StatusOr<std::vector<std::uint8_t>> hostStagedPairs(const std::string& mask, int size);
 
 // Hands `agreed` and the communicator's pinned pool to the transport (LinkAdoption). A transport without
 // that capability is fine unless the agreement made host-staged a link of `rank` that the transport's own

@@ -1,6 +1,7 @@
 // GpuTransport: the host side of the GPU backend (see peerreduce/gpu.h).
 //
-// Symmetric region of a rank (one device allocation, exported through IPC):
+// Symmetric region of a rank (one device allocation, exported through IPC; or, when the rank has a
+// host-staged peer, one pinned host block mapped into every GPU and shared by name: gpu/host_staging.h):
 //   [header: token written at open, read by peers as the access probe]
 //   [counters: kMaxStreams signal areas of kCounterCount uint64 (per writer, flag and block), written
 //    by peers' kernels; stream slot s of every rank uses area s]
@@ -28,13 +29,18 @@
 #include "gpu/device_values.h"
 #include "gpu/fused_shape.h"
 #include "gpu/gpu_check.h"
+#include "gpu/host_registration.h"
+#include "gpu/host_staging.h"
 #include "gpu/kernel_choice.h"
 #include "gpu/peer_record.h"
+#include "memory/pinned_host_pool.h"
+#include "memory/shared_host_segment.h"
 #include "peerreduce/config.h"
 #include "peerreduce/gpu.h"
 #include "plan/flag_epochs.h"
 #include "plan_kernel_launch.h"
 #include "portability.h"
+#include "topology/link_mask.h"
 #include "util/log.h"
 
 namespace peerreduce {
@@ -85,12 +91,17 @@ struct DevicePlan {
   std::uint32_t* signal_counts = nullptr;
   std::uint32_t* done_to = nullptr;
   std::uint32_t num_steps = 0;
-  FusedShape shape;  // a fused kernel runs the program when it has that shape
+  FusedShape shape;                         // a fused kernel runs the program when it has that shape
+  std::vector<std::int32_t> staged_chunks;  // scratch accesses to host-placed regions (host_staging.h)
 };
 
 // Every optional capability is its own: time marks are events, buffer sharing is IPC, batches run as one
-// launch of the line kernels.
-class GpuTransport final : public Transport, private TimeMarks, private BufferSharing, private BatchSubmit {
+// launch of the line kernels, host staging places the region in the communicator's pinned pool.
+class GpuTransport final : public Transport,
+                           private TimeMarks,
+                           private BufferSharing,
+                           private BatchSubmit,
+                           private HostStaging {
  public:
   GpuTransport(int rank, int world_size, int device, int multiprocessors, int max_blocks, std::uint64_t bytes_per_block,
                KernelPolicy kernels, std::uint64_t line_bytes_per_block)
@@ -108,7 +119,7 @@ class GpuTransport final : public Transport, private TimeMarks, private BufferSh
   TransportIdentity identity() const override {
     return {std::string(PR_GPU_PLATFORM_NAME) + " gpu " + std::to_string(device_), architecture(), rank_, world_size_};
   }
-  TransportCapabilities capabilities() override { return {this, this, this}; }
+  TransportCapabilities capabilities() override { return {this, this, this, nullptr, this}; }
 
   StatusOr<OpenedRegion> openSymmetric(std::size_t bytes) override {
     PR_ASSIGN_OR_RETURN(std::vector<std::byte> record, openRegion(bytes));
@@ -130,15 +141,20 @@ class GpuTransport final : public Transport, private TimeMarks, private BufferSh
     PR_GPU_CHECK(rank_, hipSetDevice(device_));
     const std::size_t raw = scratchStart() + bytes;
     region_bytes_ = (raw + kIpcGranularity - 1) / kIpcGranularity * kIpcGranularity;
-    PR_GPU_CHECK(rank_, hipMalloc(reinterpret_cast<void**>(&region_), region_bytes_));
-    // Counters start at zero; lines too (flag 0 is never an operation's flag).
-    PR_GPU_CHECK(rank_, hipMemset(region_, 0, scratchStart()));
     const std::uint64_t token = tokenFor(rank_, ::getpid());
-    PR_GPU_CHECK(rank_, hipMemcpy(region_, &token, sizeof(token), hipMemcpyHostToDevice));
-    // A copy from pageable memory may return before the device has the bytes, and a memset may be
-    // asynchronous: another process reads the token through IPC as soon as our record is published, so
-    // both must be done first (seen: a peer read 0 instead of the token with four processes on one GPU).
-    PR_GPU_CHECK(rank_, hipDeviceSynchronize());
+    PR_ASSIGN_OR_RETURN(const bool reaches_all, deviceReachesAllVisible());
+    if (placeRegionInHost(forced_, rank_, world_size_, reaches_all)) {
+      PR_RETURN_IF_ERROR(openHostRegion(token));
+    } else {
+      PR_GPU_CHECK(rank_, hipMalloc(reinterpret_cast<void**>(&region_), region_bytes_));
+      // Counters start at zero; lines too (flag 0 is never an operation's flag).
+      PR_GPU_CHECK(rank_, hipMemset(region_, 0, scratchStart()));
+      PR_GPU_CHECK(rank_, hipMemcpy(region_, &token, sizeof(token), hipMemcpyHostToDevice));
+      // A copy from pageable memory may return before the device has the bytes, and a memset may be
+      // asynchronous: another process reads the token through IPC as soon as our record is published, so
+      // both must be done first (seen: a peer read 0 instead of the token with four processes on one GPU).
+      PR_GPU_CHECK(rank_, hipDeviceSynchronize());
+    }
     PR_GPU_CHECK(rank_, hipMalloc(reinterpret_cast<void**>(&control_), sizeof(ControlBlock) * kMaxStreams));
     PR_GPU_CHECK(rank_, hipMemset(control_, 0, sizeof(ControlBlock) * kMaxStreams));
     PR_GPU_CHECK(rank_,
@@ -159,10 +175,86 @@ class GpuTransport final : public Transport, private TimeMarks, private BufferSh
     record.token = token;
     record.max_blocks = max_blocks_;
     record.multiprocessors = multiprocessors_;
-    hipIpcMemHandle_t handle;
-    PR_GPU_CHECK(rank_, hipIpcGetMemHandle(&handle, region_));
-    std::memcpy(record.ipc_handle, &handle, sizeof(handle));
+    record.placement = placement_;
+    if (placement_ == RegionPlacement::kDevice) {
+      hipIpcMemHandle_t handle;
+      PR_GPU_CHECK(rank_, hipIpcGetMemHandle(&handle, region_));
+      std::memcpy(record.ipc_handle, &handle, sizeof(handle));
+    } else {
+      const std::string name = host_block_.sharedName();
+      std::memcpy(record.shared_name, name.c_str(), std::min(name.size(), kSharedNameBytes - 1));
+    }
     return encodePeerRecord(record);
+  }
+
+  // Whether this device has peer access to, and from, every other visible device: if not, some peer may
+  // have to reach this rank through host memory (host_staging.h: placeRegionInHost).
+  StatusOr<bool> deviceReachesAllVisible() const {
+    int devices = 0;
+    PR_GPU_CHECK(rank_, hipGetDeviceCount(&devices));
+    for (int other = 0; other < devices; ++other) {
+      if (other == device_) continue;
+      PR_ASSIGN_OR_RETURN(const bool both, peerAccessBothWays(other));
+      if (!both) return false;
+    }
+    return true;
+  }
+
+  StatusOr<bool> peerAccessBothWays(int other) const {
+    int devices = 0;
+    PR_GPU_CHECK(rank_, hipGetDeviceCount(&devices));
+    // A peer's device this process does not see (processes given different visible devices): the IPC
+    // mapping and its access probe decide, as for any peer of another process.
+    if (other == device_ || other < 0 || other >= devices) return true;
+    int to = 0;
+    int from = 0;
+    PR_GPU_CHECK(rank_, hipDeviceCanAccessPeer(&to, device_, other));
+    PR_GPU_CHECK(rank_, hipDeviceCanAccessPeer(&from, other, device_));
+    return to != 0 && from != 0;
+  }
+
+  // The region in a pinned block of the communicator's pool (a shared-memory segment registered with the
+  // runtime, mapped and portable), written through its host address; kernels and peers of this process
+  // use its device pointer, peers of other processes map it by name.
+  Status openHostRegion(std::uint64_t token) {
+    if (pool_ == nullptr) {
+      return unavailableError("rank " + std::to_string(rank_) +
+                              " needs a host-staged region but has no pinned pool (the communicator configures it)");
+    }
+    auto block = pool_->acquire(region_bytes_, PinnedUse::kResident);
+    if (!block.isOk()) return block.status().withContext("rank " + std::to_string(rank_) + " host-staged region");
+    if (!block->locked()) {
+      return unavailableError("rank " + std::to_string(rank_) + ": the GPU runtime would not register " +
+                              std::to_string(region_bytes_) + " bytes of host memory for the host-staged region");
+    }
+    host_block_ = std::move(block).value();
+    unsigned char* host = static_cast<unsigned char*>(host_block_.data());
+    // A reused block holds an earlier region's counters: start from zero as device memory does.
+    std::memset(host, 0, scratchStart());
+    std::memcpy(host, &token, sizeof(token));
+    PR_GPU_CHECK(rank_, hipHostGetDevicePointer(reinterpret_cast<void**>(&region_), host, 0));
+    placement_ = RegionPlacement::kHost;
+    return Status::ok();
+  }
+
+  // A peer process's host-placed region, mapped by name and registered here; kept until release.
+  StatusOr<unsigned char*> mapPeerHostRegion(const PeerRecord& record, const std::string& who) {
+    const std::size_t length = strnlen(record.shared_name, kSharedNameBytes);
+    const std::string name(record.shared_name, length);
+    if (name.empty()) {
+      return unavailableError(who + "its host-staged region cannot be mapped from another process (no shared name)");
+    }
+    auto segment = SharedHostSegment::open(name, record.region_bytes);
+    if (!segment.isOk()) return segment.status().withContext(who + "host-staged region");
+    PR_RETURN_IF_ERROR(registerHostPages(segment->data(), segment->size()).withContext(who + "host-staged region"));
+    void* device = nullptr;
+    const hipError_t mapped = hipHostGetDevicePointer(&device, segment->data(), 0);
+    if (mapped != hipSuccess) {
+      unregisterHostPages(segment->data(), segment->size());
+      PR_GPU_CHECK(rank_, mapped);
+    }
+    peer_segments_.push_back(std::move(segment).value());
+    return static_cast<unsigned char*>(device);
   }
 
  public:
@@ -187,12 +279,35 @@ class GpuTransport final : public Transport, private TimeMarks, private BufferSh
     // Ranks of this process sharing a device must fit on it together (device_sharing.h).
     agreed_blocks_ = sharedDeviceBlockCap(decoded, agreed_blocks_);
     shares_device_ = sharesDeviceInProcess(decoded, rank_);
+    host_placed_.assign(static_cast<std::size_t>(world_size_), false);
+    host_link_.assign(static_cast<std::size_t>(world_size_), false);
+    no_peer_access_.assign(static_cast<std::size_t>(world_size_), false);
+    for (int peer = 0; peer < world_size_; ++peer) {
+      host_placed_[static_cast<std::size_t>(peer)] =
+          decoded[static_cast<std::size_t>(peer)].placement == RegionPlacement::kHost;
+    }
     for (int peer = 0; peer < world_size_; ++peer) {
       const PeerRecord& record = decoded[static_cast<std::size_t>(peer)];
       const std::string who = "rank " + std::to_string(rank_) + " mapping rank " + std::to_string(peer) + ": ";
       unsigned char* base = nullptr;
+      PeerPath path = PeerPath::kDirect;
+      if (peer != rank_) {
+        PR_ASSIGN_OR_RETURN(const bool access, peerAccessBothWays(record.device));
+        PR_ASSIGN_OR_RETURN(
+            path, choosePeerPath(PeerReach{rank_, peer, isForced(peer), access, record.placement, placement_}));
+        host_link_[static_cast<std::size_t>(peer)] = isForced(peer) || !access;
+        no_peer_access_[static_cast<std::size_t>(peer)] = !access;
+      }
       if (peer == rank_) {
         base = region_;
+      } else if (path == PeerPath::kHostMapped) {
+        // Pinned host memory: this process's pointer is valid on every device (portable), another
+        // process's segment is mapped by name.
+        if (record.pid == ::getpid()) {
+          base = reinterpret_cast<unsigned char*>(record.region_address);
+        } else {
+          PR_ASSIGN_OR_RETURN(base, mapPeerHostRegion(record, who));
+        }
       } else if (record.pid == ::getpid() && record.device == device_) {
         // Another rank of this process on this very device: one address space, no peer access needed.
         base = reinterpret_cast<unsigned char*>(record.region_address);
@@ -219,7 +334,8 @@ class GpuTransport final : public Transport, private TimeMarks, private BufferSh
       }
       // The access probe: the peer's token, read through the mapping, must be what it wrote.
       std::uint64_t token = 0;
-      PR_GPU_CHECK(rank_, hipMemcpy(&token, base, sizeof(token), hipMemcpyDeviceToHost));
+      // Default direction: the region may be device memory or mapped host memory.
+      PR_GPU_CHECK(rank_, hipMemcpy(&token, base, sizeof(token), hipMemcpyDefault));
       if (token != record.token) {
         return unavailableError(who + "access probe read " + std::to_string(token) + " instead of the token " +
                                 std::to_string(record.token) + " the peer wrote; peer memory is not reachable");
@@ -230,13 +346,27 @@ class GpuTransport final : public Transport, private TimeMarks, private BufferSh
         table.lines[peer] = base + kHeaderBytes + kCounterBytes + line_area_bytes_ * static_cast<std::size_t>(area);
         table.scratch[peer] = base + scratchStart();
       }
-      if (peer != rank_) topology_.setLink(rank_, peer, defaultLink());
+      if (peer != rank_) {
+        topology_.setLink(rank_, peer, host_link_[static_cast<std::size_t>(peer)] ? hostLink() : defaultLink());
+      }
     }
-    // Links between other ranks: assumed like ours (a homogeneous node); the communicator exchanges
-    // each rank's own row so every rank ends up with the measured matrix.
+    // A world with any region in host memory runs the pulling kernels only (host_staging.h); every rank
+    // sees the same records, so every rank chooses alike.
+    staged_world_ = std::find(host_placed_.begin(), host_placed_.end(), true) != host_placed_.end();
+    if (staged_world_) kernels_ = hostStagedKernelPolicy(kernels_);
+    // Links between other ranks: assumed like ours (a homogeneous node), host-staged where the mask forces
+    // it; the communicator exchanges each rank's own row so every rank ends up with the measured matrix.
+    // A pair is host-staged where the pair itself is (forced, or no peer access), not wherever a region
+    // lies in host memory: a peer with direct access that reads a host-placed region still crosses PCIe,
+    // but the matrix stays the one the simulator builds from the same mask, so both choose the same plans
+    // (and the same bits).
+    const auto n = static_cast<std::size_t>(world_size_);
     for (int a = 0; a < world_size_; ++a) {
       for (int b = 0; b < world_size_; ++b) {
-        if (a != b && a != rank_) topology_.setLink(a, b, defaultLink());
+        if (a == b || a == rank_) continue;
+        const bool forced =
+            forced_.size() == n * n && forced_[static_cast<std::size_t>(a) * n + static_cast<std::size_t>(b)] != 0;
+        topology_.setLink(a, b, forced ? hostLink() : defaultLink());
       }
     }
     topology_.setDevice(modelDevice(architecture()));
@@ -353,6 +483,9 @@ class GpuTransport final : public Transport, private TimeMarks, private BufferSh
     const auto blocks = static_cast<unsigned>(std::max<std::uint64_t>(
         1, std::min<std::uint64_t>((bytes + per_block - 1) / per_block, static_cast<std::uint64_t>(block_cap))));
     PR_GPU_CHECK(rank_, hipSetDevice(device_));
+    if (!plan->staged_chunks.empty() && pool_ != nullptr) {
+      pool_->recordStaged(stagedBytes(plan->staged_chunks, request.layout, elem));
+    }
     if (batched) {
       PR_GPU_CHECK(rank_, launchBatchedLowLatencyKernel(args, table, static_cast<int>(request.dtype), blocks,
                                                         static_cast<hipStream_t>(stream)));
@@ -457,6 +590,15 @@ class GpuTransport final : public Transport, private TimeMarks, private BufferSh
       return invalidArgumentError("rank " + std::to_string(rank_) + ": cannot open a buffer of rank " +
                                   std::to_string(peer) + " in a world of " + std::to_string(world_size_));
     }
+    // A registered buffer is the user's device memory: reached through peer access (IPC), which a pair
+    // the mask only forces host-staged still has, and a pair whose devices lack it does not.
+    if (no_peer_access_.size() == static_cast<std::size_t>(world_size_) &&
+        no_peer_access_[static_cast<std::size_t>(peer)]) {
+      return unsupportedError("rank " + std::to_string(rank_) + " cannot open a registered buffer of rank " +
+                              std::to_string(peer) +
+                              ": their devices have no peer access (their link is host-staged), and registered "
+                              "buffers are device memory");
+    }
     PR_ASSIGN_OR_RETURN(const BufferRecord record, decodeBufferRecord(bytes, peer, rank_));
     if (length == 0 || offset > record.bytes || length > record.bytes - offset) {
       return invalidArgumentError("rank " + std::to_string(rank_) + " opening a buffer of rank " +
@@ -535,11 +677,40 @@ class GpuTransport final : public Transport, private TimeMarks, private BufferSh
     return static_cast<int>(report->peer) == peer ? PeerHealth::kLost : PeerHealth::kUnknown;
   }
 
+  Status configureHostStaging(const HostStagingRequest& request) override {
+    const auto n = static_cast<std::size_t>(world_size_);
+    if (region_ != nullptr) {
+      return invalidArgumentError("rank " + std::to_string(rank_) +
+                                  ": host staging configured after the region opened");
+    }
+    if (request.pool == nullptr)
+      return invalidArgumentError("rank " + std::to_string(rank_) + ": host staging without a pinned pool");
+    if (!request.forced.empty() && request.forced.size() != n * n) {
+      return invalidArgumentError("rank " + std::to_string(rank_) + ": host-staged pairs for " +
+                                  std::to_string(request.forced.size()) + " entries, the world has " +
+                                  std::to_string(n) + " x " + std::to_string(n));
+    }
+    forced_ = request.forced;
+    pool_ = request.pool;
+    return Status::ok();
+  }
+
+  Status peersConnected() override {
+    if (!host_block_.valid()) return Status::ok();
+    return host_block_.endSharing().withContext("rank " + std::to_string(rank_) + " host-staged region");
+  }
+
   void abort() override {
     if (abort_word_ != nullptr) *reinterpret_cast<volatile std::uint32_t*>(abort_word_) = 1;
   }
 
  private:
+  bool isForced(int peer) const {
+    const auto n = static_cast<std::size_t>(world_size_);
+    return forced_.size() == n * n &&
+           forced_[static_cast<std::size_t>(rank_) * n + static_cast<std::size_t>(peer)] != 0;
+  }
+
   std::size_t scratchStart() const {
     return kHeaderBytes + kCounterBytes + line_area_bytes_ * static_cast<std::size_t>(kMaxStreams);
   }
@@ -583,6 +754,8 @@ class GpuTransport final : public Transport, private TimeMarks, private BufferSh
   // Peer access over NVLink / XGMI, priced with the cost model's fitted parameters where this device
   // has them (gpu/calibrated_model.h).
   LinkInfo defaultLink() const { return modelLink(architecture()); }
+  // A host-staged pair: the figures the link mask gives this architecture (topology/link_mask.h).
+  LinkInfo hostLink() const { return hostStagedLinkFor(architecture()); }
 
   Status devicePlan(const std::shared_ptr<const Plan>& plan, const DevicePlan** out) {
     if (!plan || plan->world_size != world_size_) {
@@ -652,6 +825,7 @@ class GpuTransport final : public Transport, private TimeMarks, private BufferSh
       PR_GPU_CHECK(rank_, hipMemcpy(device.signal_counts, counts.data(), counts.size() * sizeof(std::uint32_t),
                                     hipMemcpyHostToDevice));
       device.num_steps = static_cast<std::uint32_t>(steps.size());
+      if (staged_world_) device.staged_chunks = stagedChunkAccesses(*plan, rank_, host_placed_);
       keep_alive_.push_back(plan);
       it = plans_.emplace(plan.get(), device).first;
     }
@@ -681,11 +855,14 @@ class GpuTransport final : public Transport, private TimeMarks, private BufferSh
     for (void* p : opened_) (void)hipIpcCloseMemHandle(p);
     for (auto& [key, p] : opened_buffers_) (void)hipIpcCloseMemHandle(p);
     opened_buffers_.clear();
+    for (SharedHostSegment& segment : peer_segments_) unregisterHostPages(segment.data(), segment.size());
+    peer_segments_.clear();  // unmapped
     (void)hipFree(peer_table_);
     (void)hipFree(control_);
     (void)hipHostFree(abort_word_);
     (void)hipHostFree(error_);
-    (void)hipFree(region_);
+    if (placement_ == RegionPlacement::kDevice) (void)hipFree(region_);
+    host_block_.reset();  // back to the pool (freed there once its name is gone)
     region_ = nullptr;
   }
 
@@ -703,7 +880,19 @@ class GpuTransport final : public Transport, private TimeMarks, private BufferSh
   bool connected_ = false;
   std::uint64_t timeout_ns_ = static_cast<std::uint64_t>(kDefaultTimeoutMs) * 1000000ull;
   std::size_t region_bytes_ = 0;
-  unsigned char* region_ = nullptr;
+  unsigned char* region_ = nullptr;  // the device's address of the region (device memory or mapped host memory)
+  // Host staging (gpu/host_staging.h): the configuration's forced pairs, the communicator's pool, this
+  // rank's host-placed region, peers' regions of other processes mapped here, where every rank's region
+  // lives and which peers this rank reaches through host memory.
+  std::vector<std::uint8_t> forced_;
+  std::shared_ptr<PinnedHostPool> pool_;
+  RegionPlacement placement_ = RegionPlacement::kDevice;
+  PinnedBlock host_block_;
+  std::vector<SharedHostSegment> peer_segments_;
+  std::vector<bool> host_placed_;
+  std::vector<bool> host_link_;       // the pair is host-staged: forced, or no peer access
+  std::vector<bool> no_peer_access_;  // the runtime refuses peer access between the pair's devices
+  bool staged_world_ = false;
   std::map<std::uintptr_t, std::uint64_t> exports_;  // registered allocations: base -> export id
   std::uint64_t next_export_id_ = 1;
   std::map<std::pair<int, std::uint64_t>, void*> opened_buffers_;  // (peer, export id) -> mapping

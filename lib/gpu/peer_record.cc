@@ -4,11 +4,14 @@
 #include <limits>
 #include <string>
 
+#include "memory/shared_host_segment.h"
+
 namespace peerreduce::gpu {
 
 // Sent as raw bytes between processes of one build: the layout must have no padding, whose contents
 // would be indeterminate.
-static_assert(sizeof(PeerRecord) == 4 * 4 + 8 * 4 + 4 * 4 + kIpcHandleBytes);
+static_assert(sizeof(PeerRecord) == 4 * 4 + 8 * 4 + 4 * 4 + kIpcHandleBytes + 4 * 2 + kSharedNameBytes);
+static_assert(kSharedNameBytes == kMaxSharedNameBytes, "the record's name field holds every segment name");
 
 namespace {
 
@@ -65,6 +68,19 @@ StatusOr<PeerRecord> decodePeerRecord(std::span<const std::byte> bytes, int peer
       record.region_address > std::numeric_limits<std::uint64_t>::max() - record.region_bytes) {
     return corruptError(who + "record's region address " + std::to_string(record.region_address) + " cannot hold " +
                         std::to_string(record.region_bytes) + " bytes");
+  }
+  if (record.placement != RegionPlacement::kDevice && record.placement != RegionPlacement::kHost) {
+    return corruptError(who + "record places its region in memory kind " +
+                        std::to_string(static_cast<std::uint32_t>(record.placement)) + " (0: device, 1: host)");
+  }
+  const std::size_t name_length = strnlen(record.shared_name, kSharedNameBytes);
+  if (name_length == kSharedNameBytes) return corruptError(who + "record's shared-memory name is not terminated");
+  const std::string name(record.shared_name, name_length);
+  if (record.placement == RegionPlacement::kDevice ? !name.empty()
+                                                   : !name.empty() && !SharedHostSegment::wellFormedName(name)) {
+    return corruptError(who + "record's shared-memory name '" + name + "' is not one a " +
+                        (record.placement == RegionPlacement::kDevice ? "device region has (none)"
+                                                                      : "host region has (/peerreduce-...)"));
   }
   return record;
 }

@@ -18,11 +18,20 @@ namespace peerreduce::gpu {
 inline constexpr std::uint32_t kPeerRecordMagic = 0x50524750;  // "PRGP"
 // Version 2 carries the sender's world size, so ranks started with different sizes fail at creation;
 // version 3 its device's multiprocessors, so ranks sharing one device can size their kernels to be
-// resident together.
-inline constexpr std::uint32_t kPeerRecordVersion = 3;
+// resident together; version 4 where its region lives (device memory, or pinned host memory behind
+// host-staged links) and the shared-memory name a peer process maps it by.
+inline constexpr std::uint32_t kPeerRecordVersion = 4;
 inline constexpr std::size_t kIpcHandleBytes = 64;  // cudaIpcMemHandle_t and hipIpcMemHandle_t alike
 // Blocks a kernel may use: more than any GPU has SMs or CUs, so a larger value is corruption.
 inline constexpr std::int32_t kMaxPeerBlocks = 4096;
+// Bytes of the shared-memory name's field (memory/shared_host_segment.h), its NUL included.
+inline constexpr std::size_t kSharedNameBytes = 64;
+
+// Where a rank's peer-reachable region lives.
+enum class RegionPlacement : std::uint32_t {
+  kDevice = 0,  // device memory: peers of other processes open the IPC handle
+  kHost = 1,    // pinned host memory mapped into the GPU: peers of other processes map shared_name
+};
 
 struct PeerRecord {
   std::uint32_t magic = kPeerRecordMagic;
@@ -35,9 +44,12 @@ struct PeerRecord {
   std::uint64_t token = 0;
   std::int32_t max_blocks = 0;
   std::int32_t world_size = 0;
-  std::int32_t multiprocessors = 0;  // of the sender's device
-  std::int32_t reserved = 0;         // zero; keeps the handle 8-byte aligned
-  std::byte ipc_handle[kIpcHandleBytes] = {};
+  std::int32_t multiprocessors = 0;            // of the sender's device
+  std::int32_t reserved = 0;                   // zero; keeps the handle 8-byte aligned
+  std::byte ipc_handle[kIpcHandleBytes] = {};  // kDevice only
+  RegionPlacement placement = RegionPlacement::kDevice;
+  std::uint32_t reserved2 = 0;              // zero
+  char shared_name[kSharedNameBytes] = {};  // kHost: NUL-terminated; empty when no other process may map it
 };
 
 std::vector<std::byte> encodePeerRecord(const PeerRecord& record);
@@ -51,7 +63,8 @@ struct PeerRecordExpectation {
 
 // The record `peer` sent, or kCorrupt (malformed: size, magic, version, out-of-range values) or
 // kMismatch (well formed but from a rank configured differently: another world size or region size),
-// naming the receiver, the peer and the field.
+// naming the receiver, the peer and the field. A host placement's name must be empty or one
+// SharedHostSegment makes (so it can never name another file).
 StatusOr<PeerRecord> decodePeerRecord(std::span<const std::byte> bytes, int peer, const PeerRecordExpectation& expect);
 
 // The record of a user buffer's allocation (Communicator::registerBuffer): written by

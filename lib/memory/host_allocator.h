@@ -7,6 +7,9 @@
 //   when it does not, lock() fails and the pool uses the memory unlocked, counting it in its stats.
 // - GpuHostAllocator (gpu/gpu_host_allocator.cc, GPU builds): allocate = hipHostMalloc, portable and
 //   mapped (pinned for every device at once, so lock() succeeds without work).
+// - SharedHostAllocator (memory/shared_host_allocator.h): POSIX shared-memory segments that other
+//   processes map by name, locked by a registration the caller supplies; the GPU build's platform
+//   allocator, so pinned blocks can back host-staged links between processes.
 // Tests inject their own (failure injection, call logs).
 //
 // Contract: allocate() returns memory aligned to `alignment` (a power of two) of at least `bytes`, or
@@ -38,6 +41,14 @@ class HostAllocator {
   virtual Status lock(void* ptr, std::size_t bytes) = 0;
   virtual void unlock(void* ptr, std::size_t bytes) = 0;
   virtual void deallocate(void* ptr, std::size_t bytes) = 0;
+  // The name another process of this machine maps the allocation at `ptr` by (a shared-memory
+  // segment), or empty where allocations cannot be shared.
+  virtual std::string sharedName(const void* /*ptr*/) const { return {}; }
+  // Removes that name once every process that needs the allocation mapped it (the mappings stay).
+  virtual Status endSharing(const void* /*ptr*/) { return Status::ok(); }
+  // Whether the pool may hand the allocation out again once it comes back (false for a shared block
+  // whose name is gone: a later region in it could not be shared).
+  virtual bool reusable(const void* /*ptr*/) const { return true; }
 };
 
 // Host memory from std::aligned_alloc, locked with mlock().

@@ -1,6 +1,7 @@
 #include "memory/pinned_host_pool.h"
 
 #include <algorithm>
+#include <atomic>
 #include <iterator>
 #include <limits>
 #include <map>
@@ -57,7 +58,7 @@ class PinnedState {
 
   const PinnedHostPoolOptions& options() const { return options_; }
 
-  StatusOr<Grant> acquire(std::size_t bytes) {
+  StatusOr<Grant> acquire(std::size_t bytes, PinnedUse use) {
     std::lock_guard<std::mutex> lock(mu_);
     if (bytes == 0) return invalidArgumentError(rankPrefix(options_.rank) + "pinned host allocation of 0 bytes");
     const std::size_t cls = PinnedHostPool::sizeClassOf(bytes, options_.min_block_bytes);
@@ -79,7 +80,7 @@ class PinnedState {
       ++blocks_in_use_;
       ++reuses_;
       ++acquisitions_;
-      bytes_staged_ += bytes;
+      if (use == PinnedUse::kStaging) bytes_staged_.fetch_add(bytes, std::memory_order_relaxed);
       return Grant{block.data, block.capacity, block.locked, id};
     }
     if (bytes_pinned_ - bytes_idle_ + cls > options_.limit_bytes) {
@@ -120,7 +121,7 @@ class PinnedState {
     ++blocks_in_use_;
     ++system_allocations_;
     ++acquisitions_;
-    bytes_staged_ += bytes;
+    if (use == PinnedUse::kStaging) bytes_staged_.fetch_add(bytes, std::memory_order_relaxed);
     return Grant{block.data, cls, block.locked, id};
   }
 
@@ -130,6 +131,11 @@ class PinnedState {
     bytes_in_use_ -= block.capacity;
     --blocks_in_use_;
     if (closed_) {
+      forget(id);
+      return;
+    }
+    if (!allocator_->reusable(block.data)) {
+      ++blocks_retired_;
       forget(id);
       return;
     }
@@ -174,14 +180,23 @@ class PinnedState {
     s.blocks_idle = idle_lru_.size();
     s.acquisitions = acquisitions_;
     s.reuses = reuses_;
-    s.bytes_staged = bytes_staged_;
     s.system_allocations = system_allocations_;
     s.evictions = evictions_;
     s.bytes_evicted = bytes_evicted_;
     s.failures = failures_;
     s.lock_failures = lock_failures_;
     s.blocks_unlocked = blocks_unlocked_;
+    s.blocks_retired = blocks_retired_;
+    s.bytes_staged = bytes_staged_.load(std::memory_order_relaxed);
+    s.staged_operations = staged_operations_.load(std::memory_order_relaxed);
     return s;
+  }
+
+  HostAllocator& allocator() const { return *allocator_; }
+
+  void recordStaged(std::uint64_t bytes) {
+    bytes_staged_.fetch_add(bytes, std::memory_order_relaxed);
+    staged_operations_.fetch_add(1, std::memory_order_relaxed);
   }
 
  private:
@@ -228,13 +243,15 @@ class PinnedState {
   std::uint64_t blocks_in_use_ = 0;
   std::uint64_t acquisitions_ = 0;
   std::uint64_t reuses_ = 0;
-  std::uint64_t bytes_staged_ = 0;
   std::uint64_t system_allocations_ = 0;
   std::uint64_t evictions_ = 0;
   std::uint64_t bytes_evicted_ = 0;
   std::uint64_t failures_ = 0;
   std::uint64_t lock_failures_ = 0;
   std::uint64_t blocks_unlocked_ = 0;
+  std::uint64_t blocks_retired_ = 0;
+  std::atomic<std::uint64_t> bytes_staged_{0};  // atomic: recordStaged runs outside the mutex, at every kernel launch
+  std::atomic<std::uint64_t> staged_operations_{0};
 };
 
 }  // namespace detail
@@ -274,6 +291,13 @@ void PinnedBlock::reset() {
   id_ = 0;
 }
 
+std::string PinnedBlock::sharedName() const { return state_ ? state_->allocator().sharedName(data_) : std::string(); }
+
+Status PinnedBlock::endSharing() {
+  if (!state_) return internalError("ending the sharing of an empty pinned block");
+  return state_->allocator().endSharing(data_);
+}
+
 // ---- PinnedHostPool ----
 
 std::size_t PinnedHostPool::sizeClassOf(std::size_t bytes, std::size_t min_block_bytes) {
@@ -306,8 +330,8 @@ void PinnedHostPool::close() {
   state_.reset();
 }
 
-StatusOr<PinnedBlock> PinnedHostPool::acquire(std::size_t bytes) {
-  PR_ASSIGN_OR_RETURN(const detail::PinnedState::Grant grant, state_->acquire(bytes));
+StatusOr<PinnedBlock> PinnedHostPool::acquire(std::size_t bytes, PinnedUse use) {
+  PR_ASSIGN_OR_RETURN(const detail::PinnedState::Grant grant, state_->acquire(bytes, use));
   PinnedBlock block;
   block.state_ = state_;
   block.data_ = grant.data;
@@ -320,6 +344,7 @@ StatusOr<PinnedBlock> PinnedHostPool::acquire(std::size_t bytes) {
 
 std::size_t PinnedHostPool::trim() { return state_->trim(true); }
 PinnedStats PinnedHostPool::stats() const { return state_->stats(); }
+void PinnedHostPool::recordStaged(std::uint64_t bytes) const { state_->recordStaged(bytes); }
 const PinnedHostPoolOptions& PinnedHostPool::options() const { return state_->options(); }
 
 }  // namespace peerreduce

@@ -10,6 +10,8 @@
 //   eviction returns the least recently released idle blocks to the system, of any class, until the
 //   new block fits under the limit. When even evicting every idle block would not make room, acquire
 //   fails with kOutOfMemory naming PEERREDUCE_PINNED_LIMIT_BYTES and evicts nothing.
+// - A block whose allocator says it is not reusable any more (a shared block whose name was removed:
+//   HostAllocator::reusable) is freed when it comes back, counted in blocks_retired.
 // - New memory is taken from the HostAllocator before anything is evicted, so a failed acquire
 //   (limit or system) changes nothing but the failure counter. Then the block is locked; where the
 //   system refuses (RLIMIT_MEMLOCK), it is used unlocked and counted in lock_failures.
@@ -33,6 +35,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <string>
 
 #include "memory/host_allocator.h"
 #include "peerreduce/memory.h"
@@ -46,6 +49,11 @@ struct PinnedHostPoolOptions {
   std::size_t alignment_bytes = kPinnedPageBytes;      // a power of two, at most min_block_bytes
   int rank = -1;                                       // for messages only; < 0 = no rank
 };
+
+// What an acquisition is for: staging (a host-staged link's traffic, counted in bytes_staged as it is
+// acquired: the simulator takes a block per transfer) or a resident region (a GPU rank's host-placed
+// region, held for the communicator's life; its traffic is counted by recordStaged).
+enum class PinnedUse { kStaging, kResident };
 
 namespace detail {
 class PinnedState;
@@ -70,6 +78,11 @@ class PinnedBlock {
   std::uint64_t id() const { return id_; }
   // Returns the block to the pool now.
   void reset();
+  // The name another process maps this block by (HostAllocator::sharedName), empty where the pool's
+  // allocator cannot share it or its sharing ended.
+  std::string sharedName() const;
+  // Removes that name once every peer mapped the block; the block is then not reused after release.
+  Status endSharing();
 
  private:
   friend class PinnedHostPool;
@@ -96,11 +109,14 @@ class PinnedHostPool {
   // A block of at least `bytes`. kInvalidArgument for 0; kOutOfMemory when the size class exceeds the
   // limit, when blocks in use leave no room even after evicting every idle block, or when the system
   // has no memory.
-  StatusOr<PinnedBlock> acquire(std::size_t bytes);
+  StatusOr<PinnedBlock> acquire(std::size_t bytes, PinnedUse use = PinnedUse::kStaging);
   // Returns every idle block to the system (counted as evictions); returns the bytes freed.
   std::size_t trim();
   PinnedStats stats() const;
   const PinnedHostPoolOptions& options() const;
+  // Counts one operation that moved `bytes` through pinned host memory (bytes_staged,
+  // staged_operations): lock-free, so every kernel launch may call it.
+  void recordStaged(std::uint64_t bytes) const;
 
   // The size class of `bytes`: the next power of two, at least `min_block_bytes`; 0 if none fits in
   // size_t.

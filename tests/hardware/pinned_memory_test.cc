@@ -1,6 +1,6 @@
-// Hardware-only: the pinned host manager on a GPU machine takes its memory from the GPU runtime
-// (platformHostAllocator), and its blocks work as pinned staging buffers: copies between them and
-// device memory round-trip exactly, blocks are reused, and eviction under the limit returns memory.
+// Hardware-only: the pinned host manager on a GPU machine takes its memory from shared-memory segments
+// registered with the GPU runtime (platformHostAllocator), and its blocks work as pinned staging buffers: copies
+// between them and device memory round-trip exactly, blocks are reused, and eviction under the limit returns memory.
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -15,7 +15,7 @@ namespace {
 
 TEST(GpuPinnedMemory, BlocksComeFromTheRuntimeAndStageCopiesExactly) {
   auto allocator = platformHostAllocator();
-  ASSERT_NE(allocator->name().find("hipHostMalloc"), std::string::npos) << allocator->name();
+  ASSERT_NE(allocator->name().find("hipHostRegister"), std::string::npos) << allocator->name();
   PinnedHostPoolOptions options;
   options.limit_bytes = std::size_t{8} << 20;
   auto pool = PinnedHostPool::create(options, allocator);
@@ -39,7 +39,13 @@ TEST(GpuPinnedMemory, BlocksComeFromTheRuntimeAndStageCopiesExactly) {
   EXPECT_EQ(stats.acquisitions, 3u);
   EXPECT_EQ(stats.system_allocations, 1u) << "later rounds reuse the idle block";
   EXPECT_EQ(stats.reuses, 2u);
-  EXPECT_EQ(stats.lock_failures, 0u) << "runtime memory is pinned at allocation";
+  EXPECT_EQ(stats.lock_failures, 0u) << "every block is registered with the runtime";
+  // Each block is a shared-memory segment another process could map by name.
+  {
+    auto shared = pool->acquire(kBytes);
+    ASSERT_TRUE(shared.isOk());
+    EXPECT_EQ(shared->sharedName().rfind("/peerreduce-", 0), 0u) << shared->sharedName();
+  }
   // More than the limit at once: the typed error, and nothing held changes.
   std::vector<PinnedBlock> held;
   for (int i = 0; i < 8; ++i) {

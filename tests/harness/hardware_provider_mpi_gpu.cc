@@ -81,9 +81,12 @@ class GpuWorldProvider final : public WorldProvider {
     }
     const std::uint64_t key = config.fingerprint();
     if (auto it = worlds_.find(key); it != worlds_.end()) return it->second;
+    // The environment wins over the test's settings, as in the one-GPU provider, so the hardware stage
+    // runs the same suites with PEERREDUCE_LINK_MASK (host-staged links) set.
+    PR_ASSIGN_OR_RETURN(const Config effective, Config::fromEnvironment(config));
     PR_ASSIGN_OR_RETURN(auto bootstrap, createMpiBootstrap(MPI_COMM_WORLD));
     PR_ASSIGN_OR_RETURN(auto transport, createGpuTransport(rank_, size_));
-    PR_ASSIGN_OR_RETURN(auto comm, Communicator::create(rank_, size_, bootstrap, transport, config));
+    PR_ASSIGN_OR_RETURN(auto comm, Communicator::create(rank_, size_, bootstrap, transport, effective));
     auto world = std::make_shared<GpuTestWorld>(rank_, size_, std::move(comm));
     worlds_.emplace(key, world);
     return std::shared_ptr<TestWorld>(world);

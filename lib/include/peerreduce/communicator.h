@@ -159,7 +159,8 @@ class Communicator {
   StatusOr<ProfileSummary> profileSummary();
 
   // This rank's pinned host pool (Config::memory.pinned_limit_bytes, PEERREDUCE_PINNED_LIMIT_BYTES):
-  // bytes pinned, in use and idle, reuses, evictions, failures.
+  // bytes pinned, in use and idle, reuses, evictions, failures, and the traffic of host-staged links (on
+  // GPUs a rank with a host-staged peer holds its region there: bytes_staged, staged_operations).
   PinnedStats pinnedStats() const;
 
   // Collective. Registers this rank's [ptr, ptr + bytes) with its peers (registered_buffer.h): the

@@ -121,8 +121,13 @@ struct PinnedStats {
   std::uint64_t failures = 0;         // acquire calls that failed (limit or system)
   std::uint64_t lock_failures = 0;    // blocks the system would not lock; they are used unlocked
   std::uint64_t blocks_unlocked = 0;  // blocks held now that are not locked
-  // Bytes the successful acquisitions asked for: on host-staged links, the bytes staged through the pool.
+  std::uint64_t blocks_retired = 0;   // shared blocks freed on release instead of kept (their name is gone)
+  // Traffic of host-staged links: bytes that crossed pinned host memory. On the simulator each staged
+  // transfer acquires a block of its bytes (counted at acquisition); on GPUs each kernel launch adds the
+  // bytes its plan moves to or from scratch held in pinned host memory (PinnedHostPool::recordStaged),
+  // and the region's own block is not traffic (acquired as kResident).
   std::uint64_t bytes_staged = 0;
+  std::uint64_t staged_operations = 0;  // GPU kernel launches that moved bytes through pinned host memory
 
   friend bool operator==(const PinnedStats&, const PinnedStats&) = default;
 };

@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <optional>
 #include <vector>
@@ -98,11 +99,35 @@ class LinkAdoption {
   virtual Status adoptLinks(const Topology& agreed, std::shared_ptr<PinnedHostPool> staging) = 0;
 };
 
+// What a communicator tells its transport before openSymmetric about host-staged links.
+struct HostStagingRequest {
+  // world x world, row-major: 1 where the configuration's link mask makes the pair host-staged
+  // (PEERREDUCE_LINK_MASK "host:A-B"); symmetric, the same on every rank (the configuration is agreed).
+  std::vector<std::uint8_t> forced;
+  // Where the rank's host-placed memory comes from: the communicator's pool, whose limit
+  // (PEERREDUCE_PINNED_LIMIT_BYTES) applies and whose statistics show the traffic. Must outlive
+  // openSymmetric; blocks taken from it keep what they need alive.
+  std::shared_ptr<PinnedHostPool> pool;
+};
+
+// Host-staged links: ranks that cannot (or, by configuration, must not) reach each other's device
+// memory directly reach it through pinned host memory.
+class HostStaging {
+ public:
+  virtual ~HostStaging() = default;
+  // Called once, before openSymmetric. kInvalidArgument for a matrix of the wrong size or a null pool.
+  virtual Status configureHostStaging(const HostStagingRequest& request) = 0;
+  // Called once every rank's connectPeers succeeded: names by which peers mapped this rank's memory
+  // are removed (the mappings stay), so nothing is left behind in the system.
+  virtual Status peersConnected() = 0;
+};
+
 struct TransportCapabilities {
   TimeMarks* time_marks = nullptr;
   BufferSharing* buffer_sharing = nullptr;
   BatchSubmit* batch_submit = nullptr;
   LinkAdoption* link_adoption = nullptr;
+  HostStaging* host_staging = nullptr;
 };
 
 }  // namespace peerreduce

@@ -2,6 +2,7 @@
 // or mismatched field is refused with the right code and a message naming receiver, peer and field.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstring>
 #include <initializer_list>
 #include <limits>
@@ -58,16 +59,16 @@ TEST(GpuPeerRecord, AGenuineRecordDecodesToItsFields) {
 TEST(GpuPeerRecord, WrongLengthIsCorrupt) {
   auto bytes = encodePeerRecord(genuine(2));
   bytes.pop_back();
-  expectRefused(bytes, 2, ErrorCode::kCorrupt, {"record of 127 bytes, expected 128"});
-  bytes.resize(200);
-  expectRefused(bytes, 2, ErrorCode::kCorrupt, {"200 bytes"});
+  expectRefused(bytes, 2, ErrorCode::kCorrupt, {"record of 199 bytes, expected 200"});
+  bytes.resize(256);
+  expectRefused(bytes, 2, ErrorCode::kCorrupt, {"256 bytes"});
   expectRefused({}, 2, ErrorCode::kCorrupt, {"0 bytes"});
 }
 
 TEST(GpuPeerRecord, WrongMagicOrVersionIsCorrupt) {
   expectRefused(edited(0, [](PeerRecord& r) { r.magic ^= 1; }), 0, ErrorCode::kCorrupt,
                 {"not a peerreduce GPU record"});
-  expectRefused(edited(0, [](PeerRecord& r) { r.version = 2; }), 0, ErrorCode::kCorrupt, {"version 3"});
+  expectRefused(edited(0, [](PeerRecord& r) { r.version = 3; }), 0, ErrorCode::kCorrupt, {"version 4"});
 }
 
 TEST(GpuPeerRecord, AnotherWorldSizeIsAMismatch) {
@@ -105,6 +106,55 @@ TEST(GpuPeerRecord, ANegativeDeviceOrARegionThatWrapsIsCorrupt) {
   expectRefused(edited(0, [](PeerRecord& r) { r.region_address = 0; }), 0, ErrorCode::kCorrupt, {"region address 0"});
   expectRefused(edited(0, [](PeerRecord& r) { r.region_address = std::numeric_limits<std::uint64_t>::max() - 10; }), 0,
                 ErrorCode::kCorrupt, {"cannot hold 4194304 bytes"});
+}
+
+// --- where the region lives: device memory, or pinned host memory behind host-staged links ---
+
+void setName(PeerRecord& r, const std::string& name) {
+  std::memset(r.shared_name, 0, sizeof(r.shared_name));
+  std::memcpy(r.shared_name, name.data(), std::min(name.size(), sizeof(r.shared_name)));
+}
+
+TEST(GpuPeerRecord, AHostPlacedRegionTravelsWithItsSharedName) {
+  const std::string name = "/peerreduce-4242-7-00000000deadbeef";
+  auto decoded = decodePeerRecord(edited(2,
+                                         [&](PeerRecord& r) {
+                                           r.placement = RegionPlacement::kHost;
+                                           setName(r, name);
+                                         }),
+                                  2, kExpect);
+  ASSERT_TRUE(decoded.isOk()) << decoded.status().toString();
+  EXPECT_EQ(decoded->placement, RegionPlacement::kHost);
+  EXPECT_EQ(std::string(decoded->shared_name), name);
+  // No name: only peers of the same process can reach it, which connectPeers checks.
+  auto unnamed = decodePeerRecord(edited(2, [](PeerRecord& r) { r.placement = RegionPlacement::kHost; }), 2, kExpect);
+  EXPECT_TRUE(unnamed.isOk()) << unnamed.status().toString();
+}
+
+TEST(GpuPeerRecord, AnUnknownPlacementIsCorrupt) {
+  expectRefused(edited(1, [](PeerRecord& r) { r.placement = static_cast<RegionPlacement>(2); }), 1, ErrorCode::kCorrupt,
+                {"memory kind 2", "0: device, 1: host"});
+}
+
+TEST(GpuPeerRecord, ASharedNameThatIsUnterminatedOrNotOursIsCorrupt) {
+  expectRefused(edited(1,
+                       [](PeerRecord& r) {
+                         r.placement = RegionPlacement::kHost;
+                         std::memset(r.shared_name, 'a', sizeof(r.shared_name));
+                       }),
+                1, ErrorCode::kCorrupt, {"not terminated"});
+  // A name that could reach another file is refused before anything opens it.
+  for (const char* bad : {"/etc/passwd", "/peerreduce-../x", "peerreduce-1-2-3", "/peerreduce-"}) {
+    expectRefused(edited(1,
+                         [&](PeerRecord& r) {
+                           r.placement = RegionPlacement::kHost;
+                           setName(r, bad);
+                         }),
+                  1, ErrorCode::kCorrupt, {"shared-memory name", bad});
+  }
+  // A device region carries no name.
+  expectRefused(edited(1, [](PeerRecord& r) { setName(r, "/peerreduce-1-2-3"); }), 1, ErrorCode::kCorrupt,
+                {"device region has (none)"});
 }
 
 // --- the buffer record of a registered allocation ---

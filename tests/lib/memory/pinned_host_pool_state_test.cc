@@ -91,7 +91,7 @@ PinnedOutcome modelAcquire(PinnedModel& m, std::size_t bytes) {
     m.handle_bytes.push_back(bytes);
     ++m.counters.reuses;
     ++m.counters.acquisitions;
-    m.counters.bytes_staged += bytes;
+    m.counters.bytes_staged += bytes;  // every acquisition here is for staging: its bytes are traffic
     return PinnedOutcome::kOk;
   }
   const PinnedStats now = modelStats(m);

@@ -1,0 +1,67 @@
+#include "gpu/host_staging.h"
+
+namespace peerreduce::gpu {
+
+bool placeRegionInHost(const std::vector<std::uint8_t>& forced, int rank, int world_size, bool device_reaches_all) {
+  if (!device_reaches_all) return true;
+  const auto n = static_cast<std::size_t>(world_size);
+  if (forced.size() != n * n) return false;
+  for (std::size_t peer = 0; peer < n; ++peer) {
+    if (peer != static_cast<std::size_t>(rank) && forced[static_cast<std::size_t>(rank) * n + peer] != 0) return true;
+  }
+  return false;
+}
+
+StatusOr<PeerPath> choosePeerPath(const PeerReach& reach) {
+  const bool host_link = reach.forced || !reach.peer_access;
+  if (!host_link) {
+    return reach.peer_placement == RegionPlacement::kHost ? PeerPath::kHostMapped : PeerPath::kDirect;
+  }
+  const auto side = [&](int who, RegionPlacement placement) -> Status {
+    if (placement == RegionPlacement::kHost) return Status::ok();
+    return unavailableError("rank " + std::to_string(reach.rank) + " mapping rank " + std::to_string(reach.peer) +
+                            ": the pair needs a host-staged link (" +
+                            (reach.forced ? "the link mask forces it" : "no peer access between their devices") +
+                            ") but rank " + std::to_string(who) +
+                            " placed its memory on its device (it found peer access to every device); set "
+                            "PEERREDUCE_LINK_MASK=host:" +
+                            std::to_string(reach.rank) + "-" + std::to_string(reach.peer) + " on every rank");
+  };
+  PR_RETURN_IF_ERROR(side(reach.peer, reach.peer_placement));
+  PR_RETURN_IF_ERROR(side(reach.rank, reach.own_placement));
+  return PeerPath::kHostMapped;
+}
+
+KernelPolicy hostStagedKernelPolicy(KernelPolicy policy) {
+  policy.max_bytes = 0;
+  policy.max_two_shot_bytes = 0;
+  policy.push_min_bytes = 0;
+  return policy;
+}
+
+std::vector<std::int32_t> stagedChunkAccesses(const Plan& plan, int rank, const std::vector<bool>& host_placed) {
+  std::vector<std::int32_t> chunks;
+  const auto in_host = [&](const BufferRef& ref) {
+    return ref.kind == BufferKind::kScratch && ref.rank >= 0 &&
+           static_cast<std::size_t>(ref.rank) < host_placed.size() && host_placed[static_cast<std::size_t>(ref.rank)];
+  };
+  const RankProgram& program = plan.programs[static_cast<std::size_t>(rank)];
+  for (const Step& step : program.steps) {
+    if (step.kind != StepKind::kCopy && step.kind != StepKind::kReduce) continue;
+    if (in_host(step.dst)) chunks.push_back(step.chunk);
+    for (std::uint32_t i = 0; i < step.src_count; ++i) {
+      if (in_host(program.sources[step.src_begin + i])) chunks.push_back(step.chunk);
+    }
+  }
+  return chunks;
+}
+
+std::uint64_t stagedBytes(const std::vector<std::int32_t>& chunks, const ChunkLayout& layout, std::size_t elem_size) {
+  std::uint64_t bytes = 0;
+  for (const std::int32_t index : chunks) {
+    bytes += static_cast<std::uint64_t>(layout.size(layout.chunkOf(index))) * elem_size;
+  }
+  return bytes;
+}
+
+}  // namespace peerreduce::gpu

@@ -1,0 +1,114 @@
+// The GPU transport's host-staged links, decided without a GPU (lib/gpu/host_staging.h): which ranks
+// place their region in host memory, how a pair is reached, which kernels a staged world runs, and the
+// traffic an operation moves through host memory.
+#include "gpu/host_staging.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "algorithms/algorithms.h"
+#include "api/topology_agreement.h"
+
+namespace peerreduce::gpu {
+namespace {
+
+std::vector<std::uint8_t> forcedPairs(int n, std::initializer_list<std::pair<int, int>> pairs) {
+  std::vector<std::uint8_t> forced(static_cast<std::size_t>(n * n), 0);
+  for (auto [a, b] : pairs) {
+    forced[static_cast<std::size_t>(a * n + b)] = 1;
+    forced[static_cast<std::size_t>(b * n + a)] = 1;
+  }
+  return forced;
+}
+
+TEST(HostStaging, ARankPlacesItsRegionInHostMemoryWhenAPairOfItIsForcedOrItsDeviceLacksPeerAccess) {
+  const auto forced = forcedPairs(4, {{0, 1}});
+  EXPECT_TRUE(placeRegionInHost(forced, 0, 4, true));
+  EXPECT_TRUE(placeRegionInHost(forced, 1, 4, true));
+  EXPECT_FALSE(placeRegionInHost(forced, 2, 4, true));
+  EXPECT_FALSE(placeRegionInHost({}, 3, 4, true));
+  EXPECT_TRUE(placeRegionInHost({}, 3, 4, false));  // the runtime says some device is out of reach
+  // A matrix of another world's size forces nothing (configureHostStaging refuses it earlier).
+  EXPECT_FALSE(placeRegionInHost(forcedPairs(2, {{0, 1}}), 0, 4, true));
+}
+
+TEST(HostStaging, APairIsReachedThroughHostMemoryWhenForcedOrWithoutPeerAccessAndBothSidesMustBeInHost) {
+  PeerReach reach{0, 1, false, true, RegionPlacement::kDevice, RegionPlacement::kDevice};
+  EXPECT_EQ(choosePeerPath(reach).value(), PeerPath::kDirect);
+  // A peer in host memory (it has a host-staged peer elsewhere) is read through its mapping.
+  reach.peer_placement = RegionPlacement::kHost;
+  EXPECT_EQ(choosePeerPath(reach).value(), PeerPath::kHostMapped);
+  for (const bool forced : {true, false}) {
+    // Forced on a machine with peer access, or not forced where the devices have none.
+    reach = PeerReach{2, 3, forced, /*peer_access=*/forced, RegionPlacement::kHost, RegionPlacement::kHost};
+    EXPECT_EQ(choosePeerPath(reach).value(), PeerPath::kHostMapped);
+    reach.peer_placement = RegionPlacement::kDevice;
+    auto refused = choosePeerPath(reach);
+    ASSERT_FALSE(refused.isOk());
+    EXPECT_EQ(refused.status().code(), ErrorCode::kUnavailable);
+    const std::string text = refused.status().message();
+    EXPECT_NE(text.find("rank 2 mapping rank 3"), std::string::npos) << text;
+    EXPECT_NE(text.find("rank 3 placed its memory on its device"), std::string::npos) << text;
+    EXPECT_NE(text.find("PEERREDUCE_LINK_MASK=host:2-3"), std::string::npos) << text;
+    EXPECT_NE(text.find(forced ? "the link mask forces it" : "no peer access"), std::string::npos) << text;
+    reach.peer_placement = RegionPlacement::kHost;
+    reach.own_placement = RegionPlacement::kDevice;
+    refused = choosePeerPath(reach);
+    ASSERT_FALSE(refused.isOk());
+    EXPECT_NE(refused.status().message().find("rank 2 placed its memory"), std::string::npos);
+  }
+}
+
+TEST(HostStaging, AStagedWorldRunsOnlyThePullingAndInterpretedKernels) {
+  const KernelPolicy staged = hostStagedKernelPolicy(KernelPolicy{});
+  EXPECT_TRUE(staged.fused);
+  for (const int n : {2, 4, 8}) {
+    for (std::uint64_t bytes = 16; bytes <= (std::uint64_t{1} << 30); bytes *= 4) {
+      const KernelChoice one = chooseKernel(FusedKind::kOneShot, bytes, n, staged);
+      const KernelChoice two = chooseKernel(FusedKind::kTwoShot, bytes, n, staged);
+      EXPECT_EQ(one, KernelChoice::kOneShotPull) << n << " " << bytes;
+      EXPECT_EQ(two, KernelChoice::kTwoShotPull) << n << " " << bytes;
+    }
+    EXPECT_EQ(maxBatchBytes(FusedKind::kOneShot, n, staged), 0u);  // batches need lines
+    EXPECT_EQ(maxBatchBytes(FusedKind::kTwoShot, n, staged), 0u);
+  }
+}
+
+TEST(HostStaging, TrafficCountsEveryScratchAccessToAHostPlacedRegion) {
+  PlanRequest request(Algorithm::kOneShot, 2);
+  const Plan plan = buildPlan(request).value();
+  const ChunkLayout layout = ChunkLayout::make(1000, plan.num_chunks, 4);
+  // One-shot: each rank publishes its input into its scratch and reduces both ranks' scratch.
+  const std::vector<std::int32_t> both = stagedChunkAccesses(plan, 0, {true, true});
+  EXPECT_EQ(both.size(), 3u);
+  EXPECT_EQ(stagedBytes(both, layout, 4), 3u * 4000u);
+  EXPECT_EQ(stagedChunkAccesses(plan, 0, {false, true}).size(), 1u);  // only the peer's copy is read there
+  EXPECT_EQ(stagedChunkAccesses(plan, 0, {true, false}).size(), 2u);  // its own publish and read
+  EXPECT_TRUE(stagedChunkAccesses(plan, 0, {false, false}).empty());
+}
+
+TEST(HostStaging, TheMaskForcesItsHostEntriesAndNothingElse) {
+  const auto none = hostStagedPairs("", 4).value();
+  EXPECT_EQ(none, std::vector<std::uint8_t>(16, 0));
+  const auto removed = hostStagedPairs("0-1", 4).value();
+  EXPECT_EQ(removed, std::vector<std::uint8_t>(16, 0));
+  // host:A-B forces the pair both ways; host:all every pair but those a removal takes out.
+  std::vector<std::uint8_t> expected(16, 0);
+  expected[0 * 4 + 1] = expected[1 * 4 + 0] = 1;
+  EXPECT_EQ(hostStagedPairs("host:0-1", 4).value(), expected);
+  const auto all_but = hostStagedPairs("host:all,2-3", 4).value();
+  for (int a = 0; a < 4; ++a) {
+    for (int b = 0; b < 4; ++b) {
+      const bool staged = a != b && !((a == 2 && b == 3) || (a == 3 && b == 2));
+      EXPECT_EQ(all_but[static_cast<std::size_t>(a * 4 + b)], staged ? 1 : 0) << a << "-" << b;
+    }
+  }
+  auto bad = hostStagedPairs("0-9", 4);
+  ASSERT_FALSE(bad.isOk());
+  EXPECT_EQ(bad.status().code(), ErrorCode::kInvalidArgument);
+}
+
+}  // namespace
+}  // namespace peerreduce::gpu
