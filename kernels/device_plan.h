@@ -78,6 +78,10 @@ struct PeerTable {
   std::uint64_t* counters[kMaxRanks];  // each rank's counter array (kCounterCount entries)
   unsigned char* scratch[kMaxRanks];   // each rank's scratch base (offset 0 of its scratch area)
   unsigned char* lines[kMaxRanks];     // each rank's low-latency receive lines (see LaunchArgs::line_capacity)
+  // Non-zero where the rank's counters lie in pinned host memory (its region is host-placed for a
+  // host-staged link). GPUs on PCIe have no atomics on host memory, so signals to such a rank are a
+  // load and a store: each counter has exactly one writer (one block of one rank), so nothing races.
+  std::uint8_t counters_in_host_memory[kMaxRanks];
 };
 
 struct ControlBlock {

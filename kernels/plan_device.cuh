@@ -58,7 +58,12 @@ __device__ void signalPeer(const LaunchArgs& a, int peer, int flag, bool fence_f
   if (fence_first) __syncthreads();
   if (threadIdx.x == 0) {
     if (fence_first) fenceReleaseSystem();
-    atomicAddRelaxedSystem(a.peers->counters[peer] + counterIndex(a.rank, flag, static_cast<int>(blockIdx.x)), 1);
+    std::uint64_t* counter = a.peers->counters[peer] + counterIndex(a.rank, flag, static_cast<int>(blockIdx.x));
+    if (a.peers->counters_in_host_memory[peer] != 0) {
+      addSingleWriterSystem(counter, 1);
+    } else {
+      atomicAddRelaxedSystem(counter, 1);
+    }
   }
 }
 
@@ -204,7 +209,12 @@ __device__ void finishLaunch(const LaunchArgs& a) {
   __syncthreads();
   const int peer = static_cast<int>(threadIdx.x);
   if (peer < a.world_size && peer != a.rank && a.done_to[peer] != 0) {
-    atomicAddRelaxedSystem(a.peers->counters[peer] + counterIndex(a.rank, kDoneFlagId, 0), a.done_to[peer]);
+    std::uint64_t* counter = a.peers->counters[peer] + counterIndex(a.rank, kDoneFlagId, 0);
+    if (a.peers->counters_in_host_memory[peer] != 0) {
+      addSingleWriterSystem(counter, a.done_to[peer]);
+    } else {
+      atomicAddRelaxedSystem(counter, a.done_to[peer]);
+    }
   }
   // Data flags: one counter per block. Done flags: one per rank (block 0 slot).
   const int blocks = static_cast<int>(gridDim.x);

@@ -305,6 +305,13 @@ PR_DEVICE PR_INLINE void storeReleaseSystem(std::uint64_t* word, std::uint64_t v
 #endif
 }
 
+// Adds to a counter that only this thread ever writes, without an atomic read-modify-write: for counters
+// in mapped host memory, where a GPU on PCIe has no atomics (a system-scope atomic there is undefined,
+// and compute-sanitizer reports it). The store has release order, as the signal it carries needs.
+PR_DEVICE PR_INLINE void addSingleWriterSystem(std::uint64_t* counter, std::uint64_t value) {
+  storeReleaseSystem(counter, loadRelaxedSystem(counter) + value);
+}
+
 // Nanoseconds from a clock shared by the whole GPU, for deadlines (coarse, but monotonic).
 PR_DEVICE PR_INLINE std::uint64_t globalTimerNs() {
 #if defined(__HIPCC__)

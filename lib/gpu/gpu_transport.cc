@@ -345,6 +345,7 @@ class GpuTransport final : public Transport,
         table.counters[peer] = reinterpret_cast<std::uint64_t*>(base + kHeaderBytes + kAreaBytes * area);
         table.lines[peer] = base + kHeaderBytes + kCounterBytes + line_area_bytes_ * static_cast<std::size_t>(area);
         table.scratch[peer] = base + scratchStart();
+        table.counters_in_host_memory[peer] = record.placement == RegionPlacement::kHost ? 1 : 0;
       }
       if (peer != rank_) {
         topology_.setLink(rank_, peer, host_link_[static_cast<std::size_t>(peer)] ? hostLink() : defaultLink());
