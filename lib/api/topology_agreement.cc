@@ -61,7 +61,7 @@ StatusOr<AgreedTopology> agreeOnTopology(int rank, int size, const Topology& loc
     if (row.architecture[kArchitectureChars - 1] != '\0') return corruptError(who + "architecture name not terminated");
     for (int to = 0; to < size; ++to) {
       const LinkEntry& e = row.links[to];
-      if (e.link_class > static_cast<std::uint8_t>(LinkClass::kHostStaged)) {
+      if (e.link_class > static_cast<std::uint8_t>(LinkClass::kNetwork)) {
         return corruptError(who + "link to rank " + std::to_string(to) + " has class " + std::to_string(e.link_class));
       }
       const auto link_class = static_cast<LinkClass>(e.link_class);

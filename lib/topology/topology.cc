@@ -16,6 +16,8 @@ std::string_view linkClassName(LinkClass link_class) {
       return "pcie";
     case LinkClass::kHostStaged:
       return "host";
+    case LinkClass::kNetwork:
+      return "network";
   }
   return "invalid";
 }

@@ -104,8 +104,9 @@ StatusOr<LinkClass> parseLinkClass(std::string_view name) {
   if (name == "xgmi") return LinkClass::kXgmi;
   if (name == "pcie") return LinkClass::kPcie;
   if (name == "host") return LinkClass::kHostStaged;
+  if (name == "network") return LinkClass::kNetwork;
   return invalidArgumentError("unknown link class '" + std::string(name.substr(0, 32)) +
-                              "' (nvlink, xgmi, pcie, host)");
+                              "' (nvlink, xgmi, pcie, host, network)");
 }
 
 StatusOr<Topology> parseTopologyText(std::string_view text) {

@@ -9,9 +9,9 @@
 //   link 0 1 nvlink 1.0 150                    a link in both directions
 //   link 0>1 pcie 3.0 50                       one direction: rank 0 reaches rank 1's memory
 //   nolink 2 3                                 no link in either direction (nolink 2>3: one direction)
-// Classes: nvlink, xgmi, pcie, host (host-staged through pinned memory). Later lines override
-// earlier ones. Latency in microseconds, 0..1e6; bandwidth in GB/s, 0.001..1e6; device overheads in (0, 1e6] us,
-// except launch_overhead_us (the fixed cost of one plan execution), which may be 0 and is by default.
+// Classes: nvlink, xgmi, pcie, host (host-staged through pinned memory), network (between machines). Later lines
+// override earlier ones. Latency in microseconds, 0..1e6; bandwidth in GB/s, 0.001..1e6; device overheads in (0, 1e6]
+// us, except launch_overhead_us (the fixed cost of one plan execution), which may be 0 and is by default.
 //
 // The text is untrusted input (it comes from users and is fuzzed): sizes are bounded (kMaxTopologyBytes,
 // kMaxTopologyLineBytes), every number is range-checked, and every error is kInvalidArgument naming

@@ -57,6 +57,10 @@ std::string cliUsage() {
          "  --device D         price the full mesh with a calibrated profile: h200 (fitted on 4 x H200)\n"
          "  --mask PAIRS       forbid direct links, e.g. 0-1,2-3 (as PEERREDUCE_LINK_MASK)\n"
          "  --json             print one JSON object instead of text (predict: every size's candidates)\n"
+         "  --machines M       allreduce and predict across M simulated machines (docs/MULTI_MACHINE.md)\n"
+         "  --ranks-per-machine K  ranks of each machine, 1..64 (M x K at most 64 to run; predict: any)\n"
+         "  --network GBIT[:US]    each NIC's rate in Gb/s and one-way latency in us (default 400:5)\n"
+         "  --strategy S       across machines: auto (default), hierarchical, flat\n"
          "  --help             this text\n"
          "Exit status: 0 verified, 1 the result or the run was wrong, 2 bad input.\n";
 }
@@ -144,6 +148,12 @@ StatusOr<CliOptions> parseCliOptions(const std::vector<std::string>& args) {
         return invalidArgumentError("--device '" + options.device.substr(0, 32) + "' has no calibrated profile (" +
                                     known + ")");
       }
+    } else if (flag == "--machines" || flag == "--ranks-per-machine") {
+      PR_ASSIGN_OR_RETURN(std::string v, value(flag));
+      PR_ASSIGN_OR_RETURN(std::uint64_t n, parseUnsigned(flag, v, 1, 64));
+      (flag == "--machines" ? options.machines : options.ranks_per_machine) = static_cast<int>(n);
+    } else if (flag == "--network" || flag == "--strategy") {
+      PR_ASSIGN_OR_RETURN((flag == "--network" ? options.network : options.strategy), value(flag));
     } else if (flag == "--mask") {
       PR_ASSIGN_OR_RETURN(options.mask, value(flag));
     } else if (flag == "--in-place") {
@@ -157,6 +167,13 @@ StatusOr<CliOptions> parseCliOptions(const std::vector<std::string>& args) {
     }
   }
   const std::string name(collectiveName(options.collective));
+  if ((options.machines > 0) != (options.ranks_per_machine > 0) ||
+      (options.machines == 0 && (!options.network.empty() || !options.strategy.empty()))) {
+    return invalidArgumentError("--machines and --ranks-per-machine go together (and --network, --strategy need them)");
+  }
+  if (options.machines > 0 && options.collective != Collective::kAllReduce) {
+    return invalidArgumentError("--machines: " + name + " across machines is not available; allreduce is");
+  }
   if (options.root != 0 && options.collective != Collective::kBroadcast) {
     return invalidArgumentError("--root is broadcast's; " + name + " has no root");
   }

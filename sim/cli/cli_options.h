@@ -38,6 +38,12 @@ struct CliOptions {
       topology;        // generator name (full-mesh, ring, mesh2d:RxC, pcie:K, random:D[:S]) or a file; empty: full mesh
   std::string mask;    // link mask "A-B,C-D" (PEERREDUCE_LINK_MASK semantics)
   std::string device;  // calibrated profile (topology/device_profiles.h) pricing the full mesh; empty: defaults
+  // Several simulated machines (multi_machine_command.h): machines > 0 runs or predicts across machines,
+  // each machine of ranks_per_machine ranks priced as --topology / --device say, joined by `network`.
+  int machines = 0;
+  int ranks_per_machine = 0;
+  std::string network;   // topology/machines.h parseNetworkSpec; empty: 400 Gb/s, 5 us
+  std::string strategy;  // auto (default), hierarchical, flat
 };
 
 // Largest --count: 2^32 elements, 32 GiB per rank of fp64, beyond what the host can simulate anyway.

@@ -12,6 +12,7 @@
 #include "campaign.h"
 #include "cli/cli_options.h"
 #include "cli/cli_run.h"
+#include "cli/multi_machine_command.h"
 #include "cli/settings_command.h"
 #include "json_text.h"
 #include "peerreduce/communicator.h"
@@ -377,6 +378,7 @@ int run(const std::vector<std::string>& args) {
     std::printf("%s", cliUsage().c_str());
     return kExitOk;
   }
+  if (parsed->machines > 0) return multiMachineMain(*parsed);
   if (parsed->command == CliCommand::kPredict) {
     const Status predicted = runPredict(*parsed);
     if (predicted.isOk()) return kExitOk;

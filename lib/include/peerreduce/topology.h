@@ -21,6 +21,7 @@ enum class LinkClass : std::uint8_t {
   kXgmi = 2,        // AMD Infinity Fabric
   kPcie = 3,        // peer-to-peer over PCIe
   kHostStaged = 4,  // through pinned host memory
+  kNetwork = 5,     // between machines, through each rank's NIC (multi_machine.h)
 };
 
 std::string_view linkClassName(LinkClass link_class);

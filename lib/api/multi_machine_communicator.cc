@@ -1,0 +1,266 @@
+// A communicator that spans machines: the machine and network communicators of one rank, and the
+// allreduce that runs across them (peerreduce/multi_machine.h, docs/MULTI_MACHINE.md).
+#include <algorithm>
+#include <cstring>
+#include <set>
+#include <string>
+
+#include "api/argument_checks.h"
+#include "api/machine_layout.h"
+#include "api/machine_strategy.h"
+#include "bootstrap/host_identity.h"
+#include "bootstrap/rank_agreement.h"
+#include "peerreduce/multi_machine.h"
+#include "topology/topology_file.h"
+#include "util/hash.h"
+
+namespace peerreduce {
+
+struct MultiMachineCommunicator::Impl {
+  int rank = 0;
+  int size = 0;
+  Config config;
+  MachineLayout layout;
+  std::shared_ptr<Bootstrap> world;
+  MachineLinks links;
+  std::unique_ptr<Communicator> machine;
+  std::unique_ptr<Communicator> network;
+  MachineChoiceTable choices;
+};
+
+namespace {
+
+Status checkLinks(const MachineLinks& links, const MachineLayout& layout) {
+  const std::string who = "rank " + std::to_string(layout.rank) + " (local rank " + std::to_string(layout.local_rank) +
+                          " of machine '" + layout.machine_names[static_cast<std::size_t>(layout.machine)] + "')";
+  if (!links.machine_bootstrap || !links.machine_transport || !links.network_bootstrap || !links.network_transport) {
+    return invalidArgumentError(who + ": the machine links factory left a bootstrap or transport null");
+  }
+  return Status::ok();
+}
+
+// The network worlds must price and fold alike (a flat allreduce and a split's tail run in every
+// network world, and every rank must get the same bits): the same links in each.
+std::uint64_t networkFingerprint(const Communicator& network) {
+  Fnv1a hash;
+  hash.addString(formatTopology(network.topology()));
+  return hash.value();
+}
+
+StatusOr<std::unique_ptr<Communicator>> createMember(int rank, int size, const std::shared_ptr<Bootstrap>& bootstrap,
+                                                     const std::shared_ptr<Transport>& transport, const Config& config,
+                                                     const char* which) {
+  auto comm = Communicator::create(rank, size, bootstrap, transport, config);
+  if (!comm.isOk()) return comm.status().withContext(std::string("creating the ") + which + " communicator");
+  return comm;
+}
+
+}  // namespace
+
+MultiMachineCommunicator::MultiMachineCommunicator(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+MultiMachineCommunicator::~MultiMachineCommunicator() = default;
+
+StatusOr<std::unique_ptr<MultiMachineCommunicator>> MultiMachineCommunicator::create(
+    int rank, int size, std::shared_ptr<Bootstrap> world_bootstrap, const MachineLinksFactory& factory,
+    const Config& config, const std::string& host_identity) {
+  if (!world_bootstrap) return invalidArgumentError("rank " + std::to_string(rank) + ": world bootstrap is null");
+  if (!factory) return invalidArgumentError("rank " + std::to_string(rank) + ": machine links factory is empty");
+  if (world_bootstrap->rank() != rank || world_bootstrap->size() != size) {
+    return invalidArgumentError("rank " + std::to_string(rank) + " of " + std::to_string(size) +
+                                " was given the world bootstrap of rank " + std::to_string(world_bootstrap->rank()) +
+                                " of " + std::to_string(world_bootstrap->size()));
+  }
+  PR_RETURN_IF_ERROR(config.validate());
+  auto impl = std::make_unique<Impl>();
+  impl->rank = rank;
+  impl->size = size;
+  impl->config = config;
+  impl->world = std::move(world_bootstrap);
+  const RankAgreement world(*impl->world, config.bootstrapTimeout());
+
+  std::string identity = host_identity;
+  if (identity.empty()) {
+    auto found = hostIdentity();
+    PR_RETURN_IF_ERROR(world.outcome(found.status(), "learn its host identity"));
+    identity = *found;
+  }
+  PR_ASSIGN_OR_RETURN(impl->layout, gatherMachineLayout(*impl->world, identity, config.bootstrapTimeout()));
+  const MachineLayout& layout = impl->layout;
+
+  auto links = factory(layout);
+  Status got = links.isOk() ? checkLinks(*links, layout) : links.status();
+  PR_RETURN_IF_ERROR(world.outcome(got, "get its links to its machine and to the network"));
+  impl->links = std::move(*links);
+
+  // Each rank creates its machine communicator, then its network communicator, then tells the world
+  // whether both worked, so a rank whose machine or network failed fails every rank at once.
+  auto machine = createMember(layout.local_rank, layout.ranks_per_machine, impl->links.machine_bootstrap,
+                              impl->links.machine_transport, config, "machine");
+  Status made = machine.status();
+  if (machine.isOk()) {
+    impl->machine = std::move(*machine);
+    auto network = createMember(layout.machine, layout.machines, impl->links.network_bootstrap,
+                                impl->links.network_transport, config, "network");
+    made = network.status();
+    if (network.isOk()) impl->network = std::move(*network);
+  }
+  PR_RETURN_IF_ERROR(world.outcome(made, "create its machine and network communicators"));
+  const Status same = world.sameValue(networkFingerprint(*impl->network), "see the same network links");
+  if (!same.isOk()) {
+    return unsupportedError(
+        "the network worlds of different local ranks see different links between machines (" + same.message() +
+        "); every local rank's network world must have the same links so that every rank folds alike");
+  }
+  PR_ASSIGN_OR_RETURN(impl->choices,
+                      agreeMachineChoices(*impl->machine, *impl->network, layout.ranks_per_machine, world));
+  return std::unique_ptr<MultiMachineCommunicator>(new MultiMachineCommunicator(std::move(impl)));
+}
+
+namespace {
+
+// "machine 'b' (network rank 1)" for each machine the network communicator's detector lost, and the
+// links between machines it saw go down, for messages.
+std::string describeNetworkFailure(const Communicator& network, const MachineLayout& layout) {
+  const FailureReport report = network.failureReport();
+  std::string what;
+  auto name = [&](int machine) {
+    const bool known = machine >= 0 && machine < layout.machines;
+    return "machine '" + (known ? layout.machine_names[static_cast<std::size_t>(machine)] : std::string("?")) + "'";
+  };
+  for (int lost : report.lost_ranks) what += (what.empty() ? "" : ", ") + name(lost) + " lost";
+  for (const auto& [a, b] : report.dead_links) {
+    what +=
+        (what.empty() ? "" : ", ") + std::string("the network link between ") + name(a) + " and " + name(b) + " down";
+  }
+  return what;
+}
+
+}  // namespace
+
+Status MultiMachineCommunicator::allreduce(const void* send, void* recv, std::size_t count, DataType dtype, ReduceOp op,
+                                           StreamHandle stream, MachineStrategy strategy) {
+  Impl& impl = *impl_;
+  const MachineLayout& layout = impl.layout;
+  PR_RETURN_IF_ERROR(checkAllreduceArguments(send, recv, count, dtype, op, impl.rank));
+  if (op == ReduceOp::kAvg && !isFloatingPoint(dtype)) {
+    return unsupportedError("allreduce across machines on rank " + std::to_string(impl.rank) + ": avg of " +
+                            std::string(dataTypeName(dtype)) +
+                            " is not supported (the division must see the whole sum once, and each machine's "
+                            "and the network's steps divide separately); sum and divide by the world size instead");
+  }
+  if (strategy != MachineStrategy::kAuto && strategy != MachineStrategy::kHierarchical &&
+      strategy != MachineStrategy::kFlat) {
+    return invalidArgumentError("allreduce across machines: unknown strategy " +
+                                std::to_string(static_cast<int>(strategy)));
+  }
+  if (count == 0) return Status::ok();
+  const std::size_t elem = dataTypeSize(dtype);
+  if (strategy == MachineStrategy::kAuto) strategy = impl.choices.choose(count * elem);
+  const MachineSplit split = strategy == MachineStrategy::kHierarchical
+                                 ? MachineSplit::of(count, layout.ranks_per_machine)
+                                 : MachineSplit{0, count};
+  auto* out = static_cast<std::byte*>(recv);
+  const auto* in = static_cast<const std::byte*>(send);
+  const std::size_t bulk_bytes = split.share * static_cast<std::size_t>(layout.ranks_per_machine) * elem;
+  std::byte* my_share = out + split.share * static_cast<std::size_t>(layout.local_rank) * elem;
+
+  // Phase 1, inside the machine: the split's reduce-scatter and the unsplit rest's allreduce. Every rank
+  // makes every synchronize call even after a failure: on the simulator synchronize is collective.
+  Status machine_phase = Status::ok();
+  if (split.share > 0) machine_phase = impl.machine->reduceScatter(in, my_share, split.share, dtype, op, stream);
+  if (machine_phase.isOk() && split.tail > 0) {
+    machine_phase = impl.machine->allreduce(in + bulk_bytes, out + bulk_bytes, split.tail, dtype, op, stream);
+  }
+  const Status machine_sync = impl.machine->synchronize(stream);
+  if (machine_phase.isOk()) machine_phase = machine_sync;
+
+  // Phase 2, between machines: this local rank's share, and the rest, in its network world.
+  Status network_phase = Status::ok();
+  if (machine_phase.isOk()) {
+    if (split.share > 0) network_phase = impl.network->allreduce(my_share, my_share, split.share, dtype, op, stream);
+    if (network_phase.isOk() && split.tail > 0) {
+      network_phase = impl.network->allreduce(out + bulk_bytes, out + bulk_bytes, split.tail, dtype, op, stream);
+    }
+  }
+  const Status network_sync = impl.network->synchronize(stream);
+  if (network_phase.isOk()) network_phase = network_sync;
+  // A rank whose own network end stopped (its machine lost, as its detector sees it) may have nothing
+  // to wait for and so no error of its own: it must not pass its share on as reduced.
+  if (network_phase.isOk() && impl.links.network_transport->peerHealth(layout.machine) == PeerHealth::kLost) {
+    network_phase = peerLostError("this machine's end of the network stopped");
+  }
+  if (!network_phase.isOk()) {
+    const std::string seen = describeNetworkFailure(*impl.network, layout);
+    network_phase =
+        network_phase.withContext("between machines (network world of local rank " + std::to_string(layout.local_rank) +
+                                  (seen.empty() ? "" : ": " + seen) + ")");
+  }
+  const Status before_gather = machine_phase.isOk() ? network_phase : machine_phase;
+
+  // Every local rank learns whether every other one got its share, so none gathers a share that is not
+  // there (one small exchange on the machine's bootstrap per operation).
+  const RankAgreement machine_ranks(*impl.links.machine_bootstrap, impl.config.bootstrapTimeout());
+  const Status agreed = machine_ranks.outcome(before_gather, "reduce its share across machines");
+  if (!agreed.isOk()) {
+    // A rank that failed itself keeps its own message; the others' names the failed one by its local rank.
+    return Status(agreed.code(), "allreduce across machines on rank " + std::to_string(impl.rank) + " (machine '" +
+                                     layout.machine_names[static_cast<std::size_t>(layout.machine)] + "', local rank " +
+                                     std::to_string(layout.local_rank) +
+                                     "): " + (before_gather.isOk() ? "local " : "") + agreed.message());
+  }
+
+  // Phase 3, inside the machine: every share to every local rank (in place: the share is already at
+  // its place in recv). Enqueued; synchronize() completes it.
+  if (split.share > 0) return impl.machine->allGather(my_share, out, split.share, dtype, stream);
+  return Status::ok();
+}
+
+Status MultiMachineCommunicator::synchronize(StreamHandle stream) { return impl_->machine->synchronize(stream); }
+
+void MultiMachineCommunicator::abort() {
+  impl_->machine->abort();
+  impl_->network->abort();
+}
+
+int MultiMachineCommunicator::rank() const { return impl_->rank; }
+int MultiMachineCommunicator::size() const { return impl_->size; }
+const MachineLayout& MultiMachineCommunicator::layout() const { return impl_->layout; }
+FailureReport MultiMachineCommunicator::failureReport() const {
+  const MachineLayout& layout = impl_->layout;
+  FailureReport world;
+  world.rank = impl_->rank;
+  std::set<int> lost;
+  const FailureReport machine = impl_->machine->failureReport();
+  for (int local : machine.lost_ranks) {
+    if (local >= 0 && local < layout.ranks_per_machine) lost.insert(layout.worldRank(layout.machine, local));
+  }
+  const FailureReport network = impl_->network->failureReport();
+  for (int m : network.lost_ranks) {
+    if (m < 0 || m >= layout.machines) continue;
+    for (int r : layout.ranks_of_machine[static_cast<std::size_t>(m)]) lost.insert(r);
+  }
+  world.lost_ranks.assign(lost.begin(), lost.end());
+  auto inWorld = [&](int machine_index, int local) { return layout.worldRank(machine_index, local); };
+  for (const auto& [a, b] : machine.dead_links) {
+    if (a < 0 || b < 0 || a >= layout.ranks_per_machine || b >= layout.ranks_per_machine) continue;
+    world.dead_links.emplace_back(inWorld(layout.machine, a), inWorld(layout.machine, b));
+  }
+  for (const auto& [a, b] : network.dead_links) {
+    if (a < 0 || b < 0 || a >= layout.machines || b >= layout.machines) continue;
+    world.dead_links.emplace_back(inWorld(a, layout.local_rank), inWorld(b, layout.local_rank));
+  }
+  return world;
+}
+
+Communicator& MultiMachineCommunicator::machineCommunicator() { return *impl_->machine; }
+Communicator& MultiMachineCommunicator::networkCommunicator() { return *impl_->network; }
+
+StatusOr<MachineSelection> MultiMachineCommunicator::explainSelection(std::size_t count, DataType dtype) const {
+  PR_ASSIGN_OR_RETURN(MachineSelection s, predictMachineStrategies(*impl_->machine, *impl_->network,
+                                                                   impl_->layout.ranks_per_machine, count, dtype));
+  const int bucket = MachineChoiceTable::bucketOf(count * dataTypeSize(dtype));
+  s.chosen = impl_->choices.chosen[static_cast<std::size_t>(bucket)];
+  return s;
+}
+
+}  // namespace peerreduce
