@@ -8,6 +8,7 @@
 #include "host_reduce.h"
 #include "mpi/mpi_environment.h"
 #include "peerreduce/mpi_bootstrap.h"
+#include "topology/machines.h"
 #include "util/log.h"
 
 namespace peerreduce::mpi {
@@ -49,9 +50,6 @@ bool causedByPeers(const Status& status) {
   return status.code() == ErrorCode::kTimeout || status.code() == ErrorCode::kPeerLost ||
          status.code() == ErrorCode::kLinkDown;
 }
-
-// The link every pair of machines has, for cost models: a host-staged network link.
-LinkInfo machineLink() { return LinkInfo{LinkClass::kHostStaged, 10.0, 10.0}; }
 
 }  // namespace
 
@@ -99,7 +97,7 @@ TransportIdentity MpiTransport::identity() const {
   return TransportIdentity{"mpi " + machine(rank_) + " of " + std::to_string(world_size_), "mpi", rank_, world_size_};
 }
 
-Topology MpiTransport::topology() const { return Topology::fullMesh(world_size_, machineLink()); }
+Topology MpiTransport::topology() const { return networkTopology(world_size_, options_.network); }
 
 StatusOr<OpenedRegion> MpiTransport::openSymmetric(std::size_t bytes) {
   if (region_) return invalidArgumentError(who() + ": the symmetric region is already open");
@@ -290,6 +288,7 @@ PeerHealth MpiTransport::peerHealth(int peer) const {
     std::lock_guard<std::mutex> lock(error_mutex_);
     return error_.isOk() || causedByPeers(error_) ? PeerHealth::kAlive : PeerHealth::kLost;
   }
+  if (severed(peer)) return PeerHealth::kLinkDown;  // injected: this rank knows the link is down
   switch (health_[static_cast<std::size_t>(peer)].load()) {
     case kHealthAlive:
       return PeerHealth::kAlive;

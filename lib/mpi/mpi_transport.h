@@ -51,6 +51,7 @@
 #include "mpi/user_buffer_staging.h"
 #include "peerreduce/transport.h"
 #include "plan/flag_epochs.h"
+#include "topology/machines.h"
 
 namespace peerreduce::mpi {
 
@@ -61,6 +62,9 @@ struct MpiTransportOptions {
   // (at most half the wait's time). It must cover the difference between the ranks' start times of a
   // wait, so that every rank learns of the others' suspicions before its own deadline.
   std::chrono::milliseconds suspicion_window{500};
+  // The link between every two ranks, for the cost model (topology/machines.h: the NIC's latency and
+  // bandwidth; the default is a 400 Gb/s NIC).
+  LinkInfo network = networkLink();
   // In messages: what one rank of this transport is ("machine").
   std::string rank_noun = "machine";
 };
