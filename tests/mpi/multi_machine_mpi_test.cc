@@ -13,7 +13,9 @@
 
 #include "generators.h"
 #include "machine_world.h"
+#include "mpi/mpi_process_links.h"
 #include "mpi/threaded_machine_world.h"
+#include "peerreduce/mpi_bootstrap.h"
 #include "peerreduce/simulator.h"
 #include "reference/reference.h"
 
@@ -238,6 +240,51 @@ TEST(MultiMachineOverMpi, ANetworkLinkDownEndsEveryRanksOperationNamingTheMachin
     ok = ok && seen.code() == ErrorCode::kLinkDown;
   }
   std::printf("machine %d local rank 1: %s\n", m, run.statuses[1].toString().c_str());
+  EXPECT_TRUE(everyMachine(ok));
+}
+
+// The usual launch: one process per rank, machines from host identities (two ranks per machine here),
+// the world split by machine and by local rank; the machine worlds run over MPI too (no GPU here).
+TEST(MultiMachineOverMpi, OneProcessPerRankSplitsTheWorldByMachineAndByLocalRank) {
+  const int rank = thisMachine();
+  const int size = machineCount();
+  auto world_bootstrap = createMpiBootstrap(MPI_COMM_WORLD);
+  ASSERT_TRUE(world_bootstrap.isOk()) << world_bootstrap.status().toString();
+  const auto factory =
+      mpi::mpiProcessLinksFactory(MPI_COMM_WORLD,
+                                  [](const MachineLayout&, MPI_Comm machine,
+                                     const std::shared_ptr<Bootstrap>&) -> StatusOr<std::shared_ptr<Transport>> {
+                                    PR_ASSIGN_OR_RETURN(auto transports, mpi::createMpiTransports(machine, 1));
+                                    return std::shared_ptr<Transport>(transports.front());
+                                  });
+  auto comm = MultiMachineCommunicator::create(rank, size, *world_bootstrap, factory,
+                                               multiMachineConfig(std::chrono::seconds(30)),
+                                               "node-" + std::to_string(rank / 2));
+  ASSERT_TRUE(comm.isOk()) << comm.status().toString();
+  EXPECT_EQ((*comm)->layout().machines, (size + 1) / 2);
+  EXPECT_EQ((*comm)->layout().local_rank, rank % 2);
+  bool ok = true;
+  for (MachineStrategy strategy : {MachineStrategy::kHierarchical, MachineStrategy::kFlat}) {
+    constexpr std::size_t kCount = 3001;
+    std::vector<std::vector<std::uint8_t>> inputs(static_cast<std::size_t>(size),
+                                                  std::vector<std::uint8_t>(kCount * sizeof(double)));
+    std::vector<const void*> pointers;
+    for (int r = 0; r < size; ++r) {
+      fillPayload(DataType::kFloat64, ReduceOp::kSum, 7, r, inputs[static_cast<std::size_t>(r)].data(), kCount);
+      pointers.push_back(inputs[static_cast<std::size_t>(r)].data());
+    }
+    std::vector<std::uint8_t> out(kCount * sizeof(double));
+    Status status = (*comm)->allreduce(inputs[static_cast<std::size_t>(rank)].data(), out.data(), kCount,
+                                       DataType::kFloat64, ReduceOp::kSum, nullptr, strategy);
+    if (status.isOk()) status = (*comm)->synchronize();
+    EXPECT_TRUE(status.isOk()) << status.toString();
+    const std::string wrong =
+        compareToReference(DataType::kFloat64, ReduceOp::kSum,
+                           referenceReduce(DataType::kFloat64, ReduceOp::kSum, pointers, kCount), out.data(), kCount);
+    EXPECT_EQ(wrong, "") << machineStrategyName(strategy);
+    ok = ok && status.isOk() && wrong.empty();
+    for (const auto& other : gatherFromMachines(out)) ok = ok && other == out;
+  }
   EXPECT_TRUE(everyMachine(ok));
 }
 
