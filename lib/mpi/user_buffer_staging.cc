@@ -28,8 +28,20 @@ DeviceExtent extentOf(const ExecutionRequest& request, BufferKind kind, const vo
 
 }  // namespace
 
-UserBufferStaging::UserBufferStaging(int rank, std::size_t pinned_limit_bytes)
-    : rank_(rank), pinned_limit_bytes_(pinned_limit_bytes) {}
+DeviceMemory platformDeviceMemory(int rank) {
+  DeviceMemory device;
+  device.is_device = isDeviceBuffer;
+  device.copy = [rank](void* dst, const void* src, std::size_t bytes, StreamHandle stream) {
+    return copyOnStream(dst, src, bytes, stream, rank);
+  };
+  device.wait = [rank](StreamHandle stream) { return waitForStream(stream, rank); };
+  return device;
+}
+
+UserBufferStaging::UserBufferStaging(int rank, std::size_t pinned_limit_bytes, DeviceMemory device)
+    : rank_(rank),
+      pinned_limit_bytes_(pinned_limit_bytes),
+      device_(device.is_device ? std::move(device) : platformDeviceMemory(rank)) {}
 
 Status UserBufferStaging::pool() {
   if (pool_) return Status::ok();
@@ -44,8 +56,8 @@ Status UserBufferStaging::pool() {
 StatusOr<HostBuffers> UserBufferStaging::stageIn(const ExecutionRequest& request, StreamHandle stream) {
   discard();
   HostBuffers host{request.send, request.recv};
-  const bool send_on_device = request.send != nullptr && request.count > 0 && isDeviceBuffer(request.send);
-  const bool recv_on_device = request.recv != nullptr && request.count > 0 && isDeviceBuffer(request.recv);
+  const bool send_on_device = request.send != nullptr && request.count > 0 && device_.is_device(request.send);
+  const bool recv_on_device = request.recv != nullptr && request.count > 0 && device_.is_device(request.recv);
   if (!send_on_device && !recv_on_device) return host;
 
   const DeviceExtent send = extentOf(request, BufferKind::kInput, request.send);
@@ -80,9 +92,9 @@ StatusOr<HostBuffers> UserBufferStaging::stageIn(const ExecutionRequest& request
   if (send_on_device) {
     for (int b = 0; b < send.blocks; ++b) {
       const std::size_t at = static_cast<std::size_t>(b) * send.stride_bytes;
-      PR_RETURN_IF_ERROR(copyOnStream(host_send + at, send.begin + at, block_bytes, stream, rank_));
+      PR_RETURN_IF_ERROR(device_.copy(host_send + at, send.begin + at, block_bytes, stream));
     }
-    PR_RETURN_IF_ERROR(waitForStream(stream, rank_));
+    PR_RETURN_IF_ERROR(device_.wait(stream));
     host.send = host_send;
   }
   if (recv_on_device) {
@@ -98,10 +110,10 @@ StatusOr<HostBuffers> UserBufferStaging::stageIn(const ExecutionRequest& request
 Status UserBufferStaging::stageOut() {
   Status status;
   for (const CopyRange& range : copy_out_) {
-    status = copyOnStream(range.device, range.host, range.bytes, stream_, rank_);
+    status = device_.copy(range.device, range.host, range.bytes, stream_);
     if (!status.isOk()) break;
   }
-  if (status.isOk() && !copy_out_.empty()) status = waitForStream(stream_, rank_);
+  if (status.isOk() && !copy_out_.empty()) status = device_.wait(stream_);
   discard();
   return status;
 }

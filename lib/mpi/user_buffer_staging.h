@@ -13,6 +13,7 @@
 #pragma once
 
 #include <cstddef>
+#include <functional>
 #include <memory>
 #include <vector>
 
@@ -27,10 +28,20 @@ struct HostBuffers {
   void* recv = nullptr;
 };
 
+// The device memory operations staging needs: whether the host cannot address a pointer, a copy in
+// order with a stream (either direction) and waiting for the stream. platformDeviceMemory() gives the
+// build's (user_buffer_staging_{none,gpu}.cc); tests give their own.
+struct DeviceMemory {
+  std::function<bool(const void* ptr)> is_device;
+  std::function<Status(void* dst, const void* src, std::size_t bytes, StreamHandle stream)> copy;
+  std::function<Status(StreamHandle stream)> wait;
+};
+DeviceMemory platformDeviceMemory(int rank);
+
 class UserBufferStaging {
  public:
   // `rank`: for messages; `pinned_limit_bytes`: the pool's limit (PEERREDUCE_PINNED_LIMIT_BYTES).
-  UserBufferStaging(int rank, std::size_t pinned_limit_bytes);
+  UserBufferStaging(int rank, std::size_t pinned_limit_bytes, DeviceMemory device = {});
 
   // Host views of the request's buffers (null stays null). kOutOfMemory naming the pinned limit when the
   // device buffers' extent does not fit; kUnavailable naming the copy that failed.
@@ -51,6 +62,7 @@ class UserBufferStaging {
 
   int rank_;
   std::size_t pinned_limit_bytes_;
+  DeviceMemory device_;
   std::unique_ptr<PinnedHostPool> pool_;
   PinnedBlock block_;
   StreamHandle stream_ = nullptr;
