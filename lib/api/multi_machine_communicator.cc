@@ -135,6 +135,60 @@ std::string describeNetworkFailure(const Communicator& network, const MachineLay
   return what;
 }
 
+// Completes the network step (every rank of the network world synchronizes, even after a failure, and
+// after a failure of its own machine step, `prior`), puts what the network world's detector saw into its
+// error, and lets every machine of the network world learn whether every other one's step worked: a
+// step can complete on some machines and fail on others (a link down between two of three machines
+// leaves the third's reads intact), and every rank must fail together (one small exchange on the
+// network world's bootstrap per operation).
+Status finishNetworkPhase(MultiMachineCommunicator::Impl& impl, Status network_phase, StreamHandle stream,
+                          const Status& prior) {
+  const MachineLayout& layout = impl.layout;
+  const Status network_sync = impl.network->synchronize(stream);
+  if (network_phase.isOk()) network_phase = network_sync;
+  // A rank whose own network end stopped (its machine lost, as its detector sees it) may have nothing
+  // to wait for and so no error of its own: it must not pass its data on as if it had arrived.
+  if (network_phase.isOk() && impl.links.network_transport->peerHealth(layout.machine) == PeerHealth::kLost) {
+    network_phase = peerLostError("this machine's end of the network stopped");
+  }
+  const std::string where = "between machines (network world of local rank " + std::to_string(layout.local_rank);
+  if (!network_phase.isOk()) {
+    const std::string seen = describeNetworkFailure(*impl.network, layout);
+    network_phase = network_phase.withContext(where + (seen.empty() ? "" : ": " + seen) + ")");
+  }
+  const Status mine = prior.isOk() ? network_phase : prior;
+  const RankAgreement machines(*impl.links.network_bootstrap, impl.config.bootstrapTimeout());
+  auto codes = machines.gather(static_cast<std::int32_t>(mine.code()));
+  if (!codes.isOk()) return codes.status().withContext(where + ": agreeing on the step's outcome)");
+  if (!mine.isOk()) return mine;
+  std::string failed;
+  ErrorCode first = ErrorCode::kOk;
+  for (int m = 0; m < layout.machines; ++m) {
+    const auto code = static_cast<ErrorCode>((*codes)[static_cast<std::size_t>(m)]);
+    if (code == ErrorCode::kOk) continue;
+    if (first == ErrorCode::kOk) first = code;
+    failed += (failed.empty() ? "machine '" : ", machine '") + layout.machine_names[static_cast<std::size_t>(m)] +
+              "' (" + std::string(errorCodeName(code)) + ")";
+  }
+  if (failed.empty()) return Status::ok();
+  return unavailableError(where + "): the step failed on " + failed + "; see those ranks' errors");
+}
+
+// Every local rank learns whether every other one's steps so far worked, so none starts the machine's
+// last step with data that is not there (one small exchange on the machine's bootstrap per operation).
+Status agreeOnMachineStep(MultiMachineCommunicator::Impl& impl, const Status& mine, const char* what,
+                          const char* operation) {
+  const MachineLayout& layout = impl.layout;
+  const RankAgreement machine_ranks(*impl.links.machine_bootstrap, impl.config.bootstrapTimeout());
+  const Status agreed = machine_ranks.outcome(mine, what);
+  if (agreed.isOk()) return agreed;
+  // A rank that failed itself keeps its own message; the others' names the failed one by its local rank.
+  return Status(agreed.code(), std::string(operation) + " across machines on rank " + std::to_string(impl.rank) +
+                                   " (machine '" + layout.machine_names[static_cast<std::size_t>(layout.machine)] +
+                                   "', local rank " + std::to_string(layout.local_rank) +
+                                   "): " + (mine.isOk() ? "local " : "") + agreed.message());
+}
+
 }  // namespace
 
 Status MultiMachineCommunicator::allreduce(const void* send, void* recv, std::size_t count, DataType dtype, ReduceOp op,
@@ -182,37 +236,35 @@ Status MultiMachineCommunicator::allreduce(const void* send, void* recv, std::si
       network_phase = impl.network->allreduce(out + bulk_bytes, out + bulk_bytes, split.tail, dtype, op, stream);
     }
   }
-  const Status network_sync = impl.network->synchronize(stream);
-  if (network_phase.isOk()) network_phase = network_sync;
-  // A rank whose own network end stopped (its machine lost, as its detector sees it) may have nothing
-  // to wait for and so no error of its own: it must not pass its share on as reduced.
-  if (network_phase.isOk() && impl.links.network_transport->peerHealth(layout.machine) == PeerHealth::kLost) {
-    network_phase = peerLostError("this machine's end of the network stopped");
-  }
-  if (!network_phase.isOk()) {
-    const std::string seen = describeNetworkFailure(*impl.network, layout);
-    network_phase =
-        network_phase.withContext("between machines (network world of local rank " + std::to_string(layout.local_rank) +
-                                  (seen.empty() ? "" : ": " + seen) + ")");
-  }
+  network_phase = finishNetworkPhase(impl, network_phase, stream, machine_phase);
   const Status before_gather = machine_phase.isOk() ? network_phase : machine_phase;
-
-  // Every local rank learns whether every other one got its share, so none gathers a share that is not
-  // there (one small exchange on the machine's bootstrap per operation).
-  const RankAgreement machine_ranks(*impl.links.machine_bootstrap, impl.config.bootstrapTimeout());
-  const Status agreed = machine_ranks.outcome(before_gather, "reduce its share across machines");
-  if (!agreed.isOk()) {
-    // A rank that failed itself keeps its own message; the others' names the failed one by its local rank.
-    return Status(agreed.code(), "allreduce across machines on rank " + std::to_string(impl.rank) + " (machine '" +
-                                     layout.machine_names[static_cast<std::size_t>(layout.machine)] + "', local rank " +
-                                     std::to_string(layout.local_rank) +
-                                     "): " + (before_gather.isOk() ? "local " : "") + agreed.message());
-  }
+  PR_RETURN_IF_ERROR(agreeOnMachineStep(impl, before_gather, "reduce its share across machines", "allreduce"));
 
   // Phase 3, inside the machine: every share to every local rank (in place: the share is already at
   // its place in recv). Enqueued; synchronize() completes it.
   if (split.share > 0) return impl.machine->allGather(my_share, out, split.share, dtype, stream);
   return Status::ok();
+}
+
+Status MultiMachineCommunicator::broadcast(const void* send, void* recv, std::size_t count, DataType dtype, int root,
+                                           StreamHandle stream) {
+  Impl& impl = *impl_;
+  const MachineLayout& layout = impl.layout;
+  PR_RETURN_IF_ERROR(checkBroadcastArguments(send, recv, count, dtype, root, impl.rank, impl.size));
+  if (count == 0) return Status::ok();
+  const int root_machine = layout.machine_of_rank[static_cast<std::size_t>(root)];
+  const int root_local = layout.local_rank_of_rank[static_cast<std::size_t>(root)];
+  // Phase 1, between machines: the root's network world carries the data to the root's local rank on
+  // every machine (the other network worlds take no part).
+  Status network_phase = Status::ok();
+  if (layout.local_rank == root_local) {
+    network_phase =
+        impl.network->broadcast(impl.rank == root ? send : nullptr, recv, count, dtype, root_machine, stream);
+    network_phase = finishNetworkPhase(impl, network_phase, stream, Status::ok());
+  }
+  PR_RETURN_IF_ERROR(agreeOnMachineStep(impl, network_phase, "receive the broadcast across machines", "broadcast"));
+  // Phase 2, inside each machine: from that rank to the others (in place on it). Enqueued.
+  return impl.machine->broadcast(recv, recv, count, dtype, root_local, stream);
 }
 
 Status MultiMachineCommunicator::synchronize(StreamHandle stream) { return impl_->machine->synchronize(stream); }

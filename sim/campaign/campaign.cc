@@ -7,6 +7,7 @@
 
 #include "campaign_workers.h"
 #include "json_text.h"
+#include "multi_machine_campaign.h"
 #include "peerreduce/status.h"
 #include "prng.h"
 #include "util/log.h"
@@ -185,6 +186,8 @@ std::string formatJson(const CampaignReport& r) {
 }
 
 int campaignMain(const std::vector<std::string>& args) {
+  // Scenarios across simulated machines have a campaign of their own (multi_machine_campaign.h).
+  if (!args.empty() && args[0] == "machines") return machineCampaignMain({args.begin() + 1, args.end()});
   CampaignOptions options;
   constexpr std::uint64_t kMaxSeeds = 10'000'000;  // bounded so a typo cannot run for days
   for (std::size_t i = 0; i < args.size(); ++i) {

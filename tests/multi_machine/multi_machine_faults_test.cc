@@ -66,6 +66,22 @@ TEST(MultiMachineFaults, ANetworkLinkDownEndsEveryRanksOperationNamingTheMachine
               statuses[0].toString().c_str());
 }
 
+// A link down between machines 1 and 2 leaves machine 0's reads in that network world intact, so its
+// step completes there; it must fail all the same, naming the machines where the step failed (found by
+// the multi-machine campaign, seed 16).
+TEST(MultiMachineFaults, AMachineWhoseStepCompletedFailsWithTheOthers) {
+  auto cluster = makeCluster();
+  ASSERT_NE(cluster, nullptr);
+  cluster->world().networkWorld(0).faults().setLinkDown(1, 2, true);
+  cluster->world().networkWorld(0).faults().setLinkDown(2, 1, true);
+  const std::vector<Status> statuses = runOnce(*cluster);
+  for (int r = 0; r < cluster->size(); ++r) EXPECT_FALSE(statuses[static_cast<std::size_t>(r)].isOk()) << "rank " << r;
+  const Status& intact = statuses[0];  // local rank 0 of machine 0
+  EXPECT_EQ(intact.code(), ErrorCode::kUnavailable) << intact.toString();
+  EXPECT_NE(intact.message().find("the step failed on machine 'machine-1'"), std::string::npos) << intact.toString();
+  EXPECT_NE(intact.message().find("machine 'machine-2'"), std::string::npos) << intact.toString();
+}
+
 TEST(MultiMachineFaults, AMachineLostEndsEveryRanksOperationNamingIt) {
   auto cluster = makeCluster();
   ASSERT_NE(cluster, nullptr);

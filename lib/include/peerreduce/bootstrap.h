@@ -1,9 +1,10 @@
 // Bootstrap: how the ranks of a world find each other before they can share memory.
 //
 // Used at communicator creation (agreeing on the configuration, exchanging symmetric-memory records)
-// and in recovery, never on the allreduce path. Every call is collective (all ranks call it in the
-// same order) and bounded by a timeout: a rank that never arrives makes the others return kTimeout
-// naming the missing ranks, instead of hanging.
+// and in recovery, never on the allreduce path of one machine (an operation across machines agrees on its
+// steps' outcomes through its worlds' bootstraps: peerreduce/multi_machine.h). Every call is collective (all ranks call
+// it in the same order) and bounded by a timeout: a rank that never arrives makes the others return kTimeout naming the
+// missing ranks, instead of hanging.
 //
 // Implementations: InProcessBootstrap (ranks are threads of one process; createInProcessGroup) and,
 // on builds with MPI, the MPI bootstrap (peerreduce/mpi_bootstrap.h).

@@ -121,6 +121,11 @@ class MultiMachineCommunicator {
 
   Status allreduce(const void* send, void* recv, std::size_t count, DataType dtype, ReduceOp op,
                    StreamHandle stream = nullptr, MachineStrategy strategy = MachineStrategy::kAuto);
+  // The root's `send` (count elements; read on the root only) lands in every rank's `recv`: the root's
+  // network world (local rank of the root on every machine) broadcasts between machines, then every
+  // machine broadcasts from that local rank. Returns after the first step, as allreduce does.
+  Status broadcast(const void* send, void* recv, std::size_t count, DataType dtype, int root,
+                   StreamHandle stream = nullptr);
   Status synchronize(StreamHandle stream = nullptr);
   void abort();
 
