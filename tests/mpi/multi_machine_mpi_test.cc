@@ -3,7 +3,7 @@
 // MpiTransport carries the step between machines (lib/mpi/threaded_machine_world.h). Allreduces of every
 // strategy match the reference with the same bits on every rank of every machine and on a rerun; a
 // machine lost or a network link down ends every rank's operation with a typed error naming it, within
-// the deadline.
+// the deadline; broadcasts from every root carry the root's bytes everywhere.
 #include <gtest/gtest.h>
 #include <rapidcheck.h>
 #include <rapidcheck/gtest.h>
@@ -160,6 +160,34 @@ RC_GTEST_PROP(MultiMachineOverMpi, AllreduceMatchesTheReferenceWithTheSameBitsOn
   }
   for (const auto& other : gatherFromMachines(first.results.front())) ok = ok && other == first.results.front();
   RC_ASSERT(everyMachine(ok));
+}
+
+// Broadcast across machines from every root: the root's bytes on every rank of every machine.
+TEST(MultiMachineOverMpi, BroadcastFromEveryRootGivesTheRootsBytesEverywhere) {
+  MachineCommunicators& machine = sharedMachine();
+  constexpr std::size_t kCount = 777;
+  const int world_size = machine.world->worldSize();
+  bool ok = true;
+  for (int root = 0; root < world_size; ++root) {
+    std::vector<std::vector<std::uint8_t>> results(kLocalRanks);
+    const std::vector<Status> statuses = onLocalRanks(kLocalRanks, [&](int l) -> Status {
+      std::vector<std::uint8_t> in(kCount * sizeof(std::uint16_t));
+      auto& out = results[static_cast<std::size_t>(l)];
+      out.assign(in.size(), 0);
+      fillPayload(DataType::kBFloat16, ReduceOp::kSum, 11, machine.world->worldRank(l), in.data(), kCount);
+      MultiMachineCommunicator& comm = *machine.comms[static_cast<std::size_t>(l)];
+      PR_RETURN_IF_ERROR(comm.broadcast(in.data(), out.data(), kCount, DataType::kBFloat16, root));
+      return comm.synchronize();
+    });
+    std::vector<std::uint8_t> expected(kCount * sizeof(std::uint16_t));
+    fillPayload(DataType::kBFloat16, ReduceOp::kSum, 11, root, expected.data(), kCount);
+    for (int l = 0; l < kLocalRanks; ++l) {
+      EXPECT_TRUE(statuses[static_cast<std::size_t>(l)].isOk()) << statuses[static_cast<std::size_t>(l)].toString();
+      EXPECT_EQ(results[static_cast<std::size_t>(l)], expected) << "root " << root << ", local rank " << l;
+      ok = ok && statuses[static_cast<std::size_t>(l)].isOk() && results[static_cast<std::size_t>(l)] == expected;
+    }
+  }
+  EXPECT_TRUE(everyMachine(ok));
 }
 
 TEST(MultiMachineOverMpi, IntegerAvgIsRefusedOnEveryRank) {
