@@ -29,6 +29,16 @@ inline constexpr int kGridDependencyPtxVersion = 90;
 #define PR_GRID_CONSTANT  // kernel arguments live in memory the kernel reads in place
 // Whether `stream` is the device's default stream, which every thread of the process shares.
 inline bool isSharedDefaultStream(hipStream_t stream) { return stream == nullptr; }
+// Whether the host cannot address `ptr` directly (device memory): host-staged paths copy it. Any error
+// (no device, no driver, memory the runtime does not know) means host memory.
+inline bool isDeviceMemory(const void* ptr) {
+  hipPointerAttribute_t attributes{};
+  if (hipPointerGetAttributes(&attributes, ptr) != hipSuccess) {
+    (void)hipGetLastError();
+    return false;
+  }
+  return attributes.type == hipMemoryTypeDevice;
+}
 #elif defined(PEERREDUCE_GPU_CUDA)
 #include <cuda.h>  // driver API types only: its one function is found at run time (hipMemGetAddressRange)
 #include <cuda_runtime.h>
@@ -170,6 +180,16 @@ inline hipError_t hipMemGetAddressRange(void** base, std::size_t* size, void* pt
 // Whether `stream` is the device's default stream, which every thread of the process shares (the null
 // stream and its explicit legacy handle; the per-thread default stream is a thread's own).
 inline bool isSharedDefaultStream(hipStream_t stream) { return stream == nullptr || stream == cudaStreamLegacy; }
+// Whether the host cannot address `ptr` directly (device memory): host-staged paths copy it. Any error
+// (no device, no driver) means host memory.
+inline bool isDeviceMemory(const void* ptr) {
+  cudaPointerAttributes attributes{};
+  if (cudaPointerGetAttributes(&attributes, ptr) != cudaSuccess) {
+    (void)cudaGetLastError();
+    return false;
+  }
+  return attributes.type == cudaMemoryTypeDevice;
+}
 inline hipError_t hipDeviceGetPCIBusId(char* id, int length, int device) {
   return cudaDeviceGetPCIBusId(id, length, device);
 }
