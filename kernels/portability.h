@@ -31,13 +31,22 @@ inline constexpr int kGridDependencyPtxVersion = 90;
 inline bool isSharedDefaultStream(hipStream_t stream) { return stream == nullptr; }
 // Whether the host cannot address `ptr` directly (device memory): host-staged paths copy it. Any error
 // (no device, no driver, memory the runtime does not know) means host memory.
+// ROCm 6 names the pointer's memory type `type`; earlier HIP (Debian's among them) `memoryType`.
+template <typename Attributes>
+auto pointerMemoryType(const Attributes& attributes, int) -> decltype(attributes.type) {
+  return attributes.type;
+}
+template <typename Attributes>
+auto pointerMemoryType(const Attributes& attributes, long) -> decltype(attributes.memoryType) {
+  return attributes.memoryType;
+}
 inline bool isDeviceMemory(const void* ptr) {
   hipPointerAttribute_t attributes{};
   if (hipPointerGetAttributes(&attributes, ptr) != hipSuccess) {
     (void)hipGetLastError();
     return false;
   }
-  return attributes.type == hipMemoryTypeDevice;
+  return pointerMemoryType(attributes, 0) == hipMemoryTypeDevice;
 }
 #elif defined(PEERREDUCE_GPU_CUDA)
 #include <cuda.h>  // driver API types only: its one function is found at run time (hipMemGetAddressRange)
