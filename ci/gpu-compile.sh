@@ -1,8 +1,12 @@
 #!/usr/bin/env bash
 # Compiles the GPU code paths on a machine without a GPU, so neither rots, and checks that the built
 # kernels carry code for the GPUs they are meant for (ci/gpu_code.py):
-# - PEERREDUCE_GPU=cuda (nvcc from /usr/local/cuda): the WHOLE build, tests included (every binary starts
-#   without libcuda.so, so test discovery runs here), then the architecture check: sm_90 code and
+# - PEERREDUCE_GPU=cuda (nvcc from /usr/local/cuda): every target whose code or link differs in a CUDA
+#   build (the libraries, static and shared, the MPI and NCCL libraries, the GPU examples, the benchmark
+#   and GPU tools, the hardware tests) and the API tests (every binary starts without libcuda.so, so their
+#   discovery runs here). The simulator's test binaries compile the same sources in every build and link
+#   what the API tests link, so the ci preset's build covers them; building them twice cost about a third
+#   of this step. Then the architecture check: sm_90 code and
 #   compute_90 PTX (CMAKE_CUDA_ARCHITECTURES' default) in every kernel object, and a check against a
 #   list the build does not carry, which must fail (the check is not vacuous); then the API tests of the
 #   CUDA build run: on a machine without a GPU, a GPU communicator is a typed kUnavailable error.
@@ -27,7 +31,10 @@ for platform in "${platforms[@]}"; do
       continue
     fi
     args+=(-DCMAKE_CUDA_COMPILER="$nvcc")
-    targets=(all)
+    targets=(peerreduce peerreduce_shared peerreduce_kernels_gpu peerreduce_mpi peerreduce_mpi_shared
+      peerreduce_mpi_transport peerreduce_nccl peerreduce_nccl_core gpu_callback_allreduce gpu_mpi_allreduce
+      peerreduce-bench peerreduce-host-copy-bench peerreduce-gpu-debug peerreduce_hardware_tests
+      peerreduce_api_tests)
     ;;
   hip)
     ci/install-deps.sh hip
