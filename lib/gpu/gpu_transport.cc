@@ -431,7 +431,6 @@ class GpuTransport final : public Transport,
     args.error = error_device_;
     timeout_ns_ = static_cast<std::uint64_t>(request.timeout.count()) * 1000000ull;
     args.timeout_ns = timeout_ns_;
-    args.fused = static_cast<std::int32_t>(plan->shape.kind);
     args.ready_flag = plan->shape.ready_flag;
     args.result_flag = plan->shape.result_flag;
     args.ready_wait_step = plan->shape.ready_wait_step;

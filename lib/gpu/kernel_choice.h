@@ -1,7 +1,8 @@
 // Which kernel runs a rank's program on the GPU: the plan interpreter, a fused one-shot or two-shot
 // (kernels/fused_kernels.cu: pulling from peers' scratch, or, for large two-shots, pushing into it),
-// or a low-latency kernel (kernels/line_kernels.cu), and how much memory the low-latency receive
-// lines take. Host-only, so it is unit-tested without a GPU (tests/lib/gpu/kernel_choice_test.cc).
+// or a low-latency kernel (kernels/line_kernels.cu; kernels/collective_line_kernels.cu for the direct
+// reduce-scatter, all-gather and broadcast plans), and how much memory the low-latency receive lines take. Host-only,
+// so it is unit-tested without a GPU (tests/lib/gpu/kernel_choice_test.cc).
 //
 // Every rank must choose the same kernel for the same operation (the kernels follow different
 // protocols), so the choice depends only on what every rank shares: the plan's shape, the operation's
