@@ -195,21 +195,25 @@ run)
   # Kernel variants: the property suite again at the largest world, with settings that send the
   # programs the default sizes would not to each other kernel (every case is still compared bit for
   # bit with the simulator): push for every two-shot, the pulling two-shot where lines would run (up to
-  # 1 MiB by default), and the plan interpreter for everything.
+  # 1 MiB by default), the direct reduce-scatters, all-gathers and broadcasts as lines wherever a writer's
+  # lines hold their block, the same in the interpreter while allreduce keeps its kernels, and the plan
+  # interpreter for everything.
   variant_np="${nps[-1]}"
-  for variant in "PEERREDUCE_GPU_PUSH_MIN_BYTES=1" "PEERREDUCE_GPU_LL2_MAX_BYTES=0" "PEERREDUCE_GPU_FUSED=0"; do
+  for variant in "PEERREDUCE_GPU_PUSH_MIN_BYTES=1" "PEERREDUCE_GPU_LL2_MAX_BYTES=0" \
+    "PEERREDUCE_GPU_LL_COLLECTIVE_MAX_BYTES=1G" "PEERREDUCE_GPU_LL_COLLECTIVE_MAX_BYTES=0" "PEERREDUCE_GPU_FUSED=0"; do
     if [[ "$suites" == 0 ]]; then break; fi
-    log="$out/variant-${variant%%=*}-np${variant_np}.log"
+    name="${variant//=/-}"  # one setting may give two variants: the value names the run too
+    log="$out/variant-${name}-np${variant_np}.log"
     echo "=== peerreduce_property_tests np=$variant_np with $variant (cases per property ${HW_VARIANT_CASES:-50})"
     if ((variant_np > gpus)); then  # ranks as threads on one GPU
       PEERREDUCE_TEST_GPU_RANKS="$variant_np" PEERREDUCE_TIMEOUT_MS="$threads_timeout" \
-        RC_PARAMS="${HW_RC_EXTRA:-}seed=$seed max_success=${HW_VARIANT_CASES:-50}" GCOV_PREFIX="$out/gcda/${variant%%=*}" \
+        RC_PARAMS="${HW_RC_EXTRA:-}seed=$seed max_success=${HW_VARIANT_CASES:-50}" GCOV_PREFIX="$out/gcda/${name}" \
         bounded env "$variant" .hw/peerreduce_property_tests > "$log" 2>&1 || status=1
       grep -E "\[  (PASSED|FAILED)  \]|tests ran" "$log" || tail -20 "$log"
       continue
     fi
     RC_PARAMS="${HW_RC_EXTRA:-}seed=$seed max_success=${HW_VARIANT_CASES:-50}" bounded "${mpi[@]}" -x "$variant" -np "$variant_np" \
-      bash -c 'GCOV_PREFIX="$0/rank$OMPI_COMM_WORLD_RANK" exec "$@"' "$out/gcda/${variant%%=*}" .hw/peerreduce_property_tests > "$log" 2>&1 || status=1
+      bash -c 'GCOV_PREFIX="$0/rank$OMPI_COMM_WORLD_RANK" exec "$@"' "$out/gcda/${name}" .hw/peerreduce_property_tests > "$log" 2>&1 || status=1
     grep -E "\[  (PASSED|FAILED)  \]|tests ran" "$log" | grep "1,0\]" || tail -20 "$log"
   done
   # The C examples: the callback bootstrap with 2 and 4 ranks as threads (on as many GPUs as there are,

@@ -135,8 +135,9 @@ struct LaunchArgs {
   std::uint64_t timeout_ns;
   // Fused kernels (kernels/fused_kernels.cu), chosen by the host when the rank's program is exactly
   // that shape (lib/gpu/fused_shape.h); the plan's steps are then not read, only its counts.
-  std::int32_t
-      fused;  // 0: interpret the plan; 1: one-shot; 2: two-shot; 3, 4: low-latency one-, two-shot; 5: push two-shot
+  // 0: interpret the plan; 1: one-shot; 2: two-shot; 3, 4: low-latency one-, two-shot; 5: push two-shot;
+  // 6, 7, 8: low-latency reduce-scatter, all-gather, broadcast (kernels/collective_line_kernels.cu)
+  std::int32_t fused;
   std::int32_t ready_flag;         // the plan's "my input is published" flag
   std::int32_t result_flag;        // two-shot: the plan's "my chunk's result is ready" flag
   std::uint32_t ready_wait_step;   // program index of the first ready wait (error reports name steps)
@@ -145,6 +146,7 @@ struct LaunchArgs {
   // lines of 8 data bytes and two copies of the operation's flag. A rank's receive lines are
   // [parity 0..1][writer 0..world-1][line_capacity bytes]; the parity alternates per operation.
   std::uint64_t line_capacity;
+  std::int32_t root;  // broadcast: the rank whose input every rank receives (Plan::root)
   // Host only: launch as a programmatic dependent launch (portability.h launchKernel), so the kernel is
   // scheduled while the previous one on the stream finishes. Every kernel begins with enterKernel().
   std::int32_t overlap_launch;
@@ -172,5 +174,8 @@ inline constexpr std::int32_t kFusedTwoShot = 2;
 inline constexpr std::int32_t kLowLatencyOneShot = 3;
 inline constexpr std::int32_t kLowLatencyTwoShot = 4;
 inline constexpr std::int32_t kPushTwoShot = 5;
+inline constexpr std::int32_t kLowLatencyReduceScatter = 6;
+inline constexpr std::int32_t kLowLatencyAllGather = 7;
+inline constexpr std::int32_t kLowLatencyBroadcast = 8;
 
 }  // namespace peerreduce::gpu

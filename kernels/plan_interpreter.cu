@@ -123,6 +123,10 @@ hipError_t launchPlanKernel(const LaunchArgs& args, int dtype, unsigned blocks, 
   if (args.fused == kLowLatencyOneShot || args.fused == kLowLatencyTwoShot) {
     return launchLowLatencyKernel(args, dtype, blocks, stream);
   }
+  if (args.fused == kLowLatencyReduceScatter || args.fused == kLowLatencyAllGather ||
+      args.fused == kLowLatencyBroadcast) {
+    return launchCollectiveLineKernel(args, dtype, blocks, stream);
+  }
   if (args.fused != 0) return launchFusedKernel(args, dtype, blocks, stream);
   // Every dtype x op through the one dispatch (dispatch.h); an unknown value is a launch error.
   const bool overlap = args.overlap_launch != 0;
@@ -138,12 +142,14 @@ hipError_t loadKernels() {
   });
   if (interpreter != hipSuccess) return interpreter;
   const hipError_t fused = loadFusedKernels();
-  return fused != hipSuccess ? fused : loadLineKernels();
+  if (fused != hipSuccess) return fused;
+  const hipError_t lines = loadLineKernels();
+  return lines != hipSuccess ? lines : loadCollectiveLineKernels();
 }
 
 int kernelsPtxVersion() {
-  return std::min(
-      {kernelPtxVersion(planKernel<float, kernels::Sum>), fusedKernelsPtxVersion(), lineKernelsPtxVersion()});
+  return std::min({kernelPtxVersion(planKernel<float, kernels::Sum>), fusedKernelsPtxVersion(), lineKernelsPtxVersion(),
+                   collectiveLineKernelsPtxVersion()});
 }
 
 }  // namespace peerreduce::gpu

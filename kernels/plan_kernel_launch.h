@@ -1,6 +1,7 @@
 // Host entry points to the GPU kernels: the plan interpreter (kernels/plan_interpreter.cu), the fused
-// one-shot and two-shot kernels (kernels/fused_kernels.cu) and the low-latency one-shot
-// (kernels/line_kernels.cu).
+// one-shot and two-shot kernels (kernels/fused_kernels.cu), the low-latency one-shot and two-shot
+// (kernels/line_kernels.cu) and the low-latency reduce-scatter, all-gather and broadcast
+// (kernels/collective_line_kernels.cu).
 #pragma once
 
 #include "device_plan.h"
@@ -21,6 +22,9 @@ hipError_t launchFusedKernel(const LaunchArgs& args, int dtype, unsigned blocks,
 // The low-latency one-shot or two-shot (args.fused kLowLatencyOneShot or kLowLatencyTwoShot; args.line_capacity
 // and the peers' lines set).
 hipError_t launchLowLatencyKernel(const LaunchArgs& args, int dtype, unsigned blocks, hipStream_t stream);
+// The low-latency reduce-scatter, all-gather or broadcast (args.fused kLowLatencyReduceScatter,
+// kLowLatencyAllGather, kLowLatencyBroadcast; kernels/collective_line_kernels.cu).
+hipError_t launchCollectiveLineKernel(const LaunchArgs& args, int dtype, unsigned blocks, hipStream_t stream);
 // The low-latency one-shot or two-shot (args.fused) over the buffers of `table` (a batch) instead of
 // args.send / args.recv.
 hipError_t launchBatchedLowLatencyKernel(const LaunchArgs& args, const BatchTable& table, int dtype, unsigned blocks,
@@ -32,6 +36,7 @@ hipError_t launchBatchedLowLatencyKernel(const LaunchArgs& args, const BatchTabl
 hipError_t loadKernels();
 hipError_t loadFusedKernels();
 hipError_t loadLineKernels();
+hipError_t loadCollectiveLineKernels();
 
 // The PTX version the kernels that run on the current device were compiled from: the smallest over the
 // kernel files (one kernel of each asked; a file's kernels share its compile flags), -1 where unknown
@@ -40,5 +45,6 @@ hipError_t loadLineKernels();
 int kernelsPtxVersion();
 int fusedKernelsPtxVersion();
 int lineKernelsPtxVersion();
+int collectiveLineKernelsPtxVersion();
 
 }  // namespace peerreduce::gpu

@@ -17,6 +17,11 @@ inline constexpr std::uint64_t kDefaultLowLatencyMaxBytes = std::uint64_t{256} <
 // waiting threads now pause between polls after the first few, and no run has been slow since
 // (docs/PERF.md item 8).
 inline constexpr std::uint64_t kDefaultLowLatencyTwoShotMaxBytes = std::uint64_t{1} << 20;
+// Direct reduce-scatters, all-gathers and broadcasts whose block (one rank's count x the element size)
+// is at most this run as lines (PEERREDUCE_GPU_LL_COLLECTIVE_MAX_BYTES; 0 turns them off). Each writer
+// sends each peer one block there, as the one-shot sends its whole input, so the one-shot's measured
+// crossover is the starting point; not yet measured for these collectives.
+inline constexpr std::uint64_t kDefaultCollectiveLinesMaxBytes = std::uint64_t{256} << 10;
 // Two-shots from this size on push their data (PEERREDUCE_GPU_PUSH_MIN_BYTES; 0 turns pushing off).
 inline constexpr std::uint64_t kDefaultPushMinBytes = std::uint64_t{2} << 20;
 // Bytes a block should have to itself before another is worth launching: one pass of 512 threads

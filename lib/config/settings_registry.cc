@@ -281,6 +281,10 @@ std::array<SettingSpec, kSettingCount> makeSpecs() {
             gpu::kDefaultLowLatencyTwoShotMaxBytes, "0", "largest two-shot run as lines; 0: none");
   threshold(SettingId::kGpuPushMinBytes, "PEERREDUCE_GPU_PUSH_MIN_BYTES", "push two-shot threshold",
             gpu::kDefaultPushMinBytes, "4M", "smallest two-shot that pushes its data; 0: none");
+  threshold(SettingId::kGpuCollectiveLinesMaxBytes, "PEERREDUCE_GPU_LL_COLLECTIVE_MAX_BYTES",
+            "low-latency collective limit", gpu::kDefaultCollectiveLinesMaxBytes, "64K",
+            "largest block (count x element size) of a direct reduce-scatter, all-gather or broadcast run as "
+            "lines; 0: none");
 
   for (SettingId id :
        {SettingId::kAlgorithm, SettingId::kReduceScatterAlgorithm, SettingId::kAllGatherAlgorithm,
@@ -291,7 +295,8 @@ std::array<SettingSpec, kSettingCount> makeSpecs() {
   }
   for (SettingId id :
        {SettingId::kGpuMaxBlocks, SettingId::kGpuBytesPerBlock, SettingId::kGpuLineBytesPerBlock, SettingId::kGpuFused,
-        SettingId::kGpuLowLatencyMaxBytes, SettingId::kGpuLowLatencyTwoShotMaxBytes, SettingId::kGpuPushMinBytes}) {
+        SettingId::kGpuLowLatencyMaxBytes, SettingId::kGpuLowLatencyTwoShotMaxBytes, SettingId::kGpuPushMinBytes,
+        SettingId::kGpuCollectiveLinesMaxBytes}) {
     at(id).agreement = SettingAgreement::kSameUnchecked;
   }
   // Only how kernels are launched changes, never the protocol: ranks need not agree.
@@ -383,6 +388,8 @@ std::array<SettingRow, kSettingCount> makeRows() {
       SettingRow{SettingId::kGpuLowLatencyTwoShotMaxBytes, &spec(SettingId::kGpuLowLatencyTwoShotMaxBytes),
                  O::kGpuTransport},
       SettingRow{SettingId::kGpuPushMinBytes, &spec(SettingId::kGpuPushMinBytes), O::kGpuTransport},
+      SettingRow{SettingId::kGpuCollectiveLinesMaxBytes, &spec(SettingId::kGpuCollectiveLinesMaxBytes),
+                 O::kGpuTransport},
       SettingRow{SettingId::kDebug, &spec(SettingId::kDebug), O::kLogger},
       SettingRow{SettingId::kNode, &spec(SettingId::kNode), O::kBootstrap},
       SettingRow{SettingId::kNcclLibrary, &spec(SettingId::kNcclLibrary), O::kNccl},

@@ -50,6 +50,7 @@ enum class SettingId : int {
   kGpuLowLatencyMaxBytes,
   kGpuLowLatencyTwoShotMaxBytes,
   kGpuPushMinBytes,
+  kGpuCollectiveLinesMaxBytes,
   kDebug,
   kNode,
   kNcclLibrary,

@@ -18,7 +18,8 @@ static_assert(kDeviceStepCopy == static_cast<std::int32_t>(StepKind::kCopy));
 static_assert(kDeviceStepReduce == static_cast<std::int32_t>(StepKind::kReduce));
 static_assert(kDeviceStepSignal == static_cast<std::int32_t>(StepKind::kSignal));
 static_assert(kDeviceStepWait == static_cast<std::int32_t>(StepKind::kWait));
-// args.fused = the plan's fused shape, unless the host picks another kernel (kernel_choice.h).
+// The pulling kernels' args.fused values are the plan's fused shapes' (the host sets args.fused from the
+// kernel it chooses, kernel_choice.h; the other collectives' shapes run only as lines, kLowLatency*).
 static_assert(kFusedOneShot == static_cast<std::int32_t>(FusedKind::kOneShot));
 static_assert(kFusedTwoShot == static_cast<std::int32_t>(FusedKind::kTwoShot));
 static_assert(static_cast<std::int32_t>(FusedKind::kNone) == 0, "fused 0 means: interpret the plan");

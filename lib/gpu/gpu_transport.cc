@@ -431,12 +431,12 @@ class GpuTransport final : public Transport,
     args.error = error_device_;
     timeout_ns_ = static_cast<std::uint64_t>(request.timeout.count()) * 1000000ull;
     args.timeout_ns = timeout_ns_;
-    args.fused = static_cast<std::int32_t>(plan->shape.kind);
     args.ready_flag = plan->shape.ready_flag;
     args.result_flag = plan->shape.result_flag;
     args.ready_wait_step = plan->shape.ready_wait_step;
     args.result_wait_step = plan->shape.result_wait_step;
     args.line_capacity = lineCapacityBytes(world_size_);
+    args.root = request.plan->root;
     args.overlap_launch = kernels_.overlap_launch ? 1 : 0;
     std::uint64_t bytes = static_cast<std::uint64_t>(request.count) * elem;
     const bool batched = !request.batch.empty();
@@ -453,7 +453,7 @@ class GpuTransport final : public Transport,
                                   " plan does not run as one low-latency launch here (at most " +
                                   std::to_string(maxBatchBytes(plan_algorithm)) + " bytes)");
     }
-    std::uint64_t per_block = bytes_per_block_;
+    const std::uint64_t per_block = runsAsLines(choice) ? line_bytes_per_block_ : bytes_per_block_;
     switch (choice) {
       case KernelChoice::kInterpreter:
         args.fused = 0;
@@ -469,17 +469,23 @@ class GpuTransport final : public Transport,
         break;
       case KernelChoice::kOneShotLines:
         args.fused = kLowLatencyOneShot;
-        per_block = line_bytes_per_block_;
         break;
       case KernelChoice::kTwoShotLines:
         args.fused = kLowLatencyTwoShot;
-        per_block = line_bytes_per_block_;
+        break;
+      case KernelChoice::kReduceScatterLines:
+        args.fused = kLowLatencyReduceScatter;
+        break;
+      case KernelChoice::kAllGatherLines:
+        args.fused = kLowLatencyAllGather;
+        break;
+      case KernelChoice::kBroadcastLines:
+        args.fused = kLowLatencyBroadcast;
         break;
     }
     // The push and line kernels have no launch-wide synchronisation, so they may use every
     // multiprocessor; the pulling and interpreted kernels keep kDefaultMaxBlocks.
-    const bool uncapped =
-        args.fused == kPushTwoShot || args.fused == kLowLatencyOneShot || args.fused == kLowLatencyTwoShot;
+    const bool uncapped = args.fused == kPushTwoShot || runsAsLines(choice);
     const int block_cap = uncapped ? agreed_blocks_ : std::min(agreed_blocks_, kDefaultMaxBlocks);
     const auto blocks = static_cast<unsigned>(std::max<std::uint64_t>(
         1, std::min<std::uint64_t>((bytes + per_block - 1) / per_block, static_cast<std::uint64_t>(block_cap))));

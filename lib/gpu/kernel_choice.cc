@@ -51,6 +51,7 @@ StatusOr<GpuSettings> gpuSettingsFromEnvironment(const std::function<const char*
       {SettingId::kGpuLowLatencyMaxBytes, &s.kernels.max_bytes},
       {SettingId::kGpuLowLatencyTwoShotMaxBytes, &s.kernels.max_two_shot_bytes},
       {SettingId::kGpuPushMinBytes, &s.kernels.push_min_bytes},
+      {SettingId::kGpuCollectiveLinesMaxBytes, &s.kernels.collective_max_bytes},
   };
   for (const auto& size : sizes) {
     PR_ASSIGN_OR_RETURN(const auto bytes, readByteSizeSetting(size.id, getenv));
@@ -62,6 +63,14 @@ StatusOr<GpuSettings> gpuSettingsFromEnvironment(const std::function<const char*
 KernelChoice chooseKernel(FusedKind kind, std::uint64_t bytes, int world_size, const KernelPolicy& policy) {
   if (!policy.fused || kind == FusedKind::kNone) return KernelChoice::kInterpreter;
   const bool lines = world_size >= 2 && bytes > 0;
+  if (kind == FusedKind::kReduceScatterDirect || kind == FusedKind::kAllGatherDirect ||
+      kind == FusedKind::kBroadcastDirect) {
+    if (!lines || bytes > policy.collective_max_bytes || bytes > linePayloadBytes(world_size)) {
+      return KernelChoice::kInterpreter;
+    }
+    if (kind == FusedKind::kReduceScatterDirect) return KernelChoice::kReduceScatterLines;
+    return kind == FusedKind::kAllGatherDirect ? KernelChoice::kAllGatherLines : KernelChoice::kBroadcastLines;
+  }
   if (kind == FusedKind::kOneShot) {
     return lines && bytes <= policy.max_bytes && bytes <= linePayloadBytes(world_size) ? KernelChoice::kOneShotLines
                                                                                        : KernelChoice::kOneShotPull;
@@ -73,6 +82,23 @@ KernelChoice chooseKernel(FusedKind kind, std::uint64_t bytes, int world_size, c
   }
   if (policy.push_min_bytes != 0 && bytes >= policy.push_min_bytes) return KernelChoice::kTwoShotPush;
   return KernelChoice::kTwoShotPull;
+}
+
+bool runsAsLines(KernelChoice choice) {
+  switch (choice) {
+    case KernelChoice::kOneShotLines:
+    case KernelChoice::kTwoShotLines:
+    case KernelChoice::kReduceScatterLines:
+    case KernelChoice::kAllGatherLines:
+    case KernelChoice::kBroadcastLines:
+      return true;
+    case KernelChoice::kInterpreter:
+    case KernelChoice::kOneShotPull:
+    case KernelChoice::kTwoShotPull:
+    case KernelChoice::kTwoShotPush:
+      return false;
+  }
+  return false;
 }
 
 std::uint64_t maxBatchBytes(FusedKind kind, int world_size, const KernelPolicy& policy) {

@@ -1,7 +1,8 @@
 // Which kernel runs a rank's program on the GPU: the plan interpreter, a fused one-shot or two-shot
 // (kernels/fused_kernels.cu: pulling from peers' scratch, or, for large two-shots, pushing into it),
-// or a low-latency kernel (kernels/line_kernels.cu), and how much memory the low-latency receive
-// lines take. Host-only, so it is unit-tested without a GPU (tests/lib/gpu/kernel_choice_test.cc).
+// or a low-latency kernel (kernels/line_kernels.cu; kernels/collective_line_kernels.cu for the direct
+// reduce-scatter, all-gather and broadcast plans), and how much memory the low-latency receive lines take. Host-only,
+// so it is unit-tested without a GPU (tests/lib/gpu/kernel_choice_test.cc).
 //
 // Every rank must choose the same kernel for the same operation (the kernels follow different
 // protocols), so the choice depends only on what every rank shares: the plan's shape, the operation's
@@ -25,6 +26,9 @@ struct KernelPolicy {
   std::uint64_t max_bytes = kDefaultLowLatencyMaxBytes;                  // one-shot lines; 0 turns them off
   std::uint64_t max_two_shot_bytes = kDefaultLowLatencyTwoShotMaxBytes;  // two-shot lines; 0 turns them off
   std::uint64_t push_min_bytes = kDefaultPushMinBytes;                   // push two-shot; 0 turns it off
+  // Direct reduce-scatters, all-gathers and broadcasts run as lines up to this many bytes of one rank's
+  // block (the count argument x the element size); 0 turns them off (the interpreter runs them).
+  std::uint64_t collective_max_bytes = kDefaultCollectiveLinesMaxBytes;
   // Programmatic dependent launch (Hopper): each kernel is scheduled while the previous one on the
   // stream finishes and waits on the GPU for it, so the launch latency overlaps the previous work. Only
   // the launch changes, never the protocol, so ranks need not agree on it.
@@ -40,6 +44,8 @@ struct KernelPolicy {
 //   PEERREDUCE_GPU_LL_MAX_BYTES        largest one-shot run as lines (0: none)
 //   PEERREDUCE_GPU_LL2_MAX_BYTES       largest two-shot run as lines (0: none)
 //   PEERREDUCE_GPU_PUSH_MIN_BYTES      smallest two-shot that pushes (0: none)
+//   PEERREDUCE_GPU_LL_COLLECTIVE_MAX_BYTES  largest block of a direct reduce-scatter, all-gather or
+//                                      broadcast run as lines (0: none)
 //   PEERREDUCE_GPU_LL_BYTES_PER_BLOCK  input bytes per block of the line kernels (>= 1 KiB)
 //   PEERREDUCE_GPU_OVERLAP             0: ordinary launches; 1 (default): programmatic dependent launch
 // Byte sizes take parseByteSize's forms (4096, 64K, 2M).
@@ -54,7 +60,22 @@ struct GpuSettings {
 // the variable, its value and what it accepts for anything else.
 StatusOr<GpuSettings> gpuSettingsFromEnvironment(const std::function<const char*(const char*)>& getenv);
 
-enum class KernelChoice { kInterpreter, kOneShotPull, kTwoShotPull, kOneShotLines, kTwoShotLines, kTwoShotPush };
+enum class KernelChoice {
+  kInterpreter,
+  kOneShotPull,
+  kTwoShotPull,
+  kOneShotLines,
+  kTwoShotLines,
+  kTwoShotPush,
+  kReduceScatterLines,
+  kAllGatherLines,
+  kBroadcastLines,
+};
+
+// Whether `choice` is a line kernel (kernels/line_kernels.cu, kernels/collective_line_kernels.cu): its
+// blocks split the work by PEERREDUCE_GPU_LL_BYTES_PER_BLOCK and, having no launch-wide synchronisation,
+// may use every multiprocessor.
+bool runsAsLines(KernelChoice choice);
 
 // Line bytes reserved per writer and parity: a multiple of 64 (a 16-byte input vector is 2 lines; the
 // two-shot splits the capacity into scatter and gather halves).
@@ -66,7 +87,11 @@ std::uint64_t lineAreaBytes(int world_size);
 std::uint64_t linePayloadBytes(int world_size);
 std::uint64_t lineTwoShotPayloadBytes(int world_size);
 // The kernel for an operation of `bytes` whose program has shape `kind`. A low-latency two-shot needs
-// at least one 16-byte vector per rank, so every rank owns a range.
+// at least one 16-byte vector per rank, so every rank owns a range. For the direct plans of the other
+// collectives `bytes` is one rank's block (what each writer sends each peer); they run as lines when it
+// fits both the setting and a writer's lines (linePayloadBytes), else in the interpreter: a fused pull
+// kernel would make the same launch, the same one signal round and the same copies as the interpreter
+// running those plans, so nothing structural is gained between the lines and the interpreter.
 KernelChoice chooseKernel(FusedKind kind, std::uint64_t bytes, int world_size, const KernelPolicy& policy);
 // The largest batch (bytes, every buffer rounded up to 16) one launch of the batched low-latency
 // one-shot (kind kOneShot) or two-shot (kTwoShot) carries: what chooseKernel runs as lines of that

@@ -71,6 +71,11 @@ TEST(HostStaging, AStagedWorldRunsOnlyThePullingAndInterpretedKernels) {
       EXPECT_EQ(one, KernelChoice::kOneShotPull) << n << " " << bytes;
       EXPECT_EQ(two, KernelChoice::kTwoShotPull) << n << " " << bytes;
     }
+    for (const FusedKind direct :
+         {FusedKind::kReduceScatterDirect, FusedKind::kAllGatherDirect, FusedKind::kBroadcastDirect}) {
+      EXPECT_EQ(chooseKernel(direct, 16, n, staged), KernelChoice::kInterpreter) << n;
+      EXPECT_NE(chooseKernel(direct, 16, n, KernelPolicy{}), KernelChoice::kInterpreter) << "lines unstaged";
+    }
     EXPECT_EQ(maxBatchBytes(FusedKind::kOneShot, n, staged), 0u);  // batches need lines
     EXPECT_EQ(maxBatchBytes(FusedKind::kTwoShot, n, staged), 0u);
   }

@@ -87,6 +87,50 @@ TEST(KernelChoice, OtherProgramsAndTheFusedSwitchGoToTheInterpreter) {
   EXPECT_EQ(chooseKernel(FusedKind::kTwoShot, 64 * kMiB, 4, policy), KernelChoice::kInterpreter);
 }
 
+// The direct plans of reduce-scatter, all-gather and broadcast run as their line kernels while one rank's
+// block fits the setting and a writer's lines, and in the interpreter otherwise (no pulling kernel of
+// their own: it would repeat the interpreter's launch, signal round and copies).
+TEST(KernelChoice, DirectCollectivesRunAsTheirLinesWithinBothLimitsElseInterpreted) {
+  const struct {
+    FusedKind kind;
+    KernelChoice lines;
+  } shapes[] = {{FusedKind::kReduceScatterDirect, KernelChoice::kReduceScatterLines},
+                {FusedKind::kAllGatherDirect, KernelChoice::kAllGatherLines},
+                {FusedKind::kBroadcastDirect, KernelChoice::kBroadcastLines}};
+  for (const auto& shape : shapes) {
+    const KernelPolicy policy;
+    EXPECT_EQ(policy.collective_max_bytes, 256 * kKiB);
+    EXPECT_EQ(chooseKernel(shape.kind, 1, 4, policy), shape.lines);
+    EXPECT_EQ(chooseKernel(shape.kind, policy.collective_max_bytes, 4, policy), shape.lines);
+    EXPECT_EQ(chooseKernel(shape.kind, policy.collective_max_bytes + 1, 4, policy), KernelChoice::kInterpreter);
+    EXPECT_EQ(chooseKernel(shape.kind, 0, 4, policy), KernelChoice::kInterpreter) << "nothing to carry";
+    EXPECT_EQ(chooseKernel(shape.kind, 4096, 1, policy), KernelChoice::kInterpreter) << "no peer";
+    KernelPolicy generous;
+    generous.collective_max_bytes = std::uint64_t{1} << 30;
+    EXPECT_EQ(chooseKernel(shape.kind, linePayloadBytes(64), 64, generous), shape.lines);
+    EXPECT_EQ(chooseKernel(shape.kind, linePayloadBytes(64) + 1, 64, generous), KernelChoice::kInterpreter)
+        << "a writer's lines bind before the setting";
+    KernelPolicy off;
+    off.collective_max_bytes = 0;
+    EXPECT_EQ(chooseKernel(shape.kind, 16, 4, off), KernelChoice::kInterpreter);
+    KernelPolicy interpreter;
+    interpreter.fused = false;
+    EXPECT_EQ(chooseKernel(shape.kind, 16, 4, interpreter), KernelChoice::kInterpreter);
+    // The allreduce settings do not reach these collectives, and theirs does not reach allreduce.
+    KernelPolicy allreduce_off;
+    allreduce_off.max_bytes = 0;
+    allreduce_off.max_two_shot_bytes = 0;
+    EXPECT_EQ(chooseKernel(shape.kind, 16, 4, allreduce_off), shape.lines);
+    EXPECT_EQ(chooseKernel(FusedKind::kOneShot, 16, 4, off), KernelChoice::kOneShotLines);
+    EXPECT_EQ(maxBatchBytes(shape.kind, 4, policy), 0u) << "batches are allreduces";
+    EXPECT_TRUE(runsAsLines(shape.lines)) << "split by line bytes per block, every multiprocessor";
+  }
+  for (KernelChoice pulled : {KernelChoice::kInterpreter, KernelChoice::kOneShotPull, KernelChoice::kTwoShotPull,
+                              KernelChoice::kTwoShotPush}) {
+    EXPECT_FALSE(runsAsLines(pulled));
+  }
+}
+
 // The tuning settings from the environment: unset keeps defaults; every variable parsed strictly, and
 // anything else is kInvalidArgument naming the variable and the value.
 TEST(GpuSettings, DefaultsWhenUnsetValuesWhenSetAndTypedErrorsOtherwise) {
@@ -105,6 +149,7 @@ TEST(GpuSettings, DefaultsWhenUnsetValuesWhenSetAndTypedErrorsOtherwise) {
   EXPECT_TRUE(defaults->kernels.overlap_launch);
   EXPECT_EQ(defaults->kernels.max_bytes, kDefaultLowLatencyMaxBytes);
   EXPECT_EQ(defaults->kernels.push_min_bytes, kDefaultPushMinBytes);
+  EXPECT_EQ(defaults->kernels.collective_max_bytes, kDefaultCollectiveLinesMaxBytes);
 
   auto set = from({{"PEERREDUCE_GPU_MAX_BLOCKS", "132"},
                    {"PEERREDUCE_GPU_BYTES_PER_BLOCK", "64K"},
@@ -113,7 +158,8 @@ TEST(GpuSettings, DefaultsWhenUnsetValuesWhenSetAndTypedErrorsOtherwise) {
                    {"PEERREDUCE_GPU_OVERLAP", "0"},
                    {"PEERREDUCE_GPU_LL_MAX_BYTES", "0"},
                    {"PEERREDUCE_GPU_LL2_MAX_BYTES", "1M"},
-                   {"PEERREDUCE_GPU_PUSH_MIN_BYTES", "4MiB"}});
+                   {"PEERREDUCE_GPU_PUSH_MIN_BYTES", "4MiB"},
+                   {"PEERREDUCE_GPU_LL_COLLECTIVE_MAX_BYTES", "16K"}});
   ASSERT_TRUE(set.isOk()) << set.status().toString();
   EXPECT_EQ(set->max_blocks, 132);
   EXPECT_EQ(set->bytes_per_block, 64 * kKiB);
@@ -123,6 +169,7 @@ TEST(GpuSettings, DefaultsWhenUnsetValuesWhenSetAndTypedErrorsOtherwise) {
   EXPECT_EQ(set->kernels.max_bytes, 0u);
   EXPECT_EQ(set->kernels.max_two_shot_bytes, 1 * kMiB);
   EXPECT_EQ(set->kernels.push_min_bytes, 4 * kMiB);
+  EXPECT_EQ(set->kernels.collective_max_bytes, 16 * kKiB);
 
   const std::vector<std::pair<std::string, std::string>> bad = {{"PEERREDUCE_GPU_MAX_BLOCKS", "0"},
                                                                 {"PEERREDUCE_GPU_MAX_BLOCKS", "257"},
@@ -134,6 +181,7 @@ TEST(GpuSettings, DefaultsWhenUnsetValuesWhenSetAndTypedErrorsOtherwise) {
                                                                 {"PEERREDUCE_GPU_LL_MAX_BYTES", "-1"},
                                                                 {"PEERREDUCE_GPU_LL2_MAX_BYTES", "lots"},
                                                                 {"PEERREDUCE_GPU_PUSH_MIN_BYTES", "2X"},
+                                                                {"PEERREDUCE_GPU_LL_COLLECTIVE_MAX_BYTES", "1.5M"},
                                                                 {"PEERREDUCE_GPU_OVERLAP", "on"}};
   for (const auto& [name, value] : bad) {
     auto refused = from({{name, value}});

@@ -1,0 +1,87 @@
+// Hardware-only: the direct reduce-scatter, all-gather and broadcast plans run as line kernels
+// (kernels/collective_line_kernels.cu) for small blocks. Many operations are enqueued back to back before
+// any completes, so a rank runs as far ahead of its peers as the lines' reuse rule lets it: a broadcast's
+// root receives no data, and without its receivers' presence lines it could run two broadcasts ahead and
+// overwrite lines a receiver still reads. Every result is checked against the reference (exact bits
+// for the copying collectives) by the collective harness.
+#include <gtest/gtest.h>
+
+#include <cstddef>
+#include <vector>
+
+#include "collective_case.h"
+#include "world_provider.h"
+
+namespace peerreduce::testing {
+namespace {
+
+std::shared_ptr<TestWorld> directPlanWorld() {
+  WorldProvider& provider = worldProvider();
+  EXPECT_TRUE(provider.onHardware()) << "run under mpirun in a GPU build";
+  Config config;
+  config.algorithm = Algorithm::kOneShot;  // every collective's direct plan
+  auto world = provider.acquire(provider.fixedWorldSize(), config, 1);
+  EXPECT_TRUE(world.isOk()) << world.status().toString();
+  return world.isOk() ? std::move(world).value() : nullptr;
+}
+
+void expectEveryCaseExact(TestWorld& world, const std::vector<CollectiveCase>& cases) {
+  const std::vector<CaseOutcome> outcomes = runCollectiveCases(world, cases);
+  ASSERT_EQ(outcomes.size(), cases.size());
+  for (std::size_t i = 0; i < cases.size(); ++i) {
+    EXPECT_EQ(outcomes[i].problem, "") << "case " << i << ": " << cases[i].describe();
+  }
+}
+
+TEST(CollectiveLines, BroadcastsFromOneRootBackToBackStayExact) {
+  auto world = directPlanWorld();
+  ASSERT_NE(world, nullptr);
+  const int n = world->size();
+  std::vector<CollectiveCase> cases;
+  for (int i = 0; i < 48; ++i) {
+    CollectiveCase c;
+    c.collective = Collective::kBroadcast;
+    c.world_size = n;
+    c.root = n - 1;
+    c.count = 1 + static_cast<std::size_t>(i) * 97 % 4096;
+    c.dtype = i % 3 == 0 ? DataType::kInt8 : DataType::kFloat32;
+    c.in_place = i % 2 == 1;
+    c.seed = static_cast<std::uint64_t>(i) + 1;
+    cases.push_back(c);
+  }
+  expectEveryCaseExact(*world, cases);
+}
+
+// Every collective, in place and not, at unaligned offsets, within the lines' limit and beyond it (the
+// interpreter), one after another: the line kernels share their epochs and receive lines with each
+// other and with allreduce's, and the interpreted operations keep their own entry fence.
+TEST(CollectiveLines, EveryDirectCollectiveBackToBackInEveryFormStaysExact) {
+  auto world = directPlanWorld();
+  ASSERT_NE(world, nullptr);
+  const int n = world->size();
+  const Collective collectives[] = {Collective::kReduceScatter, Collective::kAllGather, Collective::kBroadcast};
+  const ReduceOp ops[] = {ReduceOp::kSum, ReduceOp::kAvg, ReduceOp::kMax};
+  const std::size_t counts[] = {1, 5, 1000, 4099, 65536, 70000};  // fp32: 65536 is 256 KiB, the default limit
+  std::vector<CollectiveCase> cases;
+  int i = 0;
+  for (const std::size_t count : counts) {
+    for (const Collective collective : collectives) {
+      CollectiveCase c;
+      c.collective = collective;
+      c.world_size = n;
+      c.count = count;
+      c.op = ops[i % 3];
+      c.in_place = i % 2 == 0;
+      c.send_offset = static_cast<std::size_t>(i % 3 == 1);
+      c.recv_offset = static_cast<std::size_t>(i % 4 == 3);
+      c.root = i % n;
+      c.seed = static_cast<std::uint64_t>(i) + 100;
+      cases.push_back(c);
+      ++i;
+    }
+  }
+  expectEveryCaseExact(*world, cases);
+}
+
+}  // namespace
+}  // namespace peerreduce::testing
