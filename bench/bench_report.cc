@@ -80,9 +80,10 @@ std::string formatCsv(const std::vector<Row>& rows, const RunInfo& info) {
 std::string formatJson(const std::vector<Row>& rows, const RunInfo& info) {
   std::string out;
   appendf(out,
-          "{\"ranks\":%d,\"dtype\":\"%s\",\"collective\":\"%s\",\"root\":%d,\"iters\":%d,\"repeats\":%d,\"rows\":[",
+          "{\"ranks\":%d,\"dtype\":\"%s\",\"collective\":\"%s\",\"root\":%d,\"architecture\":\"%s\","
+          "\"iters\":%d,\"repeats\":%d,\"rows\":[",
           info.ranks, std::string(dataTypeName(info.dtype)).c_str(), nameOf(info.collective).c_str(), info.root,
-          info.iters, info.repeats);
+          info.architecture.c_str(), info.iters, info.repeats);
   for (std::size_t i = 0; i < rows.size(); ++i) {
     const Row& r = rows[i];
     appendf(out,

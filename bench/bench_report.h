@@ -38,6 +38,7 @@ struct RunInfo {
   int root = 0;  // broadcast's
   int iters = 0;
   int repeats = 0;
+  std::string architecture;  // the transport's (e.g. "sm_90"): a tuning table's key
 };
 
 // The first line printed: ranks, dtype, collective (broadcast's root), timing method.
@@ -47,7 +48,8 @@ std::string formatHeadline(const RunInfo& info);
 std::string formatTable(const std::vector<Row>& rows);
 // --csv: the columns of earlier versions in their order, then collective and root.
 std::string formatCsv(const std::vector<Row>& rows, const RunInfo& info);
-// --json: the run's facts and every row, each with its collective.
+// --json: the run's facts (architecture included, so bench/tuning_from_bench.py can key a table by
+// it) and every row, each with its collective.
 std::string formatJson(const std::vector<Row>& rows, const RunInfo& info);
 
 }  // namespace peerreduce::bench

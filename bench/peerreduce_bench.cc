@@ -233,6 +233,7 @@ int main(int argc, char** argv) {
   }
 
   std::vector<Row> rows;
+  std::string architecture;  // the transport's: the JSON names it for tuning tables
   for (Algorithm algorithm : o.algorithms) {
     auto from_environment = Config::fromEnvironment();
     check(from_environment.status(), "PEERREDUCE_* settings");
@@ -247,6 +248,7 @@ int main(int argc, char** argv) {
     if (o.link_mask) config.link_mask = *o.link_mask;
     auto gpu_transport = createGpuTransport(g_rank, g_size);
     check(gpu_transport.status(), "GPU transport");
+    architecture = (*gpu_transport)->identity().architecture;
     auto bootstrap = createMpiBootstrap(MPI_COMM_WORLD);
     check(bootstrap.status(), "bootstrap");
     auto comm = Communicator::create(g_rank, g_size, *bootstrap, *gpu_transport, config);
@@ -303,7 +305,7 @@ int main(int argc, char** argv) {
   }
 
   if (g_rank == 0) {
-    const RunInfo info{g_size, o.dtype, o.collective, o.root, o.iters, o.repeats};
+    const RunInfo info{g_size, o.dtype, o.collective, o.root, o.iters, o.repeats, architecture};
     std::printf("%s", formatHeadline(info).c_str());
     const char* mask_env = std::getenv("PEERREDUCE_LINK_MASK");
     const std::string mask = o.link_mask ? *o.link_mask : (mask_env != nullptr ? mask_env : "");

@@ -36,7 +36,7 @@ TEST(BenchReport, BandwidthsAreNcclTestsPerCollective) {
 }
 
 TEST(BenchReport, CsvKeepsEarlierColumnsAndAddsTheCollective) {
-  const RunInfo info{4, DataType::kBFloat16, Collective::kBroadcast, 2, 20, 5};
+  const RunInfo info{4, DataType::kBFloat16, Collective::kBroadcast, 2, 20, 5, "sm_90"};
   const std::string csv = formatCsv({rowOf("peerreduce", Collective::kBroadcast, 4096, 2)}, info);
   EXPECT_EQ(csv,
             "library,algorithm,ranks,dtype,bytes,in_place,best_us,median_us,algbw_gbps,busbw_gbps,wrong,collective,"
@@ -45,13 +45,13 @@ TEST(BenchReport, CsvKeepsEarlierColumnsAndAddsTheCollective) {
 }
 
 TEST(BenchReport, JsonNamesTheCollectiveOfTheRunAndOfEveryRow) {
-  const RunInfo info{4, DataType::kFloat32, Collective::kReduceScatter, 0, 20, 5};
+  const RunInfo info{4, DataType::kFloat32, Collective::kReduceScatter, 0, 20, 5, "sm_90"};
   Row wrong = rowOf("nccl", Collective::kReduceScatter, 65536, 8, true);
   wrong.wrong = 3;
   const std::string json = formatJson({rowOf("peerreduce", Collective::kReduceScatter, 65536, 4), wrong}, info);
   EXPECT_TRUE(contains(json,
                        "{\"ranks\":4,\"dtype\":\"fp32\",\"collective\":\"reduce-scatter\",\"root\":0,"
-                       "\"iters\":20,\"repeats\":5,\"rows\":["))
+                       "\"architecture\":\"sm_90\",\"iters\":20,\"repeats\":5,\"rows\":["))
       << json;
   EXPECT_TRUE(contains(json,
                        "{\"library\":\"peerreduce\",\"algorithm\":\"ring\",\"collective\":\"reduce-scatter\","
@@ -74,11 +74,11 @@ TEST(BenchReport, TheTablePutsNcclsTimeBesideTheSameCollectiveSizeAndPlacement) 
   EXPECT_TRUE(contains(table, "      6.00    0.500\n")) << table;
   EXPECT_TRUE(contains(table, "      0.00    0.000\n")) << table;
   EXPECT_TRUE(contains(table, "  nccl 2.28.9         4096 out        6.00 us")) << table;
-  const RunInfo info{2, DataType::kFloat32, Collective::kBroadcast, 1, 20, 5};
+  const RunInfo info{2, DataType::kFloat32, Collective::kBroadcast, 1, 20, 5, "sm_90"};
   EXPECT_EQ(formatHeadline(info),
             "# peerreduce-bench: 2 ranks, fp32, broadcast from rank 1; graph of 20 ops, best/median of 5 replays "
             "(us)\n");
-  EXPECT_TRUE(contains(formatHeadline(RunInfo{2, DataType::kFloat32, Collective::kAllReduce, 0, 20, 5}),
+  EXPECT_TRUE(contains(formatHeadline(RunInfo{2, DataType::kFloat32, Collective::kAllReduce, 0, 20, 5, "sm_90"}),
                        "2 ranks, fp32, allreduce, sum;"));
 }
 
