@@ -42,8 +42,8 @@ std::string formatHeadline(const RunInfo& info) {
 
 std::string formatTable(const std::vector<Row>& rows) {
   std::string out;
-  appendf(out, "# %12s %-8s %-20s %10s %10s %10s %10s %7s %10s %8s\n", "bytes", "place", "algorithm", "best_us",
-          "median_us", "algbw", "busbw", "#wrong", "nccl_us", "ratio");
+  appendf(out, "# %12s %-8s %-20s %6s %10s %10s %10s %10s %7s %10s %8s\n", "bytes", "place", "algorithm", "blocks",
+          "best_us", "median_us", "algbw", "busbw", "#wrong", "nccl_us", "ratio");
   for (const Row& r : rows) {
     if (r.library != "peerreduce") continue;
     double nccl_us = 0;
@@ -53,9 +53,9 @@ std::string formatTable(const std::vector<Row>& rows) {
         nccl_us = n.time.best_us;
       }
     }
-    appendf(out, "  %12zu %-8s %-20s %10.2f %10.2f %10.2f %10.2f %7lld %10.2f %8.3f\n", r.bytes,
-            r.in_place ? "in" : "out", r.algorithm.c_str(), r.time.best_us, r.time.median_us, r.algbw, r.busbw, r.wrong,
-            nccl_us, nccl_us > 0 ? r.time.best_us / nccl_us : 0.0);
+    appendf(out, "  %12zu %-8s %-20s %6d %10.2f %10.2f %10.2f %10.2f %7lld %10.2f %8.3f\n", r.bytes,
+            r.in_place ? "in" : "out", r.algorithm.c_str(), r.blocks, r.time.best_us, r.time.median_us, r.algbw,
+            r.busbw, r.wrong, nccl_us, nccl_us > 0 ? r.time.best_us / nccl_us : 0.0);
   }
   for (const Row& n : rows) {
     if (n.library != "nccl") continue;
@@ -68,11 +68,12 @@ std::string formatTable(const std::vector<Row>& rows) {
 std::string formatCsv(const std::vector<Row>& rows, const RunInfo& info) {
   // The columns before `collective` are those of every earlier version, in their order.
   std::string out =
-      "library,algorithm,ranks,dtype,bytes,in_place,best_us,median_us,algbw_gbps,busbw_gbps,wrong,collective,root\n";
+      "library,algorithm,ranks,dtype,bytes,in_place,best_us,median_us,algbw_gbps,busbw_gbps,wrong,collective,root,"
+      "blocks\n";
   for (const Row& r : rows) {
-    appendf(out, "%s,%s,%d,%s,%zu,%d,%.3f,%.3f,%.3f,%.3f,%lld,%s,%d\n", r.library.c_str(), r.algorithm.c_str(),
+    appendf(out, "%s,%s,%d,%s,%zu,%d,%.3f,%.3f,%.3f,%.3f,%lld,%s,%d,%d\n", r.library.c_str(), r.algorithm.c_str(),
             info.ranks, std::string(dataTypeName(info.dtype)).c_str(), r.bytes, r.in_place ? 1 : 0, r.time.best_us,
-            r.time.median_us, r.algbw, r.busbw, r.wrong, nameOf(r.collective).c_str(), info.root);
+            r.time.median_us, r.algbw, r.busbw, r.wrong, nameOf(r.collective).c_str(), info.root, r.blocks);
   }
   return out;
 }
@@ -88,9 +89,10 @@ std::string formatJson(const std::vector<Row>& rows, const RunInfo& info) {
     const Row& r = rows[i];
     appendf(out,
             "%s{\"library\":\"%s\",\"algorithm\":\"%s\",\"collective\":\"%s\",\"bytes\":%zu,\"in_place\":%s,"
-            "\"best_us\":%.3f,\"median_us\":%.3f,\"algbw_gbps\":%.3f,\"busbw_gbps\":%.3f,\"wrong\":%lld}",
+            "\"best_us\":%.3f,\"median_us\":%.3f,\"algbw_gbps\":%.3f,\"busbw_gbps\":%.3f,\"wrong\":%lld,"
+            "\"blocks\":%d}",
             i ? "," : "", r.library.c_str(), r.algorithm.c_str(), nameOf(r.collective).c_str(), r.bytes,
-            r.in_place ? "true" : "false", r.time.best_us, r.time.median_us, r.algbw, r.busbw, r.wrong);
+            r.in_place ? "true" : "false", r.time.best_us, r.time.median_us, r.algbw, r.busbw, r.wrong, r.blocks);
   }
   out += "]}\n";
   return out;

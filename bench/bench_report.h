@@ -24,7 +24,8 @@ struct Row {
   double algbw = 0;  // GB/s: bytes / best time
   double busbw = 0;  // GB/s: algbw x the collective's factor
   long long wrong = 0;
-  int batch = 0;  // tensors of a batch measurement (0: one tensor)
+  int batch = 0;   // tensors of a batch measurement (0: one tensor)
+  int blocks = 0;  // GPU blocks of peerreduce's kernel (SelectionReport::kernel_blocks); 0: not known (NCCL)
 };
 
 // Sets algbw and busbw from bytes and the best time, as nccl-tests computes them.
@@ -46,7 +47,7 @@ std::string formatHeadline(const RunInfo& info);
 // The printed table: peerreduce's rows beside NCCL's time for the same collective, size, placement and
 // batch, then NCCL's own rows.
 std::string formatTable(const std::vector<Row>& rows);
-// --csv: the columns of earlier versions in their order, then collective and root.
+// --csv: the columns of earlier versions in their order, then collective, root and blocks.
 std::string formatCsv(const std::vector<Row>& rows, const RunInfo& info);
 // --json: the run's facts (architecture included, so bench/tuning_from_bench.py can key a table by
 // it) and every row, each with its collective.

@@ -17,7 +17,9 @@
 // PEERREDUCE_ALGO_*, --link-mask over PEERREDUCE_LINK_MASK), so host-staged links run with their usual
 // table: --link-mask host:all (every link through pinned host memory; the pinned pool's traffic is
 // printed). --nccl-p2p-disable runs NCCL beside it with NCCL_P2P_DISABLE=1, so both libraries move data
-// through the host. The command line is bench/bench_options.h, the outputs bench/bench_report.h.
+// through the host. The command line is bench/bench_options.h, the outputs bench/bench_report.h. The
+// "blocks" column is the GPU blocks of peerreduce's kernel for the size (explainSelection's
+// kernel_blocks): how many multiprocessors the operation keeps busy.
 #include <mpi.h>
 
 #include <algorithm>
@@ -266,6 +268,8 @@ int main(int argc, char** argv) {
       const std::string name(algorithmName(chosen.isOk() ? chosen->chosen : algorithm));
       for (int ip = 0; ip < (o.in_place ? 2 : 1); ++ip) {
         rows.push_back(measure("peerreduce", name, ours, bytes, ip == 1, o, send, recv, stream));
+        // The blocks of the chosen plan's kernel (its first segment, out of place), as the GPU transport sizes it.
+        rows.back().blocks = chosen.isOk() ? chosen->kernel_blocks : 0;
       }
     }
     const PinnedStats pinned = (*comm)->pinnedStats();

@@ -13,6 +13,7 @@
 #include "algorithms/candidates.h"
 #include "api/argument_checks.h"
 #include "api/communicator_impl.h"
+#include "api/kernel_blocks.h"
 #include "api/operation_submit.h"
 #include "peerreduce/communicator.h"
 #include "util/log.h"
@@ -140,7 +141,12 @@ StatusOr<SelectionReport> Communicator::explainSelection(Collective collective, 
   PR_RETURN_IF_ERROR(chooseCandidate(impl, collective, plan_root, count * elem).status());
   const PlanChoice& choice = choiceOf(impl, collective, plan_root);
   // Forced only where the collective has the algorithm the settings name (PEERREDUCE_ALGO may not apply).
-  return choice.report(count, elem, choice.candidateOf(forcedAlgorithm(impl.config, collective)) != nullptr);
+  SelectionReport report =
+      choice.report(count, elem, choice.candidateOf(forcedAlgorithm(impl.config, collective)) != nullptr);
+  PR_ASSIGN_OR_RETURN(report.kernel_blocks,
+                      firstSegmentKernelBlocks(*impl.transport, choice.choose(count * elem).plans[0], count, elem,
+                                               impl.config.scratch_bytes));
+  return report;
 }
 
 Status Communicator::reduceScatter(const void* send, void* recv, std::size_t recvcount, DataType dtype, ReduceOp op,

@@ -40,15 +40,17 @@ TEST(BenchReport, CsvKeepsEarlierColumnsAndAddsTheCollective) {
   const std::string csv = formatCsv({rowOf("peerreduce", Collective::kBroadcast, 4096, 2)}, info);
   EXPECT_EQ(csv,
             "library,algorithm,ranks,dtype,bytes,in_place,best_us,median_us,algbw_gbps,busbw_gbps,wrong,collective,"
-            "root\n"
-            "peerreduce,ring,4,bf16,4096,0,2.000,3.000,2.048,2.048,0,broadcast,2\n");
+            "root,blocks\n"
+            "peerreduce,ring,4,bf16,4096,0,2.000,3.000,2.048,2.048,0,broadcast,2,0\n");
 }
 
 TEST(BenchReport, JsonNamesTheCollectiveOfTheRunAndOfEveryRow) {
   const RunInfo info{4, DataType::kFloat32, Collective::kReduceScatter, 0, 20, 5, "sm_90"};
   Row wrong = rowOf("nccl", Collective::kReduceScatter, 65536, 8, true);
   wrong.wrong = 3;
-  const std::string json = formatJson({rowOf("peerreduce", Collective::kReduceScatter, 65536, 4), wrong}, info);
+  Row ours = rowOf("peerreduce", Collective::kReduceScatter, 65536, 4);
+  ours.blocks = 12;
+  const std::string json = formatJson({ours, wrong}, info);
   EXPECT_TRUE(contains(json,
                        "{\"ranks\":4,\"dtype\":\"fp32\",\"collective\":\"reduce-scatter\",\"root\":0,"
                        "\"architecture\":\"sm_90\",\"iters\":20,\"repeats\":5,\"rows\":["))
@@ -61,16 +63,19 @@ TEST(BenchReport, JsonNamesTheCollectiveOfTheRunAndOfEveryRow) {
                        "\"library\":\"nccl\",\"algorithm\":\"2.28.9\",\"collective\":\"reduce-scatter\","
                        "\"bytes\":65536,\"in_place\":true"))
       << json;
-  EXPECT_TRUE(contains(json, "\"wrong\":3}]}\n")) << json;
+  EXPECT_TRUE(contains(json, "\"wrong\":0,\"blocks\":12}")) << json;
+  EXPECT_TRUE(contains(json, "\"wrong\":3,\"blocks\":0}]}\n")) << json;
 }
 
 TEST(BenchReport, TheTablePutsNcclsTimeBesideTheSameCollectiveSizeAndPlacement) {
-  const std::vector<Row> rows = {
+  std::vector<Row> rows = {
       rowOf("peerreduce", Collective::kAllGather, 4096, 3), rowOf("peerreduce", Collective::kAllGather, 4096, 4, true),
       rowOf("nccl", Collective::kAllGather, 4096, 6), rowOf("nccl", Collective::kAllReduce, 4096, 1, true)};
+  rows[0].blocks = 24;
   const std::string table = formatTable(rows);
   // Out of place: NCCL 6 us, ratio 0.5; in place: NCCL has no all-gather row, so no ratio.
-  EXPECT_TRUE(contains(table, "        4096 out      ring")) << table;
+  EXPECT_TRUE(contains(table, "        4096 out      ring                     24       3.00")) << table;
+  EXPECT_TRUE(contains(table, "blocks    best_us")) << table;
   EXPECT_TRUE(contains(table, "      6.00    0.500\n")) << table;
   EXPECT_TRUE(contains(table, "      0.00    0.000\n")) << table;
   EXPECT_TRUE(contains(table, "  nccl 2.28.9         4096 out        6.00 us")) << table;
