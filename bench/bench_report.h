@@ -1,4 +1,4 @@
-// peerreduce-bench's results: one row per measurement, and the three ways it writes them (the table it
+// peerreduce-bench's results: one row per measurement, and the ways it writes them (the table it
 // prints, --csv, --json), in nccl-tests' units. No GPU code, so it is unit-tested on machines without one.
 #pragma once
 
@@ -24,7 +24,8 @@ struct Row {
   double algbw = 0;  // GB/s: bytes / best time
   double busbw = 0;  // GB/s: algbw x the collective's factor
   long long wrong = 0;
-  int batch = 0;  // tensors of a batch measurement (0: one tensor)
+  int batch = 0;   // tensors of a batch measurement (0: one tensor)
+  int blocks = 0;  // GPU blocks of peerreduce's kernel (SelectionReport::kernel_blocks); 0: not known (NCCL)
 };
 
 // Sets algbw and busbw from bytes and the best time, as nccl-tests computes them.
@@ -38,12 +39,18 @@ struct RunInfo {
   int root = 0;  // broadcast's
   int iters = 0;
   int repeats = 0;
+  std::string architecture;  // the transport's (e.g. "sm_90"): a tuning table's key
 };
 
-// The printed table: peerreduce's rows beside NCCL's time for the same size, placement and batch, then
-// NCCL's own rows.
-std::string formatTable(const std::vector<Row>& rows, const RunInfo& info);
+// The first line printed: ranks, dtype, collective (broadcast's root), timing method.
+std::string formatHeadline(const RunInfo& info);
+// The printed table: peerreduce's rows beside NCCL's time for the same collective, size, placement and
+// batch, then NCCL's own rows.
+std::string formatTable(const std::vector<Row>& rows);
+// --csv: the columns of earlier versions in their order, then collective, root and blocks.
 std::string formatCsv(const std::vector<Row>& rows, const RunInfo& info);
+// --json: the run's facts (architecture included, so bench/tuning_from_bench.py can key a table by
+// it) and every row, each with its collective.
 std::string formatJson(const std::vector<Row>& rows, const RunInfo& info);
 
 }  // namespace peerreduce::bench

@@ -15,8 +15,10 @@ measured.
 
 Points: CSV with columns ranks, algorithm, bytes, best_us (others ignored). Runs (optional): CSV files
 of peerreduce-bench (library, algorithm, ranks, bytes, in_place, best_us); their out-of-place
-peerreduce rows add a second table, per size, of the algorithm the GPU ran against the one the fitted
-model picks. Exit 2 on bad input. Standard library only.
+peerreduce allreduce rows (a `collective` column, where present, must say allreduce) add a second
+table, per size, of the algorithm the GPU ran against the one the fitted model picks. Exit 2 on bad
+input. Standard library only. Tuning tables (measured choices instead of the model's, for any
+collective) come from bench/tuning_from_bench.py.
 """
 import argparse
 import csv
@@ -91,6 +93,8 @@ def load_runs(paths):
             try:
                 if row["library"] != "peerreduce" or row["in_place"] != "0":
                     continue
+                if row.get("collective", "allreduce") != "allreduce":
+                    continue  # the model is fitted to allreduce's times
                 runs[(int(row["ranks"]), int(row["bytes"]))] = (row["algorithm"], float(row["best_us"]))
             except (KeyError, TypeError, ValueError):
                 fail(f"{path} line {i}: needs library, algorithm, ranks, bytes, in_place and best_us")

@@ -2,6 +2,8 @@
 
 #include <dlfcn.h>
 
+#include <string>
+
 namespace peerreduce::bench {
 namespace {
 
@@ -25,6 +27,9 @@ StatusOr<Nccl> Nccl::load(const std::string& path) {
   PR_RETURN_IF_ERROR(bind(nccl.handle_, "ncclGetUniqueId", &nccl.get_unique_id_));
   PR_RETURN_IF_ERROR(bind(nccl.handle_, "ncclCommInitRank", &nccl.comm_init_rank_));
   PR_RETURN_IF_ERROR(bind(nccl.handle_, "ncclAllReduce", &nccl.all_reduce_));
+  PR_RETURN_IF_ERROR(bind(nccl.handle_, "ncclReduceScatter", &nccl.reduce_scatter_));
+  PR_RETURN_IF_ERROR(bind(nccl.handle_, "ncclAllGather", &nccl.all_gather_));
+  PR_RETURN_IF_ERROR(bind(nccl.handle_, "ncclBroadcast", &nccl.broadcast_));
   PR_RETURN_IF_ERROR(bind(nccl.handle_, "ncclCommDestroy", &nccl.comm_destroy_));
   PR_RETURN_IF_ERROR(bind(nccl.handle_, "ncclGroupStart", &nccl.group_start_));
   PR_RETURN_IF_ERROR(bind(nccl.handle_, "ncclGroupEnd", &nccl.group_end_));
@@ -47,6 +52,36 @@ Status Nccl::commInitRank(NcclComm* comm, int nranks, const NcclUniqueId& id, in
 Status Nccl::allReduce(const void* send, void* recv, std::size_t count, int dtype, int op, NcclComm comm,
                        hipStream_t stream) const {
   return check(all_reduce_(send, recv, count, dtype, op, comm, stream), "ncclAllReduce");
+}
+
+Status Nccl::reduceScatter(const void* send, void* recv, std::size_t recvcount, int dtype, int op, NcclComm comm,
+                           hipStream_t stream) const {
+  return check(reduce_scatter_(send, recv, recvcount, dtype, op, comm, stream), "ncclReduceScatter");
+}
+
+Status Nccl::allGather(const void* send, void* recv, std::size_t sendcount, int dtype, NcclComm comm,
+                       hipStream_t stream) const {
+  return check(all_gather_(send, recv, sendcount, dtype, comm, stream), "ncclAllGather");
+}
+
+Status Nccl::broadcast(const void* send, void* recv, std::size_t count, int dtype, int root, NcclComm comm,
+                       hipStream_t stream) const {
+  return check(broadcast_(send, recv, count, dtype, root, comm, stream), "ncclBroadcast");
+}
+
+Status Nccl::collective(Collective collective, int root, const void* send, void* recv, std::size_t count, int dtype,
+                        NcclComm comm, hipStream_t stream) const {
+  switch (collective) {
+    case Collective::kAllReduce:
+      return allReduce(send, recv, count, dtype, kNcclSum, comm, stream);
+    case Collective::kReduceScatter:
+      return reduceScatter(send, recv, count, dtype, kNcclSum, comm, stream);
+    case Collective::kAllGather:
+      return allGather(send, recv, count, dtype, comm, stream);
+    case Collective::kBroadcast:
+      return broadcast(send, recv, count, dtype, root, comm, stream);
+  }
+  return invalidArgumentError("unknown collective value " + std::to_string(static_cast<int>(collective)));
 }
 
 Status Nccl::commDestroy(NcclComm comm) const { return check(comm_destroy_(comm), "ncclCommDestroy"); }

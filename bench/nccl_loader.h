@@ -9,6 +9,7 @@
 #include <string>
 
 #include "peerreduce/status.h"
+#include "peerreduce/types.h"
 #include "portability.h"
 
 namespace peerreduce::bench {
@@ -33,6 +34,16 @@ class Nccl {
   Status commInitRank(NcclComm* comm, int nranks, const NcclUniqueId& id, int rank) const;
   Status allReduce(const void* send, void* recv, std::size_t count, int dtype, int op, NcclComm comm,
                    hipStream_t stream) const;
+  Status reduceScatter(const void* send, void* recv, std::size_t recvcount, int dtype, int op, NcclComm comm,
+                       hipStream_t stream) const;
+  Status allGather(const void* send, void* recv, std::size_t sendcount, int dtype, NcclComm comm,
+                   hipStream_t stream) const;
+  Status broadcast(const void* send, void* recv, std::size_t count, int dtype, int root, NcclComm comm,
+                   hipStream_t stream) const;
+  // The NCCL call of `collective` (bench/collective_call.h's counterpart): reductions sum, `root` is
+  // broadcast's.
+  Status collective(Collective collective, int root, const void* send, void* recv, std::size_t count, int dtype,
+                    NcclComm comm, hipStream_t stream) const;
   Status commDestroy(NcclComm comm) const;
   // ncclGroupStart / ncclGroupEnd: the calls between them are issued as one operation.
   Status groupStart() const;
@@ -46,6 +57,9 @@ class Nccl {
   int (*get_unique_id_)(NcclUniqueId*) = nullptr;
   int (*comm_init_rank_)(NcclComm*, int, NcclUniqueId, int) = nullptr;
   int (*all_reduce_)(const void*, void*, std::size_t, int, int, NcclComm, hipStream_t) = nullptr;
+  int (*reduce_scatter_)(const void*, void*, std::size_t, int, int, NcclComm, hipStream_t) = nullptr;
+  int (*all_gather_)(const void*, void*, std::size_t, int, NcclComm, hipStream_t) = nullptr;
+  int (*broadcast_)(const void*, void*, std::size_t, int, int, NcclComm, hipStream_t) = nullptr;
   int (*comm_destroy_)(NcclComm) = nullptr;
   int (*group_start_)() = nullptr;
   int (*group_end_)() = nullptr;

@@ -1,79 +1,49 @@
-// peerreduce-bench: allreduce time and bandwidth against NCCL, on the same GPUs, buffers and run.
+// peerreduce-bench: collective time and bandwidth against NCCL, on the same GPUs, buffers and run.
 //
-// nccl-tests conventions: sizes in bytes, algbw = bytes / time, busbw = algbw x 2(n-1)/n, out-of-place
-// and in-place, a #wrong count per size from a real check. Timing: a CUDA/HIP graph of --iters
-// allreduces is captured once per size and library, replayed --repeats times after warm-up; each
+// --coll allreduce (default) | reduce-scatter | all-gather | broadcast [--root R]. nccl-tests
+// conventions (bench/collective_units.h): the size column is allreduce's and broadcast's buffer,
+// reduce-scatter's send buffer and all-gather's receive buffer; algbw = size / time, busbw = algbw x
+// 2(n-1)/n (allreduce), (n-1)/n (reduce-scatter, all-gather) or 1 (broadcast); out-of-place and in-place
+// (NCCL's aliasing); a #wrong count per size from a real check. Timing: a CUDA/HIP graph of --iters
+// operations is captured once per size and library, replayed --repeats times after warm-up; each
 // replay is timed with events on every rank, the slowest rank's time counts, and best and median over
 // the replays are reported. Run one process per GPU:
-//   mpirun -np 4 peerreduce-bench --nccl /path/to/libnccl.so.2 --json out.json --csv out.csv
-// With --batch N it measures batches instead: N tensors of each size (up to --batch-max-bytes each)
-// reduced by one allreduceBatch ("batch-N"), by N separate allreduce calls ("separate-N") and by NCCL's
-// N calls inside one ncclGroupStart/End ("group-N"); bytes are the N tensors together.
-// PEERREDUCE_* variables apply (--algo wins over PEERREDUCE_ALGO, --link-mask over PEERREDUCE_LINK_MASK),
-// so host-staged links run with their usual table: --link-mask host:all (every link through pinned host
-// memory; the pinned pool's traffic is printed). --nccl-p2p-disable runs NCCL beside it with
-// NCCL_P2P_DISABLE=1, so both libraries move data through the host.
+//   mpirun -np 4 peerreduce-bench --coll reduce-scatter --nccl /path/to/libnccl.so.2 --json out.json --csv out.csv
+// With --batch N (allreduce only) it measures batches instead: N tensors of each size (up to
+// --batch-max-bytes each) reduced by one allreduceBatch ("batch-N"), by N separate allreduce calls
+// ("separate-N") and by NCCL's N calls inside one ncclGroupStart/End ("group-N"); bytes are the N
+// tensors together.
+// PEERREDUCE_* variables apply (--algo wins over PEERREDUCE_ALGO or the collective's own
+// PEERREDUCE_ALGO_*, --link-mask over PEERREDUCE_LINK_MASK), so host-staged links run with their usual
+// table: --link-mask host:all (every link through pinned host memory; the pinned pool's traffic is
+// printed). --nccl-p2p-disable runs NCCL beside it with NCCL_P2P_DISABLE=1, so both libraries move data
+// through the host. The command line is bench/bench_options.h, the outputs bench/bench_report.h. The
+// "blocks" column is the GPU blocks of peerreduce's kernel for the size (explainSelection's
+// kernel_blocks): how many multiprocessors the operation keeps busy.
 #include <mpi.h>
 
 #include <algorithm>
 #include <cinttypes>
-#include <cmath>
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
 #include <functional>
 #include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "bench_options.h"
+#include "bench_report.h"
+#include "collective_call.h"
+#include "collective_units.h"
 #include "nccl_loader.h"
 #include "peerreduce/communicator.h"
 #include "peerreduce/gpu.h"
 #include "peerreduce/mpi_bootstrap.h"
 #include "portability.h"
-#include "reference/reference.h"
 
 namespace peerreduce::bench {
 namespace {
-
-struct Options {
-  std::size_t min_bytes = 4 << 10;
-  std::size_t max_bytes = std::size_t{256} << 20;
-  int step_factor = 4;
-  DataType dtype = DataType::kFloat32;
-  std::vector<Algorithm> algorithms = {Algorithm::kAuto};
-  int iters = 20;
-  int repeats = 5;
-  int warmup = 3;
-  std::string nccl_path;
-  std::string json_path;
-  std::string csv_path;
-  bool in_place = true;
-  bool profile = false;                    // also run every size eagerly with the profiler on and print its summary
-  bool algorithm_given = false;            // --algo: overrides PEERREDUCE_ALGO
-  std::optional<std::string> link_mask;    // --link-mask: overrides PEERREDUCE_LINK_MASK
-  bool nccl_p2p_disable = false;           // --nccl-p2p-disable: NCCL_P2P_DISABLE=1 for NCCL's communicator
-  int batch = 0;                           // tensors per batch; 0: no batch measurements
-  std::size_t batch_max_bytes = 64 << 10;  // largest tensor of a batch
-};
-
-struct Timing {
-  double best_us = 0;
-  double median_us = 0;
-};
-
-struct Row {
-  std::string library;
-  std::string algorithm;
-  std::size_t bytes = 0;
-  bool in_place = false;
-  Timing time;
-  double algbw = 0;
-  double busbw = 0;
-  long long wrong = 0;
-  int batch = 0;  // tensors of a batch measurement (0: one tensor)
-};
 
 int g_rank = 0;
 int g_size = 1;
@@ -90,124 +60,6 @@ void check(const Status& s, const char* what) {
 
 void gpu(hipError_t e, const char* what) {
   if (e != hipSuccess) die(std::string(what) + ": " + hipGetErrorString(e));
-}
-
-std::size_t parseBytes(const char* text) {
-  char* end = nullptr;
-  const double v = std::strtod(text, &end);
-  double scale = 1;
-  if (end && (*end == 'K' || *end == 'k')) scale = 1024;
-  if (end && (*end == 'M' || *end == 'm')) scale = 1024.0 * 1024;
-  if (end && (*end == 'G' || *end == 'g')) scale = 1024.0 * 1024 * 1024;
-  if (!(v > 0)) die(std::string("bad size '") + text + "'");
-  return static_cast<std::size_t>(v * scale);
-}
-
-Options parse(int argc, char** argv) {
-  Options o;
-  for (int i = 1; i < argc; ++i) {
-    const std::string a = argv[i];
-    auto next = [&]() -> const char* {
-      if (i + 1 >= argc) die(a + " needs a value");
-      return argv[++i];
-    };
-    if (a == "--min-bytes") {
-      o.min_bytes = parseBytes(next());
-    } else if (a == "--max-bytes") {
-      o.max_bytes = parseBytes(next());
-    } else if (a == "--step-factor") {
-      o.step_factor = std::max(2, std::atoi(next()));
-    } else if (a == "--dtype") {
-      auto d = parseDataType(next());
-      check(d.status(), "--dtype");
-      if (*d != DataType::kFloat32 && *d != DataType::kBFloat16) die("--dtype takes fp32 or bf16");
-      o.dtype = *d;
-    } else if (a == "--algo") {
-      const std::string v = next();
-      o.algorithms.clear();
-      o.algorithm_given = true;
-      if (v == "all") {
-        for (int k = 1; k < kAlgorithmCount; ++k) o.algorithms.push_back(static_cast<Algorithm>(k));
-      } else {
-        auto alg = parseAlgorithm(v);
-        check(alg.status(), "--algo");
-        o.algorithms.push_back(*alg);
-      }
-    } else if (a == "--iters") {
-      o.iters = std::max(1, std::atoi(next()));
-    } else if (a == "--repeats") {
-      o.repeats = std::max(1, std::atoi(next()));
-    } else if (a == "--warmup") {
-      o.warmup = std::max(0, std::atoi(next()));
-    } else if (a == "--nccl") {
-      o.nccl_path = next();
-    } else if (a == "--json") {
-      o.json_path = next();
-    } else if (a == "--csv") {
-      o.csv_path = next();
-    } else if (a == "--link-mask") {
-      o.link_mask = next();
-    } else if (a == "--nccl-p2p-disable") {
-      o.nccl_p2p_disable = true;
-    } else if (a == "--no-in-place") {
-      o.in_place = false;
-    } else if (a == "--profile") {
-      o.profile = true;
-    } else if (a == "--batch") {
-      o.batch = std::atoi(next());
-      if (o.batch < 1 || o.batch > static_cast<int>(kMaxBatchItems)) {
-        die("--batch takes 1.." + std::to_string(kMaxBatchItems) + " tensors");
-      }
-    } else if (a == "--batch-max-bytes") {
-      o.batch_max_bytes = parseBytes(next());
-    } else {
-      die("unknown option " + a);
-    }
-  }
-  return o;
-}
-
-// Values whose sum over any number of ranks is exact in fp32 and bf16: small integers.
-void fillInput(std::vector<unsigned char>& host, DataType dtype, std::size_t count, int rank) {
-  const std::size_t elem = dataTypeSize(dtype);
-  host.resize(count * elem);
-  for (std::size_t i = 0; i < count; ++i) {
-    const float v = static_cast<float>(static_cast<int>((i * 7 + static_cast<std::size_t>(rank) * 13) % 9) - 4);
-    if (dtype == DataType::kFloat32) {
-      std::memcpy(host.data() + i * elem, &v, sizeof(v));
-    } else {
-      std::uint32_t bits;
-      std::memcpy(&bits, &v, sizeof(bits));
-      const auto b = static_cast<std::uint16_t>(bits >> 16);  // exact: small integers fit bf16
-      std::memcpy(host.data() + i * elem, &b, sizeof(b));
-    }
-  }
-}
-
-float expectedAt(std::size_t i) {
-  float sum = 0;
-  for (int r = 0; r < g_size; ++r)
-    sum += static_cast<float>(static_cast<int>((i * 7 + static_cast<std::size_t>(r) * 13) % 9) - 4);
-  return sum;
-}
-
-long long countWrong(const std::vector<unsigned char>& host, DataType dtype, std::size_t count) {
-  long long wrong = 0;
-  for (std::size_t i = 0; i < count; ++i) {
-    float got;
-    if (dtype == DataType::kFloat32) {
-      std::memcpy(&got, host.data() + i * 4, 4);
-    } else {
-      std::uint16_t b;
-      std::memcpy(&b, host.data() + i * 2, 2);
-      const std::uint32_t bits = static_cast<std::uint32_t>(b) << 16;
-      std::memcpy(&got, &bits, 4);
-    }
-    if (got != expectedAt(i)) ++wrong;
-  }
-  long long total = 0;
-  MPI_Allreduce(&wrong, &total, 1, MPI_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
-  return total;
 }
 
 using Launch = std::function<Status(const void*, void*, std::size_t, hipStream_t)>;
@@ -248,33 +100,46 @@ Timing timeGraph(const Launch& launch, const void* send, void* recv, std::size_t
   return Timing{times.front(), times[times.size() / 2]};
 }
 
+// The collective of `bytes` (nccl-tests' size) in place or out of place, on buffers laid out in the two
+// allocations as the collective's placement says: first checked (every element of the receive buffer
+// against the expected value, summed over ranks), then timed.
 Row measure(const std::string& library, const std::string& algorithm, const Launch& launch, std::size_t bytes,
-            bool in_place, const Options& o, void* send, void* recv, hipStream_t stream) {
+            bool in_place, const Options& o, void* send_allocation, void* recv_allocation, hipStream_t stream) {
   const std::size_t elem = dataTypeSize(o.dtype);
-  const std::size_t count = bytes / elem;
-  std::vector<unsigned char> host;
-  fillInput(host, o.dtype, count, g_rank);
-  void* out = in_place ? send : recv;
+  const std::size_t count = countForBytes(o.collective, bytes, g_size, elem);
+  const Placement p = placementOf(o.collective, in_place, g_rank, g_size, count, elem);
+  auto at = [&](Allocation a, std::size_t offset) {
+    return static_cast<unsigned char*>(a == Allocation::kSend ? send_allocation : recv_allocation) + offset;
+  };
+  void* send = at(p.send_in, p.send_offset);
+  void* recv = at(p.recv_in, p.recv_offset);
   Row row;
   row.library = library;
   row.algorithm = algorithm;
-  row.bytes = count * elem;
+  row.collective = o.collective;
+  row.bytes = reportedBytes(o.collective, count, g_size, elem);
   row.in_place = in_place;
-  // Correctness: a fresh input, one allreduce, compare every element.
-  gpu(hipMemcpy(send, host.data(), host.size(), hipMemcpyHostToDevice), "upload");
-  if (!in_place) gpu(hipMemset(recv, 0xff, host.size()), "poison");  // NaN pattern: unwritten elements show
+  // Correctness: the receive buffer poisoned (NaN for fp32 and bf16: unwritten elements show), a fresh
+  // input where the collective reads one (over the poison where in place), one call, every element
+  // compared.
+  gpu(hipMemset(recv, 0xff, p.recv_elems * elem), "poison");
+  if (readsInput(o.collective, g_rank, o.root)) {
+    const std::vector<unsigned char> input = encodeInput(o.dtype, g_rank, p.send_elems);
+    gpu(hipMemcpy(send, input.data(), input.size(), hipMemcpyHostToDevice), "upload");
+  }
   // The copy and the memset run on the legacy default stream and may still be in flight.
   gpu(hipDeviceSynchronize(), "settle uploads");
-  check(launch(send, out, count, stream), "allreduce");
+  const std::string call(collectiveName(o.collective));
+  check(launch(send, recv, count, stream), call.c_str());
   gpu(hipStreamSynchronize(stream), "sync");
-  std::vector<unsigned char> result(host.size());
-  gpu(hipMemcpy(result.data(), out, result.size(), hipMemcpyDeviceToHost), "download");
-  row.wrong = countWrong(result, o.dtype, count);
-  for (int w = 0; w < o.warmup; ++w) check(launch(send, out, count, stream), "warm-up");
+  std::vector<unsigned char> result(p.recv_elems * elem);
+  gpu(hipMemcpy(result.data(), recv, result.size(), hipMemcpyDeviceToHost), "download");
+  long long wrong = countWrong(result, o.dtype, o.collective, g_rank, g_size, o.root, count);
+  MPI_Allreduce(&wrong, &row.wrong, 1, MPI_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
+  for (int w = 0; w < o.warmup; ++w) check(launch(send, recv, count, stream), "warm-up");
   gpu(hipStreamSynchronize(stream), "sync");
-  row.time = timeGraph(launch, send, out, count, o, stream);
-  row.algbw = static_cast<double>(row.bytes) / (row.time.best_us * 1e3);  // GB/s
-  row.busbw = row.algbw * 2.0 * (g_size - 1) / g_size;
+  row.time = timeGraph(launch, send, recv, count, o, stream);
+  setBandwidths(row, g_size);
   return row;
 }
 
@@ -334,14 +199,17 @@ int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
   MPI_Comm_rank(MPI_COMM_WORLD, &g_rank);
   MPI_Comm_size(MPI_COMM_WORLD, &g_size);
-  const Options o = parse(argc, argv);
-  auto transport_bootstrap = createMpiBootstrap(MPI_COMM_WORLD);
-  check(transport_bootstrap.status(), "bootstrap");
+  auto parsed = parseOptions(argc, argv, g_size);
+  check(parsed.status(), "command line");
+  const Options o = *parsed;
+  const std::size_t elem = dataTypeSize(o.dtype);
   hipStream_t stream;
   int devices = 0;
   gpu(hipGetDeviceCount(&devices), "device count");
   gpu(hipSetDevice(g_rank % devices), "set device");
   gpu(hipStreamCreateWithFlags(&stream, hipStreamNonBlocking), "stream");
+  // Every collective's buffers fit in two allocations of the largest reported size (reduce-scatter's
+  // receive buffer and all-gather's send buffer are 1/n of it).
   void* send = nullptr;
   void* recv = nullptr;
   gpu(hipMalloc(&send, o.max_bytes), "malloc");
@@ -360,16 +228,29 @@ int main(int argc, char** argv) {
     MPI_Bcast(&id, sizeof(id), MPI_BYTE, 0, MPI_COMM_WORLD);
     check(nccl->commInitRank(&nccl_comm, g_size, id, g_rank), "ncclCommInitRank");
   }
+  // The sizes of the run: every one with at least one element per rank.
+  std::vector<std::size_t> sizes;
+  for (std::size_t bytes = o.min_bytes; bytes <= o.max_bytes; bytes *= static_cast<std::size_t>(o.step_factor)) {
+    if (countForBytes(o.collective, bytes, g_size, elem) > 0) sizes.push_back(bytes);
+  }
 
   std::vector<Row> rows;
+  std::string architecture;  // the transport's: the JSON names it for tuning tables
   for (Algorithm algorithm : o.algorithms) {
     auto from_environment = Config::fromEnvironment();
     check(from_environment.status(), "PEERREDUCE_* settings");
     Config config = *from_environment;
-    if (o.algorithm_given) config.algorithm = algorithm;
+    if (o.algorithm_given) {
+      if (o.collective == Collective::kAllReduce) {
+        config.algorithm = algorithm;
+      } else {
+        config.algorithmSettingOf(o.collective) = algorithm;
+      }
+    }
     if (o.link_mask) config.link_mask = *o.link_mask;
     auto gpu_transport = createGpuTransport(g_rank, g_size);
     check(gpu_transport.status(), "GPU transport");
+    architecture = (*gpu_transport)->identity().architecture;
     auto bootstrap = createMpiBootstrap(MPI_COMM_WORLD);
     check(bootstrap.status(), "bootstrap");
     auto comm = Communicator::create(g_rank, g_size, *bootstrap, *gpu_transport, config);
@@ -378,32 +259,33 @@ int main(int argc, char** argv) {
       measureBatches(**comm, nccl ? &*nccl : nullptr, nccl_comm, o, send, recv, stream, rows);
       continue;
     }
-    for (std::size_t bytes = o.min_bytes; bytes <= o.max_bytes; bytes *= static_cast<std::size_t>(o.step_factor)) {
-      const std::size_t count = bytes / dataTypeSize(o.dtype);
-      auto chosen = (*comm)->explainSelection(count, o.dtype);
+    const Launch ours = [&](const void* s, void* r, std::size_t n, hipStream_t st) {
+      return callCollective(**comm, o.collective, o.root, s, r, n, o.dtype, st);
+    };
+    for (std::size_t bytes : sizes) {
+      const std::size_t count = countForBytes(o.collective, bytes, g_size, elem);
+      auto chosen = (*comm)->explainSelection(o.collective, count, o.dtype, o.root);
       const std::string name(algorithmName(chosen.isOk() ? chosen->chosen : algorithm));
-      const Launch ours = [&](const void* s, void* r, std::size_t n, hipStream_t st) {
-        return (*comm)->allreduce(s, r, n, o.dtype, ReduceOp::kSum, st);
-      };
       for (int ip = 0; ip < (o.in_place ? 2 : 1); ++ip) {
         rows.push_back(measure("peerreduce", name, ours, bytes, ip == 1, o, send, recv, stream));
+        // The blocks of the chosen plan's kernel (its first segment, out of place), as the GPU transport sizes it.
+        rows.back().blocks = chosen.isOk() ? chosen->kernel_blocks : 0;
       }
     }
     const PinnedStats pinned = (*comm)->pinnedStats();
     if (g_rank == 0 && (pinned.bytes_pinned > 0 || pinned.bytes_staged > 0)) {
       std::printf("# %s: pinned host memory of rank 0: %" PRIu64 " bytes pinned (limit %" PRIu64 "), %" PRIu64
                   " bytes staged by %" PRIu64 " operations\n",
-                  std::string(algorithmName(config.algorithm)).c_str(), pinned.bytes_pinned, pinned.limit_bytes,
+                  std::string(algorithmName(algorithm)).c_str(), pinned.bytes_pinned, pinned.limit_bytes,
                   pinned.bytes_staged, pinned.staged_operations);
     }
     if (o.profile) {
-      // Outside graph capture (captured operations are not timed): `iters` operations per size, then
-      // the profiler's summary of them.
+      // Outside graph capture (captured operations are not timed): `iters` operations per size, out of
+      // place, then the profiler's summary of them.
       check((*comm)->enableProfiling(), "enableProfiling");
-      for (std::size_t bytes = o.min_bytes; bytes <= o.max_bytes; bytes *= static_cast<std::size_t>(o.step_factor)) {
+      for (std::size_t bytes : sizes) {
         for (int i = 0; i < o.iters; ++i) {
-          check((*comm)->allreduce(send, recv, bytes / dataTypeSize(o.dtype), o.dtype, ReduceOp::kSum, stream),
-                "profiled allreduce");
+          check(ours(send, recv, countForBytes(o.collective, bytes, g_size, elem), stream), "profiled operation");
         }
       }
       check((*comm)->synchronize(stream), "synchronize");
@@ -416,9 +298,9 @@ int main(int argc, char** argv) {
   if (nccl && o.batch == 0) {
     const int nccl_dtype = o.dtype == DataType::kFloat32 ? kNcclFloat32 : kNcclBfloat16;
     const Launch theirs = [&](const void* s, void* r, std::size_t n, hipStream_t st) {
-      return nccl->allReduce(s, r, n, nccl_dtype, kNcclSum, nccl_comm, st);
+      return nccl->collective(o.collective, o.root, s, r, n, nccl_dtype, nccl_comm, st);
     };
-    for (std::size_t bytes = o.min_bytes; bytes <= o.max_bytes; bytes *= static_cast<std::size_t>(o.step_factor)) {
+    for (std::size_t bytes : sizes) {
       for (int ip = 0; ip < (o.in_place ? 2 : 1); ++ip) {
         rows.push_back(measure("nccl", nccl->version() + (o.nccl_p2p_disable ? " p2p-off" : ""), theirs, bytes, ip == 1,
                                o, send, recv, stream));
@@ -427,58 +309,21 @@ int main(int argc, char** argv) {
   }
 
   if (g_rank == 0) {
-    std::printf("# peerreduce-bench: %d ranks, %s, sum; graph of %d ops, best/median of %d replays (us)\n", g_size,
-                std::string(dataTypeName(o.dtype)).c_str(), o.iters, o.repeats);
+    const RunInfo info{g_size, o.dtype, o.collective, o.root, o.iters, o.repeats, architecture};
+    std::printf("%s", formatHeadline(info).c_str());
     const char* mask_env = std::getenv("PEERREDUCE_LINK_MASK");
     const std::string mask = o.link_mask ? *o.link_mask : (mask_env != nullptr ? mask_env : "");
     if (!mask.empty()) std::printf("# link mask: %s\n", mask.c_str());
     if (nccl && o.nccl_p2p_disable) std::printf("# NCCL with NCCL_P2P_DISABLE=1\n");
-    std::printf("# %12s %-8s %-20s %10s %10s %10s %10s %7s %10s %8s\n", "bytes", "place", "algorithm", "best_us",
-                "median_us", "algbw", "busbw", "#wrong", "nccl_us", "ratio");
-    for (const Row& r : rows) {
-      if (r.library != "peerreduce") continue;
-      double nccl_us = 0;
-      for (const Row& n : rows) {
-        if (n.library == "nccl" && n.bytes == r.bytes && n.in_place == r.in_place && n.batch == r.batch) {
-          nccl_us = n.time.best_us;
-        }
-      }
-      std::printf("  %12zu %-8s %-20s %10.2f %10.2f %10.2f %10.2f %7lld %10.2f %8.3f\n", r.bytes,
-                  r.in_place ? "in" : "out", r.algorithm.c_str(), r.time.best_us, r.time.median_us, r.algbw, r.busbw,
-                  r.wrong, nccl_us, nccl_us > 0 ? r.time.best_us / nccl_us : 0.0);
-    }
-    for (const Row& n : rows) {
-      if (n.library != "nccl") continue;
-      std::printf("  nccl %-4s %12zu %-4s %10.2f us %10.2f GB/s busbw  #wrong %lld\n", n.algorithm.c_str(), n.bytes,
-                  n.in_place ? "in" : "out", n.time.best_us, n.busbw, n.wrong);
-    }
-    if (!o.csv_path.empty()) {
-      if (std::FILE* f = std::fopen(o.csv_path.c_str(), "w")) {
-        std::fprintf(f, "library,algorithm,ranks,dtype,bytes,in_place,best_us,median_us,algbw_gbps,busbw_gbps,wrong\n");
-        for (const Row& r : rows) {
-          std::fprintf(f, "%s,%s,%d,%s,%zu,%d,%.3f,%.3f,%.3f,%.3f,%lld\n", r.library.c_str(), r.algorithm.c_str(),
-                       g_size, std::string(dataTypeName(o.dtype)).c_str(), r.bytes, r.in_place ? 1 : 0, r.time.best_us,
-                       r.time.median_us, r.algbw, r.busbw, r.wrong);
-        }
-        std::fclose(f);
-      }
-    }
-    if (!o.json_path.empty()) {
-      if (std::FILE* f = std::fopen(o.json_path.c_str(), "w")) {
-        std::fprintf(f, "{\"ranks\":%d,\"dtype\":\"%s\",\"iters\":%d,\"repeats\":%d,\"rows\":[", g_size,
-                     std::string(dataTypeName(o.dtype)).c_str(), o.iters, o.repeats);
-        for (std::size_t i = 0; i < rows.size(); ++i) {
-          const Row& r = rows[i];
-          std::fprintf(f,
-                       "%s{\"library\":\"%s\",\"algorithm\":\"%s\",\"bytes\":%zu,\"in_place\":%s,\"best_us\":%.3f,"
-                       "\"median_us\":%.3f,\"algbw_gbps\":%.3f,\"busbw_gbps\":%.3f,\"wrong\":%lld}",
-                       i ? "," : "", r.library.c_str(), r.algorithm.c_str(), r.bytes, r.in_place ? "true" : "false",
-                       r.time.best_us, r.time.median_us, r.algbw, r.busbw, r.wrong);
-        }
-        std::fprintf(f, "]}\n");
-        std::fclose(f);
-      }
-    }
+    std::printf("%s", formatTable(rows).c_str());
+    auto write = [](const std::string& path, const std::string& text) {
+      if (path.empty()) return;
+      std::FILE* f = std::fopen(path.c_str(), "w");
+      if (f == nullptr || std::fputs(text.c_str(), f) < 0) std::fprintf(stderr, "cannot write %s\n", path.c_str());
+      if (f != nullptr) std::fclose(f);
+    };
+    write(o.csv_path, formatCsv(rows, info));
+    write(o.json_path, formatJson(rows, info));
   }
   long long wrong = 0;
   for (const Row& r : rows) wrong += r.wrong;

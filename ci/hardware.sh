@@ -7,8 +7,8 @@
 #   ci/hardware.sh unpack         ON the GPU machine: uncompress the packaged binaries (run does it too)
 #   ci/hardware.sh run [NP...]    ON the GPU machine, from the repository root with .hw/ beside it: the
 #                                 same test binaries under mpirun -np 2 and -np 4 with the real
-#                                 transport, compute-sanitizer on the kernels, the benchmark against
-#                                 NCCL; everything it writes goes to $OUT (default ./hw-out). With
+#                                 transport, compute-sanitizer on the kernels, the benchmark of every
+#                                 collective against NCCL; everything it writes goes to $OUT (default ./hw-out). With
 #                                 fewer GPUs than NP, the ranks share device 0 (threads of one process
 #                                 for the property suite, processes for the hardware suite)
 #   ci/hardware.sh report DIR     here, on what `run` wrote: the coverage report of host code and its gate
@@ -276,6 +276,15 @@ run)
         grep "^\[1,0\]" "$out/bench-np$np-$dtype.log" | sed 's/^\[1,0\]<stdout>://'
         python3 bench/plot_bench.py --csv "$out/bench-np$np-$dtype.csv" --out "$out/bench-np$np-$dtype.svg" \
           --title "$np GPUs, $dtype sum: peerreduce and NCCL" || status=1
+      done
+      # The other collectives beside NCCL's (fp32; broadcast from the last rank, so the root is not rank 0).
+      for coll in reduce-scatter all-gather broadcast; do
+        root=()
+        if [[ "$coll" == broadcast ]]; then root=(--root "$((np - 1))"); fi
+        echo "=== peerreduce-bench np=$np fp32 --coll $coll ${root[*]}"
+        bounded "${mpi[@]}" -np "$np" .hw/peerreduce-bench --nccl "$nccl" --dtype fp32 --coll "$coll" "${root[@]}" \
+          --json "$out/bench-np$np-$coll.json" --csv "$out/bench-np$np-$coll.csv" > "$out/bench-np$np-$coll.log" 2>&1 || status=1
+        grep "^\[1,0\]" "$out/bench-np$np-$coll.log" | sed 's/^\[1,0\]<stdout>://'
       done
     done
   fi

@@ -6,19 +6,6 @@
 
 namespace peerreduce {
 
-bool collectiveHasAlgorithm(Collective collective, Algorithm algorithm) {
-  switch (algorithm) {
-    case Algorithm::kOneShot:
-    case Algorithm::kRing:
-    case Algorithm::kTree:
-      return collective != Collective::kAllReduce && isValidCollective(collective);
-    case Algorithm::kRecursiveDoubling:
-      return collective == Collective::kReduceScatter || collective == Collective::kAllGather;
-    default:
-      return false;
-  }
-}
-
 std::vector<CollectiveTree> collectiveTrees(Collective collective, int root, const Topology& topology, bool mesh) {
   const int n = topology.worldSize();
   const bool broadcast = collective == Collective::kBroadcast;

@@ -1,17 +1,15 @@
-// Which algorithms the collectives other than allreduce have, and the trees their tree plans follow on a
-// topology (algorithms/candidates.h builds the candidates from these).
+// The trees the tree plans of the collectives other than allreduce follow on a topology, and (from
+// core/collective_algorithms.h) which algorithms those collectives have; algorithms/candidates.h builds
+// the candidates from these.
 #pragma once
 
 #include <vector>
 
+#include "core/collective_algorithms.h"  // collectiveHasAlgorithm
 #include "peerreduce/topology.h"
 #include "peerreduce/types.h"
 
 namespace peerreduce {
-
-// Whether `collective` (not allreduce) has a plan of `algorithm`: one-shot (direct), ring and tree for
-// every one; recursive doubling (reduce-scatter: recursive halving) for reduce-scatter and all-gather.
-bool collectiveHasAlgorithm(Collective collective, Algorithm algorithm);
 
 struct CollectiveTree {
   std::vector<int> parent;  // -1 for the root

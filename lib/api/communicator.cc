@@ -12,6 +12,7 @@
 #include "algorithms/plan_cache.h"
 #include "api/argument_checks.h"
 #include "api/communicator_impl.h"
+#include "api/kernel_blocks.h"
 #include "api/operation_submit.h"
 #include "api/topology_agreement.h"
 #include "bootstrap/rank_agreement.h"
@@ -318,7 +319,11 @@ StatusOr<SelectionReport> Communicator::explainSelection(std::size_t count, Data
     return invalidArgumentError("count " + std::to_string(count) + " x " + std::to_string(elem) + "-byte " +
                                 std::string(dataTypeName(dtype)) + " overflows the address space");
   }
-  return impl_->allreduce.report(count, elem, impl_->config.algorithm != Algorithm::kAuto);
+  SelectionReport report = impl_->allreduce.report(count, elem, impl_->config.algorithm != Algorithm::kAuto);
+  PR_ASSIGN_OR_RETURN(report.kernel_blocks,
+                      firstSegmentKernelBlocks(*impl_->transport, impl_->allreduce.choose(count * elem).plans[0], count,
+                                               elem, impl_->config.scratch_bytes));
+  return report;
 }
 
 }  // namespace peerreduce

@@ -2,7 +2,8 @@
 //
 // Each has its own PlanChoice (broadcast one per root), built at the collective's first call: its
 // candidates (algorithms/candidates.h: one-shot and ring), verified against the agreed links when
-// Config::verify_plans is set, prepared on the transport, and a selector over them. Every rank builds the
+// Config::verify_plans is set, prepared on the transport, and a selector over them (the cost model, and
+// the tuning table's entries for the collective where it has some). Every rank builds the
 // same choice from the same topology and settings, so ranks agree without talking; a communicator that
 // only allreduces pays nothing for them. A call then validates its arguments, picks the plan for its size
 // and placement, and goes through the one submit path (api/operation_submit.h).
@@ -12,6 +13,7 @@
 #include "algorithms/candidates.h"
 #include "api/argument_checks.h"
 #include "api/communicator_impl.h"
+#include "api/kernel_blocks.h"
 #include "api/operation_submit.h"
 #include "peerreduce/communicator.h"
 #include "util/log.h"
@@ -58,9 +60,11 @@ Status buildChoice(Communicator::Impl& impl, Collective collective, int root, Pl
     selectable.push_back({c.plans[0]});
   }
   if (!selectable.empty()) {
-    // The measured tuning tables are the allreduce's: these collectives choose by the cost model.
+    // Measured choices where the tuning table has entries for this collective, the cost model elsewhere.
+    SelectorTuning tuning;
+    if (impl.tuning) tuning = SelectorTuning{&*impl.tuning, impl.architecture};
     PR_ASSIGN_OR_RETURN(choice.selector,
-                        AlgorithmSelector::create(selectable, impl.topology, impl.config.scratch_bytes));
+                        AlgorithmSelector::create(selectable, impl.topology, impl.config.scratch_bytes, tuning));
   }
   choice.candidates = std::move(set.candidates);
   choice.excluded = std::move(set.excluded);
@@ -137,7 +141,12 @@ StatusOr<SelectionReport> Communicator::explainSelection(Collective collective, 
   PR_RETURN_IF_ERROR(chooseCandidate(impl, collective, plan_root, count * elem).status());
   const PlanChoice& choice = choiceOf(impl, collective, plan_root);
   // Forced only where the collective has the algorithm the settings name (PEERREDUCE_ALGO may not apply).
-  return choice.report(count, elem, choice.candidateOf(forcedAlgorithm(impl.config, collective)) != nullptr);
+  SelectionReport report =
+      choice.report(count, elem, choice.candidateOf(forcedAlgorithm(impl.config, collective)) != nullptr);
+  PR_ASSIGN_OR_RETURN(report.kernel_blocks,
+                      firstSegmentKernelBlocks(*impl.transport, choice.choose(count * elem).plans[0], count, elem,
+                                               impl.config.scratch_bytes));
+  return report;
 }
 
 Status Communicator::reduceScatter(const void* send, void* recv, std::size_t recvcount, DataType dtype, ReduceOp op,

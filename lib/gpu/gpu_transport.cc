@@ -60,11 +60,6 @@ constexpr std::size_t kCounterBytes = kAreaBytes * kMaxStreams;
 // IPC exports whole allocations at this granularity on NVIDIA and AMD; rounding up wastes nothing.
 constexpr std::size_t kIpcGranularity = std::size_t{2} << 20;
 constexpr std::uint64_t kTokenMagic = 0x7065657272656475ull;  // "peerredu"
-// Most blocks of the pulling and interpreted kernels by default (measured when every waiting
-// thread still read the host-mapped abort word on each poll, which made more blocks slower; not yet
-// measured again since). The push two-shot may use every multiprocessor: on 4 x H200 (fp32,
-// PEERREDUCE_GPU_MAX_BLOCKS) 256 MiB took 1730 us with 32 blocks, 1522 with 64, 1463 with 132.
-constexpr int kDefaultMaxBlocks = 32;
 static_assert(kMaxKernelBlocks == kMaxBlocks, "the settings' limit must be the kernels' counter layout's");
 // synchronize() waits this many times the operation timeout: the kernel gives up on its own at the
 // timeout and reports why; the host only needs to outwait it.
@@ -101,7 +96,8 @@ class GpuTransport final : public Transport,
                            private TimeMarks,
                            private BufferSharing,
                            private BatchSubmit,
-                           private HostStaging {
+                           private HostStaging,
+                           private KernelLaunches {
  public:
   GpuTransport(int rank, int world_size, int device, int multiprocessors, int max_blocks, std::uint64_t bytes_per_block,
                KernelPolicy kernels, std::uint64_t line_bytes_per_block)
@@ -119,7 +115,7 @@ class GpuTransport final : public Transport,
   TransportIdentity identity() const override {
     return {std::string(PR_GPU_PLATFORM_NAME) + " gpu " + std::to_string(device_), architecture(), rank_, world_size_};
   }
-  TransportCapabilities capabilities() override { return {this, this, this, nullptr, this}; }
+  TransportCapabilities capabilities() override { return {this, this, this, nullptr, this, this}; }
 
   StatusOr<OpenedRegion> openSymmetric(std::size_t bytes) override {
     PR_ASSIGN_OR_RETURN(std::vector<std::byte> record, openRegion(bytes));
@@ -453,7 +449,6 @@ class GpuTransport final : public Transport,
                                   " plan does not run as one low-latency launch here (at most " +
                                   std::to_string(maxBatchBytes(plan_algorithm)) + " bytes)");
     }
-    const std::uint64_t per_block = runsAsLines(choice) ? line_bytes_per_block_ : bytes_per_block_;
     switch (choice) {
       case KernelChoice::kInterpreter:
         args.fused = 0;
@@ -484,11 +479,8 @@ class GpuTransport final : public Transport,
         break;
     }
     // The push and line kernels have no launch-wide synchronisation, so they may use every
-    // multiprocessor; the pulling and interpreted kernels keep kDefaultMaxBlocks.
-    const bool uncapped = args.fused == kPushTwoShot || runsAsLines(choice);
-    const int block_cap = uncapped ? agreed_blocks_ : std::min(agreed_blocks_, kDefaultMaxBlocks);
-    const auto blocks = static_cast<unsigned>(std::max<std::uint64_t>(
-        1, std::min<std::uint64_t>((bytes + per_block - 1) / per_block, static_cast<std::uint64_t>(block_cap))));
+    // multiprocessor; the pulling and interpreted kernels keep kDefaultMaxBlocks (launchBlocks).
+    const auto blocks = static_cast<unsigned>(launchBlocksOf(choice, bytes));
     PR_GPU_CHECK(rank_, hipSetDevice(device_));
     if (!plan->staged_chunks.empty() && pool_ != nullptr) {
       pool_->recordStaged(stagedBytes(plan->staged_chunks, request.layout, elem));
@@ -501,6 +493,14 @@ class GpuTransport final : public Transport,
     PR_GPU_CHECK(rank_,
                  launchPlanKernel(args, static_cast<int>(request.dtype), blocks, static_cast<hipStream_t>(stream)));
     return Status::ok();
+  }
+
+  StatusOr<int> kernelBlocks(const std::shared_ptr<const Plan>& plan, std::size_t count,
+                             std::size_t elem_size) override {
+    const DevicePlan* device = nullptr;
+    PR_RETURN_IF_ERROR(devicePlan(plan, &device));
+    const std::uint64_t bytes = static_cast<std::uint64_t>(count) * elem_size;
+    return launchBlocksOf(chooseKernel(device->shape.kind, bytes, world_size_, kernels_), bytes);
   }
 
   std::size_t maxBatchBytes(Algorithm algorithm) const override {
@@ -763,6 +763,11 @@ class GpuTransport final : public Transport,
   LinkInfo defaultLink() const { return modelLink(architecture()); }
   // A host-staged pair: the figures the link mask gives this architecture (topology/link_mask.h).
   LinkInfo hostLink() const { return hostStagedLinkFor(architecture()); }
+
+  // What submit launches for `bytes` of kernel `choice`, and what kernelBlocks reports.
+  int launchBlocksOf(KernelChoice choice, std::uint64_t bytes) const {
+    return launchBlocks(choice, bytes, agreed_blocks_, bytes_per_block_, line_bytes_per_block_);
+  }
 
   Status devicePlan(const std::shared_ptr<const Plan>& plan, const DevicePlan** out) {
     if (!plan || plan->world_size != world_size_) {

@@ -113,6 +113,16 @@ std::uint64_t maxBatchBytes(FusedKind kind, int world_size, const KernelPolicy& 
   return most < static_cast<std::uint64_t>(world_size) * kVectorBytes ? 0 : most / kVectorBytes * kVectorBytes;
 }
 
+int launchBlocks(KernelChoice choice, std::uint64_t bytes, int block_cap, std::uint64_t bytes_per_block,
+                 std::uint64_t line_bytes_per_block) {
+  const bool lines = runsAsLines(choice);
+  const bool uncapped = lines || choice == KernelChoice::kTwoShotPush;
+  const std::uint64_t per_block = std::max<std::uint64_t>(1, lines ? line_bytes_per_block : bytes_per_block);
+  const int cap = std::max(1, uncapped ? block_cap : std::min(block_cap, kDefaultMaxBlocks));
+  const std::uint64_t wanted = bytes / per_block + (bytes % per_block != 0 ? 1 : 0);
+  return static_cast<int>(std::max<std::uint64_t>(1, std::min<std::uint64_t>(wanted, static_cast<std::uint64_t>(cap))));
+}
+
 bool launchesMayOverlap(bool setting, int kernels_ptx_version) {
   return setting && kernels_ptx_version >= kGridDependencyPtxVersion;
 }

@@ -98,6 +98,20 @@ KernelChoice chooseKernel(FusedKind kind, std::uint64_t bytes, int world_size, c
 // shape; 0 where those lines are off or there are no peers (Transport::maxBatchBytes).
 std::uint64_t maxBatchBytes(FusedKind kind, int world_size, const KernelPolicy& policy);
 
+// Most blocks of the pulling and interpreted kernels by default (measured when every waiting
+// thread still read the host-mapped abort word on each poll, which made more blocks slower; not yet
+// measured again since). The push two-shot may use every multiprocessor: on 4 x H200 (fp32,
+// PEERREDUCE_GPU_MAX_BLOCKS) 256 MiB took 1730 us with 32 blocks, 1522 with 64, 1463 with 132.
+inline constexpr int kDefaultMaxBlocks = 32;
+
+// The blocks one launch of kernel `choice` over `bytes` of input uses (the multiprocessors it keeps
+// busy): one per `bytes_per_block` (`line_bytes_per_block` for the line kernels), at least one, and at
+// most `block_cap` (the blocks the ranks agreed on) for the push and line kernels, which have no
+// launch-wide synchronisation, or at most kDefaultMaxBlocks of it for the pulling and interpreted ones.
+// The same on every rank, since every input is.
+int launchBlocks(KernelChoice choice, std::uint64_t bytes, int block_cap, std::uint64_t bytes_per_block,
+                 std::uint64_t line_bytes_per_block);
+
 // Whether launches may overlap (programmatic dependent launch): the setting allows it
 // (PEERREDUCE_GPU_OVERLAP) and the kernels that run were compiled with the grid-dependency wait, i.e. from
 // PTX of version kGridDependencyPtxVersion or later (kernelsPtxVersion(); -1 when unknown). A kernel

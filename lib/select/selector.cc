@@ -158,12 +158,16 @@ StatusOr<std::shared_ptr<const AlgorithmSelector>> AlgorithmSelector::create(
     }
   }
   // Measured choices override the model where the tuning table covers a bucket: the cheapest candidate
-  // of the measured algorithm (a tree, say, comes in several pipelining variants).
+  // of the measured algorithm (a tree, say, comes in several pipelining variants). The collective's own
+  // entries apply (every candidate is a plan of the same collective), at the table's size for the
+  // bucket's block size (nccl-tests' size column: a reduce-scatter's whole send buffer, say).
   if (tuning.table != nullptr) {
     const int world = topology.worldSize();
+    const Collective collective = candidates.front().plan->collective;
     for (int bucket = 0; bucket < kSelectorBuckets; ++bucket) {
       const std::size_t middle = bucketMiddleBytes(bucket);
-      const auto measured = tuning.table->lookup(tuning.architecture, world, middle);
+      const auto measured =
+          tuning.table->lookup(collective, tuning.architecture, world, tuningTableBytes(collective, world, middle));
       if (!measured) continue;
       const std::size_t count = std::max<std::size_t>(1, middle / kTableElemSize);
       for (const AlgorithmEstimate& e : selector->estimate(count, kTableElemSize, evaluator)) {

@@ -32,7 +32,8 @@ struct SelectorCandidate {
   std::shared_ptr<const Plan> plan;
 };
 
-// Measured choices that override the cost model (select/tuning_table.h), for one architecture.
+// Measured choices that override the cost model (select/tuning_table.h), for one architecture; the
+// selector consults the entries of its candidates' collective.
 struct SelectorTuning {
   const TuningTable* table = nullptr;  // null: cost model only
   std::string architecture;

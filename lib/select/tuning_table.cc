@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <tuple>
 
+#include "core/collective_algorithms.h"
 #include "util/parse.h"
 #include "util/text_file.h"
 
@@ -23,7 +24,18 @@ bool validArch(const std::string& arch) {
   });
 }
 
+constexpr const char* kEntryForms =
+    "expected 'entry ARCH WORLD_SIZE MIN_BYTES MAX_BYTES ALGORITHM' (allreduce) or "
+    "'entry COLLECTIVE ARCH WORLD_SIZE MIN_BYTES MAX_BYTES ALGORITHM'";
+
 }  // namespace
+
+std::uint64_t tuningTableBytes(Collective collective, int world_size, std::uint64_t block_bytes) {
+  if (collective != Collective::kReduceScatter && collective != Collective::kAllGather) return block_bytes;
+  const auto ranks = static_cast<std::uint64_t>(world_size < 1 ? 1 : world_size);
+  if (block_bytes > UINT64_MAX / ranks) return UINT64_MAX;
+  return block_bytes * ranks;
+}
 
 StatusOr<TuningTable> TuningTable::parse(std::string_view text) {
   if (text.size() > kMaxTuningBytes) {
@@ -46,25 +58,35 @@ StatusOr<TuningTable> TuningTable::parse(std::string_view text) {
       header = true;
       continue;
     }
-    if (words[0] != "entry" || words.size() != 6) {
-      return lineError(line, "expected 'entry ARCH WORLD_SIZE MIN_BYTES MAX_BYTES ALGORITHM'");
-    }
+    if (words[0] != "entry" || (words.size() != 6 && words.size() != 7)) return lineError(line, kEntryForms);
     if (table.entries_.size() == kMaxTuningEntries) {
       return lineError(line, "more than " + std::to_string(kMaxTuningEntries) + " entries");
     }
     TuningEntry entry;
-    entry.arch = words[1];
+    // Seven words name the collective first; six are allreduce's (the form every earlier table has).
+    const std::size_t at = words.size() - 6;
+    if (at == 1) {
+      auto collective = parseCollective(words[1]);
+      if (!collective.isOk()) return lineError(line, collective.status().message());
+      entry.collective = *collective;
+    }
+    entry.arch = words[at + 1];
     if (!validArch(entry.arch)) return lineError(line, "arch must be 1-32 letters, digits, '_', '-' or '.'");
-    auto world = parseInt64(words[2], 1, kMaxWorldSize, "world size");
+    auto world = parseInt64(words[at + 2], 1, kMaxWorldSize, "world size");
     if (!world.isOk()) return lineError(line, world.status().message());
-    auto low = parseInt64(words[3], 0, INT64_MAX, "min bytes");
+    auto low = parseInt64(words[at + 3], 0, INT64_MAX, "min bytes");
     if (!low.isOk()) return lineError(line, low.status().message());
-    auto high = parseInt64(words[4], 1, INT64_MAX, "max bytes");
+    auto high = parseInt64(words[at + 4], 1, INT64_MAX, "max bytes");
     if (!high.isOk()) return lineError(line, high.status().message());
     if (*high <= *low) return lineError(line, "max bytes must be above min bytes");
-    auto algorithm = parseAlgorithm(words[5]);
+    auto algorithm = parseAlgorithm(words[at + 5]);
     if (!algorithm.isOk()) return lineError(line, algorithm.status().message());
     if (*algorithm == Algorithm::kAuto) return lineError(line, "an entry must name a concrete algorithm, not auto");
+    if (!anyCollectiveHasAlgorithm(entry.collective, *algorithm)) {
+      // The selector would never find such a candidate: say so instead of ignoring the line.
+      return lineError(line, std::string(collectiveName(entry.collective)) + " has no " +
+                                 std::string(algorithmName(*algorithm)) + " algorithm");
+    }
     entry.world_size = static_cast<int>(*world);
     entry.min_bytes = static_cast<std::uint64_t>(*low);
     entry.max_bytes = static_cast<std::uint64_t>(*high);
@@ -72,16 +94,18 @@ StatusOr<TuningTable> TuningTable::parse(std::string_view text) {
     table.entries_.push_back(std::move(entry));
   }
   if (!header) return invalidArgumentError("tuning table is empty; it must start with 'peerreduce-tuning 1'");
-  auto key = [](const TuningEntry& e) { return std::tie(e.arch, e.world_size, e.min_bytes); };
+  auto key = [](const TuningEntry& e) { return std::tie(e.collective, e.arch, e.world_size, e.min_bytes); };
   std::sort(table.entries_.begin(), table.entries_.end(),
             [&](const TuningEntry& a, const TuningEntry& b) { return key(a) < key(b); });
   for (std::size_t i = 1; i < table.entries_.size(); ++i) {
     const TuningEntry& a = table.entries_[i - 1];
     const TuningEntry& b = table.entries_[i];
-    if (a.arch == b.arch && a.world_size == b.world_size && b.min_bytes < a.max_bytes) {
-      return invalidArgumentError("tuning table: entries for " + a.arch + " with " + std::to_string(a.world_size) +
-                                  " ranks overlap at [" + std::to_string(b.min_bytes) + ", " +
-                                  std::to_string(std::min(a.max_bytes, b.max_bytes)) + ")");
+    if (a.collective == b.collective && a.arch == b.arch && a.world_size == b.world_size && b.min_bytes < a.max_bytes) {
+      const std::string whose =
+          a.collective == Collective::kAllReduce ? "" : std::string(collectiveName(a.collective)) + " ";
+      return invalidArgumentError("tuning table: " + whose + "entries for " + a.arch + " with " +
+                                  std::to_string(a.world_size) + " ranks overlap at [" + std::to_string(b.min_bytes) +
+                                  ", " + std::to_string(std::min(a.max_bytes, b.max_bytes)) + ")");
     }
   }
   return table;
@@ -95,9 +119,11 @@ StatusOr<TuningTable> TuningTable::load(const std::string& path) {
   return table;
 }
 
-std::optional<Algorithm> TuningTable::lookup(std::string_view arch, int world_size, std::uint64_t bytes) const {
+std::optional<Algorithm> TuningTable::lookup(Collective collective, std::string_view arch, int world_size,
+                                             std::uint64_t bytes) const {
   for (const TuningEntry& e : entries_) {  // at most kMaxTuningEntries
-    if (e.arch == arch && e.world_size == world_size && bytes >= e.min_bytes && bytes < e.max_bytes) {
+    if (e.collective == collective && e.arch == arch && e.world_size == world_size && bytes >= e.min_bytes &&
+        bytes < e.max_bytes) {
       return e.algorithm;
     }
   }
@@ -107,7 +133,9 @@ std::optional<Algorithm> TuningTable::lookup(std::string_view arch, int world_si
 std::string TuningTable::format() const {
   std::string out = "peerreduce-tuning 1\n";
   for (const TuningEntry& e : entries_) {
-    out += "entry " + e.arch + " " + std::to_string(e.world_size) + " " + std::to_string(e.min_bytes) + " " +
+    out += "entry ";
+    if (e.collective != Collective::kAllReduce) out += std::string(collectiveName(e.collective)) + " ";
+    out += e.arch + " " + std::to_string(e.world_size) + " " + std::to_string(e.min_bytes) + " " +
            std::to_string(e.max_bytes) + " " + std::string(algorithmName(e.algorithm)) + "\n";
   }
   return out;

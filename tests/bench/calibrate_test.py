@@ -63,11 +63,16 @@ def main():
         check("launch_overhead_us" in open(topology).read(), "the topology has no launch overhead")
 
         # A benchmark run adds the per-size table: what the GPU ran, priced by the fit, and the model's pick.
+        # Rows of another collective (the bench's collective column) are not allreduce's and stay out.
         bench_csv = os.path.join(tmp, "run.csv")
         with open(bench_csv, "w") as f:
-            f.write("library,algorithm,ranks,dtype,bytes,in_place,best_us\n"
-                    "peerreduce,one-shot,4,fp32,4096,0,6.0\npeerreduce,one-shot,4,fp32,4096,1,9.0\n"
-                    "nccl,ring,4,fp32,4096,0,9.0\npeerreduce,two-shot,4,fp32,1048576,0,20.0\n")
+            f.write("library,algorithm,ranks,dtype,bytes,in_place,best_us,median_us,algbw_gbps,busbw_gbps,wrong,"
+                    "collective,root,blocks\n"
+                    "peerreduce,one-shot,4,fp32,4096,0,6.0,6.0,1,1,0,allreduce,0,1\n"
+                    "peerreduce,one-shot,4,fp32,4096,1,9.0,9.0,1,1,0,allreduce,0,1\n"
+                    "nccl,ring,4,fp32,4096,0,9.0,9.0,1,1,0,allreduce,0,0\n"
+                    "peerreduce,two-shot,4,fp32,1048576,0,20.0,20.0,1,1,0,allreduce,0,32\n"
+                    "peerreduce,tree,4,fp32,4096,0,3.0,3.0,1,1,0,reduce-scatter,0,1\n")
         result = run(sim, points, out, [bench_csv])
         check(result.returncode == 0, "fit with a run failed: " + result.stderr)
         with open(os.path.join(out, "h200-nvlink-fit.md")) as f:
@@ -75,7 +80,8 @@ def main():
         per_size = table.split("Per size")[-1]
         check(re.search(r"\| 4 \| 4096 \| [a-z-]+ \| one-shot \| [0-9.]+ \| 6.00 \|", per_size) is not None,
               "no out-of-place row for 4 KiB in:\n" + table)
-        check(per_size.count("| 4 | 4096 |") == 1, "in-place and NCCL rows belong in no table:\n" + table)
+        check(per_size.count("| 4 | 4096 |") == 1,
+              "in-place, NCCL and other collectives' rows belong in no table:\n" + table)
         with open(bench_csv, "w") as f:
             f.write("library,algorithm,ranks,bytes\npeerreduce,one-shot,4,4096\n")
         bad = run(sim, points, os.path.join(tmp, "bad"), [bench_csv])

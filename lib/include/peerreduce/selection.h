@@ -28,6 +28,10 @@ struct SelectionReport {
   bool tuned = false;                 // by the tuning table (PEERREDUCE_TUNING_FILE) rather than by the cost model
   std::vector<std::string> excluded;  // algorithms that cannot run here, each with the reason
   std::vector<AlgorithmEstimate> candidates;  // every algorithm considered, cheapest first
+  // GPU blocks the chosen plan's kernel launches for the operation's first segment, out of place: the
+  // multiprocessors it keeps busy (the transport's KernelLaunches); 0 where the transport runs no
+  // kernels (the simulator, MPI).
+  int kernel_blocks = 0;
 };
 
 }  // namespace peerreduce

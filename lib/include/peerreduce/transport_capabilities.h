@@ -14,6 +14,7 @@
 #include <optional>
 #include <vector>
 
+#include "peerreduce/plan.h"
 #include "peerreduce/status.h"
 #include "peerreduce/topology.h"
 #include "peerreduce/types.h"
@@ -122,12 +123,27 @@ class HostStaging {
   virtual Status peersConnected() = 0;
 };
 
+// Kernel launches: how a transport that runs plans as GPU kernels sizes one execution, so tools can
+// report how much of the device an operation keeps busy (peerreduce-bench's "blocks" column, through
+// Communicator::explainSelection).
+class KernelLaunches {
+ public:
+  virtual ~KernelLaunches() = default;
+  // The blocks of the kernel that runs one execution (one segment) of `plan`, prepared on this transport,
+  // over `count` elements of `elem_size` bytes: the multiprocessors it occupies. The same on every rank
+  // (the kernel and its grid depend only on what the ranks share). kInvalidArgument for a plan of
+  // another world size.
+  virtual StatusOr<int> kernelBlocks(const std::shared_ptr<const Plan>& plan, std::size_t count,
+                                     std::size_t elem_size) = 0;
+};
+
 struct TransportCapabilities {
   TimeMarks* time_marks = nullptr;
   BufferSharing* buffer_sharing = nullptr;
   BatchSubmit* batch_submit = nullptr;
   LinkAdoption* link_adoption = nullptr;
   HostStaging* host_staging = nullptr;
+  KernelLaunches* kernel_launches = nullptr;
 };
 
 }  // namespace peerreduce

@@ -231,6 +231,33 @@ TEST(KernelChoice, TheBatchCapacityIsWhatRunsAsLinesOfItsShape) {
   EXPECT_EQ(maxBatchBytes(FusedKind::kTwoShot, 4, tiny), 0u);
 }
 
+// The grid of a launch: one block per bytes-per-block (the line kernels' own size), at least one, the
+// pulling and interpreted kernels at most kDefaultMaxBlocks, the push and line kernels up to the agreed cap.
+TEST(KernelChoice, LaunchBlocksFollowTheBytesUpToTheKernelsCap) {
+  constexpr std::uint64_t kPerBlock = 32 * kKiB;
+  constexpr std::uint64_t kLinePerBlock = 2 * kKiB;
+  EXPECT_EQ(launchBlocks(KernelChoice::kInterpreter, 0, 132, kPerBlock, kLinePerBlock), 1);
+  EXPECT_EQ(launchBlocks(KernelChoice::kInterpreter, 1, 132, kPerBlock, kLinePerBlock), 1);
+  EXPECT_EQ(launchBlocks(KernelChoice::kOneShotPull, 3 * kPerBlock + 1, 132, kPerBlock, kLinePerBlock), 4)
+      << "rounds up";
+  EXPECT_EQ(launchBlocks(KernelChoice::kTwoShotPull, 64 * kMiB, 132, kPerBlock, kLinePerBlock), kDefaultMaxBlocks);
+  EXPECT_EQ(launchBlocks(KernelChoice::kInterpreter, 64 * kMiB, 16, kPerBlock, kLinePerBlock), 16)
+      << "an agreed cap below the default";
+  EXPECT_EQ(launchBlocks(KernelChoice::kTwoShotPush, 4 * kMiB, 132, kPerBlock, kLinePerBlock), 128);
+  EXPECT_EQ(launchBlocks(KernelChoice::kTwoShotPush, 64 * kMiB, 132, kPerBlock, kLinePerBlock), 132);
+  EXPECT_EQ(launchBlocks(KernelChoice::kOneShotLines, 64 * kKiB, 132, kPerBlock, kLinePerBlock), 32)
+      << "the line kernels' bytes per block";
+  EXPECT_EQ(launchBlocks(KernelChoice::kTwoShotLines, 1 * kMiB, 132, kPerBlock, kLinePerBlock), 132);
+  for (const KernelChoice lines :
+       {KernelChoice::kReduceScatterLines, KernelChoice::kAllGatherLines, KernelChoice::kBroadcastLines}) {
+    EXPECT_EQ(launchBlocks(lines, 64 * kKiB, 132, kPerBlock, kLinePerBlock), 32)
+        << "the collectives' line kernels use the line bytes per block";
+    EXPECT_EQ(launchBlocks(lines, 8 * kMiB, 132, kPerBlock, kLinePerBlock), 132) << "and are not capped at 32";
+  }
+  EXPECT_EQ(launchBlocks(KernelChoice::kTwoShotLines, 1 * kMiB, 0, kPerBlock, kLinePerBlock), 1) << "no cap: one";
+  EXPECT_EQ(launchBlocks(KernelChoice::kInterpreter, 5, 132, 0, 0), 5) << "zero bytes per block counts as one";
+}
+
 // Launches overlap only when the code that runs has the grid-dependency wait: a build that JIT-compiles
 // older PTX (compute_75 on Hopper, the CUDA build before it targeted sm_90) must launch normally.
 TEST(KernelChoice, LaunchesOverlapOnlyWhenTheRunningCodeHasTheGridDependencyWait) {

@@ -1,0 +1,42 @@
+// peerreduce-bench's command line. No GPU code, so it is unit-tested on machines without one; a bad
+// flag is a kInvalidArgument naming the flag and what it takes.
+#pragma once
+
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "peerreduce/status.h"
+#include "peerreduce/types.h"
+
+namespace peerreduce::bench {
+
+struct Options {
+  Collective collective = Collective::kAllReduce;  // --coll
+  int root = 0;                                    // --root: broadcast's source rank
+  std::size_t min_bytes = 4 << 10;                 // sizes in nccl-tests' size column
+  std::size_t max_bytes = std::size_t{256} << 20;
+  int step_factor = 4;
+  DataType dtype = DataType::kFloat32;
+  std::vector<Algorithm> algorithms = {Algorithm::kAuto};
+  int iters = 20;
+  int repeats = 5;
+  int warmup = 3;
+  std::string nccl_path;
+  std::string json_path;
+  std::string csv_path;
+  bool in_place = true;
+  bool profile = false;                    // also run every size eagerly with the profiler on and print its summary
+  bool algorithm_given = false;            // --algo: overrides PEERREDUCE_ALGO (or the collective's own setting)
+  std::optional<std::string> link_mask;    // --link-mask: overrides PEERREDUCE_LINK_MASK
+  bool nccl_p2p_disable = false;           // --nccl-p2p-disable: NCCL_P2P_DISABLE=1 for NCCL's communicator
+  int batch = 0;                           // tensors per batch; 0: no batch measurements
+  std::size_t batch_max_bytes = 64 << 10;  // largest tensor of a batch
+};
+
+// Parses argv[1..argc) for a world of `ranks` (a --root outside it is refused). --algo all lists the
+// algorithms the collective has.
+StatusOr<Options> parseOptions(int argc, const char* const* argv, int ranks);
+
+}  // namespace peerreduce::bench

@@ -1,0 +1,23 @@
+#include "core/collective_algorithms.h"
+
+namespace peerreduce {
+
+bool collectiveHasAlgorithm(Collective collective, Algorithm algorithm) {
+  switch (algorithm) {
+    case Algorithm::kOneShot:
+    case Algorithm::kRing:
+    case Algorithm::kTree:
+      return collective != Collective::kAllReduce && isValidCollective(collective);
+    case Algorithm::kRecursiveDoubling:
+      return collective == Collective::kReduceScatter || collective == Collective::kAllGather;
+    default:
+      return false;
+  }
+}
+
+bool anyCollectiveHasAlgorithm(Collective collective, Algorithm algorithm) {
+  if (collective == Collective::kAllReduce) return isValidAlgorithm(algorithm) && algorithm != Algorithm::kAuto;
+  return collectiveHasAlgorithm(collective, algorithm);
+}
+
+}  // namespace peerreduce

@@ -1,0 +1,79 @@
+// peerreduce-bench's command line (bench/bench_options.h): --coll and --root, --algo checked against
+// the collective's algorithms, and every bad flag a typed error naming it.
+#include "bench_options.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+namespace peerreduce::bench {
+namespace {
+
+StatusOr<Options> parse(std::vector<const char*> args, int ranks = 4) {
+  args.insert(args.begin(), "peerreduce-bench");
+  return parseOptions(static_cast<int>(args.size()), args.data(), ranks);
+}
+
+TEST(BenchOptions, DefaultsAreTheAllreduceRunOfEarlierVersions) {
+  auto o = parse({});
+  ASSERT_TRUE(o.isOk()) << o.status().toString();
+  EXPECT_EQ(o->collective, Collective::kAllReduce);
+  EXPECT_EQ(o->algorithms, std::vector<Algorithm>{Algorithm::kAuto});
+  EXPECT_FALSE(o->algorithm_given);
+  EXPECT_TRUE(o->in_place);
+}
+
+TEST(BenchOptions, CollRootAndAlgoAll) {
+  auto o = parse({"--coll", "broadcast", "--root", "3", "--algo", "all", "--min-bytes", "64K", "--max-bytes", "1M"});
+  ASSERT_TRUE(o.isOk()) << o.status().toString();
+  EXPECT_EQ(o->collective, Collective::kBroadcast);
+  EXPECT_EQ(o->root, 3);
+  EXPECT_EQ(o->min_bytes, std::size_t{64} << 10);
+  EXPECT_EQ(o->max_bytes, std::size_t{1} << 20);
+  EXPECT_EQ(o->algorithms, (std::vector<Algorithm>{Algorithm::kOneShot, Algorithm::kRing, Algorithm::kTree}));
+  auto rs = parse({"--coll", "reduce-scatter", "--algo", "all"});
+  ASSERT_TRUE(rs.isOk());
+  EXPECT_EQ(rs->algorithms, (std::vector<Algorithm>{Algorithm::kOneShot, Algorithm::kRing,
+                                                    Algorithm::kRecursiveDoubling, Algorithm::kTree}));
+  auto ar = parse({"--algo", "all"});
+  ASSERT_TRUE(ar.isOk());
+  EXPECT_EQ(ar->algorithms.size(), static_cast<std::size_t>(kAlgorithmCount - 1)) << "allreduce has every one";
+  auto ag = parse({"--coll", "all-gather", "--algo", "ring", "--dtype", "bf16", "--no-in-place"});
+  ASSERT_TRUE(ag.isOk());
+  EXPECT_EQ(ag->algorithms, std::vector<Algorithm>{Algorithm::kRing});
+  EXPECT_TRUE(ag->algorithm_given);
+  EXPECT_EQ(ag->dtype, DataType::kBFloat16);
+  EXPECT_FALSE(ag->in_place);
+}
+
+TEST(BenchOptions, BadFlagsAreTypedErrorsNamingThem) {
+  const struct {
+    std::vector<const char*> args;
+    const char* says;
+  } cases[] = {
+      {{"--coll", "allgather"}, "unknown collective 'allgather'"},
+      {{"--coll"}, "--coll needs a value"},
+      {{"--coll", "broadcast", "--root", "4"}, "--root '4': takes a whole number in 0..3"},
+      {{"--coll", "broadcast", "--root", "x"}, "--root 'x'"},
+      {{"--root", "1"}, "--root applies to --coll broadcast only, not allreduce"},
+      {{"--coll", "reduce-scatter", "--batch", "4"}, "--batch measures allreduceBatch: it needs --coll allreduce"},
+      {{"--coll", "broadcast", "--algo", "two-shot"}, "--algo 'two-shot': broadcast has no such algorithm"},
+      {{"--algo", "fastest"}, "unknown algorithm 'fastest'"},
+      {{"--dtype", "fp16"}, "--dtype 'fp16': takes fp32 or bf16"},
+      {{"--max-bytes", "lots"}, "--max-bytes 'lots': takes a size"},
+      {{"--min-bytes", "2M", "--max-bytes", "1M"}, "--min-bytes is above --max-bytes"},
+      {{"--step-factor", "1"}, "--step-factor '1': takes a whole number in 2..1024"},
+      {{"--batch", "0"}, "--batch '0'"},
+      {{"--fast"}, "unknown option --fast"},
+  };
+  for (const auto& c : cases) {
+    auto o = parse(c.args);
+    ASSERT_FALSE(o.isOk()) << c.says;
+    EXPECT_EQ(o.status().code(), ErrorCode::kInvalidArgument) << c.says;
+    EXPECT_NE(o.status().message().find(c.says), std::string::npos) << o.status().message();
+  }
+}
+
+}  // namespace
+}  // namespace peerreduce::bench
