@@ -882,6 +882,12 @@ class GpuTransport final : public Transport,
     (void)hipFree(control_);
     (void)hipHostFree(abort_word_);
     (void)hipHostFree(error_);
+    // Nulled: after a fallback to host staging the region opens again, and a failure halfway through must
+    // not free these a second time.
+    peer_table_ = nullptr;
+    control_ = nullptr;
+    abort_word_ = nullptr;
+    error_ = nullptr;
     if (placement_ == RegionPlacement::kDevice) (void)hipFree(region_);
     host_block_.reset();  // back to the pool (freed there once its name is gone)
     placement_ = RegionPlacement::kDevice;
