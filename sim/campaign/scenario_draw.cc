@@ -86,7 +86,7 @@ Scenario drawScenario(std::uint64_t seed) {
   // Swarm testing: each kind is in this run's mix with probability 1/2.
   // (Host-staged kinds come from drawHostStaged's stream: these draws stay what they were.)
   for (int k = 0; k < faults::kFaultKindCount; ++k) {
-    // Probe faults are not drawn: the draws of every other kind stay what they were.
+    // Probe faults come from drawProbeFailures' stream: these draws stay what they were.
     if (faults::isHostStagedFault(static_cast<FaultKind>(k)) || faults::isProbeFault(static_cast<FaultKind>(k))) {
       continue;
     }
@@ -139,12 +139,13 @@ Scenario drawScenario(std::uint64_t seed) {
           continue;  // never in this mix (drawHostStaged)
         case FaultKind::kProbeFailure:
         case FaultKind::kProbeFailurePersistent:
-          continue;  // never in this mix
+          continue;  // never in this mix (drawProbeFailures)
       }
       s.faults.push_back(f);
     }
   }
   drawHostStaged(s);
+  drawProbeFailures(s);
   return s;
 }
 
