@@ -48,7 +48,9 @@ TEST(ProbeFallbackHw, FailedProbesBecomeHostStagedLinksOnEveryRankAndResultsStay
       own_pair = own_pair || a == rank;
     }
   }
-  if (own_pair) EXPECT_EQ(comm.pinnedStats().blocks_in_use, 1u) << "the re-placed region is one pinned block";
+  if (own_pair) {
+    EXPECT_EQ(comm.pinnedStats().blocks_in_use, 1u) << "the re-placed region is one pinned block";
+  }
   for (const std::size_t count : {std::size_t{1} << 10, std::size_t{1} << 20}) {
     auto send = w.allocate(count * sizeof(float));
     auto recv = w.allocate(count * sizeof(float));
@@ -84,7 +86,9 @@ TEST(ProbeFallbackHw, APinnedPoolTooSmallForTheReplacedRegionFailsCreationWithAT
   for (const std::uint8_t p : pairs) any_pair = any_pair || p != 0;
   // Without failed probes nothing is re-placed (unless the mask or the runtime stages a pair: then the
   // first region needs the pool too and fails the same way).
-  if (any_pair) ASSERT_FALSE(world.isOk()) << "the re-placed region cannot fit " << kMinPinnedLimitBytes << " bytes";
+  if (any_pair) {
+    ASSERT_FALSE(world.isOk()) << "the re-placed region cannot fit " << kMinPinnedLimitBytes << " bytes";
+  }
   if (world.isOk()) return;
   // The rank that could not take its region from the pool gets the pool's error, the others its name.
   const ErrorCode code = world.status().code();
