@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "gpu/kernel_choice.h"
+
 namespace peerreduce::gpu {
 namespace {
 
@@ -33,6 +35,17 @@ TEST(ProbeFault, MalformedValuesNameTheSettingAndTheForms) {
         << pairs.status().toString();
   }
   EXPECT_EQ(parseProbeFaultPairs("0-1", 0).status().code(), ErrorCode::kInvalidArgument);
+}
+
+TEST(ProbeFault, TheGpuSettingsReadTheVariableThroughTheRegistry) {
+  auto settings = gpuSettingsFromEnvironment([](const char* name) -> const char* {
+    return std::string(name) == "PEERREDUCE_GPU_FAULT_PROBE_PAIRS" ? "0-1,2-3" : nullptr;
+  });
+  ASSERT_TRUE(settings.isOk()) << settings.status().toString();
+  EXPECT_EQ(settings->probe_fault_pairs, "0-1,2-3");
+  auto unset = gpuSettingsFromEnvironment([](const char*) -> const char* { return nullptr; });
+  ASSERT_TRUE(unset.isOk());
+  EXPECT_TRUE(unset->probe_fault_pairs.empty());
 }
 
 TEST(ProbeFault, StrikesNamedPairsOnDirectPathsOnly) {
