@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "gpu/probe_fault.h"
+#include "shared_names.h"
 #include "world_provider.h"
 
 namespace peerreduce::testing {
@@ -51,6 +52,7 @@ TEST(ProbeFallbackHw, FailedProbesBecomeHostStagedLinksOnEveryRankAndResultsStay
   if (own_pair) {
     EXPECT_EQ(comm.pinnedStats().blocks_in_use, 1u) << "the re-placed region is one pinned block";
   }
+  EXPECT_EQ(sharedNamesOfThisProcess(), 0u) << "no name is left by the first region or the re-placed one";
   for (const std::size_t count : {std::size_t{1} << 10, std::size_t{1} << 20}) {
     auto send = w.allocate(count * sizeof(float));
     auto recv = w.allocate(count * sizeof(float));
