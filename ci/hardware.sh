@@ -28,6 +28,8 @@
 # statistics printed from the hardware suite (its HostStaged test checks them), compute-sanitizer memcheck
 # on a host-staged run, peerreduce-host-copy-bench (copy engine against kernel stores and loads to mapped
 # host memory, one GPU), and, with NP GPUs, peerreduce-bench host-staged beside NCCL with NCCL_P2P_DISABLE=1.
+# With them: the hardware suite with failed access probes (PEERREDUCE_GPU_FAULT_PROBE_PAIRS=0-1, and =all)
+# at each NP, which must fall back to host-staged links (HW_PROBE_FALLBACK_FILTER narrows the suite).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 step="${1:-}"
@@ -161,6 +163,21 @@ run)
         grep "^\[1,0\]" "$out/bench-host-staged-np$np.log" | sed 's/^\[1,0\]<stdout>://'
       done
     fi
+    # Failed access probes fall back to host-staged links: the hardware suite with the probe of one pair
+    # (0-1) and of every pair failing (PEERREDUCE_GPU_FAULT_PROBE_PAIRS), one process per rank (sharing
+    # device 0 when there are fewer GPUs); its ProbeFallbackHw tests check the agreed links and the results.
+    for np in "${nps[@]}"; do
+      for entry in "one=0-1" "all=all"; do
+        name="${entry%%=*}" pairs="${entry#*=}"
+        log="$out/probe-fallback-$name-hardware-np$np.log"
+        echo "=== probe fallback ($name: PEERREDUCE_GPU_FAULT_PROBE_PAIRS=$pairs) peerreduce_hardware_tests np=$np"
+        bounded "${mpi[@]}" -x PEERREDUCE_GPU_FAULT_PROBE_PAIRS="$pairs" -np "$np" \
+          bash -c 'GCOV_PREFIX="$0/rank$OMPI_COMM_WORLD_RANK" exec "$@"' "$out/gcda/probe-$name-np$np" \
+          .hw/peerreduce_hardware_tests --gtest_filter="${HW_PROBE_FALLBACK_FILTER:-*}" > "$log" 2>&1 || status=1
+        grep -E "\[  (PASSED|FAILED)  \]|tests ran" "$log" | grep "1,0\]" || tail -20 "$log"
+        grep -c "fall back to host-staged links" "$log" > /dev/null || { echo "!!! no fallback logged in $log"; status=1; }
+      done
+    done
   fi
   if [[ "$host_staged" == only ]]; then finish; fi
   suites="${HW_SUITES:-1}"  # 0: skip the property and hardware suites and the kernel variants

@@ -71,6 +71,7 @@ inline constexpr hipError_t hipSuccess = cudaSuccess;
 inline constexpr hipError_t hipErrorNotReady = cudaErrorNotReady;
 inline constexpr hipError_t hipErrorInvalidValue = cudaErrorInvalidValue;
 inline constexpr hipError_t hipErrorPeerAccessAlreadyEnabled = cudaErrorPeerAccessAlreadyEnabled;
+inline constexpr hipError_t hipErrorPeerAccessUnsupported = cudaErrorPeerAccessUnsupported;
 inline constexpr cudaMemcpyKind hipMemcpyHostToDevice = cudaMemcpyHostToDevice;
 inline constexpr cudaMemcpyKind hipMemcpyDeviceToHost = cudaMemcpyDeviceToHost;
 inline constexpr cudaMemcpyKind hipMemcpyDeviceToDevice = cudaMemcpyDeviceToDevice;

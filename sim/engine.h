@@ -52,7 +52,13 @@ class SimEngine final : public SimFaults {
   // while the rank has operations queued.
   Status adoptLinks(int rank, const Topology& agreed, std::shared_ptr<PinnedHostPool> staging);
   Status connectPeers(int rank, const std::vector<std::vector<std::byte>>& records);
-  Topology topology() const { return topology_; }
+  // The machine's links, with the pairs that fell back to host staging as host-staged (engine_links.cc).
+  Topology topology() const;
+  // ProbeFallback on the simulator (engine_links.cc), which has no access probe of its own (the fault
+  // injector supplies failed probes): `rank`'s region and connection are torn down, so openSymmetric and
+  // connectPeers run again, and `pairs` (world x world) are host-staged links with `host_link`'s figures
+  // from now on. kInvalidArgument for a matrix of the wrong size or while the rank has operations queued.
+  Status fallBackToHostStaging(int rank, const std::vector<std::uint8_t>& pairs, const LinkInfo& host_link);
   // `rank`'s symmetric region (host memory), null before openSymmetric. Defined in engine_region.cc.
   std::byte* regionOf(int rank);
 
@@ -197,6 +203,8 @@ class SimEngine final : public SimFaults {
   const SimOptions options_;
   const std::uint64_t world_id_;
   Topology topology_;
+  std::vector<std::uint8_t> fallen_back_;  // n x n once a pair fell back to host staging; empty before
+  LinkInfo fallback_link_;                 // the figures those pairs get
   TimingModel timing_;
   Prng prng_;
   std::vector<std::unique_ptr<RankState>> ranks_;

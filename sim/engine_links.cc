@@ -32,6 +32,41 @@ Status SimEngine::adoptLinks(int rank, const Topology& agreed, std::shared_ptr<P
   return Status::ok();
 }
 
+Topology SimEngine::topology() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  Topology links = topology_;
+  const auto n = static_cast<std::size_t>(world_size_);
+  for (std::size_t i = 0; i < fallen_back_.size(); ++i) {
+    const int a = static_cast<int>(i / n);
+    const int b = static_cast<int>(i % n);
+    // A pair that was host-staged already keeps its own figures, as under the link mask.
+    if (fallen_back_[i] != 0 && links.link(a, b).link_class != LinkClass::kHostStaged) {
+      links.setLink(a, b, fallback_link_);
+    }
+  }
+  return links;
+}
+
+Status SimEngine::fallBackToHostStaging(int rank, const std::vector<std::uint8_t>& pairs, const LinkInfo& host_link) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  const std::string who = "simulated rank " + std::to_string(rank) + ": ";
+  const auto n = static_cast<std::size_t>(world_size_);
+  if (rank < 0 || rank >= world_size_) return invalidArgumentError(who + "outside the world");
+  if (pairs.size() != n * n) {
+    return invalidArgumentError(who + "host-staged pairs of " + std::to_string(pairs.size()) + " entries for " +
+                                std::to_string(n) + " x " + std::to_string(n));
+  }
+  RankState& state = *ranks_[static_cast<std::size_t>(rank)];
+  if (!state.queue.empty()) return invalidArgumentError(who + "falls back while operations are queued");
+  state.memory.reset();
+  state.memory_bytes = 0;
+  state.connected = false;
+  if (fallen_back_.empty()) fallen_back_.assign(n * n, 0);
+  for (std::size_t i = 0; i < pairs.size(); ++i) fallen_back_[i] = (fallen_back_[i] != 0 || pairs[i] != 0) ? 1 : 0;
+  fallback_link_ = host_link;
+  return Status::ok();
+}
+
 const Topology& SimEngine::linksOf(int rank) const {
   const RankState& state = *ranks_[static_cast<std::size_t>(rank)];
   return state.links ? *state.links : topology_;

@@ -7,6 +7,7 @@
 #include "engine.h"
 #include "peerreduce/transport.h"
 #include "sim_buffer_registry.h"
+#include "topology/link_mask.h"
 
 namespace peerreduce::sim {
 
@@ -15,14 +16,16 @@ namespace peerreduce::sim {
 inline constexpr std::size_t kSimMaxOneShotBatchBytes = std::size_t{256} << 10;
 inline constexpr std::size_t kSimMaxTwoShotBatchBytes = std::size_t{1} << 20;
 
-// One rank's transport; it has every optional capability (time marks in virtual time, buffer sharing
-// through the world's registry, batches, agreed links with host staging through the communicator's pinned
-// pool), so it hands out itself for each.
+// One rank's transport; it has every optional capability but HostStaging (time marks in virtual time,
+// buffer sharing through the world's registry, batches, agreed links with host staging through the
+// communicator's pinned pool, the fallback of failed access probes to host-staged links), so it hands out
+// itself for each.
 class SimTransport final : public Transport,
                            private TimeMarks,
                            private BufferSharing,
                            private BatchSubmit,
-                           private LinkAdoption {
+                           private LinkAdoption,
+                           private ProbeFallback {
  public:
   SimTransport(std::shared_ptr<SimEngine> engine, std::shared_ptr<SimBufferRegistry> buffers, int rank)
       : engine_(std::move(engine)), buffers_(std::move(buffers)), rank_(rank) {}
@@ -47,7 +50,7 @@ class SimTransport final : public Transport,
   Status asyncError() const override { return engine_->asyncError(rank_); }
   void abort() override { engine_->abort(rank_); }
   PeerHealth peerHealth(int peer) const override { return engine_->peerHealth(rank_, peer); }
-  TransportCapabilities capabilities() override { return {this, this, this, this}; }
+  TransportCapabilities capabilities() override { return {this, this, this, this, nullptr, this}; }
 
   // The world's registry: tests declare allocations (trackAllocation) and count live exports.
   SimBufferRegistry& buffers() { return *buffers_; }
@@ -59,6 +62,11 @@ class SimTransport final : public Transport,
   }
   Status adoptLinks(const Topology& agreed, std::shared_ptr<PinnedHostPool> staging) override {
     return engine_->adoptLinks(rank_, agreed, std::move(staging));
+  }
+  // The simulator probes nothing itself (the fault injector fails probes), but falls back as a GPU does.
+  std::vector<int> failedProbes() const override { return {}; }
+  Status fallBackToHostStaging(const std::vector<std::uint8_t>& pairs) override {
+    return engine_->fallBackToHostStaging(rank_, pairs, hostStagedLinkFor(identity().architecture));
   }
   Status reserveTimeMarks(std::size_t count) override { return engine_->reserveTimeMarks(rank_, count); }
   StatusOr<bool> markTime(std::size_t mark, StreamHandle /*stream*/) override { return engine_->markTime(rank_, mark); }

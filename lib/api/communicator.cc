@@ -2,7 +2,6 @@
 // The pool and the memory API are in communicator_memory.cc.
 #include "peerreduce/communicator.h"
 
-#include <cstring>
 #include <exception>
 #include <limits>
 #include <new>
@@ -14,6 +13,7 @@
 #include "api/communicator_impl.h"
 #include "api/kernel_blocks.h"
 #include "api/operation_submit.h"
+#include "api/symmetric_exchange.h"
 #include "api/topology_agreement.h"
 #include "bootstrap/rank_agreement.h"
 #include "select/builtin_tuning.h"
@@ -36,14 +36,6 @@ struct CreationRecord {
 };
 constexpr std::uint32_t kCreationMagic = 0x50524331;  // "PRC1"
 constexpr std::uint32_t kCreationVersion = 1;
-
-// A rank's symmetric-memory record as exchanged: status, length, bytes. A rank that failed to open
-// its memory still takes part, so that every rank learns of the failure instead of timing out.
-struct PeerRecordBlock {
-  std::uint32_t ok;
-  std::uint32_t length;
-  std::byte bytes[kMaxPeerRecordBytes];
-};
 
 // Ranks agree over the communicator's bootstrap, each collective bounded by the bootstrap timeout.
 RankAgreement agreementOf(const Communicator::Impl& impl) {
@@ -74,54 +66,6 @@ Status agreeOnCreation(const Communicator::Impl& impl) {
     }
   }
   return Status::ok();
-}
-
-// Tells a transport that stages links through host memory which pairs the configuration forces
-// host-staged and which pool its host memory comes from (before it opens its region).
-Status configureHostStaging(Communicator::Impl& impl) {
-  HostStaging* staging = impl.transport->capabilities().host_staging;
-  if (staging == nullptr) return Status::ok();
-  PR_ASSIGN_OR_RETURN(std::vector<std::uint8_t> forced, hostStagedPairs(impl.config.link_mask, impl.size));
-  return staging->configureHostStaging(HostStagingRequest{std::move(forced), impl.pinned});
-}
-
-Status exchangeSymmetricMemory(Communicator::Impl& impl) {
-  Status configured = configureHostStaging(impl);
-  auto opened = configured.isOk() ? impl.transport->openSymmetric(impl.config.memory.pool_bytes)
-                                  : StatusOr<OpenedRegion>(configured);
-  StatusOr<std::vector<std::byte>> record = opened.isOk() ? StatusOr<std::vector<std::byte>>(std::move(opened->record))
-                                                          : StatusOr<std::vector<std::byte>>(opened.status());
-  if (opened.isOk()) impl.region_host_address = opened->host_address;
-  PeerRecordBlock mine{};
-  if (record.isOk() && record->size() > kMaxPeerRecordBytes) {
-    record = internalError(impl.transport->name() + " made a peer record of " + std::to_string(record->size()) +
-                           " bytes; the limit is " + std::to_string(kMaxPeerRecordBytes));
-  }
-  if (record.isOk()) {
-    mine.ok = 1;
-    mine.length = static_cast<std::uint32_t>(record->size());
-    std::memcpy(mine.bytes, record->data(), record->size());
-  }
-  PR_ASSIGN_OR_RETURN(const std::vector<PeerRecordBlock> all, agreementOf(impl).gather(mine));
-  if (!record.isOk())
-    return record.status().withContext("opening symmetric memory on rank " + std::to_string(impl.rank));
-  std::vector<std::vector<std::byte>> records(static_cast<std::size_t>(impl.size));
-  for (int r = 0; r < impl.size; ++r) {
-    const PeerRecordBlock& block = all[static_cast<std::size_t>(r)];
-    if (block.ok != 1) {
-      return unavailableError("rank " + std::to_string(r) + " could not open its symmetric memory; see its error");
-    }
-    if (block.length > kMaxPeerRecordBytes) {
-      return corruptError("rank " + std::to_string(r) + " sent a symmetric-memory record of " +
-                          std::to_string(block.length) + " bytes (limit " + std::to_string(kMaxPeerRecordBytes) + ")");
-    }
-    records[static_cast<std::size_t>(r)].assign(block.bytes, block.bytes + block.length);
-  }
-  PR_RETURN_IF_ERROR(agreementOf(impl).outcome(impl.transport->connectPeers(records), "map its peers' memory"));
-  // Every rank mapped every region: names peers mapped host-staged regions by can go.
-  HostStaging* staging = impl.transport->capabilities().host_staging;
-  return agreementOf(impl).outcome(staging == nullptr ? Status::ok() : staging->peersConnected(),
-                                   "remove the names of its host-staged memory");
 }
 
 // The hash every rank compares (a tuning file's contents).

@@ -286,6 +286,15 @@ std::array<SettingSpec, kSettingCount> makeSpecs() {
             "largest block (count x element size) of a direct reduce-scatter, all-gather or broadcast run as "
             "lines; 0: none");
 
+  // Fault injection for tests of the fallback to host-staged links (lib/gpu/probe_fault.h).
+  at(SettingId::kGpuFaultProbePairs) =
+      textSpec("PEERREDUCE_GPU_FAULT_PROBE_PAIRS", SettingKind::kText, "probe fault pairs", kMaxLinkMaskChars);
+  at(SettingId::kGpuFaultProbePairs).default_note = "none";
+  at(SettingId::kGpuFaultProbePairs).example = "0-1";
+  at(SettingId::kGpuFaultProbePairs).help =
+      "testing: the access probe of these pairs' device mappings fails ('all' or A-B,...), so they fall back to "
+      "host-staged links";
+
   for (SettingId id :
        {SettingId::kAlgorithm, SettingId::kReduceScatterAlgorithm, SettingId::kAllGatherAlgorithm,
         SettingId::kBroadcastAlgorithm, SettingId::kTimeoutMs, SettingId::kScratchBytes, SettingId::kVerifyPlans,
@@ -301,6 +310,8 @@ std::array<SettingSpec, kSettingCount> makeSpecs() {
   }
   // Only how kernels are launched changes, never the protocol: ranks need not agree.
   at(SettingId::kGpuOverlap).agreement = SettingAgreement::kLocal;
+  // A rank's failed probe is agreed on at creation whoever saw it: ranks need not agree.
+  at(SettingId::kGpuFaultProbePairs).agreement = SettingAgreement::kLocal;
   addNcclSpecs(at);
   return specs;
 }
@@ -390,6 +401,7 @@ std::array<SettingRow, kSettingCount> makeRows() {
       SettingRow{SettingId::kGpuPushMinBytes, &spec(SettingId::kGpuPushMinBytes), O::kGpuTransport},
       SettingRow{SettingId::kGpuCollectiveLinesMaxBytes, &spec(SettingId::kGpuCollectiveLinesMaxBytes),
                  O::kGpuTransport},
+      SettingRow{SettingId::kGpuFaultProbePairs, &spec(SettingId::kGpuFaultProbePairs), O::kGpuTransport},
       SettingRow{SettingId::kDebug, &spec(SettingId::kDebug), O::kLogger},
       SettingRow{SettingId::kNode, &spec(SettingId::kNode), O::kBootstrap},
       SettingRow{SettingId::kNcclLibrary, &spec(SettingId::kNcclLibrary), O::kNccl},
@@ -561,6 +573,10 @@ StatusOr<std::optional<std::int64_t>> readChoiceSetting(SettingId id, const Gete
 
 StatusOr<std::optional<std::string>> readPathSetting(SettingId id, const Getenv& getenv) {
   return readOwnRowAs<std::string>(id, SettingKind::kPath, getenv);
+}
+
+StatusOr<std::optional<std::string>> readTextSetting(SettingId id, const Getenv& getenv) {
+  return readOwnRowAs<std::string>(id, SettingKind::kText, getenv);
 }
 
 }  // namespace peerreduce

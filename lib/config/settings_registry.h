@@ -51,6 +51,7 @@ enum class SettingId : int {
   kGpuLowLatencyTwoShotMaxBytes,
   kGpuPushMinBytes,
   kGpuCollectiveLinesMaxBytes,
+  kGpuFaultProbePairs,
   kDebug,
   kNode,
   kNcclLibrary,
@@ -111,5 +112,7 @@ StatusOr<std::optional<bool>> readBooleanSetting(SettingId id, const Getenv& get
 // A choice's number (kChoice rows), and a path's text (kPath rows).
 StatusOr<std::optional<std::int64_t>> readChoiceSetting(SettingId id, const Getenv& getenv);
 StatusOr<std::optional<std::string>> readPathSetting(SettingId id, const Getenv& getenv);
+// A free text's value (kText rows); its reader parses it.
+StatusOr<std::optional<std::string>> readTextSetting(SettingId id, const Getenv& getenv);
 
 }  // namespace peerreduce

@@ -9,7 +9,7 @@ constexpr std::array<std::string_view, kFaultKindCount> kNames = {
     "link-down",       "link-down-one-way", "stall",          "stall-forever",
     "crash",           "ipc-open-failure",  "pool-exhausted", "pool-exhausted-persistent",
     "corrupt-record",  "truncated-record",  "delayed-signal", "host-link-down",
-    "host-copy-stall", "pinned-exhausted"};
+    "host-copy-stall", "pinned-exhausted",  "probe-failure",  "probe-failure-persistent"};
 
 }  // namespace
 
@@ -32,6 +32,8 @@ bool isCreationFault(FaultKind kind) {
     case FaultKind::kPoolExhaustedPersistent:
     case FaultKind::kCorruptRecord:
     case FaultKind::kTruncatedRecord:
+    case FaultKind::kProbeFailure:
+    case FaultKind::kProbeFailurePersistent:
       return true;
     default:
       return false;
@@ -45,6 +47,10 @@ bool isPermanentFault(FaultKind kind) {
 
 bool isHostStagedFault(FaultKind kind) {
   return kind == FaultKind::kHostLinkDown || kind == FaultKind::kHostCopyStall || kind == FaultKind::kPinnedExhausted;
+}
+
+bool isProbeFault(FaultKind kind) {
+  return kind == FaultKind::kProbeFailure || kind == FaultKind::kProbeFailurePersistent;
 }
 
 std::string Fault::describe() const {
@@ -73,6 +79,9 @@ std::string Fault::describe() const {
     case FaultKind::kCorruptRecord:
     case FaultKind::kTruncatedRecord:
       return out + " rank " + std::to_string(rank) + " from rank " + std::to_string(peer) + " at creation";
+    case FaultKind::kProbeFailure:
+    case FaultKind::kProbeFailurePersistent:
+      return out + " rank " + std::to_string(rank) + " of rank " + std::to_string(peer) + " at creation";
     case FaultKind::kPoolExhaustedTransient:
     case FaultKind::kPoolExhaustedPersistent:
       return out + " rank " + std::to_string(rank) + " at creation";

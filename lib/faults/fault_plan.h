@@ -29,10 +29,16 @@ enum class FaultKind : int {
   kHostLinkDown,     // the host-staged path rank<->peer stops, both directions
   kHostCopyStall,    // rank's next copy through pinned host memory stalls for duration_us (virtual time)
   kPinnedExhausted,  // rank's pinned host pool is taken up to its limit until the fault is healed
+  // Access probes at creation (faults_probe.cc): rank's probe of peer's memory fails although the
+  // mapping opened, as on a machine whose peer-to-peer path is broken.
+  kProbeFailure,            // ... over a direct path only: the pair falls back to a host-staged link
+  kProbeFailurePersistent,  // ... over the host-staged path too: creation fails after the fallback
 };
-inline constexpr int kFaultKindCount = 14;
+inline constexpr int kFaultKindCount = 16;
 // The kinds that only strike host-staged links or their pinned memory.
 bool isHostStagedFault(FaultKind kind);
+// The kinds that fail access probes at creation.
+bool isProbeFault(FaultKind kind);
 
 std::string_view faultKindName(FaultKind kind);
 StatusOr<FaultKind> parseFaultKind(std::string_view name);

@@ -60,6 +60,7 @@ void FaultController::registerPinnedPool(int rank, std::shared_ptr<PinnedHostPoo
 TransportCapabilities FaultyTransport::capabilities() {
   TransportCapabilities c = TransportWrapper::capabilities();
   if (c.link_adoption != nullptr) c.link_adoption = this;
+  if (c.probe_fallback != nullptr) c.probe_fallback = this;
   return c;
 }
 

@@ -32,6 +32,7 @@ FaultController::FaultController(int world_size, std::shared_ptr<FaultHooks> hoo
   pending_crash_.assign(n, PendingCrash{});
   link_down_.assign(n * n, 0);
   ipc_fail_.assign(n * n, 0);
+  probe_fail_.assign(n * n, 0);
   bad_record_.assign(n * n, 0);
   exhausted_.assign(n, 0);
   pinned_pools_.resize(n);
@@ -43,7 +44,7 @@ Status FaultController::inject(const Fault& f) {
   const bool needs_peer = f.kind == FaultKind::kLinkDown || f.kind == FaultKind::kLinkDownOneWay ||
                           f.kind == FaultKind::kHostLinkDown || f.kind == FaultKind::kDelayedSignal ||
                           f.kind == FaultKind::kIpcOpenFailure || f.kind == FaultKind::kCorruptRecord ||
-                          f.kind == FaultKind::kTruncatedRecord;
+                          f.kind == FaultKind::kTruncatedRecord || isProbeFault(f.kind);
   if (f.rank < 0 || f.rank >= n || (needs_peer && (f.peer < 0 || f.peer >= n || f.peer == f.rank))) {
     return invalidArgumentError("fault '" + f.describe() + "' names a rank outside the world of " + std::to_string(n));
   }
@@ -97,6 +98,10 @@ Status FaultController::inject(const Fault& f) {
     case FaultKind::kHostCopyStall:
     case FaultKind::kPinnedExhausted:
       return injectHostStaged(f);
+    case FaultKind::kProbeFailure:
+    case FaultKind::kProbeFailurePersistent:
+      probe_fail_[rp] = f.kind == FaultKind::kProbeFailure ? kProbeFailsDirect : kProbeFailsAlways;
+      break;
   }
   return Status::ok();
 }
@@ -104,6 +109,7 @@ Status FaultController::inject(const Fault& f) {
 void FaultController::healTransient() {
   std::lock_guard<std::mutex> lock(mutex_);
   std::fill(ipc_fail_.begin(), ipc_fail_.end(), 0);
+  std::fill(probe_fail_.begin(), probe_fail_.end(), 0);
   std::fill(bad_record_.begin(), bad_record_.end(), 0);
   std::fill(exhausted_.begin(), exhausted_.end(), 0);
   for (auto& taken : pinned_taken_) taken.clear();  // the pinned memory a fault held goes back
@@ -281,7 +287,8 @@ StatusOr<OpenedRegion> FaultyTransport::openSymmetric(std::size_t bytes) {
 Status FaultyTransport::connectPeers(const std::vector<std::vector<std::byte>>& records) {
   std::vector<std::vector<std::byte>> edited = records;
   PR_RETURN_IF_ERROR(controller_->editRecords(rank(), edited));
-  return TransportWrapper::connectPeers(edited);
+  PR_RETURN_IF_ERROR(TransportWrapper::connectPeers(edited));
+  return probePeers();
 }
 
 Status FaultyTransport::submit(const ExecutionRequest& request, StreamHandle stream) {

@@ -3,6 +3,8 @@
 // Sites (each error typed and naming the rank, peer or link and the step):
 //   openSymmetric  pool exhaustion, transient or persistent       -> kOutOfMemory
 //   connectPeers   an IPC handle that fails to open               -> kUnavailable naming the peer
+//                  an access probe that fails (faults_probe.cc)   -> kUnavailable naming the peer, and the
+//                                                                    peer in ProbeFallback::failedProbes
 //                  a corrupt or truncated peer record, forwarded so the inner transport must refuse it (kCorrupt)
 //   submit         a crashed rank forwards nothing                 -> kPeerLost naming itself
 //                  a plan step over a dead link                    -> kLinkDown naming the link and the step
@@ -115,9 +117,16 @@ class FaultController {
   std::vector<std::vector<PinnedBlock>> pinned_taken_;         // per rank: what kPinnedExhausted holds
   // Host-staged faults (faults_host_staged.cc), called under mutex_.
   Status injectHostStaged(const Fault& fault);
+  // Probe faults (faults_probe.cc): per [rank * n + peer], what fails.
+  static constexpr char kProbeFailsDirect = 1;  // the probe over a direct path (not a host-staged pair)
+  static constexpr char kProbeFailsAlways = 2;  // the probe over any path
+  std::vector<char> probe_fail_;
+  // The peers whose probe `rank` fails, given the pairs that fell back to host staging (`host_staged`,
+  // n x n, empty for none).
+  std::vector<int> failingProbes(int rank, const std::vector<std::uint8_t>& host_staged) const;
 };
 
-class FaultyTransport : public TransportWrapper, private LinkAdoption {
+class FaultyTransport : public TransportWrapper, private LinkAdoption, private ProbeFallback {
  public:
   FaultyTransport(std::shared_ptr<Transport> target, std::shared_ptr<FaultController> controller)
       : TransportWrapper(std::move(target)), controller_(std::move(controller)) {}
@@ -136,13 +145,21 @@ class FaultyTransport : public TransportWrapper, private LinkAdoption {
   // injected dead link is down); otherwise the inner transport's view.
   PeerHealth peerHealth(int peer) const override;
   // The inner capabilities, with LinkAdoption passing through this transport where the inner has it, so
-  // the controller learns the rank's pinned pool.
+  // the controller learns the rank's pinned pool, and ProbeFallback too, so injected probe failures are
+  // reported and the pairs that fell back known.
   TransportCapabilities capabilities() override;
 
  private:
   Status adoptLinks(const Topology& agreed, std::shared_ptr<PinnedHostPool> staging) override;
+  std::vector<int> failedProbes() const override;
+  Status fallBackToHostStaging(const std::vector<std::uint8_t>& pairs) override;
+  // After the inner connectPeers succeeded: kUnavailable naming the peers whose probe an injected fault
+  // fails (faults_probe.cc).
+  Status probePeers();
 
   std::shared_ptr<FaultController> controller_;
+  std::vector<int> failed_probes_;         // of the last connectPeers
+  std::vector<std::uint8_t> host_staged_;  // the pairs that fell back so far (n x n; empty: none)
 };
 
 }  // namespace peerreduce::faults

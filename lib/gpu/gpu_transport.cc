@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "device_plan.h"
+#include "gpu/batch_table.h"
 #include "gpu/calibrated_model.h"
 #include "gpu/device_sharing.h"
 #include "gpu/device_values.h"
@@ -33,6 +34,7 @@
 #include "gpu/host_staging.h"
 #include "gpu/kernel_choice.h"
 #include "gpu/peer_record.h"
+#include "gpu/probe_fault.h"
 #include "memory/pinned_host_pool.h"
 #include "memory/shared_host_segment.h"
 #include "peerreduce/config.h"
@@ -91,16 +93,18 @@ struct DevicePlan {
 };
 
 // Every optional capability is its own: time marks are events, buffer sharing is IPC, batches run as one
-// launch of the line kernels, host staging places the region in the communicator's pinned pool.
+// launch of the line kernels, host staging places the region in the communicator's pinned pool, and a
+// failed access probe falls back to it.
 class GpuTransport final : public Transport,
                            private TimeMarks,
                            private BufferSharing,
                            private BatchSubmit,
                            private HostStaging,
-                           private KernelLaunches {
+                           private KernelLaunches,
+                           private ProbeFallback {
  public:
   GpuTransport(int rank, int world_size, int device, int multiprocessors, int max_blocks, std::uint64_t bytes_per_block,
-               KernelPolicy kernels, std::uint64_t line_bytes_per_block)
+               KernelPolicy kernels, std::uint64_t line_bytes_per_block, std::vector<std::uint8_t> probe_faults)
       : rank_(rank),
         world_size_(world_size),
         device_(device),
@@ -109,7 +113,8 @@ class GpuTransport final : public Transport,
         bytes_per_block_(bytes_per_block),
         kernels_(kernels),
         line_bytes_per_block_(line_bytes_per_block),
-        line_area_bytes_(lineAreaBytes(world_size)) {}
+        line_area_bytes_(lineAreaBytes(world_size)),
+        probe_faults_(std::move(probe_faults)) {}
   ~GpuTransport() override { release(); }
 
   TransportIdentity identity() const override {
@@ -181,6 +186,34 @@ class GpuTransport final : public Transport,
       std::memcpy(record.shared_name, name.c_str(), std::min(name.size(), kSharedNameBytes - 1));
     }
     return encodePeerRecord(record);
+  }
+
+  // The access probe: the peer's token, read through the mapping, must be what it wrote. A failure is
+  // noted, not returned, so every failed pair is known when the ranks agree on the fallback.
+  bool probePasses(const unsigned char* base, const PeerRecord& record, PeerPath path, const std::string& who,
+                   std::string& failures) {
+    std::uint64_t token = 0;
+    // Default direction: the region may be device memory or mapped host memory.
+    const hipError_t copied = hipMemcpy(&token, base, sizeof(token), hipMemcpyDefault);
+    std::string why;
+    if (copied != hipSuccess) {
+      (void)hipGetLastError();
+      why = std::string("access probe's copy failed: ") + hipGetErrorName(copied);
+    } else if (probeFaultStrikes(probe_faults_, world_size_, rank_, record.rank, path)) {
+      why = "access probe failed (PEERREDUCE_GPU_FAULT_PROBE_PAIRS)";
+    } else if (token != record.token) {
+      why = "access probe read " + std::to_string(token) + " instead of the token " + std::to_string(record.token) +
+            " the peer wrote";
+    } else {
+      return true;
+    }
+    noteFailedProbe(record.rank, who + why, failures);
+    return false;
+  }
+
+  void noteFailedProbe(int peer, const std::string& why, std::string& failures) {
+    failed_probes_.push_back(peer);
+    failures += why + "; ";
   }
 
   // Whether this device has peer access to, and from, every other visible device: if not, some peer may
@@ -264,6 +297,8 @@ class GpuTransport final : public Transport,
     std::vector<PeerTable> tables(kMaxStreams, PeerTable{});
     topology_ = Topology(world_size_);
     std::vector<PeerRecord> decoded;
+    failed_probes_.clear();
+    std::string probe_failures;
     agreed_blocks_ = max_blocks_;
     for (int peer = 0; peer < world_size_; ++peer) {
       PR_ASSIGN_OR_RETURN(const PeerRecord record,
@@ -324,18 +359,17 @@ class GpuTransport final : public Transport,
       } else {
         hipIpcMemHandle_t handle;
         std::memcpy(&handle, record.ipc_handle, sizeof(handle));
-        PR_GPU_CHECK(rank_,
-                     hipIpcOpenMemHandle(reinterpret_cast<void**>(&base), handle, hipIpcMemLazyEnablePeerAccess));
+        const hipError_t opened =
+            hipIpcOpenMemHandle(reinterpret_cast<void**>(&base), handle, hipIpcMemLazyEnablePeerAccess);
+        if (opened == hipErrorPeerAccessUnsupported) {  // no usable path: a probe that failed
+          (void)hipGetLastError();
+          noteFailedProbe(peer, who + "opening its memory handle said peer access is unsupported", probe_failures);
+          continue;
+        }
+        PR_GPU_CHECK(rank_, opened);
         opened_.push_back(base);
       }
-      // The access probe: the peer's token, read through the mapping, must be what it wrote.
-      std::uint64_t token = 0;
-      // Default direction: the region may be device memory or mapped host memory.
-      PR_GPU_CHECK(rank_, hipMemcpy(&token, base, sizeof(token), hipMemcpyDefault));
-      if (token != record.token) {
-        return unavailableError(who + "access probe read " + std::to_string(token) + " instead of the token " +
-                                std::to_string(record.token) + " the peer wrote; peer memory is not reachable");
-      }
+      if (!probePasses(base, record, path, who, probe_failures)) continue;
       for (int area = 0; area < kMaxStreams; ++area) {
         PeerTable& table = tables[static_cast<std::size_t>(area)];
         table.counters[peer] = reinterpret_cast<std::uint64_t*>(base + kHeaderBytes + kAreaBytes * area);
@@ -347,6 +381,8 @@ class GpuTransport final : public Transport,
         topology_.setLink(rank_, peer, host_link_[static_cast<std::size_t>(peer)] ? hostLink() : defaultLink());
       }
     }
+    // The ranks agree on these pairs and fall back to host-staged links for them (ProbeFallback).
+    if (!failed_probes_.empty()) return unavailableError(probe_failures + "peer memory is not reachable directly");
     // A world with any region in host memory runs the pulling kernels only (host_staging.h); every rank
     // sees the same records, so every rank chooses alike.
     staged_world_ = std::find(host_placed_.begin(), host_placed_.end(), true) != host_placed_.end();
@@ -374,6 +410,23 @@ class GpuTransport final : public Transport,
   }
 
   Topology topology() const override { return topology_; }
+
+  std::vector<int> failedProbes() const override { return failed_probes_; }
+
+  Status fallBackToHostStaging(const std::vector<std::uint8_t>& pairs) override {
+    if (pool_ == nullptr) {
+      return unavailableError("rank " + std::to_string(rank_) + ": no pinned pool to fall back to host staging with");
+    }
+    std::vector<std::uint8_t> forced = forced_;
+    PR_RETURN_IF_ERROR(addHostStagedPairs(forced, pairs, world_size_).withContext("rank " + std::to_string(rank_)));
+    // The first region's name goes now (peers unmap their mappings in their own fallback).
+    if (host_block_.valid()) (void)host_block_.endSharing();
+    release();
+    forced_ = std::move(forced);
+    connected_ = false;
+    failed_probes_.clear();
+    return Status::ok();
+  }
 
   Status preparePlan(const std::shared_ptr<const Plan>& plan) override {
     const DevicePlan* staged = nullptr;
@@ -439,7 +492,7 @@ class GpuTransport final : public Transport,
     const Algorithm plan_algorithm = request.plan->algorithm;
     BatchTable table;
     if (batched) {
-      PR_ASSIGN_OR_RETURN(bytes, fillBatchTable(request, elem, table));
+      PR_ASSIGN_OR_RETURN(bytes, fillBatchTable(request, elem, rank_, table));
       args.count = bytes / elem;  // every vector of every item
     }
     const KernelChoice choice = chooseKernel(plan->shape.kind, bytes, world_size_, kernels_);
@@ -722,42 +775,6 @@ class GpuTransport final : public Transport,
     return kHeaderBytes + kCounterBytes + line_area_bytes_ * static_cast<std::size_t>(kMaxStreams);
   }
 
-  // The kernel's table of a batch's non-empty items, each starting on a vector of its own; returns the
-  // bytes of all their vectors. The communicator sends well-formed batches; this checks what the
-  // kernel relies on, so a malformed request is refused instead of reading past a buffer.
-  StatusOr<std::uint64_t> fillBatchTable(const ExecutionRequest& request, std::size_t elem, BatchTable& table) const {
-    static_assert(kMaxBatchTableItems == kMaxBatchItemsPerSubmit);
-    constexpr std::uint64_t kVectorBytes = 16;  // the kernels' load and store width
-    const std::string who =
-        "rank " + std::to_string(rank_) + ": batch of " + std::to_string(request.batch.size()) + " items: ";
-    if (request.batch.size() > kMaxBatchItemsPerSubmit) {
-      return invalidArgumentError(who + "at most " + std::to_string(kMaxBatchItemsPerSubmit) + " per operation");
-    }
-    if (request.send != nullptr || request.recv != nullptr) {
-      return invalidArgumentError(who + "send and recv must be null (the items name the buffers)");
-    }
-    table.items = 0;
-    table.reserved = 0;
-    std::uint64_t vectors = 0;
-    std::size_t total = 0;
-    for (std::size_t i = 0; i < request.batch.size(); ++i) {
-      const BatchItem& item = request.batch[i];
-      total += item.count;
-      if (item.count == 0) continue;
-      if (item.send == nullptr || item.recv == nullptr) {
-        return invalidArgumentError(who + "item " + std::to_string(i) + " has a null buffer");
-      }
-      const std::uint64_t bytes = static_cast<std::uint64_t>(item.count) * elem;
-      table.item[table.items++] = BatchTableItem{item.send, item.recv, bytes, vectors};
-      vectors += (bytes + kVectorBytes - 1) / kVectorBytes;
-    }
-    if (total != request.count || table.items == 0) {
-      return invalidArgumentError(who + "their counts add up to " + std::to_string(total) + ", the operation has " +
-                                  std::to_string(request.count) + " (and needs at least one non-empty item)");
-    }
-    return vectors * kVectorBytes;
-  }
-
   // Peer access over NVLink / XGMI, priced with the cost model's fitted parameters where this device
   // has them (gpu/calibrated_model.h).
   LinkInfo defaultLink() const { return modelLink(architecture()); }
@@ -864,7 +881,10 @@ class GpuTransport final : public Transport,
       (void)hipFree(plan.signal_counts);
       (void)hipFree(plan.done_to);
     }
+    plans_.clear();
+    keep_alive_.clear();
     for (void* p : opened_) (void)hipIpcCloseMemHandle(p);
+    opened_.clear();
     for (auto& [key, p] : opened_buffers_) (void)hipIpcCloseMemHandle(p);
     opened_buffers_.clear();
     for (SharedHostSegment& segment : peer_segments_) unregisterHostPages(segment.data(), segment.size());
@@ -873,8 +893,15 @@ class GpuTransport final : public Transport,
     (void)hipFree(control_);
     (void)hipHostFree(abort_word_);
     (void)hipHostFree(error_);
+    // Nulled: after a fallback to host staging the region opens again, and a failure halfway through must
+    // not free these a second time.
+    peer_table_ = nullptr;
+    control_ = nullptr;
+    abort_word_ = nullptr;
+    error_ = nullptr;
     if (placement_ == RegionPlacement::kDevice) (void)hipFree(region_);
     host_block_.reset();  // back to the pool (freed there once its name is gone)
+    placement_ = RegionPlacement::kDevice;
     region_ = nullptr;
   }
 
@@ -905,6 +932,8 @@ class GpuTransport final : public Transport,
   std::vector<bool> host_link_;       // the pair is host-staged: forced, or no peer access
   std::vector<bool> no_peer_access_;  // the runtime refuses peer access between the pair's devices
   bool staged_world_ = false;
+  std::vector<std::uint8_t> probe_faults_;           // PEERREDUCE_GPU_FAULT_PROBE_PAIRS (gpu/probe_fault.h)
+  std::vector<int> failed_probes_;                   // peers whose probe failed in the last connectPeers
   std::map<std::uintptr_t, std::uint64_t> exports_;  // registered allocations: base -> export id
   std::uint64_t next_export_id_ = 1;
   std::map<std::pair<int, std::uint64_t>, void*> opened_buffers_;  // (peer, export id) -> mapping
@@ -960,8 +989,11 @@ StatusOr<std::shared_ptr<Transport>> createGpuTransport(int rank, int world_size
             device, ptx_version, kGridDependencyPtxVersion);
   }
   if (settings.max_blocks > 0) max_blocks = settings.max_blocks;
-  return std::shared_ptr<Transport>(std::make_shared<gpu::GpuTransport>(
-      rank, world_size, device, sms, max_blocks, settings.bytes_per_block, kernels, settings.line_bytes_per_block));
+  PR_ASSIGN_OR_RETURN(std::vector<std::uint8_t> probe_faults,
+                      gpu::parseProbeFaultPairs(settings.probe_fault_pairs, world_size));
+  return std::shared_ptr<Transport>(
+      std::make_shared<gpu::GpuTransport>(rank, world_size, device, sms, max_blocks, settings.bytes_per_block, kernels,
+                                          settings.line_bytes_per_block, std::move(probe_faults)));
 }
 
 const char* gpuPlatformName() { return PR_GPU_PLATFORM_NAME; }

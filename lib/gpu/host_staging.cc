@@ -12,6 +12,18 @@ bool placeRegionInHost(const std::vector<std::uint8_t>& forced, int rank, int wo
   return false;
 }
 
+Status addHostStagedPairs(std::vector<std::uint8_t>& forced, const std::vector<std::uint8_t>& pairs, int world_size) {
+  const auto n = static_cast<std::size_t>(world_size < 0 ? 0 : world_size);
+  if (pairs.size() != n * n || (!forced.empty() && forced.size() != n * n)) {
+    return invalidArgumentError("host-staged pairs of " + std::to_string(pairs.size()) + " entries (and " +
+                                std::to_string(forced.size()) + " forced) for a world of " + std::to_string(n) + " x " +
+                                std::to_string(n));
+  }
+  if (forced.empty()) forced.assign(n * n, 0);
+  for (std::size_t i = 0; i < pairs.size(); ++i) forced[i] = (forced[i] != 0 || pairs[i] != 0) ? 1 : 0;
+  return Status::ok();
+}
+
 StatusOr<PeerPath> choosePeerPath(const PeerReach& reach) {
   const bool host_link = reach.forced || !reach.peer_access;
   if (!host_link) {

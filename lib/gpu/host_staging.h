@@ -29,6 +29,11 @@ namespace peerreduce::gpu {
 // host memory.
 bool placeRegionInHost(const std::vector<std::uint8_t>& forced, int rank, int world_size, bool device_reaches_all);
 
+// `forced` (empty or world x world) with `pairs` (world x world) added: the pairs whose access probe
+// failed fall back to host-staged links on top of the ones the configuration forces, so placeRegionInHost
+// and choosePeerPath treat them alike. kInvalidArgument for a matrix of the wrong size.
+Status addHostStagedPairs(std::vector<std::uint8_t>& forced, const std::vector<std::uint8_t>& pairs, int world_size);
+
 // How `rank` reaches `peer`'s region.
 enum class PeerPath {
   kDirect,      // the peer's device memory: IPC or this process's pointer, over NVLink / XGMI / PCIe peer access

@@ -57,6 +57,8 @@ StatusOr<GpuSettings> gpuSettingsFromEnvironment(const std::function<const char*
     PR_ASSIGN_OR_RETURN(const auto bytes, readByteSizeSetting(size.id, getenv));
     if (bytes) *size.field = *bytes;
   }
+  PR_ASSIGN_OR_RETURN(const auto probe_faults, readTextSetting(SettingId::kGpuFaultProbePairs, getenv));
+  if (probe_faults) s.probe_fault_pairs = *probe_faults;
   return s;
 }
 

@@ -11,6 +11,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <string>
 
 #include "config/gpu_settings.h"
 #include "gpu/fused_shape.h"
@@ -48,12 +49,14 @@ struct KernelPolicy {
 //                                      broadcast run as lines (0: none)
 //   PEERREDUCE_GPU_LL_BYTES_PER_BLOCK  input bytes per block of the line kernels (>= 1 KiB)
 //   PEERREDUCE_GPU_OVERLAP             0: ordinary launches; 1 (default): programmatic dependent launch
+//   PEERREDUCE_GPU_FAULT_PROBE_PAIRS   testing: these pairs' access probes fail (gpu/probe_fault.h)
 // Byte sizes take parseByteSize's forms (4096, 64K, 2M).
 struct GpuSettings {
   int max_blocks = 0;  // 0: not set
   std::uint64_t bytes_per_block = kDefaultBytesPerBlock;
   std::uint64_t line_bytes_per_block = kDefaultLineBytesPerBlock;
   KernelPolicy kernels;
+  std::string probe_fault_pairs;  // empty: none; parsed against the world size (parseProbeFaultPairs)
 };
 
 // The settings from `getenv` (unset or empty variables keep their defaults); kInvalidArgument naming

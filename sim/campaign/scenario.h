@@ -56,6 +56,8 @@ Scenario drawScenario(std::uint64_t seed);
 // The host-staged part of a scenario (scenario_draw_host.cc): whether its world has no peer access and,
 // if so, the host-staged fault kinds of its mix and their faults.
 void drawHostStaged(Scenario& s);
+// Failed access probes at creation (scenario_draw_probe.cc), from a stream of their own.
+void drawProbeFailures(Scenario& s);
 
 // What one fault kind did in a scenario.
 struct KindOutcome {

@@ -86,7 +86,10 @@ Scenario drawScenario(std::uint64_t seed) {
   // Swarm testing: each kind is in this run's mix with probability 1/2.
   // (Host-staged kinds come from drawHostStaged's stream: these draws stay what they were.)
   for (int k = 0; k < faults::kFaultKindCount; ++k) {
-    if (faults::isHostStagedFault(static_cast<FaultKind>(k))) continue;
+    // Probe faults come from drawProbeFailures' stream: these draws stay what they were.
+    if (faults::isHostStagedFault(static_cast<FaultKind>(k)) || faults::isProbeFault(static_cast<FaultKind>(k))) {
+      continue;
+    }
     if (prng.chance(0.5)) s.mix.enable(static_cast<FaultKind>(k));
   }
   s.buggify_sites = static_cast<std::uint32_t>(prng.below(8));
@@ -134,11 +137,15 @@ Scenario drawScenario(std::uint64_t seed) {
         case FaultKind::kHostCopyStall:
         case FaultKind::kPinnedExhausted:
           continue;  // never in this mix (drawHostStaged)
+        case FaultKind::kProbeFailure:
+        case FaultKind::kProbeFailurePersistent:
+          continue;  // never in this mix (drawProbeFailures)
       }
       s.faults.push_back(f);
     }
   }
   drawHostStaged(s);
+  drawProbeFailures(s);
   return s;
 }
 

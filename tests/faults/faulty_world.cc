@@ -41,8 +41,10 @@ StatusOr<std::unique_ptr<FaultyWorld>> FaultyWorld::prepare(const Topology& topo
 }
 
 StatusOr<std::unique_ptr<FaultyWorld>> FaultyWorld::create(const Topology& topology, Config config,
-                                                           double wait_timeout_us) {
+                                                           double wait_timeout_us,
+                                                           const std::vector<faults::Fault>& creation_faults) {
   PR_ASSIGN_OR_RETURN(auto w, prepare(topology, config, wait_timeout_us));
+  for (const faults::Fault& f : creation_faults) PR_RETURN_IF_ERROR(w->controller_->inject(f));
   const int n = topology.worldSize();
   FaultyWorld* raw = w.get();
   PR_ASSIGN_OR_RETURN(w->cluster_, sim::SimCluster::createWith(w->world_, [&](int r) {

@@ -17,9 +17,11 @@ namespace peerreduce::testing {
 
 class FaultyWorld {
  public:
-  // `topology` fixes the world size; waits time out after `wait_timeout_us` of virtual time.
+  // `topology` fixes the world size; waits time out after `wait_timeout_us` of virtual time;
+  // `creation_faults` are injected before the communicators are created.
   static StatusOr<std::unique_ptr<FaultyWorld>> create(const Topology& topology, Config config = smallConfig(),
-                                                       double wait_timeout_us = 5000.0);
+                                                       double wait_timeout_us = 5000.0,
+                                                       const std::vector<faults::Fault>& creation_faults = {});
   static Config smallConfig();
 
   int size() const { return cluster_->size(); }

@@ -5,29 +5,18 @@
 // pairs host-staged, the pinned pool must show the region and the traffic, and no shared-memory name may
 // be left once every peer mapped it.
 #include <gtest/gtest.h>
-#include <unistd.h>
 
 #include <cinttypes>
 #include <cstdio>
-#include <filesystem>
 #include <string>
 #include <vector>
 
 #include "portability.h"
+#include "shared_names.h"
 #include "world_provider.h"
 
 namespace peerreduce::testing {
 namespace {
-
-std::size_t sharedNamesOfThisProcess() {
-  std::size_t names = 0;
-  const std::string prefix = "peerreduce-" + std::to_string(::getpid()) + "-";
-  std::error_code error;
-  for (const auto& entry : std::filesystem::directory_iterator("/dev/shm", error)) {
-    if (entry.path().filename().string().rfind(prefix, 0) == 0) ++names;
-  }
-  return names;
-}
 
 float inputValue(int rank, std::size_t i) { return static_cast<float>((rank + 1) * 3 + static_cast<int>(i % 13)); }
 

@@ -137,6 +137,24 @@ class KernelLaunches {
                                      std::size_t elem_size) = 0;
 };
 
+// Access probes that fall back to host staging: a transport whose connectPeers tests each peer's mapping
+// before trusting it, and that can move its memory so that a pair whose probe failed becomes a
+// host-staged link. The communicator runs the sequence (lib/api/symmetric_exchange.cc): the ranks agree
+// on the failed pairs, each rank falls back, and openSymmetric and connectPeers run a second time.
+class ProbeFallback {
+ public:
+  virtual ~ProbeFallback() = default;
+  // The peers whose access probe failed in the last connectPeers, ascending: the runtime allowed the
+  // mapping but it did not carry the peer's token, or opening it said there is no usable path. Empty
+  // when every probe passed or connectPeers failed for another reason (which no fallback can mend).
+  virtual std::vector<int> failedProbes() const = 0;
+  // Tears down what openSymmetric and connectPeers opened (mappings closed, host memory unregistered and
+  // unmapped, the region released) and from now on treats `pairs` (world x world, row-major, symmetric,
+  // the same on every rank) as host-staged, on top of the pairs it already had; openSymmetric and
+  // connectPeers follow. kInvalidArgument for a matrix of the wrong size.
+  virtual Status fallBackToHostStaging(const std::vector<std::uint8_t>& pairs) = 0;
+};
+
 struct TransportCapabilities {
   TimeMarks* time_marks = nullptr;
   BufferSharing* buffer_sharing = nullptr;
@@ -144,6 +162,7 @@ struct TransportCapabilities {
   LinkAdoption* link_adoption = nullptr;
   HostStaging* host_staging = nullptr;
   KernelLaunches* kernel_launches = nullptr;
+  ProbeFallback* probe_fallback = nullptr;
 };
 
 }  // namespace peerreduce
