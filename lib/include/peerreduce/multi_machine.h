@@ -144,7 +144,8 @@ class MultiMachineCommunicator {
   // in place when send == recv + rank x sendcount. kHierarchical gathers each local rank's blocks between
   // machines straight into `recv`, then every machine's blocks inside the machine (one all-gather per
   // machine); kFlat gathers inside the machine first, then whole machines' rows between machines. Bits
-  // are copied. Returns after the step between machines, as allreduce does; synchronize() completes it.
+  // are copied. Hierarchical returns after the step between machines, as allreduce does, and
+  // synchronize() completes it; flat is complete when it returns. Every rank passes the same strategy.
   Status allGather(const void* send, void* recv, std::size_t sendcount, DataType dtype, StreamHandle stream = nullptr,
                    MachineStrategy strategy = MachineStrategy::kAuto);
   Status synchronize(StreamHandle stream = nullptr);
