@@ -48,6 +48,15 @@ inline bool isDeviceMemory(const void* ptr) {
   }
   return pointerMemoryType(attributes, 0) == hipMemoryTypeDevice;
 }
+// The device whose memory `ptr` is, or -1 for memory the host addresses (as isDeviceMemory decides).
+inline int deviceOfMemory(const void* ptr) {
+  hipPointerAttribute_t attributes{};
+  if (hipPointerGetAttributes(&attributes, ptr) != hipSuccess) {
+    (void)hipGetLastError();
+    return -1;
+  }
+  return pointerMemoryType(attributes, 0) == hipMemoryTypeDevice ? attributes.device : -1;
+}
 #elif defined(PEERREDUCE_GPU_CUDA)
 #include <cuda.h>  // driver API types only: its one function is found at run time (hipMemGetAddressRange)
 #include <cuda_runtime.h>
@@ -199,6 +208,15 @@ inline bool isDeviceMemory(const void* ptr) {
     return false;
   }
   return attributes.type == cudaMemoryTypeDevice;
+}
+// The device whose memory `ptr` is, or -1 for memory the host addresses (as isDeviceMemory decides).
+inline int deviceOfMemory(const void* ptr) {
+  cudaPointerAttributes attributes{};
+  if (cudaPointerGetAttributes(&attributes, ptr) != cudaSuccess) {
+    (void)cudaGetLastError();
+    return -1;
+  }
+  return attributes.type == cudaMemoryTypeDevice ? attributes.device : -1;
 }
 inline hipError_t hipDeviceGetPCIBusId(char* id, int length, int device) {
   return cudaDeviceGetPCIBusId(id, length, device);

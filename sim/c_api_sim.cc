@@ -28,17 +28,12 @@ constexpr const char* kWorldHint = "pass a world made by prSimWorldCreate";
 // Creates one rank's communicator; never throws (it runs on its own thread in prCommInitSimAll).
 Status createSimComm(const std::shared_ptr<sim::SimWorld>& world, int rank, const Config& config,
                      std::unique_ptr<prComm>& out) noexcept {
-  try {
+  return createRankGuarded(rank, [&]() -> Status {
     auto comm = Communicator::create(rank, world->worldSize(), world->bootstrap(rank), world->transport(rank), config);
     if (!comm.isOk()) return comm.status();
     out = std::make_unique<prComm>(prComm{std::move(comm).value(), world});
     return Status::ok();
-  } catch (const std::bad_alloc&) {
-    return outOfMemoryError("rank " + std::to_string(rank) + ": out of host memory while creating the communicator");
-  } catch (const std::exception& e) {
-    return internalError("rank " + std::to_string(rank) + ": unexpected exception while creating the communicator (" +
-                         e.what() + "); please report it");
-  }
+  });
 }
 
 // The error to show when several ranks failed. A rank whose own step failed reports the cause; the
@@ -160,12 +155,8 @@ prResult_t prCommInitSimRank(prSimWorld_t world, int rank, const prConfig_t* con
     if (world == nullptr) return nullArgument(kFunction, "world", kWorldHint);
     if (!liveWorlds().contains(world)) return unknownHandle(kFunction, "world", kWorldHint);
     if (comm == nullptr) return nullArgument(kFunction, "comm", "pass the address of a prComm_t to receive it");
-    const int size = world->world->worldSize();
-    if (rank < 0 || rank >= size) {
-      return peerreduce::capi::recordError(kFunction, peerreduce::ErrorCode::kInvalidArgument,
-                                           {"rank ", std::to_string(rank), " is outside 0..", std::to_string(size - 1),
-                                            " for a simulated world of ", std::to_string(size), " ranks"});
-    }
+    const prResult_t in_world = peerreduce::capi::checkSimRank(kFunction, rank, world->world->worldSize());
+    if (in_world != prSuccess) return in_world;
     auto config_or = peerreduce::capi::toConfig(config);
     if (!config_or.isOk()) return toResult(kFunction, config_or.status());
     std::unique_ptr<prComm> made;
@@ -208,12 +199,8 @@ prResult_t prSimWorldBootstrap(prSimWorld_t world, int rank, prBootstrap_t* boot
     *bootstrap = nullptr;
     if (world == nullptr) return nullArgument(kFunction, "world", kWorldHint);
     if (!liveWorlds().contains(world)) return unknownHandle(kFunction, "world", kWorldHint);
-    const int size = world->world->worldSize();
-    if (rank < 0 || rank >= size) {
-      return peerreduce::capi::recordError(kFunction, peerreduce::ErrorCode::kInvalidArgument,
-                                           {"rank ", std::to_string(rank), " is outside 0..", std::to_string(size - 1),
-                                            " for a simulated world of ", std::to_string(size), " ranks"});
-    }
+    const prResult_t in_world = peerreduce::capi::checkSimRank(kFunction, rank, world->world->worldSize());
+    if (in_world != prSuccess) return in_world;
     auto handle = std::make_unique<prBootstrap>();
     handle->bootstrap = world->world->bootstrap(rank);
     handle->transports = peerreduce::capi::simTransports(world->world);

@@ -34,12 +34,20 @@ StatusOr<std::unique_ptr<MultiMachineSimCluster>> MultiMachineSimCluster::create
 std::vector<Status> MultiMachineSimCluster::allreduce(const std::vector<const void*>& send,
                                                       const std::vector<void*>& recv, std::size_t count, DataType dtype,
                                                       ReduceOp op, MachineStrategy strategy) {
+  return run([&](MultiMachineCommunicator& comm, int r) {
+    const auto i = static_cast<std::size_t>(r);
+    return comm.allreduce(send[i], recv[i], count, dtype, op, nullptr, strategy);
+  });
+}
+
+std::vector<Status> MultiMachineSimCluster::run(
+    const std::function<Status(MultiMachineCommunicator& comm, int rank)>& call) {
   const int n = size();
   std::vector<Status> statuses(static_cast<std::size_t>(n));
   runOnRankThreads(n, [&](int r) {
     const auto i = static_cast<std::size_t>(r);
-    Status s = comms_[i]->allreduce(send[i], recv[i], count, dtype, op, nullptr, strategy);
-    // synchronize is collective on the simulator: every rank makes it, whatever its allreduce returned.
+    Status s = call(*comms_[i], r);
+    // synchronize is collective on the simulator: every rank makes it, whatever its call returned.
     const Status synced = comms_[i]->synchronize();
     statuses[i] = s.isOk() ? synced : s;
   });

@@ -6,6 +6,7 @@
 // (sim/rank_threads.h) and returns every rank's status. Used by peerreduce-sim and the tests.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <vector>
 
@@ -27,6 +28,9 @@ class MultiMachineSimCluster {
   // Every rank's allreduce of send[r] into recv[r] (count elements), synchronized: each rank's status.
   std::vector<Status> allreduce(const std::vector<const void*>& send, const std::vector<void*>& recv, std::size_t count,
                                 DataType dtype, ReduceOp op, MachineStrategy strategy = MachineStrategy::kAuto);
+  // Every rank's `call` (a reduce-scatter, an all-gather) followed by its synchronize, each on its rank
+  // thread: each rank's status (the call's error, else synchronize's).
+  std::vector<Status> run(const std::function<Status(MultiMachineCommunicator& comm, int rank)>& call);
 
  private:
   std::shared_ptr<MultiMachineSimWorld> world_;

@@ -15,6 +15,7 @@
 #include "api/communicator_impl.h"
 #include "api/kernel_blocks.h"
 #include "api/operation_submit.h"
+#include "api/strided_collectives.h"
 #include "peerreduce/communicator.h"
 #include "util/log.h"
 
@@ -100,7 +101,7 @@ Status abortedCall(const Communicator::Impl& impl, const char* call) {
 // Everything after validation: the plan for the size and placement, then the one submit path.
 Status submitCollective(Communicator::Impl& impl, Collective collective, int root, const void* send, void* recv,
                         std::size_t block_count, DataType dtype, ReduceOp op, bool in_place, StreamHandle stream,
-                        const char* call) {
+                        const char* call, std::size_t block_stride = 0) {
   PR_ASSIGN_OR_RETURN(const Candidate* candidate,
                       chooseCandidate(impl, collective, root, block_count * dataTypeSize(dtype)));
   Operation operation;
@@ -111,6 +112,7 @@ Status submitCollective(Communicator::Impl& impl, Collective collective, int roo
   operation.send = send;
   operation.recv = recv;
   operation.count = block_count;
+  operation.block_stride = block_stride;
   PR_TRACE(impl.rank, "%s %zu x %s via %s", call, block_count, std::string(dataTypeName(dtype)).c_str(),
            operation.plan->description.c_str());
   return submitOperation(impl, operation, stream, call);
@@ -184,6 +186,48 @@ Status Communicator::broadcast(const void* send, void* recv, std::size_t count, 
   const bool in_place = send == recv;
   return submitCollective(impl, Collective::kBroadcast, root, send, recv, count, dtype, ReduceOp::kSum, in_place,
                           stream, "broadcast");
+}
+
+namespace {
+
+// The strided forms' callers are the library's own (a communicator across machines), so a bad stride
+// is its bug, reported as such rather than run.
+Status checkStride(const Communicator::Impl& impl, const char* call, std::size_t count, std::size_t block_stride,
+                   const void* send, const void* recv) {
+  if (send == nullptr || recv == nullptr) {
+    return internalError(std::string(call) + " on rank " + std::to_string(impl.rank) + ": a null buffer");
+  }
+  if (block_stride < count) {
+    return internalError(std::string(call) + " on rank " + std::to_string(impl.rank) + ": block stride " +
+                         std::to_string(block_stride) + " below the block's " + std::to_string(count) + " elements");
+  }
+  return Status::ok();
+}
+
+}  // namespace
+
+Status reduceScatterStrided(Communicator& comm, const void* send, void* recv, std::size_t count,
+                            std::size_t block_stride, DataType dtype, ReduceOp op, StreamHandle stream) {
+  Communicator::Impl& impl = CommunicatorAccess::impl(comm);
+  if (comm.aborted()) return abortedCall(impl, "reduceScatter");
+  if (count == 0) return Status::ok();
+  PR_RETURN_IF_ERROR(checkStride(impl, "reduceScatter", count, block_stride, send, recv));
+  const bool in_place = recv == static_cast<const std::byte*>(send) +
+                                    block_stride * dataTypeSize(dtype) * static_cast<std::size_t>(impl.rank);
+  return submitCollective(impl, Collective::kReduceScatter, 0, send, recv, count, dtype, op, in_place, stream,
+                          "reduceScatter", block_stride);
+}
+
+Status allGatherStrided(Communicator& comm, const void* send, void* recv, std::size_t count, std::size_t block_stride,
+                        DataType dtype, StreamHandle stream) {
+  Communicator::Impl& impl = CommunicatorAccess::impl(comm);
+  if (comm.aborted()) return abortedCall(impl, "allGather");
+  if (count == 0) return Status::ok();
+  PR_RETURN_IF_ERROR(checkStride(impl, "allGather", count, block_stride, send, recv));
+  const bool in_place = send == static_cast<const std::byte*>(recv) +
+                                    block_stride * dataTypeSize(dtype) * static_cast<std::size_t>(impl.rank);
+  return submitCollective(impl, Collective::kAllGather, 0, send, recv, count, dtype, ReduceOp::kSum, in_place, stream,
+                          "allGather", block_stride);
 }
 
 }  // namespace peerreduce

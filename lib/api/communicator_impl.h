@@ -52,6 +52,11 @@ struct Communicator::Impl {
   BufferRegistrations buffers;
 };
 
+// The state behind a Communicator, for the library's internal entry points (api/strided_collectives.h).
+struct CommunicatorAccess {
+  static Communicator::Impl& impl(Communicator& comm) { return *comm.impl_; }
+};
+
 // Creates the pool for the region the transport opened and takes the scratch (communicator_memory.cc).
 Status createPool(Communicator::Impl& impl);
 // The slot of `stream` and its scratch for one operation (StreamLeases::slotOf, ::lease).

@@ -8,6 +8,7 @@
 #include "api/argument_checks.h"
 #include "api/machine_layout.h"
 #include "api/machine_strategy.h"
+#include "api/multi_machine_impl.h"
 #include "bootstrap/host_identity.h"
 #include "bootstrap/rank_agreement.h"
 #include "peerreduce/multi_machine.h"
@@ -15,18 +16,6 @@
 #include "util/hash.h"
 
 namespace peerreduce {
-
-struct MultiMachineCommunicator::Impl {
-  int rank = 0;
-  int size = 0;
-  Config config;
-  MachineLayout layout;
-  std::shared_ptr<Bootstrap> world;
-  MachineLinks links;
-  std::unique_ptr<Communicator> machine;
-  std::unique_ptr<Communicator> network;
-  MachineChoiceTable choices;
-};
 
 namespace {
 
@@ -111,8 +100,9 @@ StatusOr<std::unique_ptr<MultiMachineCommunicator>> MultiMachineCommunicator::cr
         "the network worlds of different local ranks see different links between machines (" + same.message() +
         "); every local rank's network world must have the same links so that every rank folds alike");
   }
-  PR_ASSIGN_OR_RETURN(impl->choices,
-                      agreeMachineChoices(*impl->machine, *impl->network, layout.ranks_per_machine, world));
+  impl->grid = machineBlockGrid(layout);
+  PR_ASSIGN_OR_RETURN(impl->choices, agreeMachineChoices(Collective::kAllReduce, *impl->machine, *impl->network,
+                                                         shapeOf(layout, impl->grid), world));
   return std::unique_ptr<MultiMachineCommunicator>(new MultiMachineCommunicator(std::move(impl)));
 }
 
@@ -134,6 +124,8 @@ std::string describeNetworkFailure(const Communicator& network, const MachineLay
   }
   return what;
 }
+
+}  // namespace
 
 // Completes the network step (every rank of the network world synchronizes, even after a failure, and
 // after a failure of its own machine step, `prior`), puts what the network world's detector saw into its
@@ -188,8 +180,6 @@ Status agreeOnMachineStep(MultiMachineCommunicator::Impl& impl, const Status& mi
                                    "', local rank " + std::to_string(layout.local_rank) +
                                    "): " + (mine.isOk() ? "local " : "") + agreed.message());
 }
-
-}  // namespace
 
 Status MultiMachineCommunicator::allreduce(const void* send, void* recv, std::size_t count, DataType dtype, ReduceOp op,
                                            StreamHandle stream, MachineStrategy strategy) {
@@ -310,8 +300,7 @@ Communicator& MultiMachineCommunicator::networkCommunicator() { return *impl_->n
 StatusOr<MachineSelection> MultiMachineCommunicator::explainSelection(std::size_t count, DataType dtype) const {
   PR_ASSIGN_OR_RETURN(MachineSelection s, predictMachineStrategies(*impl_->machine, *impl_->network,
                                                                    impl_->layout.ranks_per_machine, count, dtype));
-  const int bucket = MachineChoiceTable::bucketOf(count * dataTypeSize(dtype));
-  s.chosen = impl_->choices.chosen[static_cast<std::size_t>(bucket)];
+  s.chosen = impl_->choices.choose(count * dataTypeSize(dtype));
   return s;
 }
 

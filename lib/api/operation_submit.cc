@@ -47,7 +47,8 @@ Status submitOperation(Communicator::Impl& impl, const Operation& operation, int
       request.recv = static_cast<std::byte*>(operation.recv) + done * elem;
     }
     request.layout = ChunkLayout::make(request.count, operation.plan->num_chunks, elem);
-    request.block_stride = operation.count;  // blocks are the user's per-rank count apart
+    // Blocks are the user's per-rank count apart, unless the caller spaced them (strided_collectives.h).
+    request.block_stride = operation.block_stride != 0 ? operation.block_stride : operation.count;
     submitted = impl.transport->submit(request, stream);
     segments += submitted.isOk() ? 1 : 0;
   }

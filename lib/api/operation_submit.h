@@ -24,6 +24,9 @@ struct Operation {
   const void* send = nullptr;  // null for a batch
   void* recv = nullptr;        // null for a batch
   std::size_t count = 0;       // elements per block (a batch: over all its items); Plan::num_blocks blocks
+  // Elements from one block's start to the next in the buffer that holds every block; 0: `count` (the
+  // blocks are contiguous, as the public calls have them).
+  std::size_t block_stride = 0;
   // Non-empty: one launch over these items (at most the transport's batch capacity, within one segment
   // of scratch), instead of send/recv.
   std::span<const BatchItem> batch;

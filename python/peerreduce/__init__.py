@@ -18,10 +18,12 @@ from .errors import (AbortedError, CorruptError, Error, InternalError, InvalidAr
                      MismatchError, OutOfMemoryError, PeerLostError, RemoteError, TimeoutError, UnavailableError,
                      UnsupportedError)
 from ._native import LibraryNotFoundError, library_version
+from .machines import MultiMachineCommunicator, MultiMachineSimWorld
 
 __all__ = [
     "AbortedError", "Bootstrap", "CallbackBootstrap", "Communicator", "CorruptError", "Error", "InternalError",
     "InvalidArgumentError", "LibraryNotFoundError", "LinkDownError", "MismatchError", "Mpi4pyBootstrap",
+    "MultiMachineCommunicator", "MultiMachineSimWorld",
     "OutOfMemoryError", "PeerLostError", "RegisteredBuffer", "RemoteError", "SimWorld", "TimeoutError",
     "TorchProcessGroupBootstrap", "TorchStoreBootstrap", "UnavailableError", "UnsupportedError", "library_version",
 ]

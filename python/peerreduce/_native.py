@@ -112,6 +112,10 @@ class BatchItem(ctypes.Structure):
     _fields_ = [("sendbuff", c_void_p), ("recvbuff", c_void_p), ("count", c_size_t)]
 
 
+class MachineLayout(ctypes.Structure):
+    _fields_ = [(name, c_int) for name in ("rank", "size", "machines", "ranks_per_machine", "machine", "local_rank")]
+
+
 ALL_GATHER = ctypes.CFUNCTYPE(c_int, c_void_p, c_void_p, c_void_p, c_size_t, ctypes.POINTER(c_size_t), c_int64)
 BARRIER = ctypes.CFUNCTYPE(c_int, c_void_p, c_int64)
 
@@ -156,6 +160,15 @@ _SIGNATURES: dict[str, tuple] = {
     "prCommInitSimAll": (c_int, [c_void_p, c_void_p, _P(c_void_p)]),
     "prSimWorldBootstrap": (c_int, [c_void_p, c_int, _P(c_void_p)]),
     "prSimWorldAttachBootstrap": (c_int, [c_void_p, c_void_p]),
+    "prMultiSimWorldCreate": (c_int, [c_int, c_int, c_uint64, _P(c_void_p)]),
+    "prMultiSimWorldDestroy": (c_int, [c_void_p]),
+    "prMultiCommInitSimAll": (c_int, [c_void_p, c_void_p, _P(c_void_p)]),
+    "prMultiAllReduce": (c_int, [c_void_p, c_void_p, c_size_t, c_int, c_int, c_int, c_void_p, c_void_p]),
+    "prMultiReduceScatter": (c_int, [c_void_p, c_void_p, c_size_t, c_int, c_int, c_int, c_void_p, c_void_p]),
+    "prMultiAllGather": (c_int, [c_void_p, c_void_p, c_size_t, c_int, c_int, c_void_p, c_void_p]),
+    "prMultiCommSynchronize": (c_int, [c_void_p, c_void_p]),
+    "prMultiCommDestroy": (c_int, [c_void_p]),
+    "prMultiCommLayout": (c_int, [c_void_p, _P(MachineLayout)]),
 }
 # Optional functions: present in builds that have them (checked with has()).
 _OPTIONAL: dict[str, tuple] = {}

@@ -29,11 +29,20 @@ const char* machineFaultName(MachineFault fault) {
   return "invalid";
 }
 
+namespace {
+
+Collective collectiveOf(int drawn) {
+  return drawn == 1 ? Collective::kReduceScatter : drawn == 2 ? Collective::kAllGather : Collective::kAllReduce;
+}
+
+}  // namespace
+
 std::string MachineScenario::describe() const {
   return std::to_string(machines) + " machines x " + std::to_string(ranks_per_machine) + " ranks, " +
-         std::to_string(count) + " x int32 sum, " + machineStrategyName(static_cast<MachineStrategy>(strategy)) +
-         ", fault " + machineFaultName(fault) + " (network world " + std::to_string(group) + ", machines " +
-         std::to_string(machine_a) + " and " + std::to_string(machine_b) + ")";
+         std::string(collectiveName(collectiveOf(collective))) + " of " + std::to_string(count) + " x int32 sum, " +
+         machineStrategyName(static_cast<MachineStrategy>(strategy)) + ", fault " + machineFaultName(fault) +
+         " (network world " + std::to_string(group) + ", machines " + std::to_string(machine_a) + " and " +
+         std::to_string(machine_b) + ")";
 }
 
 MachineScenario drawMachineScenario(std::uint64_t seed) {
@@ -49,6 +58,7 @@ MachineScenario drawMachineScenario(std::uint64_t seed) {
   s.machine_a = static_cast<int>(prng.below(static_cast<std::uint64_t>(s.machines)));
   s.machine_b =
       (s.machine_a + 1 + static_cast<int>(prng.below(static_cast<std::uint64_t>(s.machines - 1)))) % s.machines;
+  s.collective = static_cast<int>(prng.below(3));  // drawn last: the earlier draws of a seed stay what they were
   return s;
 }
 
@@ -62,24 +72,43 @@ struct Run {
   std::string wrong;  // "" when every ok rank holds the exact sum
 };
 
-Run allreduceOnce(MultiMachineSimCluster& cluster, std::size_t count, MachineStrategy strategy) {
+// What rank r holds at element i after the collective: every input is exact in int32, and so is every sum.
+std::int64_t expectedAt(Collective collective, int n, std::size_t count, int r, std::size_t i) {
+  if (collective == Collective::kAllGather) return inputOf(static_cast<int>(i / count), i % count);
+  const std::size_t at = collective == Collective::kReduceScatter ? static_cast<std::size_t>(r) * count + i : i;
+  std::int64_t sum = 0;
+  for (int q = 0; q < n; ++q) sum += inputOf(q, at);
+  return sum;
+}
+
+// One collective of `count` per rank on every rank, checked element by element on the ranks that ended ok.
+Run runOnce(MultiMachineSimCluster& cluster, Collective collective, std::size_t count, MachineStrategy strategy) {
   const int n = cluster.size();
-  std::vector<std::vector<std::int32_t>> in(static_cast<std::size_t>(n), std::vector<std::int32_t>(count));
-  std::vector<std::vector<std::int32_t>> out(static_cast<std::size_t>(n), std::vector<std::int32_t>(count, -1));
-  std::vector<const void*> send;
-  std::vector<void*> recv;
+  const auto world = static_cast<std::size_t>(n);
+  const std::size_t in_count = collective == Collective::kReduceScatter ? world * count : count;
+  const std::size_t out_count = collective == Collective::kAllGather ? world * count : count;
+  std::vector<std::vector<std::int32_t>> in(world, std::vector<std::int32_t>(in_count));
+  std::vector<std::vector<std::int32_t>> out(world, std::vector<std::int32_t>(out_count, -1));
   for (int r = 0; r < n; ++r) {
-    for (std::size_t i = 0; i < count; ++i) in[static_cast<std::size_t>(r)][i] = inputOf(r, i);
-    send.push_back(in[static_cast<std::size_t>(r)].data());
-    recv.push_back(out[static_cast<std::size_t>(r)].data());
+    for (std::size_t i = 0; i < in_count; ++i) in[static_cast<std::size_t>(r)][i] = inputOf(r, i);
   }
   Run run;
-  run.statuses = cluster.allreduce(send, recv, count, DataType::kInt32, ReduceOp::kSum, strategy);
+  run.statuses = cluster.run([&](MultiMachineCommunicator& comm, int r) {
+    const auto x = static_cast<std::size_t>(r);
+    switch (collective) {
+      case Collective::kReduceScatter:
+        return comm.reduceScatter(in[x].data(), out[x].data(), count, DataType::kInt32, ReduceOp::kSum, nullptr,
+                                  strategy);
+      case Collective::kAllGather:
+        return comm.allGather(in[x].data(), out[x].data(), count, DataType::kInt32, nullptr, strategy);
+      default:
+        return comm.allreduce(in[x].data(), out[x].data(), count, DataType::kInt32, ReduceOp::kSum, nullptr, strategy);
+    }
+  });
   for (int r = 0; r < n && run.wrong.empty(); ++r) {
     if (!run.statuses[static_cast<std::size_t>(r)].isOk()) continue;
-    for (std::size_t i = 0; i < count && run.wrong.empty(); ++i) {
-      std::int64_t expected = 0;
-      for (int q = 0; q < n; ++q) expected += inputOf(q, i);
+    for (std::size_t i = 0; i < out_count && run.wrong.empty(); ++i) {
+      const std::int64_t expected = expectedAt(collective, n, count, r, i);
       if (out[static_cast<std::size_t>(r)][i] != expected) {
         run.wrong = "rank " + std::to_string(r) + " element " + std::to_string(i) + " is " +
                     std::to_string(out[static_cast<std::size_t>(r)][i]) + ", expected " + std::to_string(expected);
@@ -158,7 +187,7 @@ std::string recover(MultiMachineSimCluster& cluster, const MachineScenario& s, M
   rest.seed = s.seed;
   auto survivors = MultiMachineSimCluster::create(rest, campaignConfig());
   if (!survivors.isOk()) return "liveness: the survivors' world: " + survivors.status().toString();
-  const Run again = allreduceOnce(**survivors, s.count, static_cast<MachineStrategy>(s.strategy));
+  const Run again = runOnce(**survivors, collectiveOf(s.collective), s.count, static_cast<MachineStrategy>(s.strategy));
   for (const Status& st : again.statuses) {
     if (!st.isOk()) return "liveness: after shrinking: " + st.toString();
   }
@@ -179,7 +208,7 @@ std::string runMachineScenario(const MachineScenario& s, MachineCampaignReport& 
   if (!created.isOk()) return "liveness: creation: " + created.status().toString();
   MultiMachineSimCluster& cluster = **created;
   inject(cluster.world(), s);
-  const Run run = allreduceOnce(cluster, s.count, static_cast<MachineStrategy>(s.strategy));
+  const Run run = runOnce(cluster, collectiveOf(s.collective), s.count, static_cast<MachineStrategy>(s.strategy));
   if (!run.wrong.empty()) return "safety: " + run.wrong;
   int failed = 0;
   bool named = false;
@@ -216,6 +245,7 @@ MachineCampaignReport runMachineCampaign(std::uint64_t first_seed, std::uint64_t
     const MachineScenario s = drawMachineScenario(seed);
     ++report.scenarios;
     ++report.by_fault[static_cast<std::size_t>(s.fault)];
+    ++report.by_collective[static_cast<std::size_t>(s.collective)];
     const std::string problem = runMachineScenario(s, report);
     if (problem.empty()) continue;
     (problem.rfind("liveness", 0) == 0 ? report.liveness_failures : report.safety_failures) += 1;
@@ -260,6 +290,10 @@ int machineCampaignMain(const std::vector<std::string>& args) {
   for (int f = 0; f < kMachineFaultCount; ++f) {
     std::printf("  %-18s %llu\n", machineFaultName(static_cast<MachineFault>(f)),
                 static_cast<unsigned long long>(r.by_fault[static_cast<std::size_t>(f)]));
+  }
+  for (int c = 0; c < 3; ++c) {
+    std::printf("  %-18s %llu\n", std::string(collectiveName(collectiveOf(c))).c_str(),
+                static_cast<unsigned long long>(r.by_collective[static_cast<std::size_t>(c)]));
   }
   for (const std::string& failure : r.failures) std::printf("FAIL %s\n", failure.c_str());
   return r.safety_failures + r.liveness_failures == 0 ? 0 : 1;

@@ -63,7 +63,7 @@ std::string cliUsage() {
          "  --mask PAIRS       forbid direct links (0-1,2-3) or stage pairs through host memory\n"
          "                     (host:0-1, host:all), as PEERREDUCE_LINK_MASK\n"
          "  --json             print one JSON object instead of text (predict: every size's candidates)\n"
-         "  --machines M       allreduce and predict across M simulated machines (docs/MULTI_MACHINE.md)\n"
+         "  --machines M       allreduce, reduce-scatter, all-gather and predict across M simulated machines\n"
          "  --ranks-per-machine K  ranks of each machine, 1..64 (M x K at most 64 to run; predict: any)\n"
          "  --network GBIT[:US]    each NIC's rate in Gb/s and one-way latency in us (default 400:5)\n"
          "  --strategy S       across machines: auto (default), hierarchical, flat\n"
@@ -183,8 +183,9 @@ StatusOr<CliOptions> parseCliOptions(const std::vector<std::string>& args) {
       (options.machines == 0 && (!options.network.empty() || !options.strategy.empty()))) {
     return invalidArgumentError("--machines and --ranks-per-machine go together (and --network, --strategy need them)");
   }
-  if (options.machines > 0 && options.collective != Collective::kAllReduce) {
-    return invalidArgumentError("--machines: " + name + " across machines is not available; allreduce is");
+  if (options.machines > 0 && options.collective == Collective::kBroadcast) {
+    return invalidArgumentError("--machines: " + name +
+                                " across machines is not available here; allreduce, reduce-scatter and all-gather are");
   }
   if (options.root != 0 && options.collective != Collective::kBroadcast) {
     return invalidArgumentError("--root is broadcast's; " + name + " has no root");

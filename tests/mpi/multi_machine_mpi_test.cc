@@ -3,7 +3,9 @@
 // MpiTransport carries the step between machines (lib/mpi/threaded_machine_world.h). Allreduces of every
 // strategy match the reference with the same bits on every rank of every machine and on a rerun; a
 // machine lost or a network link down ends every rank's operation with a typed error naming it, within
-// the deadline; broadcasts from every root carry the root's bytes everywhere.
+// the deadline; broadcasts from every root carry the root's bytes everywhere; reduce-scatters and
+// all-gathers of both strategies match the reference and rerun with the same bits, and a machine lost
+// mid reduce-scatter fails every rank naming it.
 #include <gtest/gtest.h>
 #include <rapidcheck.h>
 #include <rapidcheck/gtest.h>
@@ -190,6 +192,133 @@ TEST(MultiMachineOverMpi, BroadcastFromEveryRootGivesTheRootsBytesEverywhere) {
   EXPECT_TRUE(everyMachine(ok));
 }
 
+constexpr auto kFaultTimeout = std::chrono::milliseconds(2000);
+constexpr auto kSlack = std::chrono::milliseconds(1500);
+
+// Every local rank's reduce-scatter or all-gather of `count` per rank (payloads from (seed, world rank)):
+// statuses and outputs.
+MachineRun collectiveOnEveryLocalRank(MachineCommunicators& machine, Collective collective,
+                                      const AllreduceShape& shape) {
+  MachineRun run;
+  run.results.resize(kLocalRanks);
+  run.took.resize(kLocalRanks);
+  const auto world = static_cast<std::size_t>(machine.world->worldSize());
+  const std::size_t block = shape.count * dataTypeSize(shape.dtype);
+  const bool scatter = collective == Collective::kReduceScatter;
+  run.statuses = onLocalRanks(kLocalRanks, [&](int l) -> Status {
+    const int r = machine.world->worldRank(l);
+    std::vector<std::uint8_t> large(world * block);
+    std::vector<std::uint8_t> small(block);
+    std::uint8_t* own = large.data() + static_cast<std::size_t>(r) * block;
+    if (scatter) fillPayload(shape.dtype, shape.op, shape.seed, r, large.data(), world * shape.count);
+    if (!scatter) fillPayload(shape.dtype, shape.op, shape.seed, r, shape.in_place ? own : small.data(), shape.count);
+    MultiMachineCommunicator& comm = *machine.comms[static_cast<std::size_t>(l)];
+    const auto start = Clock::now();
+    std::uint8_t* other = shape.in_place ? own : small.data();
+    Status status =
+        scatter ? comm.reduceScatter(large.data(), other, shape.count, shape.dtype, shape.op, nullptr, shape.strategy)
+                : comm.allGather(other, large.data(), shape.count, shape.dtype, nullptr, shape.strategy);
+    const Status synced = comm.synchronize();
+    if (status.isOk()) status = synced;
+    run.took[static_cast<std::size_t>(l)] = Clock::now() - start;
+    const std::uint8_t* result = scatter ? other : large.data();
+    run.results[static_cast<std::size_t>(l)].assign(result, result + (scatter ? block : world * block));
+    return status;
+  });
+  return run;
+}
+
+// Both collectives, both strategies, in place and not: every rank's block (reduce-scatter) or buffer
+// (all-gather, exactly, so the same bits on every machine) against the reference, and a rerun's bits.
+TEST(MultiMachineOverMpi, ReduceScatterAndAllGatherMatchTheReferenceAndRerunWithTheSameBits) {
+  MachineCommunicators& machine = sharedMachine();
+  const int world_size = machine.world->worldSize();
+  bool ok = true;
+  for (Collective collective : {Collective::kReduceScatter, Collective::kAllGather}) {
+    for (MachineStrategy strategy : {MachineStrategy::kHierarchical, MachineStrategy::kFlat}) {
+      for (bool in_place : {false, true}) {
+        AllreduceShape shape;
+        shape.count = in_place ? 61 : 1021;
+        shape.dtype = in_place ? DataType::kInt64 : DataType::kFloat32;
+        shape.strategy = strategy;
+        shape.in_place = in_place;
+        shape.seed = 5 + static_cast<std::uint64_t>(collective);
+        const MachineRun first = collectiveOnEveryLocalRank(machine, collective, shape);
+        const MachineRun again = collectiveOnEveryLocalRank(machine, collective, shape);
+        const bool scatter = collective == Collective::kReduceScatter;
+        const std::size_t in_count = scatter ? static_cast<std::size_t>(world_size) * shape.count : shape.count;
+        std::vector<std::vector<std::uint8_t>> inputs(static_cast<std::size_t>(world_size),
+                                                      std::vector<std::uint8_t>(in_count * dataTypeSize(shape.dtype)));
+        std::vector<const void*> pointers;
+        for (int r = 0; r < world_size; ++r) {
+          fillPayload(shape.dtype, shape.op, shape.seed, r, inputs[static_cast<std::size_t>(r)].data(), in_count);
+          pointers.push_back(inputs[static_cast<std::size_t>(r)].data());
+        }
+        for (int l = 0; l < kLocalRanks; ++l) {
+          const auto i = static_cast<std::size_t>(l);
+          const int r = machine.world->worldRank(l);
+          std::string problem = first.statuses[i].isOk() ? "" : first.statuses[i].toString();
+          if (problem.empty() && !again.statuses[i].isOk()) problem = "rerun: " + again.statuses[i].toString();
+          if (problem.empty()) {
+            problem = scatter
+                          ? compareToReference(shape.dtype, shape.op,
+                                               referenceReduceScatter(shape.dtype, shape.op, pointers, shape.count, r),
+                                               first.results[i].data(), shape.count)
+                          : compareExactly(shape.dtype, referenceAllGather(shape.dtype, pointers, shape.count),
+                                           first.results[i].data());
+          }
+          if (problem.empty() && first.results[i] != again.results[i]) problem = "a rerun gave other bits";
+          EXPECT_EQ(problem, "") << collectiveName(collective) << " " << machineStrategyName(strategy)
+                                 << (in_place ? " in place" : "") << ", machine " << machine.world->machine()
+                                 << " local rank " << l;
+          ok = ok && problem.empty();
+        }
+      }
+    }
+  }
+  EXPECT_TRUE(everyMachine(ok));
+}
+
+// The last machine's ends of the network stop, as when its network stack dies: its index.
+int loseLastMachine(MachineCommunicators& machine) {
+  const int victim = machine.world->machines() - 1;
+  if (machine.world->machine() == victim) {
+    for (int l = 0; l < kLocalRanks; ++l) machine.world->networkTransport(l)->abort();
+  }
+  return victim;
+}
+
+// Whether every local rank failed within the deadline and, off the lost machine, named it.
+bool failedNamingTheLostMachine(const MachineCommunicators& machine, const MachineRun& run, int victim) {
+  bool ok = true;
+  const std::string named = "machine 'machine-" + std::to_string(victim) + "' lost";
+  for (int l = 0; l < kLocalRanks; ++l) {
+    const Status& status = run.statuses[static_cast<std::size_t>(l)];
+    EXPECT_FALSE(status.isOk());
+    EXPECT_LE(run.took[static_cast<std::size_t>(l)], kFaultTimeout + kSlack) << status.toString();
+    ok = ok && !status.isOk() && run.took[static_cast<std::size_t>(l)] <= kFaultTimeout + kSlack;
+    if (machine.world->machine() != victim) {
+      EXPECT_NE(status.message().find(named), std::string::npos) << status.toString();
+      ok = ok && status.message().find(named) != std::string::npos;
+    }
+  }
+  return ok;
+}
+
+TEST(MultiMachineOverMpi, AMachineLostMidReduceScatterEndsEveryRanksOperationNamingIt) {
+  auto machine = makeMachine(kFaultTimeout);
+  ASSERT_NE(machine, nullptr);
+  const int victim = loseLastMachine(*machine);
+  AllreduceShape shape;
+  shape.count = 1024;
+  shape.strategy = MachineStrategy::kHierarchical;  // the machine's step runs, then the network's fails
+  const MachineRun run = collectiveOnEveryLocalRank(*machine, Collective::kReduceScatter, shape);
+  const bool ok = failedNamingTheLostMachine(*machine, run, victim);
+  std::printf("reduce-scatter, machine %d local rank 0: %s\n", machine->world->machine(),
+              run.statuses.front().toString().c_str());
+  EXPECT_TRUE(everyMachine(ok));
+}
+
 TEST(MultiMachineOverMpi, IntegerAvgIsRefusedOnEveryRank) {
   MachineCommunicators& machine = sharedMachine();
   AllreduceShape shape;
@@ -205,9 +334,6 @@ TEST(MultiMachineOverMpi, IntegerAvgIsRefusedOnEveryRank) {
   EXPECT_TRUE(everyMachine(ok));
 }
 
-constexpr auto kFaultTimeout = std::chrono::milliseconds(2000);
-constexpr auto kSlack = std::chrono::milliseconds(1500);
-
 AllreduceShape faultShape() {
   AllreduceShape shape;
   shape.count = 4096;
@@ -218,24 +344,9 @@ AllreduceShape faultShape() {
 TEST(MultiMachineOverMpi, AMachineLostEndsEveryRanksOperationNamingItWithinTheDeadline) {
   auto machine = makeMachine(kFaultTimeout);
   ASSERT_NE(machine, nullptr);
-  const int victim = machine->world->machines() - 1;
-  // The victim's ends of the network stop, as when the machine's network stack dies.
-  if (machine->world->machine() == victim) {
-    for (int l = 0; l < kLocalRanks; ++l) machine->world->networkTransport(l)->abort();
-  }
+  const int victim = loseLastMachine(*machine);
   const MachineRun run = allreduceOnEveryLocalRank(*machine, faultShape());
-  bool ok = true;
-  const std::string named = "machine 'machine-" + std::to_string(victim) + "' lost";
-  for (int l = 0; l < kLocalRanks; ++l) {
-    const Status& status = run.statuses[static_cast<std::size_t>(l)];
-    EXPECT_FALSE(status.isOk());
-    EXPECT_LE(run.took[static_cast<std::size_t>(l)], kFaultTimeout + kSlack) << status.toString();
-    ok = ok && !status.isOk() && run.took[static_cast<std::size_t>(l)] <= kFaultTimeout + kSlack;
-    if (machine->world->machine() != victim) {
-      EXPECT_NE(status.message().find(named), std::string::npos) << status.toString();
-      ok = ok && status.message().find(named) != std::string::npos;
-    }
-  }
+  const bool ok = failedNamingTheLostMachine(*machine, run, victim);
   std::printf("machine %d local rank 0: %s\n", machine->world->machine(), run.statuses.front().toString().c_str());
   EXPECT_TRUE(everyMachine(ok));
 }

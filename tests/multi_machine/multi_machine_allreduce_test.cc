@@ -8,12 +8,6 @@
 namespace peerreduce::testing {
 namespace {
 
-std::unique_ptr<sim::MultiMachineSimCluster> makeCluster(const MultiMachineCase& c) {
-  auto cluster = sim::MultiMachineSimCluster::create(optionsOf(c), multiMachineTestConfig());
-  EXPECT_TRUE(cluster.isOk()) << cluster.status().toString();
-  return cluster.isOk() ? std::move(*cluster) : nullptr;
-}
-
 TEST(MultiMachineAllreduce, HierarchicalAndFlatMatchTheReferenceWithUnevenCountsBackToBack) {
   // One world runs every case in turn: counts below, at and past the machine's 4 ranks, shares with and
   // without a tail, both strategies interleaved on the same communicators.

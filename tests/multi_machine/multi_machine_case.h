@@ -3,8 +3,11 @@
 // memory past each buffer's end is checked untouched.
 #pragma once
 
+#include <gtest/gtest.h>
+
 #include <cstdint>
 #include <cstring>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -46,6 +49,13 @@ inline sim::MultiMachineSimOptions optionsOf(const MultiMachineCase& c) {
   o.interleaved = c.interleaved;
   o.seed = c.schedule_seed;
   return o;
+}
+
+// The case's simulated world with every rank's communicator; null (and a test failure) when creation failed.
+inline std::unique_ptr<sim::MultiMachineSimCluster> makeCluster(const MultiMachineCase& c) {
+  auto cluster = sim::MultiMachineSimCluster::create(optionsOf(c), multiMachineTestConfig());
+  EXPECT_TRUE(cluster.isOk()) << cluster.status().toString();
+  return cluster.isOk() ? std::move(*cluster) : nullptr;
 }
 
 inline MultiMachineOutcome runMultiMachineCase(sim::MultiMachineSimCluster& cluster, const MultiMachineCase& c) {

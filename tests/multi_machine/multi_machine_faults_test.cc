@@ -1,11 +1,11 @@
 // Faults between machines on the simulator: a network link down or a machine lost ends every rank's
-// allreduce with a typed error, and the error names the machines.
+// allreduce, reduce-scatter or all-gather with a typed error, and the error names the machines.
 #include <gtest/gtest.h>
 
 #include <cstdio>
 
 #include "api/machine_layout.h"
-#include "multi_machine_case.h"
+#include "multi_machine_collective_case.h"
 #include "rank_threads.h"
 
 namespace peerreduce::testing {
@@ -41,28 +41,36 @@ std::vector<Status> runOnce(sim::MultiMachineSimCluster& cluster) {
   return cluster.allreduce(send, recv, kCase.count, DataType::kFloat32, ReduceOp::kSum, kCase.strategy);
 }
 
-TEST(MultiMachineFaults, ANetworkLinkDownEndsEveryRanksOperationNamingTheMachines) {
-  auto cluster = makeCluster();
-  ASSERT_NE(cluster, nullptr);
-  // Local rank 1's network link between machine 0 and machine 2 goes down, both directions.
-  cluster->world().networkWorld(1).faults().setLinkDown(0, 2, true);
-  cluster->world().networkWorld(1).faults().setLinkDown(2, 0, true);
-  const std::vector<Status> statuses = runOnce(*cluster);
-  for (int r = 0; r < cluster->size(); ++r) {
-    const Status& s = statuses[static_cast<std::size_t>(r)];
-    EXPECT_FALSE(s.isOk()) << "rank " << r;
-    EXPECT_NE(s.message().find("machine '"), std::string::npos) << "rank " << r << ": " << s.toString();
+// Local rank 1's network link between machine 0 and machine 2 goes down, both directions.
+void cutLocalRankOnesLinkBetweenMachines0And2(sim::MultiMachineSimCluster& cluster) {
+  cluster.world().networkWorld(1).faults().setLinkDown(0, 2, true);
+  cluster.world().networkWorld(1).faults().setLinkDown(2, 0, true);
+}
+
+// After that cut: every rank failed naming a machine; the ranks that saw it name the link; their machine's
+// other rank learns it from the machine's agreement, naming the local rank that failed.
+void expectEveryRankFailedAndTheLinkNamed(const std::vector<Status>& statuses) {
+  for (std::size_t r = 0; r < statuses.size(); ++r) {
+    EXPECT_FALSE(statuses[r].isOk()) << "rank " << r;
+    EXPECT_NE(statuses[r].message().find("machine '"), std::string::npos)
+        << "rank " << r << ": " << statuses[r].toString();
   }
-  // The ranks that saw it name the link between the two machines.
   const Status& seen = statuses[1];  // local rank 1 of machine 0
   EXPECT_EQ(seen.code(), ErrorCode::kLinkDown) << seen.toString();
   EXPECT_NE(seen.message().find("the network link between machine 'machine-0' and machine 'machine-2' down"),
             std::string::npos)
       << seen.toString();
-  // Its machine's other rank learns it from the machine's agreement, naming the rank that failed.
   EXPECT_EQ(statuses[0].code(), ErrorCode::kUnavailable) << statuses[0].toString();
   EXPECT_NE(statuses[0].message().find("local rank 1 failed"), std::string::npos) << statuses[0].toString();
-  std::printf("local rank 1 of machine 0: %s\nlocal rank 0 of machine 0: %s\n", seen.toString().c_str(),
+}
+
+TEST(MultiMachineFaults, ANetworkLinkDownEndsEveryRanksOperationNamingTheMachines) {
+  auto cluster = makeCluster();
+  ASSERT_NE(cluster, nullptr);
+  cutLocalRankOnesLinkBetweenMachines0And2(*cluster);
+  const std::vector<Status> statuses = runOnce(*cluster);
+  expectEveryRankFailedAndTheLinkNamed(statuses);
+  std::printf("local rank 1 of machine 0: %s\nlocal rank 0 of machine 0: %s\n", statuses[1].toString().c_str(),
               statuses[0].toString().c_str());
 }
 
@@ -96,6 +104,53 @@ TEST(MultiMachineFaults, AMachineLostEndsEveryRanksOperationNamingIt) {
           << "rank " << r << ": " << s.toString();
     }
   }
+}
+
+// Every rank's reduce-scatter or all-gather of kCase.count per rank (out of place), synchronized.
+std::vector<Status> runCollectiveOnce(sim::MultiMachineSimCluster& cluster, Collective collective,
+                                      MachineStrategy strategy) {
+  const auto n = static_cast<std::size_t>(cluster.size());
+  std::vector<std::vector<float>> large(n, std::vector<float>(n * kCase.count, 1.0f));
+  std::vector<std::vector<float>> small(n, std::vector<float>(kCase.count, 1.0f));
+  return cluster.run([&](MultiMachineCommunicator& comm, int r) {
+    const auto i = static_cast<std::size_t>(r);
+    if (collective == Collective::kReduceScatter) {
+      return comm.reduceScatter(large[i].data(), small[i].data(), kCase.count, DataType::kFloat32, ReduceOp::kSum,
+                                nullptr, strategy);
+    }
+    return comm.allGather(small[i].data(), large[i].data(), kCase.count, DataType::kFloat32, nullptr, strategy);
+  });
+}
+
+TEST(MultiMachineFaults, AMachineLostMidReduceScatterOrAllGatherEndsEveryRanksOperationNamingIt) {
+  for (Collective collective : {Collective::kReduceScatter, Collective::kAllGather}) {
+    for (MachineStrategy strategy : {MachineStrategy::kHierarchical, MachineStrategy::kFlat}) {
+      auto cluster = makeCluster();
+      ASSERT_NE(cluster, nullptr);
+      // Machine 1's ranks halt in every network world: the step between machines fails, whether it is the
+      // operation's second (hierarchical reduce-scatter, flat all-gather) or its first.
+      for (int i = 0; i < kCase.ranks_per_machine; ++i) cluster->world().networkWorld(i).faults().haltRank(1, 0);
+      const std::vector<Status> statuses = runCollectiveOnce(*cluster, collective, strategy);
+      for (int r = 0; r < cluster->size(); ++r) {
+        const Status& s = statuses[static_cast<std::size_t>(r)];
+        const std::string what = std::string(collectiveName(collective)) + " " + machineStrategyName(strategy) +
+                                 ", rank " + std::to_string(r) + ": " + s.toString();
+        EXPECT_FALSE(s.isOk()) << what;
+        if (cluster->world().machineOf(r) != 1) {
+          EXPECT_NE(s.message().find("machine 'machine-1' lost"), std::string::npos) << what;
+        }
+      }
+    }
+  }
+}
+
+TEST(MultiMachineFaults, ANetworkLinkDownEndsEveryRanksReduceScatterNamingTheLink) {
+  auto cluster = makeCluster();
+  ASSERT_NE(cluster, nullptr);
+  cutLocalRankOnesLinkBetweenMachines0And2(*cluster);
+  // Local rank 0's network world completes: its machine's agreement after the network step fails it too.
+  expectEveryRankFailedAndTheLinkNamed(
+      runCollectiveOnce(*cluster, Collective::kReduceScatter, MachineStrategy::kHierarchical));
 }
 
 // After a machine is lost the world agrees on it over the world's bootstrap, every rank decides the

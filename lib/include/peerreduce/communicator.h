@@ -179,6 +179,7 @@ class Communicator {
   struct Impl;
 
  private:
+  friend struct CommunicatorAccess;  // the library's internal entry points (api/communicator_impl.h)
   explicit Communicator(std::unique_ptr<Impl> impl);
   std::unique_ptr<Impl> impl_;
 };

@@ -73,7 +73,7 @@ struct MachineLinks {
 // on every rank (each learns which rank could not get its links).
 using MachineLinksFactory = std::function<StatusOr<MachineLinks>(const MachineLayout& layout)>;
 
-// How an allreduce crosses machines (docs/MULTI_MACHINE.md):
+// How an allreduce crosses machines (docs/MULTI_MACHINE.md; reduce-scatter and all-gather: below):
 //   kHierarchical: reduce-scatter inside each machine, an allreduce of each local rank's share between
 //                  machines (local rank i's network world carries share i), an all-gather inside each
 //                  machine: every NIC carries 1/K of the data;
@@ -95,6 +95,9 @@ struct MachineSelection {
   std::string machine_all_gather;
   std::string machine_allreduce;       // flat's first phase
   std::string network_flat_allreduce;  // flat's second phase
+  // Reduce-scatter and all-gather: each strategy's steps, in order, with their plans.
+  std::string hierarchical_plans;
+  std::string flat_plans;
 };
 
 // One rank's handle on a world that spans machines. Created collectively by every rank of the world
@@ -125,6 +128,26 @@ class MultiMachineCommunicator {
   // machine broadcasts from that local rank. Returns after the first step, as allreduce does.
   Status broadcast(const void* send, void* recv, std::size_t count, DataType dtype, int root,
                    StreamHandle stream = nullptr);
+  // NCCL's buffers (Communicator::reduceScatter / allGather, world ranks): block b of every rank's `send`
+  // (size() x recvcount elements) reduced lands in world rank b's `recv`; in place when recv == send +
+  // rank x recvcount. kHierarchical reduces each machine's blocks inside every machine (one
+  // reduce-scatter per machine's blocks, into a workspace of machines x recvcount elements) and then
+  // each local rank's blocks between machines (network world i); kFlat reduces between machines first
+  // (every row of K blocks crosses the network: K times the bytes) into a workspace of K x recvcount,
+  // then inside the machine. The fold order is fixed by the strategy the agreed table picks, so every
+  // rank and every rerun gets the same bits. Complete when it returns (the workspace is reused).
+  // Ranks must be placed so that each machine's and each local rank's blocks are evenly spaced (machine
+  // by machine, or round robin over machines): otherwise kUnsupported naming the machine.
+  Status reduceScatter(const void* send, void* recv, std::size_t recvcount, DataType dtype, ReduceOp op,
+                       StreamHandle stream = nullptr, MachineStrategy strategy = MachineStrategy::kAuto);
+  // Rank b's `send` (sendcount elements) lands in block b of every rank's `recv` (size() x sendcount);
+  // in place when send == recv + rank x sendcount. kHierarchical gathers each local rank's blocks between
+  // machines straight into `recv`, then every machine's blocks inside the machine (one all-gather per
+  // machine); kFlat gathers inside the machine first, then whole machines' rows between machines. Bits
+  // are copied. Hierarchical returns after the step between machines, as allreduce does, and
+  // synchronize() completes it; flat is complete when it returns. Every rank passes the same strategy.
+  Status allGather(const void* send, void* recv, std::size_t sendcount, DataType dtype, StreamHandle stream = nullptr,
+                   MachineStrategy strategy = MachineStrategy::kAuto);
   Status synchronize(StreamHandle stream = nullptr);
   void abort();
 
@@ -132,6 +155,10 @@ class MultiMachineCommunicator {
   int size() const;
   const MachineLayout& layout() const;
   StatusOr<MachineSelection> explainSelection(std::size_t count, DataType dtype) const;
+  // Any collective that crosses machines (allreduce, reduce-scatter, all-gather; count per rank). Not
+  // const: a collective's first selection builds its plans and agrees on its table, so every rank of
+  // the world calls it at the same point, as it would the collective.
+  StatusOr<MachineSelection> explainSelection(Collective collective, std::size_t count, DataType dtype);
 
   // Recovery across machines (peerreduce/recovery.h): what this rank's machine and network
   // communicators' detectors saw, in world ranks. A machine its network world lost is every rank of

@@ -387,6 +387,50 @@ prResult_t prCommRegisterBuffer(prComm_t comm, const void* ptr, size_t bytes,
                                 prRegisteredBuffer_t* buffer) PEERREDUCE_NOEXCEPT;
 prResult_t prCommDeregisterBuffer(prComm_t comm, prRegisteredBuffer_t buffer) PEERREDUCE_NOEXCEPT;
 
+/* Communicators that span machines (docs/MULTI_MACHINE.md): the ranks of several machines, peer memory
+ * inside each machine and a network between them. Made by prMultiCommInitSimRank / prMultiCommInitSimAll
+ * (peerreduce/peerreduce_sim.h) on simulated machines; ended by prMultiCommDestroy. Counts, buffers and
+ * in-place forms are those of the one-machine calls above, over the world's ranks. Every call runs its
+ * steps on the host one after another (the step between machines needs the machine's result), so each
+ * rank needs a thread of its own; prMultiCommSynchronize completes what a call left enqueued (allreduce's,
+ * broadcast's and all-gather's last step inside the machine; a reduce-scatter is complete when it returns).
+ * Errors as above; integer avg is prUnsupported; a fault between machines fails every rank's call with a
+ * typed error naming the machine or the network link. */
+typedef struct prMultiComm* prMultiComm_t;
+/* How a collective crosses machines: the cost model's choice per size (auto), or forced. */
+typedef enum {
+  prStrategyAuto = 0,
+  prStrategyHierarchical = 1, /* reduce inside each machine, then between machines: each NIC carries 1/K */
+  prStrategyFlat = 2,         /* the whole data crosses the network: fewer steps, K times the network bytes */
+  prNumStrategies = 3,
+  prStrategy_MinEnum_ = -0x7fffffff - 1,
+  prStrategy_MaxEnum_ = 0x7fffffff
+} prMachineStrategy_t;
+prResult_t prMultiAllReduce(const void* sendbuff, void* recvbuff, size_t count, prDataType_t datatype, prRedOp_t op,
+                            prMachineStrategy_t strategy, prMultiComm_t comm, void* stream) PEERREDUCE_NOEXCEPT;
+prResult_t prMultiReduceScatter(const void* sendbuff, void* recvbuff, size_t recvcount, prDataType_t datatype,
+                                prRedOp_t op, prMachineStrategy_t strategy, prMultiComm_t comm,
+                                void* stream) PEERREDUCE_NOEXCEPT;
+prResult_t prMultiAllGather(const void* sendbuff, void* recvbuff, size_t sendcount, prDataType_t datatype,
+                            prMachineStrategy_t strategy, prMultiComm_t comm, void* stream) PEERREDUCE_NOEXCEPT;
+prResult_t prMultiBroadcast(const void* sendbuff, void* recvbuff, size_t count, prDataType_t datatype, int root,
+                            prMultiComm_t comm, void* stream) PEERREDUCE_NOEXCEPT;
+prResult_t prMultiCommSynchronize(prMultiComm_t comm, void* stream) PEERREDUCE_NOEXCEPT;
+/* Ends every wait of `comm` (its machine's and the network's) promptly; destroy it afterwards. */
+prResult_t prMultiCommAbort(prMultiComm_t comm) PEERREDUCE_NOEXCEPT;
+prResult_t prMultiCommDestroy(prMultiComm_t comm) PEERREDUCE_NOEXCEPT;
+/* Where this rank sits: its world rank and size, the number of machines and of ranks per machine, its
+ * machine and its local rank there. */
+typedef struct {
+  int rank;
+  int size;
+  int machines;
+  int ranks_per_machine;
+  int machine;
+  int local_rank;
+} prMachineLayout_t;
+prResult_t prMultiCommLayout(prMultiComm_t comm, prMachineLayout_t* layout) PEERREDUCE_NOEXCEPT;
+
 /* The loaded library's version as one integer, major * 10000 + minor * 100 + patch (what
  * PEERREDUCE_VERSION_CODE of peerreduce/version.h is for the headers compiled against). */
 prResult_t prGetVersion(int* version) PEERREDUCE_NOEXCEPT;

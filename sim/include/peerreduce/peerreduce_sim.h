@@ -53,6 +53,23 @@ prResult_t prSimWorldBootstrap(prSimWorld_t world, int rank, prBootstrap_t* boot
  * when the bootstrap's world size is not the world's. */
 prResult_t prSimWorldAttachBootstrap(prSimWorld_t world, prBootstrap_t bootstrap) PEERREDUCE_NOEXCEPT;
 
+/* Simulated machines (docs/MULTI_MACHINE.md): `machines` machine worlds of `ranks_per_machine` virtual GPUs
+ * each and a network between them (400 Gb/s per NIC, 5 us), at most 64 ranks in all; rank r is on machine
+ * r / ranks_per_machine. The world must outlive its communicators (prMultiCommDestroy them first). */
+typedef struct prMultiSimWorld* prMultiSimWorld_t;
+prResult_t prMultiSimWorldCreate(int machines, int ranks_per_machine, uint64_t seed,
+                                 prMultiSimWorld_t* world) PEERREDUCE_NOEXCEPT;
+prResult_t prMultiSimWorldDestroy(prMultiSimWorld_t world) PEERREDUCE_NOEXCEPT;
+/* Creates rank `rank`'s communicator across the simulated machines. Collective: every rank's thread calls
+ * it with its own rank and the same config (NULL: prConfigInit()'s settings). A rank whose arguments are
+ * rejected does not take part: the others fail with prTimeout once the bootstrap bound has passed. */
+prResult_t prMultiCommInitSimRank(prMultiSimWorld_t world, int rank, const prConfig_t* config,
+                                  prMultiComm_t* comm) PEERREDUCE_NOEXCEPT;
+/* Creates every rank's communicator into comms[0 .. machines x ranks_per_machine - 1] (internally one
+ * thread per rank). On failure every comms[i] is NULL. The collectives still need a thread per rank. */
+prResult_t prMultiCommInitSimAll(prMultiSimWorld_t world, const prConfig_t* config,
+                                 prMultiComm_t* comms) PEERREDUCE_NOEXCEPT;
+
 #ifdef __cplusplus
 } /* extern "C" */
 #endif
