@@ -50,7 +50,15 @@ class SimTransport final : public Transport,
   Status asyncError() const override { return engine_->asyncError(rank_); }
   void abort() override { engine_->abort(rank_); }
   PeerHealth peerHealth(int peer) const override { return engine_->peerHealth(rank_, peer); }
-  TransportCapabilities capabilities() override { return {this, this, this, this, nullptr, this}; }
+  TransportCapabilities capabilities() override {
+    TransportCapabilities caps;
+    caps.time_marks = this;
+    caps.buffer_sharing = this;
+    caps.batch_submit = this;
+    caps.link_adoption = this;
+    caps.probe_fallback = this;
+    return caps;
+  }
 
   // The world's registry: tests declare allocations (trackAllocation) and count live exports.
   SimBufferRegistry& buffers() { return *buffers_; }

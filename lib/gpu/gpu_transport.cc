@@ -120,7 +120,16 @@ class GpuTransport final : public Transport,
   TransportIdentity identity() const override {
     return {std::string(PR_GPU_PLATFORM_NAME) + " gpu " + std::to_string(device_), architecture(), rank_, world_size_};
   }
-  TransportCapabilities capabilities() override { return {this, this, this, nullptr, this, this}; }
+  TransportCapabilities capabilities() override {
+    TransportCapabilities caps;  // every capability but LinkAdoption (the GPU reports its staged pairs itself)
+    caps.time_marks = this;
+    caps.buffer_sharing = this;
+    caps.batch_submit = this;
+    caps.host_staging = this;
+    caps.kernel_launches = this;
+    caps.probe_fallback = this;
+    return caps;
+  }
 
   StatusOr<OpenedRegion> openSymmetric(std::size_t bytes) override {
     PR_ASSIGN_OR_RETURN(std::vector<std::byte> record, openRegion(bytes));
