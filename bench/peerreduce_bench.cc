@@ -12,7 +12,8 @@
 // PEERREDUCE_* variables apply (--algo wins over PEERREDUCE_ALGO, --link-mask over PEERREDUCE_LINK_MASK),
 // so host-staged links run with their usual table: --link-mask host:all (every link through pinned host
 // memory; the pinned pool's traffic is printed). --nccl-p2p-disable runs NCCL beside it with
-// NCCL_P2P_DISABLE=1, so both libraries move data through the host.
+// NCCL_P2P_DISABLE=1, so both libraries move data through the host. --ce runs the copy-engine probe
+// (ce_probe.cc) instead and exits.
 #include <mpi.h>
 
 #include <algorithm>
@@ -27,6 +28,7 @@
 #include <string>
 #include <vector>
 
+#include "ce_probe.h"
 #include "nccl_loader.h"
 #include "peerreduce/communicator.h"
 #include "peerreduce/gpu.h"
@@ -56,6 +58,7 @@ struct Options {
   bool nccl_p2p_disable = false;           // --nccl-p2p-disable: NCCL_P2P_DISABLE=1 for NCCL's communicator
   int batch = 0;                           // tensors per batch; 0: no batch measurements
   std::size_t batch_max_bytes = 64 << 10;  // largest tensor of a batch
+  bool ce_probe = false;                   // --ce: the copy-engine probe only (ce_probe.h)
 };
 
 struct Timing {
@@ -160,6 +163,8 @@ Options parse(int argc, char** argv) {
       }
     } else if (a == "--batch-max-bytes") {
       o.batch_max_bytes = parseBytes(next());
+    } else if (a == "--ce") {
+      o.ce_probe = true;
     } else {
       die("unknown option " + a);
     }
@@ -335,6 +340,11 @@ int main(int argc, char** argv) {
   MPI_Comm_rank(MPI_COMM_WORLD, &g_rank);
   MPI_Comm_size(MPI_COMM_WORLD, &g_size);
   const Options o = parse(argc, argv);
+  if (o.ce_probe) {
+    const int code = runCopyEngineProbe(MPI_COMM_WORLD);
+    MPI_Finalize();
+    return code;
+  }
   auto transport_bootstrap = createMpiBootstrap(MPI_COMM_WORLD);
   check(transport_bootstrap.status(), "bootstrap");
   hipStream_t stream;

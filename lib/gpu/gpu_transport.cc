@@ -25,6 +25,8 @@
 
 #include "device_plan.h"
 #include "gpu/calibrated_model.h"
+#include "gpu/copy_engine_launch.h"
+#include "gpu/copy_engine_schedule.h"
 #include "gpu/device_sharing.h"
 #include "gpu/device_values.h"
 #include "gpu/fused_shape.h"
@@ -93,6 +95,7 @@ struct DevicePlan {
   std::uint32_t num_steps = 0;
   FusedShape shape;                         // a fused kernel runs the program when it has that shape
   std::vector<std::int32_t> staged_chunks;  // scratch accesses to host-placed regions (host_staging.h)
+  std::vector<ScheduledPart> engine_parts;  // the program's copy-engine copies: how it runs in parts, else empty
 };
 
 // Every optional capability is its own: time marks are events, buffer sharing is IPC, batches run as one
@@ -113,7 +116,9 @@ class GpuTransport final : public Transport,
         bytes_per_block_(bytes_per_block),
         kernels_(kernels),
         line_bytes_per_block_(line_bytes_per_block),
-        line_area_bytes_(lineAreaBytes(world_size)) {}
+        line_area_bytes_(lineAreaBytes(world_size)),
+        engines_(rank, device, world_size),
+        scratch_bases_(static_cast<std::size_t>(world_size), nullptr) {}
   ~GpuTransport() override { release(); }
 
   TransportIdentity identity() const override {
@@ -345,6 +350,7 @@ class GpuTransport final : public Transport,
         table.counters[peer] = reinterpret_cast<std::uint64_t*>(base + kHeaderBytes + kAreaBytes * area);
         table.lines[peer] = base + kHeaderBytes + kCounterBytes + line_area_bytes_ * static_cast<std::size_t>(area);
         table.scratch[peer] = base + scratchStart();
+        scratch_bases_[static_cast<std::size_t>(peer)] = base + scratchStart();
         table.counters_in_host_memory[peer] = record.placement == RegionPlacement::kHost ? 1 : 0;
       }
       if (peer != rank_) {
@@ -446,6 +452,9 @@ class GpuTransport final : public Transport,
       PR_ASSIGN_OR_RETURN(bytes, fillBatchTable(request, elem, table));
       args.count = bytes / elem;  // every vector of every item
     }
+    if (!batched && runsOnCopyEngines(!plan->engine_parts.empty(), staged_world_, request.op, request.dtype)) {
+      return submitWithCopyEngines(request, *plan, args, bytes, static_cast<hipStream_t>(stream));
+    }
     const KernelChoice choice = chooseKernel(plan->shape.kind, bytes, world_size_, kernels_);
     if (batched && choice != KernelChoice::kOneShotLines && choice != KernelChoice::kTwoShotLines) {
       return invalidArgumentError("rank " + std::to_string(rank_) + ": a batch of " + std::to_string(bytes) +
@@ -495,6 +504,27 @@ class GpuTransport final : public Transport,
     PR_GPU_CHECK(rank_,
                  launchPlanKernel(args, static_cast<int>(request.dtype), blocks, static_cast<hipStream_t>(stream)));
     return Status::ok();
+  }
+
+  // A program with copy-engine copies, in parts (gpu/copy_engine_launch.h); the interpreter's block count.
+  Status submitWithCopyEngines(const ExecutionRequest& request, const DevicePlan& plan, const LaunchArgs& args,
+                               std::uint64_t bytes, hipStream_t stream) {
+    const auto cap = static_cast<std::uint64_t>(std::min(agreed_blocks_, kDefaultMaxBlocks));
+    const auto blocks = static_cast<unsigned>(
+        std::max<std::uint64_t>(1, std::min<std::uint64_t>((bytes + bytes_per_block_ - 1) / bytes_per_block_, cap)));
+    CopyAddressing where;
+    where.collective = request.plan->collective;
+    where.send = request.send;
+    where.recv = request.recv;
+    where.layout = request.layout;
+    where.block_stride = request.block_stride;
+    where.elem_size = dataTypeSize(request.dtype);
+    where.scratch_offset = request.scratch_offset;
+    where.slot_bytes = args.slot_bytes;
+    where.scratch = &scratch_bases_;
+    PR_GPU_CHECK(rank_, hipSetDevice(device_));
+    return engines_.enqueue(plan.engine_parts, request.plan->programs[static_cast<std::size_t>(rank_)], args, where,
+                            static_cast<int>(request.dtype), blocks, request.stream_slot, stream);
   }
 
   std::size_t maxBatchBytes(Algorithm algorithm) const override {
@@ -776,6 +806,7 @@ class GpuTransport final : public Transport,
         DeviceStep d{};
         d.kind = static_cast<std::int32_t>(s.kind);
         d.finalize = s.finalize ? 1 : 0;
+        d.copy_engine = s.copy_engine ? 1 : 0;
         d.chunk = s.chunk;
         d.dst = DeviceRef{s.dst.rank, static_cast<std::int32_t>(s.dst.kind), s.dst.slot};
         d.src_begin = s.src_begin;
@@ -827,6 +858,7 @@ class GpuTransport final : public Transport,
                                     hipMemcpyHostToDevice));
       device.num_steps = static_cast<std::uint32_t>(steps.size());
       if (staged_world_) device.staged_chunks = stagedChunkAccesses(*plan, rank_, host_placed_);
+      device.engine_parts = scheduleCopyEngineProgram(program, rank_);
       keep_alive_.push_back(plan);
       it = plans_.emplace(plan.get(), device).first;
     }
@@ -847,6 +879,7 @@ class GpuTransport final : public Transport,
     if (region_ == nullptr) return;
     (void)hipSetDevice(device_);
     (void)hipDeviceSynchronize();
+    engines_.release();
     for (auto& [key, plan] : plans_) {
       (void)hipFree(plan.steps);
       (void)hipFree(plan.sources);
@@ -909,6 +942,8 @@ class GpuTransport final : public Transport,
   Topology topology_;
   std::map<const Plan*, DevicePlan> plans_;
   std::vector<std::shared_ptr<const Plan>> keep_alive_;
+  CopyEngineLauncher engines_;                 // side streams and events of copy-engine copies, per stream slot
+  std::vector<unsigned char*> scratch_bases_;  // every rank's scratch as mapped here (the copies' addresses)
 };
 
 }  // namespace
