@@ -97,6 +97,8 @@ __global__ void __launch_bounds__(kPlanKernelThreads) planKernel(LaunchArgs a) {
   const std::uint64_t* my_counters = a.peers->counters[a.rank];
   const int block = static_cast<int>(blockIdx.x);
   const bool whole = a.part == 0;
+  // A part after a failed one sends nothing, as the rest of a failed single launch would not.
+  if (!whole && *reinterpret_cast<volatile std::uint32_t*>(&a.control->failed) != 0) return;
   if ((whole || (a.part & kLaunchPartFirst) != 0) && !passEntryFence(a, my_counters)) return;
   // A part may follow copy-engine copies of this rank: its first signal fences as after data.
   bool touched_data = !whole;  // since the last signal

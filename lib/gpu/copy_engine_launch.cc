@@ -48,6 +48,7 @@ Status CopyEngineLauncher::enqueue(const std::vector<ScheduledPart>& parts, cons
   for (std::size_t i = 0; i < parts.size(); ++i) {
     const ScheduledPart& part = parts[i];
     LaunchArgs launch = args;
+    launch.fused = 0;  // the plan interpreter, over this part's range
     launch.part = (i == 0 ? kLaunchPartFirst : 0) | (i + 1 == parts.size() ? kLaunchPartLast : 0);
     if (launch.part == 0) launch.part = kLaunchPartMiddle;
     launch.step_begin = part.begin;
