@@ -33,6 +33,7 @@ struct Options {
   bool nccl_p2p_disable = false;           // --nccl-p2p-disable: NCCL_P2P_DISABLE=1 for NCCL's communicator
   int batch = 0;                           // tensors per batch; 0: no batch measurements
   std::size_t batch_max_bytes = 64 << 10;  // largest tensor of a batch
+  bool ce_probe = false;                   // --ce: the copy-engine probe only (ce_probe.h)
 };
 
 // Parses argv[1..argc) for a world of `ranks` (a --root outside it is refused). --algo all lists the

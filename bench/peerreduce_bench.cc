@@ -19,7 +19,8 @@
 // printed). --nccl-p2p-disable runs NCCL beside it with NCCL_P2P_DISABLE=1, so both libraries move data
 // through the host. The command line is bench/bench_options.h, the outputs bench/bench_report.h. The
 // "blocks" column is the GPU blocks of peerreduce's kernel for the size (explainSelection's
-// kernel_blocks): how many multiprocessors the operation keeps busy.
+// kernel_blocks): how many multiprocessors the operation keeps busy. --ce runs the copy-engine probe
+// (ce_probe.cc) instead and exits.
 #include <mpi.h>
 
 #include <algorithm>
@@ -34,6 +35,7 @@
 
 #include "bench_options.h"
 #include "bench_report.h"
+#include "ce_probe.h"
 #include "collective_call.h"
 #include "collective_units.h"
 #include "nccl_loader.h"
@@ -203,6 +205,11 @@ int main(int argc, char** argv) {
   check(parsed.status(), "command line");
   const Options o = *parsed;
   const std::size_t elem = dataTypeSize(o.dtype);
+  if (o.ce_probe) {
+    const int code = runCopyEngineProbe(MPI_COMM_WORLD);
+    MPI_Finalize();
+    return code;
+  }
   hipStream_t stream;
   int devices = 0;
   gpu(hipGetDeviceCount(&devices), "device count");

@@ -29,6 +29,7 @@ Step decodeStep(FuzzInput& input, const Plan& plan, std::size_t sources) {
   const std::uint8_t bits = input.byte();
   step.kind = static_cast<StepKind>(bits % 5);  // 4 is not a StepKind
   step.finalize = (bits & 0x80) != 0;
+  step.copy_engine = (bits & 0x40) != 0;
   step.chunk = nearRange(input, plan.num_chunks);
   step.dst = decodeRef(input, plan);
   step.src_begin = static_cast<std::uint32_t>(input.byte() % (sources + 2));

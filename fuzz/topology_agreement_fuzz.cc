@@ -73,7 +73,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const DeviceModel& device = t.device();
   if (!std::isfinite(device.step_overhead_us) || !std::isfinite(device.signal_overhead_us) ||
       !finitePositive(device.local_bandwidth_gbps) || !finitePositive(device.ingress_bandwidth_gbps) ||
-      !std::isfinite(device.launch_overhead_us) || device.launch_overhead_us < 0) {
+      !std::isfinite(device.launch_overhead_us) || device.launch_overhead_us < 0 ||
+      !std::isfinite(device.copy_engine_launch_us) || device.copy_engine_launch_us < 0 ||
+      !finitePositive(device.copy_engine_gbps)) {
     fuzz::oracleFailed("the agreed device model has invalid numbers");
   }
   if (agreed->architecture.size() >= 32) fuzz::oracleFailed("the agreed architecture name is too long");

@@ -64,6 +64,7 @@ struct DeviceRef {
 struct DeviceStep {
   std::int32_t kind;  // kDeviceStep*
   std::int32_t finalize;
+  std::int32_t copy_engine;  // a copy a copy engine moves; a launch of part of the program skips it
   std::int32_t chunk;
   DeviceRef dst;
   std::uint32_t src_begin;
@@ -150,7 +151,19 @@ struct LaunchArgs {
   // Host only: launch as a programmatic dependent launch (portability.h launchKernel), so the kernel is
   // scheduled while the previous one on the stream finishes. Every kernel begins with enterKernel().
   std::int32_t overlap_launch;
+  // A program with copy-engine copies runs as several launches (lib/gpu/copy_engine_schedule.h): `part`
+  // 0 runs the whole program in one launch (every other kernel, and plans without such copies); otherwise
+  // the launch runs steps [step_begin, step_end) skipping copy-engine copies, which the host enqueues
+  // beside it, passes the entry fence only with kLaunchPartFirst and finishes the operation (done
+  // signals, bases) only with kLaunchPartLast.
+  std::int32_t part;
+  std::uint32_t step_begin;
+  std::uint32_t step_end;
 };
+
+inline constexpr std::int32_t kLaunchPartFirst = 1;
+inline constexpr std::int32_t kLaunchPartLast = 2;
+inline constexpr std::int32_t kLaunchPartMiddle = 4;  // neither first nor last, so `part` is never 0
 
 // A batched low-latency one-shot (Communicator::allreduceBatch): the buffers it reduces, passed by
 // value as a second kernel parameter (2 KiB, within every platform's 4 KiB parameter limit). Item i

@@ -20,6 +20,11 @@
 // moves in 16-byte vectors when every pointer of the step is 16-byte aligned (chunks start on 16-byte
 // boundaries; user buffers may not), with a scalar path otherwise.
 //
+// A program with copy-engine copies runs as several launches of this kernel over ranges of its steps
+// (LaunchArgs::part), the copies enqueued by the host between and beside them: only the first launch
+// passes the entry fence and only the last finishes the operation, so the bases stay the operation's
+// throughout and a captured graph of all the launches replays like one launch.
+//
 // Every wait is bounded: it gives up when the host-mapped abort word is set, when another block of
 // this rank failed, or when timeout_ns passed; the first failure is written to the host-mapped error
 // report and the kernel returns. It never traps.
@@ -91,10 +96,16 @@ __global__ void __launch_bounds__(kPlanKernelThreads) planKernel(LaunchArgs a) {
   enterKernel();
   const std::uint64_t* my_counters = a.peers->counters[a.rank];
   const int block = static_cast<int>(blockIdx.x);
-  if (!passEntryFence(a, my_counters)) return;
-  bool touched_data = false;  // since the last signal
-  for (std::uint32_t i = 0; i < a.num_steps; ++i) {
+  const bool whole = a.part == 0;
+  // A part after a failed one sends nothing, as the rest of a failed single launch would not.
+  if (!whole && *reinterpret_cast<volatile std::uint32_t*>(&a.control->failed) != 0) return;
+  if ((whole || (a.part & kLaunchPartFirst) != 0) && !passEntryFence(a, my_counters)) return;
+  // A part may follow copy-engine copies of this rank: its first signal fences as after data.
+  bool touched_data = !whole;  // since the last signal
+  const std::uint32_t end = whole ? a.num_steps : a.step_end;
+  for (std::uint32_t i = whole ? 0 : a.step_begin; i < end; ++i) {
     const DeviceStep step = a.steps[i];
+    if (!whole && step.copy_engine != 0) continue;  // enqueued on a copy engine by the host
     switch (step.kind) {
       case kDeviceStepCopy:
       case kDeviceStepReduce:
@@ -114,7 +125,7 @@ __global__ void __launch_bounds__(kPlanKernelThreads) planKernel(LaunchArgs a) {
       }
     }
   }
-  finishLaunch(a);
+  if (whole || (a.part & kLaunchPartLast) != 0) finishLaunch(a);
 }
 
 }  // namespace

@@ -86,6 +86,7 @@ inline constexpr cudaMemcpyKind hipMemcpyDeviceToHost = cudaMemcpyDeviceToHost;
 inline constexpr cudaMemcpyKind hipMemcpyDeviceToDevice = cudaMemcpyDeviceToDevice;
 inline constexpr cudaMemcpyKind hipMemcpyDefault = cudaMemcpyDefault;
 inline constexpr unsigned hipStreamNonBlocking = cudaStreamNonBlocking;
+inline constexpr unsigned hipEventDisableTiming = cudaEventDisableTiming;
 inline constexpr unsigned hipIpcMemLazyEnablePeerAccess = cudaIpcMemLazyEnablePeerAccess;
 inline constexpr unsigned hipHostMallocMapped = cudaHostAllocMapped;
 inline constexpr unsigned hipHostMallocPortable = cudaHostAllocPortable;
@@ -160,6 +161,10 @@ inline hipError_t hipGraphExecDestroy(hipGraphExec_t exec) { return cudaGraphExe
 inline hipError_t hipGraphDestroy(hipGraph_t graph) { return cudaGraphDestroy(graph); }
 inline hipError_t hipEventCreate(hipEvent_t* e) { return cudaEventCreate(e); }
 inline hipError_t hipEventDestroy(hipEvent_t e) { return cudaEventDestroy(e); }
+inline hipError_t hipEventCreateWithFlags(hipEvent_t* e, unsigned flags) { return cudaEventCreateWithFlags(e, flags); }
+inline hipError_t hipStreamWaitEvent(hipStream_t s, hipEvent_t e, unsigned flags) {
+  return cudaStreamWaitEvent(s, e, flags);
+}
 inline hipError_t hipEventRecord(hipEvent_t e, hipStream_t s) { return cudaEventRecord(e, s); }
 inline hipError_t hipEventSynchronize(hipEvent_t e) { return cudaEventSynchronize(e); }
 inline hipError_t hipEventQuery(hipEvent_t e) { return cudaEventQuery(e); }

@@ -64,6 +64,12 @@ Plan buildRingPlan(int world_size, bool in_place);
 Plan buildRingPlanOver(const std::vector<int>& order, bool in_place);
 Plan buildRecursiveDoublingPlan(int world_size, bool in_place);
 Plan buildRabenseifnerPlan(int world_size, bool in_place);
+// Two-shot with copy-engine scatter (push into the owners' scratch) and gather (pull into the own
+// output), in kCopyEngineTwoShotStages pipelined stages (copy_engine_two_shot.cc).
+Plan buildCopyEngineTwoShotPlan(int world_size, bool in_place);
+// Stages of the copy-engine two-shot: enough that copies of one stage overlap the reduction of another
+// for most of the operation, few enough that a copy's launch cost stays small next to its bytes.
+inline constexpr int kCopyEngineTwoShotStages = 4;
 
 // A tree over the links of a partially connected world (relays between ranks that are not linked);
 // the buffer moves in `pipeline` chunks.

@@ -29,6 +29,8 @@ StatusOr<Plan> buildPlan(const PlanRequest& request) {
       return buildRecursiveDoublingPlan(request.world_size, request.in_place);
     case Algorithm::kRabenseifner:
       return buildRabenseifnerPlan(request.world_size, request.in_place);
+    case Algorithm::kCopyEngineTwoShot:
+      return buildCopyEngineTwoShotPlan(request.world_size, request.in_place);
     case Algorithm::kTree: {
       if (request.pipeline < 1 || request.pipeline > kMaxTreePipeline) {
         return invalidArgumentError("tree pipeline of " + std::to_string(request.pipeline) + " chunks; supported 1.." +

@@ -48,9 +48,12 @@ StatusOr<CandidateSet> buildCandidates(int n, const Topology& topology, bool ver
   const bool mesh = fullMesh(topology);
   CandidateSet set;
   auto wanted = [&](Algorithm a) { return only == Algorithm::kAuto || only == a; };
-  for (Algorithm a :
-       {Algorithm::kOneShot, Algorithm::kTwoShot, Algorithm::kRecursiveDoubling, Algorithm::kRabenseifner}) {
+  for (Algorithm a : {Algorithm::kOneShot, Algorithm::kTwoShot, Algorithm::kRecursiveDoubling, Algorithm::kRabenseifner,
+                      Algorithm::kCopyEngineTwoShot}) {
     if (!wanted(a)) continue;
+    // Until its rates are measured, the copy-engine two-shot runs only where it is forced: the cost
+    // model prices it with uncalibrated copy-engine figures, which must not steer automatic choices.
+    if (a == Algorithm::kCopyEngineTwoShot && only != a) continue;
     if (!mesh && n > 1) {
       set.excluded.push_back(std::string(algorithmName(a)) + ": needs a link between every pair of ranks");
       continue;

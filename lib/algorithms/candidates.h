@@ -2,6 +2,8 @@
 // links, each built and verified against the link matrix (once per process, algorithms/plan_cache.h).
 //
 // one-shot, two-shot, recursive doubling, Rabenseifner: need every pair linked; left out otherwise.
+// copy-engine two-shot: the same, and a candidate only when forced (its copy-engine figures are not
+//   measured yet, so the model's price must not choose it).
 // ring: over a Hamiltonian cycle of the usable links (0-1-...-n-1 on a full mesh); left out if the
 //   search finds none.
 // tree: over the shallowest spanning tree of the usable links, in two variants: one chunk (latency)

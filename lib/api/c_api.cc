@@ -59,6 +59,7 @@ static_assert(prAlgoRing == static_cast<int>(Algorithm::kRing));
 static_assert(prAlgoRecursiveDoubling == static_cast<int>(Algorithm::kRecursiveDoubling));
 static_assert(prAlgoRabenseifner == static_cast<int>(Algorithm::kRabenseifner));
 static_assert(prAlgoTree == static_cast<int>(Algorithm::kTree));
+static_assert(prAlgoCopyEngineTwoShot == static_cast<int>(Algorithm::kCopyEngineTwoShot));
 static_assert(prNumAlgorithms == kAlgorithmCount);
 
 // The handle types are only declared in C; the C++ side must be able to hold them in an int-sized enum.

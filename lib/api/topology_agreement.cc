@@ -32,6 +32,8 @@ struct RowBlock {
   double local_bandwidth_gbps;
   double ingress_bandwidth_gbps;
   double launch_overhead_us;
+  double copy_engine_launch_us;
+  double copy_engine_gbps;
   LinkEntry links[kMaxWorldSize];
 };
 
@@ -66,6 +68,8 @@ StatusOr<AgreedTopology> agreeOnTopology(int rank, int size, const Topology& loc
   mine.local_bandwidth_gbps = device.local_bandwidth_gbps;
   mine.ingress_bandwidth_gbps = device.ingress_bandwidth_gbps;
   mine.launch_overhead_us = device.launch_overhead_us;
+  mine.copy_engine_launch_us = device.copy_engine_launch_us;
+  mine.copy_engine_gbps = device.copy_engine_gbps;
   for (int peer = 0; peer < size; ++peer) {
     const LinkInfo& l = local.link(rank, peer);
     mine.links[peer] = LinkEntry{static_cast<std::uint8_t>(l.link_class), {}, l.latency_us, l.bandwidth_gbps};
@@ -96,7 +100,8 @@ StatusOr<AgreedTopology> agreeOnTopology(int rank, int size, const Topology& loc
   const RowBlock& first = rows.front();
   if (!overheadInRange(first.step_overhead_us) || !overheadInRange(first.signal_overhead_us) ||
       !bandwidthInRange(first.local_bandwidth_gbps) || !bandwidthInRange(first.ingress_bandwidth_gbps) ||
-      !latencyInRange(first.launch_overhead_us)) {
+      !latencyInRange(first.launch_overhead_us) || !latencyInRange(first.copy_engine_launch_us) ||
+      !bandwidthInRange(first.copy_engine_gbps)) {
     return corruptError("topology row from rank 0: device model out of range");
   }
   // The device model of rank 0 stands for all (a node's GPUs are alike; any choice just has to agree).
@@ -104,7 +109,9 @@ StatusOr<AgreedTopology> agreeOnTopology(int rank, int size, const Topology& loc
                                         .signal_overhead_us = first.signal_overhead_us,
                                         .local_bandwidth_gbps = first.local_bandwidth_gbps,
                                         .ingress_bandwidth_gbps = first.ingress_bandwidth_gbps,
-                                        .launch_overhead_us = first.launch_overhead_us});
+                                        .launch_overhead_us = first.launch_overhead_us,
+                                        .copy_engine_launch_us = first.copy_engine_launch_us,
+                                        .copy_engine_gbps = first.copy_engine_gbps});
   agreed.architecture = first.architecture;
   // New host-staged pairs get the figures measured for this architecture, where there are any: every
   // rank knows rank 0's architecture, so every rank picks the same.

@@ -137,7 +137,8 @@ std::array<SettingSpec, kSettingCount> makeSpecs() {
   algorithm.default_value = std::int64_t{static_cast<int>(Algorithm::kAuto)};
   algorithm.example = "ring";
   algorithm.help =
-      "the algorithm of every allreduce; auto lets the cost model and the tuning table choose per size. "
+      "the algorithm of every allreduce; auto lets the cost model and the tuning table choose per size "
+      "(never copy-engine-two-shot, which runs only when set here until its copy-engine costs are measured). "
       "Reduce-scatter, all-gather and broadcast run it too where they have it, unless their own setting is given";
 
   const auto one_collective = [&](SettingId id, const char* name, const char* collective, bool exchanges) {

@@ -26,6 +26,8 @@
 #include "device_plan.h"
 #include "gpu/batch_table.h"
 #include "gpu/calibrated_model.h"
+#include "gpu/copy_engine_launch.h"
+#include "gpu/copy_engine_schedule.h"
 #include "gpu/device_sharing.h"
 #include "gpu/device_values.h"
 #include "gpu/fused_shape.h"
@@ -90,6 +92,7 @@ struct DevicePlan {
   std::uint32_t num_steps = 0;
   FusedShape shape;                         // a fused kernel runs the program when it has that shape
   std::vector<std::int32_t> staged_chunks;  // scratch accesses to host-placed regions (host_staging.h)
+  std::vector<ScheduledPart> engine_parts;  // the program's copy-engine copies: how it runs in parts, else empty
 };
 
 // Every optional capability is its own: time marks are events, buffer sharing is IPC, batches run as one
@@ -114,7 +117,9 @@ class GpuTransport final : public Transport,
         kernels_(kernels),
         line_bytes_per_block_(line_bytes_per_block),
         line_area_bytes_(lineAreaBytes(world_size)),
-        probe_faults_(std::move(probe_faults)) {}
+        probe_faults_(std::move(probe_faults)),
+        engines_(rank, device, world_size),
+        scratch_bases_(static_cast<std::size_t>(world_size), nullptr) {}
   ~GpuTransport() override { release(); }
 
   TransportIdentity identity() const override {
@@ -384,6 +389,7 @@ class GpuTransport final : public Transport,
         table.counters[peer] = reinterpret_cast<std::uint64_t*>(base + kHeaderBytes + kAreaBytes * area);
         table.lines[peer] = base + kHeaderBytes + kCounterBytes + line_area_bytes_ * static_cast<std::size_t>(area);
         table.scratch[peer] = base + scratchStart();
+        scratch_bases_[static_cast<std::size_t>(peer)] = base + scratchStart();
         table.counters_in_host_memory[peer] = record.placement == RegionPlacement::kHost ? 1 : 0;
       }
       if (peer != rank_) {
@@ -504,6 +510,9 @@ class GpuTransport final : public Transport,
       PR_ASSIGN_OR_RETURN(bytes, fillBatchTable(request, elem, rank_, table));
       args.count = bytes / elem;  // every vector of every item
     }
+    if (!batched && runsOnCopyEngines(!plan->engine_parts.empty(), staged_world_, request.op, request.dtype)) {
+      return submitWithCopyEngines(request, *plan, args, bytes, static_cast<hipStream_t>(stream));
+    }
     const KernelChoice choice = chooseKernel(plan->shape.kind, bytes, world_size_, kernels_);
     if (batched && choice != KernelChoice::kOneShotLines && choice != KernelChoice::kTwoShotLines) {
       return invalidArgumentError("rank " + std::to_string(rank_) + ": a batch of " + std::to_string(bytes) +
@@ -563,6 +572,25 @@ class GpuTransport final : public Transport,
     PR_RETURN_IF_ERROR(devicePlan(plan, &device));
     const std::uint64_t bytes = static_cast<std::uint64_t>(count) * elem_size;
     return launchBlocksOf(chooseKernel(device->shape.kind, bytes, world_size_, kernels_), bytes);
+  }
+
+  // A program with copy-engine copies, in parts (gpu/copy_engine_launch.h); the interpreter's block count.
+  Status submitWithCopyEngines(const ExecutionRequest& request, const DevicePlan& plan, const LaunchArgs& args,
+                               std::uint64_t bytes, hipStream_t stream) {
+    const auto blocks = static_cast<unsigned>(launchBlocksOf(KernelChoice::kInterpreter, bytes));
+    CopyAddressing where;
+    where.collective = request.plan->collective;
+    where.send = request.send;
+    where.recv = request.recv;
+    where.layout = request.layout;
+    where.block_stride = request.block_stride;
+    where.elem_size = dataTypeSize(request.dtype);
+    where.scratch_offset = request.scratch_offset;
+    where.slot_bytes = args.slot_bytes;
+    where.scratch = &scratch_bases_;
+    PR_GPU_CHECK(rank_, hipSetDevice(device_));
+    return engines_.enqueue(plan.engine_parts, request.plan->programs[static_cast<std::size_t>(rank_)], args, where,
+                            static_cast<int>(request.dtype), blocks, request.stream_slot, stream);
   }
 
   std::size_t maxBatchBytes(Algorithm algorithm) const override {
@@ -813,6 +841,7 @@ class GpuTransport final : public Transport,
         DeviceStep d{};
         d.kind = static_cast<std::int32_t>(s.kind);
         d.finalize = s.finalize ? 1 : 0;
+        d.copy_engine = s.copy_engine ? 1 : 0;
         d.chunk = s.chunk;
         d.dst = DeviceRef{s.dst.rank, static_cast<std::int32_t>(s.dst.kind), s.dst.slot};
         d.src_begin = s.src_begin;
@@ -864,6 +893,7 @@ class GpuTransport final : public Transport,
                                     hipMemcpyHostToDevice));
       device.num_steps = static_cast<std::uint32_t>(steps.size());
       if (staged_world_) device.staged_chunks = stagedChunkAccesses(*plan, rank_, host_placed_);
+      device.engine_parts = scheduleCopyEngineProgram(program, rank_);
       keep_alive_.push_back(plan);
       it = plans_.emplace(plan.get(), device).first;
     }
@@ -884,6 +914,7 @@ class GpuTransport final : public Transport,
     if (region_ == nullptr) return;
     (void)hipSetDevice(device_);
     (void)hipDeviceSynchronize();
+    engines_.release();
     for (auto& [key, plan] : plans_) {
       (void)hipFree(plan.steps);
       (void)hipFree(plan.sources);
@@ -958,6 +989,8 @@ class GpuTransport final : public Transport,
   Topology topology_;
   std::map<const Plan*, DevicePlan> plans_;
   std::vector<std::shared_ptr<const Plan>> keep_alive_;
+  CopyEngineLauncher engines_;                 // side streams and events of copy-engine copies, per stream slot
+  std::vector<unsigned char*> scratch_bases_;  // every rank's scratch as mapped here (the copies' addresses)
 };
 
 }  // namespace

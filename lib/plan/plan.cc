@@ -101,7 +101,7 @@ std::string describeStep(const RankProgram& program, const Step& step) {
   switch (step.kind) {
     case StepKind::kCopy:
     case StepKind::kReduce: {
-      out = step.kind == StepKind::kCopy ? "copy c" : "reduce c";
+      out = step.kind == StepKind::kCopy ? (step.copy_engine ? "ce-copy c" : "copy c") : "reduce c";
       out += std::to_string(step.chunk) + " [";
       for (std::uint32_t i = 0; i < step.src_count; ++i) {
         if (i) out += ' ';

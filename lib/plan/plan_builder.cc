@@ -33,6 +33,11 @@ void PlanBuilder::copy(int rank, int chunk, BufferRef src, BufferRef dst) {
   plan_.programs[static_cast<std::size_t>(rank)].steps.back().kind = StepKind::kCopy;
 }
 
+void PlanBuilder::copyEngineCopy(int rank, int chunk, BufferRef src, BufferRef dst) {
+  copy(rank, chunk, src, dst);
+  plan_.programs[static_cast<std::size_t>(rank)].steps.back().copy_engine = true;
+}
+
 void PlanBuilder::reduce(int rank, int chunk, std::span<const BufferRef> sources, BufferRef dst, bool finalize) {
   RankProgram& program = plan_.programs[static_cast<std::size_t>(rank)];
   Step step;

@@ -21,6 +21,8 @@ class PlanBuilder {
               Collective collective = Collective::kAllReduce, int root = 0);
 
   void copy(int rank, int chunk, BufferRef src, BufferRef dst);
+  // A copy moved by a copy engine (Step::copy_engine).
+  void copyEngineCopy(int rank, int chunk, BufferRef src, BufferRef dst);
   void reduce(int rank, int chunk, std::span<const BufferRef> sources, BufferRef dst, bool finalize);
   void signal(int from, int to, int flag);
   // Waits on `rank` until every signal emitted so far from `writer` on `flag` has arrived.

@@ -36,6 +36,8 @@ std::uint64_t fingerprint(const std::vector<SelectorCandidate>& candidates, cons
   hash.add(d.local_bandwidth_gbps);
   hash.add(d.ingress_bandwidth_gbps);
   hash.add(d.launch_overhead_us);
+  hash.add(d.copy_engine_launch_us);
+  hash.add(d.copy_engine_gbps);
   for (const auto& c : candidates) {
     hash.add(c.plan->collective);
     hash.add(c.plan->root);

@@ -16,7 +16,10 @@ bool sameMemory(const BufferRef& a, std::int32_t a_chunk, const BufferRef& b, st
 }  // namespace
 
 PhaseTimer::PhaseTimer(const TimingModel& model, int rank)
-    : model_(model), rank_(rank), bytes_(static_cast<std::size_t>(model.topology().worldSize()), 0) {}
+    : model_(model),
+      rank_(rank),
+      bytes_(static_cast<std::size_t>(model.topology().worldSize()), 0),
+      engine_queue_us_(2 * static_cast<std::size_t>(model.topology().worldSize()), 0.0) {}
 
 void PhaseTimer::startPhase(double clock) {
   open_ = true;
@@ -24,6 +27,9 @@ void PhaseTimer::startPhase(double clock) {
   for (int peer : touched_) bytes_[static_cast<std::size_t>(peer)] = 0;
   touched_.clear();
   written_.clear();
+  for (int queue : engine_touched_) engine_queue_us_[static_cast<std::size_t>(queue)] = 0.0;
+  engine_touched_.clear();
+  slowest_engine_queue_us_ = 0.0;
   slowest_link_us_ = 0.0;
   host_bytes_ = 0;
   host_latency_us_ = 0.0;
@@ -52,6 +58,20 @@ void PhaseTimer::addBytes(int peer, std::uint64_t bytes) {
   host_bandwidth_ = host_bandwidth_ == 0.0 ? bandwidth : std::min(host_bandwidth_, bandwidth);
 }
 
+void PhaseTimer::addCopyEngineCopy(const BufferRef& src, const BufferRef& dst, std::uint64_t bytes) {
+  if (bytes == 0) return;
+  total_bytes_ += bytes;
+  const bool writes_peer = dst.rank != rank_;
+  const int peer = writes_peer ? dst.rank : src.rank;
+  const int queue = 2 * peer + (writes_peer ? 1 : 0);
+  double& queued = engine_queue_us_[static_cast<std::size_t>(queue)];
+  if (queued == 0.0) engine_touched_.push_back(queue);
+  const DeviceModel& device = model_.topology().device();
+  queued += device.copy_engine_launch_us +
+            static_cast<double>(bytes) / (std::max(device.copy_engine_gbps, 1e-9) * kBytesPerUsPerGbps);
+  slowest_engine_queue_us_ = std::max(slowest_engine_queue_us_, queued);
+}
+
 double PhaseTimer::phaseCostUs() const {
   if (total_bytes_ == 0) return 0.0;
   const DeviceModel& device = model_.topology().device();
@@ -59,7 +79,7 @@ double PhaseTimer::phaseCostUs() const {
       static_cast<double>(bytes_[static_cast<std::size_t>(rank_)]) / (device.local_bandwidth_gbps * kBytesPerUsPerGbps);
   const double ingress = static_cast<double>(remote_bytes_) / (device.ingress_bandwidth_gbps * kBytesPerUsPerGbps);
   const double host = host_bytes_ == 0 ? 0.0 : host_latency_us_ + static_cast<double>(host_bytes_) / host_bandwidth_;
-  return device.step_overhead_us + std::max({slowest_link_us_, ingress, local, host});
+  return device.step_overhead_us + std::max({slowest_link_us_, ingress, local, host, slowest_engine_queue_us_});
 }
 
 double PhaseTimer::addDataStep(const RankProgram& program, const Step& step, const ChunkLayout& layout,
@@ -74,13 +94,14 @@ double PhaseTimer::addDataStep(const RankProgram& program, const Step& step, con
   const std::uint64_t bytes = static_cast<std::uint64_t>(layout.size(layout.chunkOf(step.chunk))) * elem_size;
   const auto n = static_cast<std::size_t>(model_.topology().worldSize());
   auto touch = [&](const BufferRef& ref) {
-    addBytes(ref.rank, bytes);
+    if (!step.copy_engine) addBytes(ref.rank, bytes);
     if (link_bytes != nullptr && bytes > 0) {
       (*link_bytes)[static_cast<std::size_t>(rank_) * n + static_cast<std::size_t>(ref.rank)] += bytes;
     }
   };
   for (std::uint32_t i = 0; i < step.src_count; ++i) touch(program.sources[step.src_begin + i]);
   touch(step.dst);
+  if (step.copy_engine && step.src_count == 1) addCopyEngineCopy(program.sources[step.src_begin], step.dst, bytes);
   return phase_start_us_ + phaseCostUs();
 }
 

@@ -11,14 +11,19 @@
 //   step_overhead + max( max over peers p: latency(r,p) + bytes(p) / bandwidth(r,p),
 //                        sum of remote bytes / ingress bandwidth of r,
 //                        local bytes / local bandwidth,
-//                        max host-staged latency + host-staged bytes / min host-staged bandwidth )
+//                        max host-staged latency + host-staged bytes / min host-staged bandwidth,
+//                        max over queues q: copies(q) x copy_engine_launch + bytes(q) / copy_engine_rate )
 // and costs nothing if it moves no bytes. A host-staged link's figures are the whole path's (the owner's
 // PCIe crossing into pinned host memory, the reader's crossing out, and the host-side flag: two crossings,
 // so its latency is about twice a PCIe peer link's); the last term says that all host-staged traffic of
 // one device shares its path to host memory, so staging from k peers at once costs k times the bytes
-// over one link's rate, not the rate of k links. A signal costs signal_overhead on the sender and becomes
-// visible latency(r, peer) later. Every rank starts a plan execution (one operation, or one segment of
-// it) launch_overhead after it was issued: the kernel launch a GPU pays however small the message.
+// over one link's rate, not the rate of k links. Copy-engine copies (Step::copy_engine) are not the
+// multiprocessors' traffic: they leave the first four terms alone and queue, per peer and direction
+// (writes into p, reads from p; a local copy on its own queue), one after another, each paying the copy
+// engine's launch cost; queues run at once. The copy-engine figures are uncalibrated (DeviceModel). A signal costs
+// signal_overhead on the sender and becomes visible latency(r, peer) later. Every rank starts a plan execution (one
+// operation, or one segment of it) launch_overhead after it was issued: the kernel launch a GPU pays however small the
+// message.
 #pragma once
 
 #include <cstdint>
@@ -62,6 +67,7 @@ class PhaseTimer {
   };
   void startPhase(double clock);
   void addBytes(int peer, std::uint64_t bytes);
+  void addCopyEngineCopy(const BufferRef& src, const BufferRef& dst, std::uint64_t bytes);
   double phaseCostUs() const;
 
   const TimingModel& model_;
@@ -77,7 +83,10 @@ class PhaseTimer {
   double host_bandwidth_ = 0.0;   // bytes/us of the slowest host-staged link of the phase; 0: none yet
   std::uint64_t remote_bytes_ = 0;
   std::uint64_t total_bytes_ = 0;
-  std::vector<Written> written_;  // destinations of this phase's steps
+  std::vector<Written> written_;         // destinations of this phase's steps
+  std::vector<double> engine_queue_us_;  // per (peer, direction): 2 * peer + (1 for writes into the peer)
+  std::vector<int> engine_touched_;      // queues with time, to reset cheaply
+  double slowest_engine_queue_us_ = 0.0;
 };
 
 }  // namespace peerreduce

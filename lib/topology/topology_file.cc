@@ -70,13 +70,18 @@ Status parseDevice(const std::vector<std::string>& words, DeviceModel& device, i
     const std::string given = words[i].substr(eq + 1);
     auto value = parseDouble(given, name.c_str());
     if (!value.isOk()) return lineError(line, value.status().message());
+    if (name == "copy_engine_launch_us") {
+      if (!latencyInRange(*value)) return lineError(line, name + " " + given + " is outside " + kLatencyRange);
+      device.copy_engine_launch_us = *value;
+      continue;
+    }
     if (name == "launch_overhead_us") {
       // 0 is the simulator's default (no launch cost); the other settings divide or are never 0.
       if (!latencyInRange(*value)) return lineError(line, name + " " + given + " is outside " + kLatencyRange);
       device.launch_overhead_us = *value;
       continue;
     }
-    const bool is_bandwidth = name == "local_gbps" || name == "ingress_gbps";
+    const bool is_bandwidth = name == "local_gbps" || name == "ingress_gbps" || name == "copy_engine_gbps";
     if (is_bandwidth ? !bandwidthInRange(*value) : !overheadInRange(*value)) {
       return lineError(line, name + " " + given + " is outside " + (is_bandwidth ? kBandwidthRange : kOverheadRange));
     }
@@ -88,10 +93,13 @@ Status parseDevice(const std::vector<std::string>& words, DeviceModel& device, i
       device.local_bandwidth_gbps = *value;
     } else if (name == "ingress_gbps") {
       device.ingress_bandwidth_gbps = *value;
+    } else if (name == "copy_engine_gbps") {
+      device.copy_engine_gbps = *value;
     } else {
       return lineError(line,
                        "unknown device setting '" + name +
-                           "' (step_overhead_us, signal_overhead_us, local_gbps, ingress_gbps, launch_overhead_us)");
+                           "' (step_overhead_us, signal_overhead_us, local_gbps, ingress_gbps, launch_overhead_us, "
+                           "copy_engine_launch_us, copy_engine_gbps)");
     }
   }
   return Status::ok();
@@ -192,7 +200,8 @@ std::string formatTopology(const Topology& topology) {
   out << "peerreduce-topology 1\nranks " << topology.worldSize() << "\n";
   out << "device step_overhead_us=" << d.step_overhead_us << " signal_overhead_us=" << d.signal_overhead_us
       << " local_gbps=" << d.local_bandwidth_gbps << " ingress_gbps=" << d.ingress_bandwidth_gbps
-      << " launch_overhead_us=" << d.launch_overhead_us << "\n";
+      << " launch_overhead_us=" << d.launch_overhead_us << " copy_engine_launch_us=" << d.copy_engine_launch_us
+      << " copy_engine_gbps=" << d.copy_engine_gbps << "\n";
   for (int a = 0; a < topology.worldSize(); ++a) {
     for (int b = 0; b < topology.worldSize(); ++b) {
       const LinkInfo& l = topology.link(a, b);

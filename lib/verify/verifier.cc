@@ -192,6 +192,11 @@ class Verifier {
         for (int i = 0; i < static_cast<int>(program.steps.size()); ++i) {
           const Step& step = program.steps[static_cast<std::size_t>(i)];
           const std::string at = op_name + " rank " + std::to_string(r) + " step #" + std::to_string(i);
+          if (step.copy_engine && step.kind != StepKind::kCopy) {
+            // A copy engine moves bytes; it cannot fold, signal or wait.
+            problem(at + ": only a copy can be moved by a copy engine, this step is a " + describeStep(program, step));
+            ok = false;
+          }
           switch (step.kind) {
             case StepKind::kCopy:
             case StepKind::kReduce: {

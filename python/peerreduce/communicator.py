@@ -216,7 +216,8 @@ class Communicator:
         selection = _native.Selection()
         _native.call("prCommExplainSelection", self._live(), int(count), _buffers.DTYPE_CODES[name],
                      ctypes.byref(selection))
-        algorithms = ["auto", "one-shot", "two-shot", "ring", "recursive-doubling", "rabenseifner", "tree"]
+        algorithms = ["auto", "one-shot", "two-shot", "ring", "recursive-doubling", "rabenseifner", "tree",
+                      "copy-engine-two-shot"]
         return {
             "chosen": algorithms[selection.chosen],
             "forced": bool(selection.forced),

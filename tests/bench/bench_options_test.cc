@@ -22,6 +22,11 @@ TEST(BenchOptions, DefaultsAreTheAllreduceRunOfEarlierVersions) {
   EXPECT_EQ(o->algorithms, std::vector<Algorithm>{Algorithm::kAuto});
   EXPECT_FALSE(o->algorithm_given);
   EXPECT_TRUE(o->in_place);
+  EXPECT_FALSE(o->ce_probe);
+  auto ce = parse({"--ce"});
+  ASSERT_TRUE(ce.isOk()) << ce.status().toString();
+  EXPECT_TRUE(ce->ce_probe) << "--ce is a switch: the copy-engine probe";
+  EXPECT_FALSE(parse({"--ce", "1"}).isOk()) << "a switch takes no value";
 }
 
 TEST(BenchOptions, CollRootAndAlgoAll) {

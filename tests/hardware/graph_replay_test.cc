@@ -21,7 +21,9 @@ float inputValue(int rank, int replay, std::size_t i) {
 TEST(GraphReplay, EveryReplayOfACapturedAllreduceIsCorrect) {
   WorldProvider& provider = worldProvider();
   ASSERT_TRUE(provider.onHardware()) << "run under mpirun in a GPU build";
-  for (Algorithm algorithm : {Algorithm::kOneShot, Algorithm::kTwoShot, Algorithm::kRing}) {
+  // The copy-engine two-shot captures copies on side streams, forked and joined by events.
+  for (Algorithm algorithm :
+       {Algorithm::kOneShot, Algorithm::kTwoShot, Algorithm::kRing, Algorithm::kCopyEngineTwoShot}) {
     Config config;
     config.algorithm = algorithm;
     auto world = provider.acquire(provider.fixedWorldSize(), config, 1);

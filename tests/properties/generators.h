@@ -82,13 +82,15 @@ inline rc::Gen<ReduceOp> genReduceOp() {
 
 inline rc::Gen<Algorithm> genAlgorithm() {
   return uniform(rc::gen::element(Algorithm::kAuto, Algorithm::kOneShot, Algorithm::kTwoShot, Algorithm::kRing,
-                                  Algorithm::kRecursiveDoubling, Algorithm::kRabenseifner));
+                                  Algorithm::kRecursiveDoubling, Algorithm::kRabenseifner,
+                                  Algorithm::kCopyEngineTwoShot));
 }
 
 // Every allreduce algorithm a forced setting can pick, the relay tree included, and auto.
 inline rc::Gen<Algorithm> genAnyAlgorithm() {
   return uniform(rc::gen::element(Algorithm::kAuto, Algorithm::kOneShot, Algorithm::kTwoShot, Algorithm::kRing,
-                                  Algorithm::kRecursiveDoubling, Algorithm::kRabenseifner, Algorithm::kTree));
+                                  Algorithm::kRecursiveDoubling, Algorithm::kRabenseifner, Algorithm::kTree,
+                                  Algorithm::kCopyEngineTwoShot));
 }
 
 inline rc::Gen<DataType> genFloatDataType() {

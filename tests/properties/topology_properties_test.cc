@@ -194,8 +194,9 @@ RC_GTEST_PROP(TopologyProperty, ImpossibleForcedAlgorithmIsATypedError, ()) {
   const int n = *uniform(rc::gen::inRange(4, 12));  // a ring of 3 is a full mesh
   sim::SimOptions options;
   options.topology = ringTopology(n);
-  const Algorithm algorithm = *uniform(rc::gen::element(Algorithm::kOneShot, Algorithm::kTwoShot,
-                                                        Algorithm::kRecursiveDoubling, Algorithm::kRabenseifner));
+  const Algorithm algorithm =
+      *uniform(rc::gen::element(Algorithm::kOneShot, Algorithm::kTwoShot, Algorithm::kRecursiveDoubling,
+                                Algorithm::kRabenseifner, Algorithm::kCopyEngineTwoShot));
   Config config;
   config.algorithm = algorithm;
   auto world = makeSimTestWorld(n, options, config);

@@ -89,6 +89,8 @@ INSTANTIATE_TEST_SUITE_P(EveryAlgorithm, CanaryTest,
                          ::testing::Values(Algorithm::kOneShot, Algorithm::kTwoShot, Algorithm::kRing,
                                            Algorithm::kRecursiveDoubling, Algorithm::kRabenseifner),
                          algorithmTestName);
+// The copy-engine two-shot's canaries are in tests/lib/algorithms/copy_engine_two_shot_test.cc: its
+// first wait is the owners' "scratch free" handshake, which only a sequence after another plan needs.
 
 // The other collectives: a plan with a missing wait is caught by the verifier and, on every schedule,
 // by the simulator's race checker; a reduce-scatter missing an input by the verifier and the reference.

@@ -122,7 +122,8 @@ typedef enum {
   prAlgoRecursiveDoubling = 4,
   prAlgoRabenseifner = 5,
   prAlgoTree = 6,
-  prNumAlgorithms = 7,
+  prAlgoCopyEngineTwoShot = 7, /* only when forced, until measured */
+  prNumAlgorithms = 8,
   prAlgorithm_MinEnum_ = -0x7fffffff - 1,
   prAlgorithm_MaxEnum_ = 0x7fffffff
 } prAlgorithm_t;

@@ -59,7 +59,7 @@ struct BufferRef {
 };
 
 enum class StepKind : std::uint8_t {
-  kCopy = 0,    // dst <- source[0] for chunk `chunk`
+  kCopy = 0,    // dst <- source[0] for chunk `chunk` (`copy_engine`: moved by a copy engine, same meaning)
   kReduce = 1,  // dst <- fold(sources in order) for chunk `chunk`; `finalize`: an integer avg divides here
   kSignal = 2,  // increments flag `flag` held by rank `peer`, written by this rank (release)
   kWait = 3,    // waits until flag `flag` from writer `peer` reaches epoch base + `value` (acquire)
@@ -71,7 +71,14 @@ inline constexpr std::int32_t kFirstAlgorithmFlag = 1;  // data-ready flags of t
 
 struct Step {
   StepKind kind = StepKind::kCopy;
-  bool finalize = false;        // kReduce: the last reduction of this chunk (an integer avg divides here)
+  bool finalize = false;  // kReduce: the last reduction of this chunk (an integer avg divides here)
+  // kCopy only: a copy engine (DMA) moves the chunk instead of the multiprocessors. The step means
+  // exactly what a kCopy means (program order, premultiplied by a floating avg when it reads kInput),
+  // so an executor without copy engines runs it as an ordinary copy and the verifier's rules do not
+  // change; it tells executors that can what hardware to use and the cost model what to charge
+  // (a copy engine's launch cost and rate, DeviceModel). Its completion is made visible to a peer the
+  // way every copy's is: a kSignal after it, which a GPU issues only once the copy has landed.
+  bool copy_engine = false;
   std::int32_t chunk = 0;       // kCopy / kReduce
   BufferRef dst;                // kCopy / kReduce
   std::uint32_t src_begin = 0;  // kCopy / kReduce: first source in RankProgram::sources

@@ -45,6 +45,11 @@ struct DeviceModel {
   // a GPU pays before any step however small the message. 0 in the simulator's default model, whose
   // traces and fingerprints are pinned; the calibrated profiles (topology/device_profiles.h) set it.
   double launch_overhead_us = 0.0;
+  // A copy engine (Step::copy_engine): the fixed cost of one copy (its issue and start) and the rate of one
+  // copy over one link, in either direction. Not calibrated: defaults until copy-engine plans are timed
+  // on hardware (docs/PERF.md); topology files may set them (copy_engine_launch_us, copy_engine_gbps).
+  double copy_engine_launch_us = 2.0;
+  double copy_engine_gbps = 150.0;
   friend bool operator==(const DeviceModel&, const DeviceModel&) = default;
 };
 

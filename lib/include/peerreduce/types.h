@@ -72,8 +72,11 @@ enum class Algorithm : int {
   kRecursiveDoubling = 4,
   kRabenseifner = 5,
   kTree = 6,  // reduce up a spanning tree of the links and broadcast down: relays for partial connectivity
+  // Two-shot whose scatter and gather are copy-engine copies, pipelined over stages; chosen only when
+  // forced (PEERREDUCE_ALGO) until measured (lib/algorithms/copy_engine_two_shot.cc).
+  kCopyEngineTwoShot = 7,
 };
-inline constexpr int kAlgorithmCount = 7;
+inline constexpr int kAlgorithmCount = 8;
 
 // The collective operations a communicator runs (NCCL's buffer semantics, peerreduce/communicator.h).
 // A plan is written for one of them (Plan::collective).
@@ -104,7 +107,7 @@ bool isFloatingPoint(DataType dtype);
 
 // Canonical names: "int8", "uint8", "int32", "uint32", "int64", "uint64", "fp16", "bf16", "fp32", "fp64";
 // "sum", "prod", "min", "max", "avg"; "auto", "one-shot", "two-shot", "ring", "recursive-doubling",
-// "rabenseifner", "tree". Invalid values give "invalid".
+// "rabenseifner", "tree", "copy-engine-two-shot". Invalid values give "invalid".
 std::string_view dataTypeName(DataType dtype);
 std::string_view reduceOpName(ReduceOp op);
 std::string_view algorithmName(Algorithm algorithm);

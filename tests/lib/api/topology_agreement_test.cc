@@ -52,6 +52,27 @@ TEST(TopologyAgreement, TheDeviceModelTravelsWhole) {
   EXPECT_EQ(none->topology.device().launch_overhead_us, 0.0);
 }
 
+TEST(TopologyAgreement, CopyEngineFiguresTravelAndOutOfRangeIsCorrupt) {
+  DeviceModel device;
+  device.copy_engine_launch_us = 1.75;
+  device.copy_engine_gbps = 391.0;
+  EchoBootstrap bootstrap(1);
+  auto agreed =
+      agreeOnTopology(0, 1, Topology::fullMesh(1, Topology::defaultNvLink(), device), "sm_90", bootstrap, Config{});
+  ASSERT_TRUE(agreed.isOk()) << agreed.status().toString();
+  EXPECT_EQ(agreed->topology.device().copy_engine_launch_us, 1.75);
+  EXPECT_EQ(agreed->topology.device().copy_engine_gbps, 391.0);
+  for (double bad : {0.0, -3.0, std::numeric_limits<double>::quiet_NaN()}) {
+    DeviceModel broken = device;
+    broken.copy_engine_gbps = bad;
+    EchoBootstrap again(1);
+    auto refused =
+        agreeOnTopology(0, 1, Topology::fullMesh(1, Topology::defaultNvLink(), broken), "sm_90", again, Config{});
+    ASSERT_FALSE(refused.isOk()) << bad;
+    EXPECT_EQ(refused.status().code(), ErrorCode::kCorrupt) << bad;
+  }
+}
+
 TEST(TopologyAgreement, LaunchOverheadOutOfRangeIsCorrupt) {
   for (double bad : {-1.0, std::numeric_limits<double>::quiet_NaN(), std::numeric_limits<double>::infinity(), 2e9}) {
     auto agreed = agreeWith(bad);

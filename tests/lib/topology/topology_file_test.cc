@@ -19,6 +19,19 @@ bool contains(const std::string& text, const std::string& word) { return text.fi
 
 constexpr const char* kHeader = "peerreduce-topology 1\nranks 4\n";
 
+TEST(TopologyFile, CopyEngineFiguresParseAndRoundTrip) {
+  auto topology = parseTopologyText(std::string(kHeader) + "device copy_engine_launch_us=0 copy_engine_gbps=390.5\n");
+  ASSERT_TRUE(topology.isOk()) << topology.status().toString();
+  EXPECT_EQ(topology->device().copy_engine_launch_us, 0.0);
+  EXPECT_EQ(topology->device().copy_engine_gbps, 390.5);
+  auto again = parseTopologyText(formatTopology(*topology));
+  ASSERT_TRUE(again.isOk()) << again.status().toString();
+  EXPECT_EQ(again->device(), topology->device());
+  auto defaults = parseTopologyText(kHeader);
+  ASSERT_TRUE(defaults.isOk());
+  EXPECT_EQ(defaults->device().copy_engine_gbps, DeviceModel{}.copy_engine_gbps) << "a file without them: defaults";
+}
+
 TEST(TopologyFile, ParsesEveryKeywordLaterLinesOverriding) {
   const std::string text =
       "# a comment line\n"
@@ -89,6 +102,9 @@ TEST(TopologyFile, MalformedLinesAreRejectedWithTheirLineNumber) {
       {std::string(kHeader) + "device launch_overhead_us=-1\n", "line 3: launch_overhead_us -1 is outside 0..1e6 us"},
       {std::string(kHeader) + "device launch_overhead_us=2e6\n", "line 3: launch_overhead_us 2e6 is outside 0..1e6 us"},
       {std::string(kHeader) + "device launch_overhead_us=nan\n", "line 3: launch_overhead_us"},
+      {std::string(kHeader) + "device copy_engine_launch_us=-2\n",
+       "line 3: copy_engine_launch_us -2 is outside 0..1e6 us"},
+      {std::string(kHeader) + "device copy_engine_gbps=0\n", "line 3: copy_engine_gbps 0 is outside 0.001..1e6 GB/s"},
       {std::string(kHeader) + "default nvlink 1\n", "line 3: expected CLASS LATENCY_US GBPS"},
       {std::string(kHeader) + "default fiber 1 1\n",
        "line 3: unknown link class 'fiber' (nvlink, xgmi, pcie, host, network)"},
