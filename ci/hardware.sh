@@ -20,6 +20,7 @@
 # HW_THREADS_TIMEOUT_MS (the communicator timeout of ranks sharing one GPU as threads, default 5000: their
 # kernels run side by side, so a wait longer than that is a fault, and a failing property's shrinking
 # must not spend the default 30 s on each case it tries).
+# HW_COPY_ENGINE_NPS (the world sizes of the copy-engine step, default the first NP).
 # Host-staged links: HW_HOST_STAGED=1 (default) runs their steps before the others, =only runs them
 # alone (`HW_HOST_STAGED=only ci/hardware.sh run`), =0 skips them. They are: the property suite
 # (HW_HOST_STAGED_CASES per property, default 50; HW_HOST_STAGED_PROPERTY_FILTER, by default all but the
@@ -231,6 +232,26 @@ run)
     fi
     RC_PARAMS="${HW_RC_EXTRA:-}seed=$seed max_success=${HW_VARIANT_CASES:-50}" bounded "${mpi[@]}" -x "$variant" -np "$variant_np" \
       bash -c 'GCOV_PREFIX="$0/rank$OMPI_COMM_WORLD_RANK" exec "$@"' "$out/gcda/${name}" .hw/peerreduce_property_tests > "$log" 2>&1 || status=1
+    grep -E "\[  (PASSED|FAILED)  \]|tests ran" "$log" | grep "1,0\]" || tail -20 "$log"
+  done
+  # Copy engines (experimental, PEERREDUCE_GPU_COPY_ENGINES=1): the property suite with the copy-engine
+  # two-shot forced and its copies on the copy engines, at each NP in HW_COPY_ENGINE_NPS (default the
+  # first NP: with four ranks sharing one H100 it timed out, docs/PERF.md).
+  for np in ${HW_COPY_ENGINE_NPS:-${nps[0]}}; do
+    if [[ "$suites" == 0 ]]; then break; fi
+    log="$out/copy-engines-np$np.log"
+    echo "=== peerreduce_property_tests np=$np, copy-engine two-shot on the copy engines (cases per property ${HW_VARIANT_CASES:-50})"
+    if ((np > gpus)); then
+      PEERREDUCE_TEST_GPU_RANKS="$np" PEERREDUCE_TIMEOUT_MS="$threads_timeout" PEERREDUCE_GPU_COPY_ENGINES=1 \
+        PEERREDUCE_ALGO=copy-engine-two-shot RC_PARAMS="${HW_RC_EXTRA:-}seed=$seed max_success=${HW_VARIANT_CASES:-50}" \
+        GCOV_PREFIX="$out/gcda/copy-engines-np$np" bounded .hw/peerreduce_property_tests > "$log" 2>&1 || status=1
+      grep -E "\[  (PASSED|FAILED)  \]|tests ran" "$log" || tail -20 "$log"
+      continue
+    fi
+    RC_PARAMS="${HW_RC_EXTRA:-}seed=$seed max_success=${HW_VARIANT_CASES:-50}" bounded "${mpi[@]}" \
+      -x PEERREDUCE_GPU_COPY_ENGINES=1 -x PEERREDUCE_ALGO=copy-engine-two-shot -np "$np" \
+      bash -c 'GCOV_PREFIX="$0/rank$OMPI_COMM_WORLD_RANK" exec "$@"' "$out/gcda/copy-engines-np$np" \
+      .hw/peerreduce_property_tests > "$log" 2>&1 || status=1
     grep -E "\[  (PASSED|FAILED)  \]|tests ran" "$log" | grep "1,0\]" || tail -20 "$log"
   done
   # The C examples: the callback bootstrap with 2 and 4 ranks as threads (on as many GPUs as there are,

@@ -98,7 +98,9 @@ __global__ void __launch_bounds__(kPlanKernelThreads) planKernel(LaunchArgs a) {
   const int block = static_cast<int>(blockIdx.x);
   const bool whole = a.part == 0;
   // A part after a failed one sends nothing, as the rest of a failed single launch would not.
-  if (!whole && *reinterpret_cast<volatile std::uint32_t*>(&a.control->failed) != 0) return;
+  // Block-uniform (__syncthreads_or): the word may change while the block's threads read it, and a
+  // thread that returned would leave the others at a barrier without it.
+  if (!whole && __syncthreads_or(*reinterpret_cast<volatile std::uint32_t*>(&a.control->failed) != 0)) return;
   if ((whole || (a.part & kLaunchPartFirst) != 0) && !passEntryFence(a, my_counters)) return;
   // A part may follow copy-engine copies of this rank: its first signal fences as after data.
   bool touched_data = !whole;  // since the last signal

@@ -287,6 +287,13 @@ std::array<SettingSpec, kSettingCount> makeSpecs() {
             "largest block (count x element size) of a direct reduce-scatter, all-gather or broadcast run as "
             "lines; 0: none");
 
+  at(SettingId::kGpuCopyEngines) = booleanSpec("PEERREDUCE_GPU_COPY_ENGINES", "copy-engine switch", false);
+  at(SettingId::kGpuCopyEngines).default_value = false;
+  at(SettingId::kGpuCopyEngines).example = "1";
+  at(SettingId::kGpuCopyEngines).help =
+      "1: a plan's copy-engine copies run on the copy engines (experimental); 0 (default): the plan interpreter "
+      "moves them with the multiprocessors";
+
   // Fault injection for tests of the fallback to host-staged links (lib/gpu/probe_fault.h).
   at(SettingId::kGpuFaultProbePairs) =
       textSpec("PEERREDUCE_GPU_FAULT_PROBE_PAIRS", SettingKind::kText, "probe fault pairs", kMaxLinkMaskChars);
@@ -306,7 +313,7 @@ std::array<SettingSpec, kSettingCount> makeSpecs() {
   for (SettingId id :
        {SettingId::kGpuMaxBlocks, SettingId::kGpuBytesPerBlock, SettingId::kGpuLineBytesPerBlock, SettingId::kGpuFused,
         SettingId::kGpuLowLatencyMaxBytes, SettingId::kGpuLowLatencyTwoShotMaxBytes, SettingId::kGpuPushMinBytes,
-        SettingId::kGpuCollectiveLinesMaxBytes}) {
+        SettingId::kGpuCollectiveLinesMaxBytes, SettingId::kGpuCopyEngines}) {
     at(id).agreement = SettingAgreement::kSameUnchecked;
   }
   // Only how kernels are launched changes, never the protocol: ranks need not agree.
@@ -402,6 +409,7 @@ std::array<SettingRow, kSettingCount> makeRows() {
       SettingRow{SettingId::kGpuPushMinBytes, &spec(SettingId::kGpuPushMinBytes), O::kGpuTransport},
       SettingRow{SettingId::kGpuCollectiveLinesMaxBytes, &spec(SettingId::kGpuCollectiveLinesMaxBytes),
                  O::kGpuTransport},
+      SettingRow{SettingId::kGpuCopyEngines, &spec(SettingId::kGpuCopyEngines), O::kGpuTransport},
       SettingRow{SettingId::kGpuFaultProbePairs, &spec(SettingId::kGpuFaultProbePairs), O::kGpuTransport},
       SettingRow{SettingId::kDebug, &spec(SettingId::kDebug), O::kLogger},
       SettingRow{SettingId::kNode, &spec(SettingId::kNode), O::kBootstrap},

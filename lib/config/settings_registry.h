@@ -51,6 +51,7 @@ enum class SettingId : int {
   kGpuLowLatencyTwoShotMaxBytes,
   kGpuPushMinBytes,
   kGpuCollectiveLinesMaxBytes,
+  kGpuCopyEngines,
   kGpuFaultProbePairs,
   kDebug,
   kNode,

@@ -510,7 +510,8 @@ class GpuTransport final : public Transport,
       PR_ASSIGN_OR_RETURN(bytes, fillBatchTable(request, elem, rank_, table));
       args.count = bytes / elem;  // every vector of every item
     }
-    if (!batched && runsOnCopyEngines(!plan->engine_parts.empty(), staged_world_, request.op, request.dtype)) {
+    if (!batched && runsOnCopyEngines(kernels_.copy_engines, !plan->engine_parts.empty(), staged_world_, request.op,
+                                      request.dtype)) {
       return submitWithCopyEngines(request, *plan, args, bytes, static_cast<hipStream_t>(stream));
     }
     const KernelChoice choice = chooseKernel(plan->shape.kind, bytes, world_size_, kernels_);

@@ -42,6 +42,8 @@ StatusOr<GpuSettings> gpuSettingsFromEnvironment(const std::function<const char*
   if (fused) s.kernels.fused = *fused;
   PR_ASSIGN_OR_RETURN(const auto overlap, readBooleanSetting(SettingId::kGpuOverlap, getenv));
   if (overlap) s.kernels.overlap_launch = *overlap;
+  PR_ASSIGN_OR_RETURN(const auto engines, readBooleanSetting(SettingId::kGpuCopyEngines, getenv));
+  if (engines) s.kernels.copy_engines = *engines;
   const struct {
     SettingId id;
     std::uint64_t* field;

@@ -30,6 +30,10 @@ struct KernelPolicy {
   // Direct reduce-scatters, all-gathers and broadcasts run as lines up to this many bytes of one rank's
   // block (the count argument x the element size); 0 turns them off (the interpreter runs them).
   std::uint64_t collective_max_bytes = kDefaultCollectiveLinesMaxBytes;
+  // A plan's copy-engine copies on the copy engines (lib/gpu/copy_engine_launch.h); off by default: the
+  // interpreter runs such a plan whole, its copies on the multiprocessors (same steps, same bits), until the
+  // copy-engine path passes the hardware suites at every world size (docs/PERF.md says where it stands).
+  bool copy_engines = false;
   // Programmatic dependent launch (Hopper): each kernel is scheduled while the previous one on the
   // stream finishes and waits on the GPU for it, so the launch latency overlaps the previous work. Only
   // the launch changes, never the protocol, so ranks need not agree on it.

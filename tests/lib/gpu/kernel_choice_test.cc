@@ -150,6 +150,7 @@ TEST(GpuSettings, DefaultsWhenUnsetValuesWhenSetAndTypedErrorsOtherwise) {
   EXPECT_EQ(defaults->kernels.max_bytes, kDefaultLowLatencyMaxBytes);
   EXPECT_EQ(defaults->kernels.push_min_bytes, kDefaultPushMinBytes);
   EXPECT_EQ(defaults->kernels.collective_max_bytes, kDefaultCollectiveLinesMaxBytes);
+  EXPECT_FALSE(defaults->kernels.copy_engines) << "copy engines are opt-in";
 
   auto set = from({{"PEERREDUCE_GPU_MAX_BLOCKS", "132"},
                    {"PEERREDUCE_GPU_BYTES_PER_BLOCK", "64K"},
@@ -159,7 +160,8 @@ TEST(GpuSettings, DefaultsWhenUnsetValuesWhenSetAndTypedErrorsOtherwise) {
                    {"PEERREDUCE_GPU_LL_MAX_BYTES", "0"},
                    {"PEERREDUCE_GPU_LL2_MAX_BYTES", "1M"},
                    {"PEERREDUCE_GPU_PUSH_MIN_BYTES", "4MiB"},
-                   {"PEERREDUCE_GPU_LL_COLLECTIVE_MAX_BYTES", "16K"}});
+                   {"PEERREDUCE_GPU_LL_COLLECTIVE_MAX_BYTES", "16K"},
+                   {"PEERREDUCE_GPU_COPY_ENGINES", "1"}});
   ASSERT_TRUE(set.isOk()) << set.status().toString();
   EXPECT_EQ(set->max_blocks, 132);
   EXPECT_EQ(set->bytes_per_block, 64 * kKiB);
@@ -170,6 +172,7 @@ TEST(GpuSettings, DefaultsWhenUnsetValuesWhenSetAndTypedErrorsOtherwise) {
   EXPECT_EQ(set->kernels.max_two_shot_bytes, 1 * kMiB);
   EXPECT_EQ(set->kernels.push_min_bytes, 4 * kMiB);
   EXPECT_EQ(set->kernels.collective_max_bytes, 16 * kKiB);
+  EXPECT_TRUE(set->kernels.copy_engines);
 
   const std::vector<std::pair<std::string, std::string>> bad = {{"PEERREDUCE_GPU_MAX_BLOCKS", "0"},
                                                                 {"PEERREDUCE_GPU_MAX_BLOCKS", "257"},
@@ -182,6 +185,7 @@ TEST(GpuSettings, DefaultsWhenUnsetValuesWhenSetAndTypedErrorsOtherwise) {
                                                                 {"PEERREDUCE_GPU_LL2_MAX_BYTES", "lots"},
                                                                 {"PEERREDUCE_GPU_PUSH_MIN_BYTES", "2X"},
                                                                 {"PEERREDUCE_GPU_LL_COLLECTIVE_MAX_BYTES", "1.5M"},
+                                                                {"PEERREDUCE_GPU_COPY_ENGINES", "maybe"},
                                                                 {"PEERREDUCE_GPU_OVERLAP", "on"}};
   for (const auto& [name, value] : bad) {
     auto refused = from({{name, value}});
