@@ -42,13 +42,14 @@ __device__ bool pollCounter(const LaunchArgs& a, const std::uint64_t* counter, s
   return true;
 }
 
-// Thread 0 polls `counter` until it reaches `target`; every thread learns whether that happened.
+// Thread 0 polls `counter` until it reaches `target`; every thread learns whether that happened. The
+// verdict travels through the barrier itself (__syncthreads_and), not a shared variable: with a shared
+// word, thread 0 could write the next wait's verdict while a slower thread still read this one's
+// (compute-sanitizer racecheck reported it in programs with waits back to back).
 __device__ bool waitFor(const LaunchArgs& a, const std::uint64_t* counter, std::uint64_t target, std::uint64_t step,
                         int peer) {
-  __shared__ int ok;
-  if (threadIdx.x == 0) ok = pollCounter(a, counter, target, step, peer) ? 1 : 0;
-  __syncthreads();
-  return ok != 0;
+  const int ok = threadIdx.x == 0 ? (pollCounter(a, counter, target, step, peer) ? 1 : 0) : 1;
+  return __syncthreads_and(ok) != 0;
 }
 
 // `fence_first`: the block wrote or read data since its last signal, so all its threads must be done
