@@ -35,10 +35,10 @@ StatusOr<int> parseInt(const std::string& flag, const std::string& text, int low
   return static_cast<int>(v);
 }
 
-constexpr std::string_view kValueFlags[] = {"--coll",        "--root",      "--min-bytes", "--max-bytes",
-                                            "--step-factor", "--dtype",     "--algo",      "--iters",
-                                            "--repeats",     "--warmup",    "--nccl",      "--json",
-                                            "--csv",         "--link-mask", "--batch",     "--batch-max-bytes"};
+constexpr std::string_view kValueFlags[] = {
+    "--coll", "--root",      "--min-bytes", "--max-bytes",       "--step-factor", "--dtype",
+    "--algo", "--iters",     "--repeats",   "--warmup",          "--nccl",        "--json",
+    "--csv",  "--link-mask", "--batch",     "--batch-max-bytes", "--skew-us"};
 
 }  // namespace
 
@@ -94,6 +94,8 @@ StatusOr<Options> parseOptions(int argc, const char* const* argv, int ranks) {
       o.ce_probe = true;
     } else if (a == "--batch") {
       PR_ASSIGN_OR_RETURN(o.batch, parseInt(a, v, 1, static_cast<int>(kMaxBatchItems)));
+    } else if (a == "--skew-us") {
+      PR_ASSIGN_OR_RETURN(o.skew_us, parseInt(a, v, 0, 1000000));
     } else if (a == "--batch-max-bytes") {
       PR_ASSIGN_OR_RETURN(o.batch_max_bytes, parseBytes(a, v));
     }

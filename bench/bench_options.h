@@ -34,6 +34,9 @@ struct Options {
   int batch = 0;                           // tensors per batch; 0: no batch measurements
   std::size_t batch_max_bytes = 64 << 10;  // largest tensor of a batch
   bool ce_probe = false;                   // --ce: the copy-engine probe only (ce_probe.h)
+  // --skew-us: every rank but 0 starts each timed replay this much later than rank 0, as ranks of an
+  // application do (eager launches, a barrier over TCP); 0 starts them together after MPI_Barrier.
+  int skew_us = 0;
 };
 
 // Parses argv[1..argc) for a world of `ranks` (a --root outside it is refused). --algo all lists the

@@ -20,10 +20,12 @@
 // through the host. The command line is bench/bench_options.h, the outputs bench/bench_report.h. The
 // "blocks" column is the GPU blocks of peerreduce's kernel for the size (explainSelection's
 // kernel_blocks): how many multiprocessors the operation keeps busy. --ce runs the copy-engine probe
-// (ce_probe.cc) instead and exits.
+// (ce_probe.cc) instead and exits. --skew-us N starts every rank but 0 N us late in each timed replay
+// (a skewed arrival, as applications have): the first operation absorbs it, and the rest must not slow.
 #include <mpi.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cinttypes>
 #include <cstdio>
 #include <cstdlib>
@@ -66,6 +68,13 @@ void gpu(hipError_t e, const char* what) {
 
 using Launch = std::function<Status(const void*, void*, std::size_t, hipStream_t)>;
 
+// Busy-waits `us` microseconds on the host (a sleep would add the scheduler's wake-up latency).
+void spinHostUs(int us) {
+  const auto until = std::chrono::steady_clock::now() + std::chrono::microseconds(us);
+  while (std::chrono::steady_clock::now() < until) {
+  }
+}
+
 // Captures `iters` launches into a graph and times `repeats` replays; the slowest rank counts.
 Timing timeGraph(const Launch& launch, const void* send, void* recv, std::size_t count, const Options& o,
                  hipStream_t stream) {
@@ -83,6 +92,7 @@ Timing timeGraph(const Launch& launch, const void* send, void* recv, std::size_t
   std::vector<double> times;
   for (int r = 0; r < o.repeats; ++r) {
     MPI_Barrier(MPI_COMM_WORLD);
+    if (g_rank != 0) spinHostUs(o.skew_us);
     gpu(hipEventRecord(start, stream), "record");
     gpu(hipGraphLaunch(exec, stream), "replay");
     gpu(hipEventRecord(stop, stream), "record");

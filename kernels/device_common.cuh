@@ -3,6 +3,7 @@
 // Included by the .cu files only; everything is internal to each kernel object.
 #pragma once
 
+#include "abort_ration.h"
 #include "device_plan.h"
 #include "portability.h"
 #include "reduce_ops.h"
@@ -34,16 +35,23 @@ __device__ void enterKernel() {
 }
 
 // Whether a wait that began at `start` (globalTimerNs) and has polled `polls` times must give up: every
-// kPollsPerClockRead polls it checks the abort word, another block's failure and the deadline
-// (`timeout_ns` after the start). Returns 0 to go on, else the error code. Not on every poll: the abort
-// word lives in host memory, and every read of it crosses PCIe; polled by every waiting thread it
-// slowed operations down in proportion to the number of blocks (measured on 4 x H200, docs/PERF.md).
+// kPollsPerClockRead polls it checks another block's failure and the deadline (`timeout_ns` after the
+// start), both in device memory, and, rationed (abort_ration.h), the abort word in host memory.
+// Returns 0 to go on, else the error code.
 __device__ std::uint64_t pollVerdict(const LaunchArgs& a, std::uint32_t polls, std::uint64_t start,
                                      std::uint64_t timeout_ns) {
   if ((polls % kPollsPerClockRead) != 0) return 0;
-  if (loadVolatile(a.abort_word) != 0) return kErrorAborted;
   if (*reinterpret_cast<volatile std::uint32_t*>(&a.control->failed) != 0) return kErrorAborted;
-  if (globalTimerNs() - start > timeout_ns) return kErrorTimeout;
+  const std::uint64_t now = globalTimerNs();
+  if (now - start > timeout_ns) return kErrorTimeout;
+  auto* last_check = reinterpret_cast<unsigned long long*>(&a.control->abort_checked_ns);
+  const std::uint64_t last = *reinterpret_cast<volatile unsigned long long*>(last_check);
+  if (!abortCheckDue(now, start, last)) return 0;
+  if (atomicCAS(last_check, static_cast<unsigned long long>(last), static_cast<unsigned long long>(now)) != last) {
+    return 0;  // another waiter of the launch claimed this check
+  }
+  atomicAdd(reinterpret_cast<unsigned long long*>(&a.control->abort_reads), 1ull);
+  if (loadVolatile(a.abort_word) != 0) return kErrorAborted;
   return 0;
 }
 

@@ -95,6 +95,11 @@ struct ControlBlock {
   // (a shared epoch advanced by the last block to finish needed a device-wide fence and atomic, which
   // waited for the block's writes to peers to be acknowledged).
   std::uint32_t line_epoch[kMaxBlocks];
+  // Global-timer time of the launch's last read of the host-mapped abort word (kernels/abort_ration.h):
+  // waiters claim the next read by compare-and-swap, so all of them together read it rarely.
+  std::uint64_t abort_checked_ns;
+  // Reads of the abort word so far (tests: the ration holds); advanced by each claimed check.
+  std::uint64_t abort_reads;
 };
 
 // Written by the first block that fails (in host-mapped memory, so the host reads it any time).

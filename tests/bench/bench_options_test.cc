@@ -27,6 +27,10 @@ TEST(BenchOptions, DefaultsAreTheAllreduceRunOfEarlierVersions) {
   ASSERT_TRUE(ce.isOk()) << ce.status().toString();
   EXPECT_TRUE(ce->ce_probe) << "--ce is a switch: the copy-engine probe";
   EXPECT_FALSE(parse({"--ce", "1"}).isOk()) << "a switch takes no value";
+  EXPECT_EQ(o->skew_us, 0) << "ranks start each replay together unless asked";
+  auto skewed = parse({"--skew-us", "200"});
+  ASSERT_TRUE(skewed.isOk()) << skewed.status().toString();
+  EXPECT_EQ(skewed->skew_us, 200);
 }
 
 TEST(BenchOptions, CollRootAndAlgoAll) {
@@ -70,6 +74,7 @@ TEST(BenchOptions, BadFlagsAreTypedErrorsNamingThem) {
       {{"--min-bytes", "2M", "--max-bytes", "1M"}, "--min-bytes is above --max-bytes"},
       {{"--step-factor", "1"}, "--step-factor '1': takes a whole number in 2..1024"},
       {{"--batch", "0"}, "--batch '0'"},
+      {{"--skew-us", "-5"}, "--skew-us '-5': takes a whole number in 0..1000000"},
       {{"--fast"}, "unknown option --fast"},
   };
   for (const auto& c : cases) {
