@@ -57,6 +57,11 @@ static void* runRank(void* argument) {
   float* data = NULL;
   cudaStream_t stream = NULL;
   me->failed = 1;
+  /* As with NCCL, the communicator uses the device current on the creating thread: one GPU per rank where
+     there are enough, else ranks share them. */
+  int devices = 1;
+  cudaGetDeviceCount(&devices);
+  cudaSetDevice(me->rank % (devices > 0 ? devices : 1));
   if (prBootstrapCreate(n, me->rank, &callbacks, &bootstrap) != prSuccess ||
       prCommInitRank(&comm, n, me->rank, bootstrap, NULL) != prSuccess) {
     fprintf(stderr, "rank %d: %s\n", me->rank, prGetLastError());

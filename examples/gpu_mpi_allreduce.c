@@ -16,6 +16,11 @@ int main(int argc, char** argv) {
   int rank = 0, size = 1;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
+  /* As with NCCL, the communicator uses the device current when it is created: one GPU per rank (a
+     machine's ranks are numbered consecutively under mpirun here). */
+  int devices = 1;
+  cudaGetDeviceCount(&devices);
+  cudaSetDevice(rank % (devices > 0 ? devices : 1));
   prBootstrap_t bootstrap = NULL;
   prComm_t comm = NULL;
   if (prBootstrapFromMpi(MPI_COMM_WORLD, &bootstrap) != prSuccess ||

@@ -148,6 +148,9 @@ inline hipError_t hipStreamQuery(hipStream_t s) { return cudaStreamQuery(s); }
 inline hipError_t hipStreamIsCapturing(hipStream_t s, hipStreamCaptureStatus* status) {
   return cudaStreamIsCapturing(s, status);
 }
+inline hipError_t hipStreamGetCaptureInfo(hipStream_t s, hipStreamCaptureStatus* status, unsigned long long* id) {
+  return cudaStreamGetCaptureInfo(s, status, id);
+}
 inline hipError_t hipStreamBeginCapture(hipStream_t s, cudaStreamCaptureMode mode) {
   return cudaStreamBeginCapture(s, mode);
 }

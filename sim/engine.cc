@@ -160,9 +160,9 @@ Status SimEngine::submit(int rank, const ExecutionRequest& request) {
     return invalidArgumentError(who + "plan uses " + std::to_string(request.plan->num_flags) + " flags; at most " +
                                 std::to_string(kMaxFlags));
   }
-  if (request.stream_slot < 0 || request.stream_slot >= kMaxStreams) {
-    return invalidArgumentError(who + "stream slot " + std::to_string(request.stream_slot) + " outside 0.." +
-                                std::to_string(kMaxStreams - 1));
+  if (request.channel < 0 || request.channel >= kMaxChannels) {
+    return invalidArgumentError(who + "channel " + std::to_string(request.channel) + " outside 0.." +
+                                std::to_string(kMaxChannels - 1));
   }
   PR_RETURN_IF_ERROR(checkLinks(rank, request.plan->programs[static_cast<std::size_t>(rank)]));
   const std::size_t elem = dataTypeSize(request.dtype);

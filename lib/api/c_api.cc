@@ -247,6 +247,17 @@ prResult_t prCommRank(prComm_t comm, int* rank) noexcept {
   });
 }
 
+prResult_t prCommDevice(prComm_t comm, int* device) noexcept {
+  constexpr const char* kFunction = "prCommDevice";
+  return guarded(kFunction, [&]() -> prResult_t {
+    if (comm == nullptr) return nullArgument(kFunction, "comm", kCommHint);
+    if (!liveComms().contains(comm)) return unknownHandle(kFunction, "comm", kCommHint);
+    if (device == nullptr) return nullArgument(kFunction, "device", "pass the address of an int to receive the device");
+    *device = comm->device;
+    return prSuccess;
+  });
+}
+
 prResult_t prCommMemoryStats(prComm_t comm, prMemoryStats_t* stats) noexcept {
   constexpr const char* kFunction = "prCommMemoryStats";
   return guarded(kFunction, [&]() -> prResult_t {

@@ -28,11 +28,14 @@ namespace {
 constexpr const char* kBootstrapHint =
     "pass a bootstrap made by prBootstrapCreate, prBootstrapFromMpi or prSimWorldBootstrap";
 
-// The default place of a communicator: a GPU chosen by the rank's local rank. Collective when the local
-// rank must be found: every rank gathers the host identities, even one that will fail to open its device.
+// The default place of a communicator: a GPU, the one Config::device names (by default the device
+// current on the calling thread, NCCL's rule). Collective when no device is given: every rank gathers the
+// host identities (so a rank's local rank is known whatever each rank's setting), even one that will fail
+// to open its device.
 StatusOr<std::shared_ptr<Transport>> gpuTransportFor(Bootstrap& bootstrap, int rank, int nranks, const Config& config,
-                                                     int local_rank, int* local_rank_used) {
-  if (local_rank < 0) {
+                                                     int device, int* device_used) {
+  int local_rank = -1;
+  if (device < 0) {
     // A rank that cannot name its host still takes part in the gathering, so no other rank waits for it.
     const StatusOr<std::string> identity = hostIdentity();
     auto groups = gatherHostGroups(bootstrap, identity.isOk() ? *identity : std::string("unknown host"),
@@ -40,9 +43,11 @@ StatusOr<std::shared_ptr<Transport>> gpuTransportFor(Bootstrap& bootstrap, int r
     if (!identity.isOk()) return identity.status();
     if (!groups.isOk()) return groups.status();
     local_rank = groups->local_rank;
+    PR_ASSIGN_OR_RETURN(device, resolveGpuDevice(config.device, local_rank, rank));
   }
-  *local_rank_used = local_rank;
+  *device_used = device;
   GpuTransportOptions options;
+  options.device = device;
   options.local_rank = local_rank;
   return createGpuTransport(rank, nranks, options);
 }
@@ -50,11 +55,11 @@ StatusOr<std::shared_ptr<Transport>> gpuTransportFor(Bootstrap& bootstrap, int r
 }  // namespace
 
 StatusOr<std::shared_ptr<Transport>> transportFor(prBootstrap& bootstrap, int rank, int nranks, const Config& config,
-                                                  int local_rank, int* local_rank_used) {
-  *local_rank_used = -1;
+                                                  int device, int* device_used) {
+  *device_used = -1;
   auto transport = bootstrap.transports
                        ? bootstrap.transports(rank, nranks, config)
-                       : gpuTransportFor(*bootstrap.bootstrap, rank, nranks, config, local_rank, local_rank_used);
+                       : gpuTransportFor(*bootstrap.bootstrap, rank, nranks, config, device, device_used);
   // Every rank learns whether every rank has a transport.
   PR_RETURN_IF_ERROR(RankAgreement(*bootstrap.bootstrap, config.bootstrapTimeout())
                          .outcome(transport.isOk() ? Status::ok() : transport.status(), "open its transport"));
@@ -154,13 +159,13 @@ prResult_t prCommInitRank(prComm_t* comm, int nranks, int rank, prBootstrap_t bo
     }
     auto settings = peerreduce::capi::toConfig(config);
     if (!settings.isOk()) return toResult(kFunction, settings.status());
-    int local_rank = -1;
-    auto transport = peerreduce::capi::transportFor(*bootstrap, rank, nranks, *settings, -1, &local_rank);
+    int device = -1;
+    auto transport = peerreduce::capi::transportFor(*bootstrap, rank, nranks, *settings, -1, &device);
     if (!transport.isOk()) return toResult(kFunction, transport.status());
     auto created =
         peerreduce::Communicator::create(rank, nranks, bootstrap->bootstrap, std::move(transport).value(), *settings);
     if (!created.isOk()) return toResult(kFunction, created.status());
-    auto handle = std::make_unique<prComm>(prComm{std::move(created).value(), bootstrap->owner, local_rank});
+    auto handle = std::make_unique<prComm>(prComm{std::move(created).value(), bootstrap->owner, device});
     peerreduce::capi::liveComms().add(handle.get());
     *comm = handle.release();
     return prSuccess;

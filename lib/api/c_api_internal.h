@@ -22,9 +22,9 @@ struct prComm {
   // What the communicator's transport lives in (a simulated world, say), held so that an owner destroyed
   // too early cannot leave this communicator dangling; the contracts still say "owner outlives comms".
   std::shared_ptr<const void> owner;
-  // On GPUs: the rank's position among the ranks of its machine when it was created, which chose its
-  // device; a shrunk communicator keeps the device (-1 on the simulator).
-  int local_rank = -1;
+  // On GPUs: the device it was created on (Config::device resolved); a shrunk communicator keeps it (-1
+  // on the simulator and for transports an application made).
+  int device = -1;
 };
 
 namespace peerreduce::capi {

@@ -168,15 +168,14 @@ prResult_t prCommShrink(prComm_t comm, const prFailureDecision_t* decision, prBo
     const int rank = rendezvous.rank();
     const int nranks = rendezvous.size();
     const peerreduce::Config& config = comm->comm->config();
-    // The survivors keep their devices: the old local rank chose each one.
-    int local_rank = -1;
-    auto transport =
-        peerreduce::capi::transportFor(*new_bootstrap, rank, nranks, config, comm->local_rank, &local_rank);
+    // The survivors keep their devices.
+    int device = -1;
+    auto transport = peerreduce::capi::transportFor(*new_bootstrap, rank, nranks, config, comm->device, &device);
     if (!transport.isOk()) return toResult(kFunction, transport.status());
     auto shrunk =
         peerreduce::shrinkCommunicator(*comm->comm, *decided, new_bootstrap->bootstrap, std::move(transport).value());
     if (!shrunk.isOk()) return toResult(kFunction, shrunk.status());
-    auto handle = std::make_unique<prComm>(prComm{std::move(shrunk).value(), new_bootstrap->owner, local_rank});
+    auto handle = std::make_unique<prComm>(prComm{std::move(shrunk).value(), new_bootstrap->owner, device});
     peerreduce::capi::liveComms().add(handle.get());
     *newcomm = handle.release();
     return prSuccess;

@@ -36,11 +36,12 @@ namespace peerreduce::capi {
 HandleRegistry& liveBootstraps();
 
 // The transport of rank `rank` of `nranks` for a communicator made with `bootstrap`: the bootstrap's
-// factory, else a GPU (device: config, or `local_rank` % visible devices; local_rank < 0: found through
-// the bootstrap, and reported in *local_rank_used). Collective: every rank learns whether every rank got
-// its transport, so one that could not fails the others at once, naming it.
+// factory, else a GPU: `device` when it is one (a shrunk communicator keeps its own), else the one
+// Config::device names (resolveGpuDevice, with the local rank found through the bootstrap), reported in
+// *device_used (-1 for a factory's transport). Collective: every rank learns whether every rank got its
+// transport, so one that could not fails the others at once, naming it.
 StatusOr<std::shared_ptr<Transport>> transportFor(prBootstrap& bootstrap, int rank, int nranks, const Config& config,
-                                                  int local_rank, int* local_rank_used);
+                                                  int device, int* device_used);
 
 // Registers `made` as a live handle and hands it to the caller (never throws after the registry took it).
 prBootstrap_t publishBootstrap(std::unique_ptr<prBootstrap> made);

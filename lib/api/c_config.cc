@@ -46,7 +46,7 @@ struct CField {
   Status (*toC)(const Config&, prConfig_t&);
 };
 
-constexpr std::array<CField, 15> kFields = {{
+constexpr std::array<CField, 16> kFields = {{
     {SettingId::kAlgorithm,
      [](const prConfig_t& c, Config& out) {
        out.algorithm = static_cast<Algorithm>(c.algorithm);
@@ -81,6 +81,15 @@ constexpr std::array<CField, 15> kFields = {{
      },
      [](const Config& in, prConfig_t& c) {
        c.broadcast_algorithm = static_cast<int>(in.broadcast_algorithm);
+       return Status::ok();
+     }},
+    {SettingId::kDevice,
+     [](const prConfig_t& c, Config& out) {
+       out.device = c.device;
+       return Status::ok();
+     },
+     [](const Config& in, prConfig_t& c) {
+       c.device = in.device;
        return Status::ok();
      }},
     {SettingId::kTimeoutMs,

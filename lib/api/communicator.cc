@@ -213,9 +213,9 @@ Status Communicator::allreduce(const void* send, void* recv, std::size_t count, 
   const Candidate& candidate = impl.allreduce.choose(count * elem);
   const Algorithm algorithm = candidate.algorithm;
   const std::shared_ptr<const Plan>& plan = candidate.plans[static_cast<std::size_t>(in_place)];
-  PR_ASSIGN_OR_RETURN(const int slot, streamSlot(impl, stream));
+  PR_ASSIGN_OR_RETURN(const OperationChannel where, operationChannel(impl, stream));
   // The copy pins the scratch in place until the segments are submitted.
-  PR_ASSIGN_OR_RETURN(const PoolBlock scratch, leaseScratch(impl, slot));
+  PR_ASSIGN_OR_RETURN(const PoolBlock scratch, leaseScratch(impl, where.channel));
   const std::size_t segment = maxSegmentCount(*plan, elem, scratch.size());
   if (segment == 0) {
     return outOfMemoryError("allreduce on rank " + std::to_string(impl.rank) + ": " +
@@ -235,7 +235,7 @@ Status Communicator::allreduce(const void* send, void* recv, std::size_t count, 
   operation.send = send;
   operation.recv = recv;
   operation.count = count;
-  return submitOperation(impl, operation, slot, scratch, segment, stream);
+  return submitOperation(impl, operation, where, scratch, segment, stream);
 }
 
 Status Communicator::synchronize(StreamHandle stream) {

@@ -118,14 +118,14 @@ Status Communicator::allreduceBatch(std::span<const BatchItem> items, DataType d
   // The batchable shapes this communicator may run (out-of-place plans: the batch's buffers are read
   // through a table, never in place as one buffer) and how much one operation of each carries: the
   // transport's limit, within one segment of scratch.
-  PR_ASSIGN_OR_RETURN(const int slot, streamSlot(impl, stream));
+  PR_ASSIGN_OR_RETURN(const OperationChannel where, operationChannel(impl, stream));
   std::array<BatchShape, 2> shapes{BatchShape{Algorithm::kOneShot}, BatchShape{Algorithm::kTwoShot}};
   const BatchSubmit* batches = impl.transport->capabilities().batch_submit;  // null: no batches
   for (BatchShape& shape : shapes) {
     shape.candidate = impl.allreduce.candidateOf(shape.algorithm);
     shape.capacity = shape.candidate != nullptr && batches != nullptr ? batches->maxBatchBytes(shape.algorithm) : 0;
     if (shape.capacity > 0) {
-      PR_ASSIGN_OR_RETURN(const PoolBlock scratch, leaseScratch(impl, slot));
+      PR_ASSIGN_OR_RETURN(const PoolBlock scratch, leaseScratch(impl, where.channel));
       shape.capacity =
           std::min(shape.capacity, maxSegmentCount(*shape.candidate->plans[0], elem, scratch.size()) * elem);
     }
@@ -175,7 +175,7 @@ Status Communicator::allreduceBatch(std::span<const BatchItem> items, DataType d
       }
       continue;
     }
-    PR_ASSIGN_OR_RETURN(const PoolBlock scratch, leaseScratch(impl, slot));
+    PR_ASSIGN_OR_RETURN(const PoolBlock scratch, leaseScratch(impl, where.channel));
     Operation operation;
     operation.plan = shape->candidate->plans[0];
     operation.algorithm = shape->algorithm;
@@ -187,7 +187,7 @@ Status Communicator::allreduceBatch(std::span<const BatchItem> items, DataType d
     PR_TRACE(impl.rank, "allreduceBatch: %zu items, %zu x %s %s as one %s", g.end - g.first, g.count,
              std::string(dataTypeName(dtype)).c_str(), std::string(reduceOpName(op)).c_str(),
              std::string(algorithmName(shape->algorithm)).c_str());
-    PR_RETURN_IF_ERROR(submitOperation(impl, operation, slot, scratch, g.count, stream));
+    PR_RETURN_IF_ERROR(submitOperation(impl, operation, where, scratch, g.count, stream));
   }
   return Status::ok();
 }

@@ -9,9 +9,9 @@
 #include <vector>
 
 #include "api/buffer_registrations.h"
+#include "api/channel_leases.h"
 #include "api/plan_choice.h"
 #include "api/profiler.h"
-#include "api/stream_leases.h"
 #include "memory/pinned_host_pool.h"
 #include "memory/symmetric_pool.h"
 #include "peerreduce/communicator.h"
@@ -41,8 +41,9 @@ struct Communicator::Impl {
   // The books of this rank's symmetric region (the transport owns the region). Every rank makes the
   // same pool calls in the same order, so blocks have the same offsets everywhere.
   std::optional<SymmetricPool> pool;
-  // The streams used so far and their scratch leases from `pool` (declared after it: ends first).
-  std::optional<StreamLeases> streams;
+  // The channels (signal areas) used so far and their scratch leases from `pool` (declared after it:
+  // ends first).
+  std::optional<ChannelLeases> channels;
   // Null unless enableProfiling was called: the allreduce path's only cost when off is this check.
   std::unique_ptr<Profiler> profiler;
   // Page-locked host memory for host-staged paths, bounded by Config::memory.pinned_limit_bytes.
@@ -59,8 +60,15 @@ struct CommunicatorAccess {
 
 // Creates the pool for the region the transport opened and takes the scratch (communicator_memory.cc).
 Status createPool(Communicator::Impl& impl);
-// The slot of `stream` and its scratch for one operation (StreamLeases::slotOf, ::lease).
-inline StatusOr<int> streamSlot(Communicator::Impl& impl, StreamHandle stream) { return impl.streams->slotOf(stream); }
-inline StatusOr<PoolBlock> leaseScratch(Communicator::Impl& impl, int slot) { return impl.streams->lease(slot); }
+// Where an operation enqueued on a stream runs: its channel (ChannelLeases::channelOf) and the graph
+// capture the stream is in (0: none), which the transport needs to order the channel's operations.
+struct OperationChannel {
+  int channel = 0;
+  std::uint64_t capture = 0;
+};
+// The channel of an operation enqueued on `stream` now (communicator_memory.cc).
+StatusOr<OperationChannel> operationChannel(Communicator::Impl& impl, StreamHandle stream);
+// The scratch of `channel` for one operation (ChannelLeases::lease).
+inline StatusOr<PoolBlock> leaseScratch(Communicator::Impl& impl, int channel) { return impl.channels->lease(channel); }
 
 }  // namespace peerreduce

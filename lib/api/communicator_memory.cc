@@ -38,14 +38,14 @@ Status createPool(Communicator::Impl& impl) {
   const PinnedHostPoolOptions pinned_options{.limit_bytes = impl.config.memory.pinned_limit_bytes, .rank = impl.rank};
   PR_ASSIGN_OR_RETURN(PinnedHostPool pinned, PinnedHostPool::create(pinned_options, platformHostAllocator()));
   impl.pinned = std::make_shared<PinnedHostPool>(std::move(pinned));
-  impl.streams.emplace(*impl.pool,
-                       ScratchSizes{.preferred_bytes = impl.config.scratch_bytes,
-                                    .minimum_bytes = minimumScratch(impl.config),
-                                    .alignment_bytes = scratchAlignment(impl.config.memory)},
-                       impl.rank);
-  // Slot 0's scratch is taken now, while the pool is empty and before any stream is known, so the
-  // allreduce path normally makes no pool call at all; the first stream used becomes slot 0.
-  PR_ASSIGN_OR_RETURN(PoolBlock lease, impl.streams->leaseFirst());
+  impl.channels.emplace(*impl.pool,
+                        ScratchSizes{.preferred_bytes = impl.config.scratch_bytes,
+                                     .minimum_bytes = minimumScratch(impl.config),
+                                     .alignment_bytes = scratchAlignment(impl.config.memory)},
+                        impl.rank);
+  // Channel 0's scratch (every eager operation's) is taken now, while the pool is empty, so the
+  // allreduce path normally makes no pool call at all.
+  PR_ASSIGN_OR_RETURN(PoolBlock lease, impl.channels->leaseFirst());
   (void)lease;
   return Status::ok();
 }
@@ -67,8 +67,17 @@ StatusOr<SymmetricBlock> Communicator::allocateSymmetric(std::size_t bytes) {
                         region != nullptr ? region + offset : nullptr);
 }
 
-void Communicator::releaseScratch() { impl_->streams->releaseAll(); }
+void Communicator::releaseScratch() { impl_->channels->releaseAll(); }
 
-std::size_t Communicator::scratchBytesHeld() const { return impl_->streams->bytesHeld(); }
+std::size_t Communicator::scratchBytesHeld() const { return impl_->channels->bytesHeld(); }
+
+StatusOr<OperationChannel> operationChannel(Communicator::Impl& impl, StreamHandle stream) {
+  OperationChannel where;
+  if (StreamCaptures* captures = impl.transport->capabilities().stream_captures; captures != nullptr) {
+    PR_ASSIGN_OR_RETURN(where.capture, captures->captureOf(stream));
+  }
+  where.channel = impl.channels->channelOf(where.capture);
+  return where;
+}
 
 }  // namespace peerreduce

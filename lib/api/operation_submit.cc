@@ -8,9 +8,9 @@
 namespace peerreduce {
 
 Status submitOperation(Communicator::Impl& impl, const Operation& operation, StreamHandle stream, const char* call) {
-  PR_ASSIGN_OR_RETURN(const int slot, streamSlot(impl, stream));
+  PR_ASSIGN_OR_RETURN(const OperationChannel where, operationChannel(impl, stream));
   // The copy pins the scratch in place until the segments are submitted.
-  PR_ASSIGN_OR_RETURN(const PoolBlock scratch, leaseScratch(impl, slot));
+  PR_ASSIGN_OR_RETURN(const PoolBlock scratch, leaseScratch(impl, where.channel));
   const Plan& plan = *operation.plan;
   const std::size_t elem = dataTypeSize(operation.dtype);
   const std::size_t segment = maxSegmentCount(plan, elem, scratch.size());
@@ -21,11 +21,11 @@ Status submitOperation(Communicator::Impl& impl, const Operation& operation, Str
         " scratch slots but only " + std::to_string(scratch.size()) + " bytes of scratch exist (preferred " +
         std::to_string(impl.config.scratch_bytes) + "); raise PEERREDUCE_SCRATCH_BYTES, or free symmetric pool blocks");
   }
-  return submitOperation(impl, operation, slot, scratch, segment, stream);
+  return submitOperation(impl, operation, where, scratch, segment, stream);
 }
 
-Status submitOperation(Communicator::Impl& impl, const Operation& operation, int slot, const PoolBlock& scratch,
-                       std::size_t segment, StreamHandle stream) {
+Status submitOperation(Communicator::Impl& impl, const Operation& operation, const OperationChannel& where,
+                       const PoolBlock& scratch, std::size_t segment, StreamHandle stream) {
   const std::size_t elem = dataTypeSize(operation.dtype);
   const bool batched = !operation.batch.empty();
   ExecutionRequest request;
@@ -34,7 +34,8 @@ Status submitOperation(Communicator::Impl& impl, const Operation& operation, int
   request.op = operation.op;
   request.timeout = impl.config.timeout;
   request.scratch_offset = scratch.offset();
-  request.stream_slot = slot;
+  request.channel = where.channel;
+  request.capture = where.capture;
   request.batch = operation.batch;
   if (batched) segment = operation.count;  // one launch over the whole table
   if (impl.profiler) impl.profiler->begin(stream);
@@ -60,7 +61,7 @@ Status submitOperation(Communicator::Impl& impl, const Operation& operation, int
     what.op = operation.op;
     what.algorithm = operation.algorithm;
     what.segments = segments;
-    what.stream = slot;
+    what.stream = where.channel;
     what.batch_items = operation.batch_items;
     impl.profiler->end(stream, what, submitted.isOk());
   }

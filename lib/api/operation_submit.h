@@ -1,7 +1,7 @@
 // The one path from a communicator's operation to its transport: an allreduce, a batch group, a
 // reduce-scatter, all-gather or broadcast describe what to run as an Operation (the plan says which
 // collective, its blocks and its root); submitOperation splits it into segments
-// that fit the stream's scratch, builds each ExecutionRequest, submits them in order and profiles the
+// that fit the channel's scratch, builds each ExecutionRequest, submits them in order and profiles the
 // whole when profiling is on.
 #pragma once
 
@@ -33,11 +33,11 @@ struct Operation {
   int batch_items = 1;  // buffers reduced (a batch: its non-empty items), for the profile
 };
 
-// Submits `operation` on the stream of slot `slot` with `scratch` (the stream's lease, pinned by the
+// Submits `operation` on `stream`, in channel `where` with `scratch` (the channel's lease, pinned by the
 // caller's copy until this returns), in segments of at most `segment` elements (a batch: one). Stops at
 // the first segment the transport refuses and returns its error; the profile records what was submitted.
-Status submitOperation(Communicator::Impl& impl, const Operation& operation, int slot, const PoolBlock& scratch,
-                       std::size_t segment, StreamHandle stream);
+Status submitOperation(Communicator::Impl& impl, const Operation& operation, const OperationChannel& where,
+                       const PoolBlock& scratch, std::size_t segment, StreamHandle stream);
 
 // The same on the stream's slot and scratch lease, in the largest segments the scratch holds; kOutOfMemory
 // naming `call` ("reduceScatter") when not even one segment fits.

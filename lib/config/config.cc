@@ -48,6 +48,7 @@ std::string Config::describe() const {
               ? ""
               : " broadcast_algorithm=" + std::string(algorithmName(broadcast_algorithm))) +
          (tuning_file.empty() ? "" : " tuning_file=" + tuning_file) +
+         (device == kDeviceCurrent ? "" : " device=" + std::to_string(device)) +
          // Like the optional settings above, the memory settings are listed only when not the defaults.
          (memory == MemorySettings{} ? "" : " " + memory.describe());
 }

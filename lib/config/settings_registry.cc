@@ -207,7 +207,7 @@ std::array<SettingSpec, kSettingCount> makeSpecs() {
   at(SettingId::kPoolBytes).multiple_of = kIpcGranularityBytes;
   at(SettingId::kPoolBytes).multiple_why = "the CUDA/HIP IPC allocation granularity";
   at(SettingId::kPoolBytes).default_value = std::uint64_t{kDefaultPoolBytes};
-  at(SettingId::kPoolBytes).example = "128M";
+  at(SettingId::kPoolBytes).example = "256M";
   at(SettingId::kPoolBytes).help = "symmetric memory per rank; holds the scratch of every stream and user blocks";
 
   // The quota's own range is the pool's; that it fits the pool chosen is checked by MemorySettings::validate.
@@ -302,6 +302,15 @@ std::array<SettingSpec, kSettingCount> makeSpecs() {
   at(SettingId::kGpuFaultProbePairs).help =
       "testing: the access probe of these pairs' device mappings fails ('all' or A-B,...), so they fall back to "
       "host-staged links";
+
+  at(SettingId::kDevice) = integerSpec("PEERREDUCE_DEVICE", "device", "", kDeviceOfLocalRank, kMaxDeviceOrdinal);
+  at(SettingId::kDevice).default_value = std::int64_t{kDeviceCurrent};
+  at(SettingId::kDevice).example = "3";
+  at(SettingId::kDevice).help =
+      "the GPU of a communicator created through the C API or the Python package: -1 the device current on the "
+      "creating thread (NCCL's rule), -2 the rank's position among its machine's ranks modulo the visible devices "
+      "(for programs that never choose one), N device N";
+  at(SettingId::kDevice).agreement = SettingAgreement::kLocal;  // every rank drives its own
 
   for (SettingId id :
        {SettingId::kAlgorithm, SettingId::kReduceScatterAlgorithm, SettingId::kAllGatherAlgorithm,
@@ -419,6 +428,9 @@ std::array<SettingRow, kSettingCount> makeRows() {
       SettingRow{SettingId::kNcclTakeAvg, &spec(SettingId::kNcclTakeAvg), O::kNccl},
       SettingRow{SettingId::kNcclSummary, &spec(SettingId::kNcclSummary), O::kNccl},
       SettingRow{SettingId::kNcclSimulate, &spec(SettingId::kNcclSimulate), O::kNccl},
+      configRow(
+          SettingId::kDevice, O::kConfig, [](const Config& c) -> V { return std::int64_t{c.device}; },
+          [](Config& c, const V& v) { c.device = static_cast<int>(integerOf(v)); }),
   };
 }
 

@@ -61,8 +61,9 @@ enum class SettingId : int {
   kNcclTakeAvg,
   kNcclSummary,
   kNcclSimulate,
+  kDevice,
 };
-inline constexpr int kSettingCount = static_cast<int>(SettingId::kNcclSimulate) + 1;
+inline constexpr int kSettingCount = static_cast<int>(SettingId::kDevice) + 1;
 
 // Who reads a setting.
 enum class SettingOwner {

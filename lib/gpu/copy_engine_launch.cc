@@ -4,6 +4,7 @@
 #include <set>
 #include <string>
 
+#include "gpu/device_guard.h"
 #include "gpu/gpu_check.h"
 #include "plan_kernel_launch.h"
 
@@ -37,11 +38,11 @@ Status CopyEngineLauncher::ensureQueue(Slot& slot, int queue) {
 
 Status CopyEngineLauncher::enqueue(const std::vector<ScheduledPart>& parts, const RankProgram& program,
                                    const LaunchArgs& args, const CopyAddressing& where, int dtype, unsigned blocks,
-                                   int stream_slot, hipStream_t stream) {
-  if (stream_slot < 0 || stream_slot >= kMaxStreams) {
-    return invalidArgumentError("rank " + std::to_string(rank_) + ": stream slot " + std::to_string(stream_slot));
+                                   int channel, hipStream_t stream) {
+  if (channel < 0 || channel >= kMaxChannels) {
+    return invalidArgumentError("rank " + std::to_string(rank_) + ": channel " + std::to_string(channel));
   }
-  Slot& slot = slots_[static_cast<std::size_t>(stream_slot)];
+  Slot& slot = slots_[static_cast<std::size_t>(channel)];
   for (const ScheduledPart& part : parts) {
     for (const EngineCopy& copy : part.copies) PR_RETURN_IF_ERROR(ensureQueue(slot, copy.queue));
   }
@@ -88,7 +89,7 @@ Status CopyEngineLauncher::enqueue(const std::vector<ScheduledPart>& parts, cons
 
 void CopyEngineLauncher::release() {
   if (std::none_of(slots_.begin(), slots_.end(), [](const Slot& s) { return s.forked != nullptr; })) return;
-  (void)hipSetDevice(device_);
+  const DeviceGuard on_device = DeviceGuard::enterQuietly(device_);
   for (Slot& slot : slots_) {
     for (hipStream_t s : slot.side) {
       if (s != nullptr) (void)hipStreamDestroy(s);

@@ -47,9 +47,9 @@ class CopyEngineLauncher {
   ~CopyEngineLauncher() { release(); }
 
   // `args`: the operation's interpreter arguments (part and range are set here). Side streams and events
-  // of `stream_slot` are made at its first use.
+  // of `channel` are made at its first use.
   Status enqueue(const std::vector<ScheduledPart>& parts, const RankProgram& program, const LaunchArgs& args,
-                 const CopyAddressing& where, int dtype, unsigned blocks, int stream_slot, hipStream_t stream);
+                 const CopyAddressing& where, int dtype, unsigned blocks, int channel, hipStream_t stream);
   // Destroys the side streams and events (the caller has synchronised the device).
   void release();
 
@@ -65,7 +65,7 @@ class CopyEngineLauncher {
   int rank_;
   int device_;
   int world_size_;
-  std::array<Slot, kMaxStreams> slots_;
+  std::array<Slot, kMaxChannels> slots_;
 };
 
 }  // namespace peerreduce::gpu

@@ -44,7 +44,7 @@ int sharedDeviceBlockCap(std::span<const PeerRecord> records, int uncapped) {
   for (const PeerRecord& r : records) {
     multiprocessors = multiprocessors == 0 ? r.multiprocessors : std::min(multiprocessors, r.multiprocessors);
   }
-  return std::max(1, std::min(uncapped, multiprocessors / (sharing * kMaxStreams)));
+  return std::max(1, std::min(uncapped, multiprocessors / (sharing * kMaxChannels)));
 }
 
 }  // namespace peerreduce::gpu

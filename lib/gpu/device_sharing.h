@@ -4,11 +4,11 @@
 // kernels wait on one another: they must all be resident at once, or a waiting kernel could hold the
 // multiprocessors a peer's kernel needs to start, and both would wait until their deadline. So when
 // ranks share a device in one process, every kernel gets at most
-//   (multiprocessors of the smallest device) / (ranks sharing one device x kMaxStreams)
+//   (multiprocessors of the smallest device) / (ranks sharing one device x kMaxChannels)
 // blocks: one 512-thread block per multiprocessor always fits (the kernels' launch bounds), and each rank
-// may have an operation in flight on every one of its streams. Every rank computes the cap from the same
-// records, so block counts, which the kernels' per-block counters need to match, agree. Resident is not
-// enough if a kernel cannot start at all: every kernel is loaded when the transport is created
+// may have an operation in flight on every one of its channels (eager work and graph replays). Every rank computes the
+// cap from the same records, so block counts, which the kernels' per-block counters need to match, agree. Resident is
+// not enough if a kernel cannot start at all: every kernel is loaded when the transport is created
 // (kernels/plan_kernel_launch.h, loadKernels), since a load at first launch may wait for the running ones.
 //
 // Ranks of different processes on one device are not resident together at all: the device time-slices

@@ -11,6 +11,11 @@ StatusOr<std::shared_ptr<Transport>> createGpuTransport(int rank, int /*world_si
                           ": this build of peerreduce has no GPU backend; configure with -DPEERREDUCE_GPU=cuda or hip");
 }
 
+StatusOr<int> resolveGpuDevice(int /*requested*/, int /*local_rank*/, int rank) {
+  return unsupportedError("rank " + std::to_string(rank) +
+                          ": this build of peerreduce has no GPU backend; configure with -DPEERREDUCE_GPU=cuda or hip");
+}
+
 const char* gpuPlatformName() { return "none"; }
 
 std::shared_ptr<HostAllocator> platformHostAllocator() { return systemHostAllocator(); }

@@ -19,7 +19,7 @@
 
 namespace peerreduce::gpu {
 
-// Receive lines per stream slot and rank: [2 parities][world writers][capacity]; the capacity is the
+// Receive lines per channel and rank: [2 parities][world writers][capacity]; the capacity is the
 // budget split evenly, so larger worlds carry smaller operations as lines.
 inline constexpr std::uint64_t kLineAreaBudgetBytes = std::uint64_t{8} << 20;
 struct KernelPolicy {
@@ -87,7 +87,7 @@ bool runsAsLines(KernelChoice choice);
 // Line bytes reserved per writer and parity: a multiple of 64 (a 16-byte input vector is 2 lines; the
 // two-shot splits the capacity into scatter and gather halves).
 std::uint64_t lineCapacityBytes(int world_size);
-// Bytes of one stream slot's receive lines on one rank.
+// Bytes of one channel's receive lines on one rank.
 std::uint64_t lineAreaBytes(int world_size);
 // Largest operation (input bytes) whose lines fit: one-shot (every rank's whole input) and two-shot
 // (each owner's 1/n of it, scattered and gathered).

@@ -213,9 +213,9 @@ Status MpiTransport::submit(const ExecutionRequest& request, StreamHandle stream
   if (!request.batch.empty()) {
     return unsupportedError(who() + ": batched submits (the MPI transport has no BatchSubmit capability)");
   }
-  if (request.stream_slot < 0 || request.stream_slot >= kMaxStreams) {
-    return invalidArgumentError(who() + ": stream slot " + std::to_string(request.stream_slot) + " outside 0.." +
-                                std::to_string(kMaxStreams - 1));
+  if (request.channel < 0 || request.channel >= kMaxChannels) {
+    return invalidArgumentError(who() + ": channel " + std::to_string(request.channel) + " outside 0.." +
+                                std::to_string(kMaxChannels - 1));
   }
   const std::size_t elem = dataTypeSize(request.dtype);
   if (elem == 0 || !isValidReduceOp(request.op)) return invalidArgumentError(who() + ": invalid dtype or op");

@@ -232,7 +232,10 @@ StatusOr<SettingValue> parseSettingText(const SettingSpec& spec, std::string_vie
   SettingValue value;
   switch (spec.kind) {
     case SettingKind::kInteger: {
-      PR_ASSIGN_OR_RETURN(value, parseDigits(spec, text));
+      // A minus sign only where the setting has negative values (PEERREDUCE_DEVICE's -1 and -2).
+      const bool negative = spec.min_integer < 0 && text.size() > 1 && text.front() == '-';
+      PR_ASSIGN_OR_RETURN(const std::int64_t magnitude, parseDigits(spec, negative ? text.substr(1) : text));
+      value = negative ? -magnitude : magnitude;
       break;
     }
     case SettingKind::kByteSize: {

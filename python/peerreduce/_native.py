@@ -146,6 +146,7 @@ _SIGNATURES: dict[str, tuple] = {
     "prCommDestroy": (c_int, [c_void_p]),
     "prCommRank": (c_int, [c_void_p, _P(c_int)]),
     "prCommSize": (c_int, [c_void_p, _P(c_int)]),
+    "prCommDevice": (c_int, [c_void_p, _P(c_int)]),
     "prCommMemoryStats": (c_int, [c_void_p, _P(MemoryStats)]),
     "prCommEnableProfiling": (c_int, [c_void_p, c_size_t]),
     "prCommDisableProfiling": (c_int, [c_void_p]),

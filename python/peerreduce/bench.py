@@ -1,11 +1,20 @@
 """peerreduce against torch.distributed (NCCL) on the same tensors: `python -m peerreduce.bench`.
 
 Run one process per rank (torchrun --nproc-per-node N -m peerreduce.bench). For each size it times
-peerreduce's all_reduce and torch.distributed.all_reduce with the NCCL backend, each as a loop of calls
-and replayed from a CUDA graph, on the same buffers, and prints the times and their ratio (rank 0);
---json writes the table. With every rank on one GPU, NCCL cannot run (it needs a GPU per rank): the
-table then has peerreduce alone, plus the host cost of one call through this package against one call
-of the C function through ctypes (the Python path's overhead).
+peerreduce's all_reduce and torch.distributed.all_reduce with the NCCL backend, each eagerly (a loop of
+calls) and replayed from a CUDA graph, on the same buffers, and prints the times and their ratio (rank 0);
+--json writes the table. Skew-free: every timing starts after a barrier (a host barrier over
+torch.distributed, then the GPU drained), so no rank's time includes waiting for a late peer; the slowest
+rank's time counts (a max over the ranks), as peerreduce-bench and nccl-tests report.
+
+Started with the NCCL library preloaded (LD_PRELOAD=libpeerreduce_nccl.so), the "NCCL" columns are what
+torch.distributed reaches through it: the table's header says which (`nccl_path` in the JSON), so the two
+runs of the hardware stage give three columns (peerreduce's package, NCCL alone, NCCL through the
+library); bench_merge.py puts them side by side.
+
+With every rank on one GPU, NCCL cannot run (it needs a GPU per rank): the table then has peerreduce
+alone, plus the host cost of one call through this package against one call of the C function through
+ctypes (the Python path's overhead).
 """
 
 from __future__ import annotations
@@ -14,6 +23,7 @@ import argparse
 import ctypes
 import json
 import os
+import statistics
 import time
 
 import torch
@@ -25,24 +35,74 @@ from . import torch as prt
 SIZES = [4 << 10, 16 << 10, 64 << 10, 256 << 10, 1 << 20, 4 << 20, 16 << 20, 64 << 20, 256 << 20]
 
 
-def _time_loop(fn, iterations: int) -> float:
-    """Microseconds per call of `fn`, enqueued back to back, after a warm-up."""
+_aligner = None
+
+
+def _barrier() -> None:
+    """Every rank's GPU drained and every rank here, then the ranks' streams aligned on the GPU: a host
+    barrier over TCP lets ranks leave tens of microseconds apart, which a 20-operation timing would
+    spread over its operations; a small allreduce enqueued right before the start event ends within a
+    few microseconds on every rank, so the timed work starts together."""
+    global _aligner
+    torch.cuda.synchronize()
+    dist.barrier()
+    if _aligner is None:
+        _aligner = (prt.communicator(), torch.zeros(256, device="cuda"))
+    comm, tensor = _aligner
+    comm.all_reduce(tensor)
+
+
+def _slowest(value: float) -> float:
+    """The largest of the ranks' values (each rank times its own stream)."""
+    t = torch.tensor([value], dtype=torch.float64)
+    dist.all_reduce(t, op=dist.ReduceOp.MAX, group=_cpu_group())
+    return float(t.item())
+
+
+_cpu_group_handle = None
+
+
+def _cpu_group():
+    """A gloo group for the bench's own bookkeeping, so no timing goes through the library measured."""
+    global _cpu_group_handle
+    if _cpu_group_handle is None:
+        _cpu_group_handle = dist.new_group(backend="gloo")
+    return _cpu_group_handle
+
+
+def _median_of_timed(run, iterations: int, repeats: int) -> float:
+    """Microseconds per operation of `run()` (which enqueues `iterations` operations), timed with CUDA
+    events after a barrier: the median over `repeats` of the slowest rank's time."""
+    times = []
+    for _ in range(repeats):
+        start = torch.cuda.Event(enable_timing=True)
+        stop = torch.cuda.Event(enable_timing=True)
+        _barrier()
+        start.record()
+        run()
+        stop.record()
+        stop.synchronize()
+        times.append(_slowest(start.elapsed_time(stop) * 1000.0 / iterations))
+    return statistics.median(times)
+
+
+def _time_eager(fn, iterations: int, repeats: int = 5) -> float:
+    """Microseconds per call of `fn` enqueued back to back (after a warm-up)."""
     for _ in range(3):
         fn()
-    torch.cuda.synchronize()
-    start = time.perf_counter()
-    for _ in range(iterations):
-        fn()
-    torch.cuda.synchronize()
-    return (time.perf_counter() - start) * 1e6 / iterations
+
+    def loop():
+        for _ in range(iterations):
+            fn()
+
+    return _median_of_timed(loop, iterations, repeats)
 
 
 _capture_stream = None
 
 
-def _time_graph(fn, iterations: int) -> float:
-    """Microseconds per call of `fn` replayed from a CUDA graph of `iterations` calls (best of 3). Every
-    size is captured on one stream: a communicator gives at most four streams their own signal area."""
+def _time_graph(fn, iterations: int, repeats: int = 5) -> float:
+    """Microseconds per call of `fn` replayed from a CUDA graph of `iterations` calls."""
     global _capture_stream
     if _capture_stream is None:
         _capture_stream = torch.cuda.Stream()
@@ -55,14 +115,8 @@ def _time_graph(fn, iterations: int) -> float:
     with torch.cuda.graph(graph, stream=stream):
         for _ in range(iterations):
             fn()
-    best = float("inf")
-    for _ in range(3):
-        torch.cuda.synchronize()
-        start = time.perf_counter()
-        graph.replay()
-        torch.cuda.synchronize()
-        best = min(best, (time.perf_counter() - start) * 1e6 / iterations)
-    return best
+    graph.replay()
+    return _median_of_timed(graph.replay, iterations, repeats)
 
 
 def _host_overhead(comm, tensor, rounds: int = 20, calls: int = 50) -> tuple[float, float]:
@@ -92,10 +146,23 @@ def _host_overhead(comm, tensor, rounds: int = 20, calls: int = 50) -> tuple[flo
     return python_us, direct_us
 
 
+def nccl_library_path() -> str:
+    """The NCCL this process reaches: the preloaded NCCL library's path if it is mapped, else ''."""
+    try:
+        with open("/proc/self/maps") as maps:
+            for line in maps:
+                if "libpeerreduce_nccl" in line:
+                    return line.split()[-1]
+    except OSError:
+        pass
+    return ""
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--dtype", default="float32", choices=["float32", "bfloat16", "float16"])
     parser.add_argument("--iterations", type=int, default=20)
+    parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--max-bytes", type=int, default=256 << 20)
     parser.add_argument("--json", help="write the table here (rank 0)")
     args = parser.parse_args(argv)
@@ -104,41 +171,46 @@ def main(argv=None) -> int:
     device = local_rank % torch.cuda.device_count()
     torch.cuda.set_device(device)
     one_gpu = torch.cuda.device_count() < int(os.environ.get("LOCAL_WORLD_SIZE", "1"))
-    dist.init_process_group("gloo" if one_gpu else "nccl")
+    dist.init_process_group("gloo" if one_gpu else "cpu:gloo,cuda:nccl")
     rank, size = dist.get_rank(), dist.get_world_size()
     dtype = getattr(torch, args.dtype)
     comm = prt.communicator()
+    preloaded = nccl_library_path()
     rows = []
     for nbytes in [s for s in SIZES if s <= args.max_bytes]:
         count = nbytes // torch.tensor([], dtype=dtype).element_size()
-        tensor = torch.ones(count, dtype=dtype, device="cuda")
-        row = {"bytes": nbytes, "peerreduce_us": _time_loop(lambda: comm.all_reduce(tensor), args.iterations),
-               "peerreduce_graph_us": _time_graph(lambda: comm.all_reduce(tensor), args.iterations)}
+        tensor = torch.randn(count, device="cuda").to(dtype)
+        row = {"bytes": nbytes,
+               "peerreduce_us": _time_eager(lambda: comm.all_reduce(tensor), args.iterations, args.repeats),
+               "peerreduce_graph_us": _time_graph(lambda: comm.all_reduce(tensor), args.iterations, args.repeats)}
         if not one_gpu:
-            row["nccl_us"] = _time_loop(lambda: dist.all_reduce(tensor), args.iterations)
-            row["nccl_graph_us"] = _time_graph(lambda: dist.all_reduce(tensor), args.iterations)
+            row["nccl_us"] = _time_eager(lambda: dist.all_reduce(tensor), args.iterations, args.repeats)
+            row["nccl_graph_us"] = _time_graph(lambda: dist.all_reduce(tensor), args.iterations, args.repeats)
             row["ratio"] = row["peerreduce_us"] / row["nccl_us"]
             row["graph_ratio"] = row["peerreduce_graph_us"] / row["nccl_graph_us"]
         rows.append(row)
     python_us, direct_us = _host_overhead(comm, torch.ones(1024, dtype=dtype, device="cuda"))
     if rank == 0:
-        print(f"peerreduce.bench: {size} ranks, {args.dtype}, {'one GPU shared' if one_gpu else 'one GPU each'}")
+        nccl_name = "NCCL library" if preloaded else "NCCL"
+        print(f"peerreduce.bench: {size} ranks, {args.dtype}, {'one GPU shared' if one_gpu else 'one GPU each'}, "
+              f"slowest rank, median of {args.repeats}; NCCL column: "
+              f"{'torch.distributed through ' + preloaded if preloaded else 'torch.distributed, NCCL alone'}")
         header = f"{'bytes':>10} {'peerreduce us':>14} {'graph us':>10}"
         if not one_gpu:
-            header += f" {'NCCL us':>10} {'graph us':>10} {'ratio':>7} {'graph ratio':>11}"
+            header += f" {nccl_name + ' us':>16} {'graph us':>10} {'ratio':>7} {'graph ratio':>11}"
         print(header)
         for row in rows:
             line = f"{row['bytes']:>10} {row['peerreduce_us']:>14.2f} {row['peerreduce_graph_us']:>10.2f}"
             if not one_gpu:
-                line += (f" {row['nccl_us']:>10.2f} {row['nccl_graph_us']:>10.2f} {row['ratio']:>7.3f}"
+                line += (f" {row['nccl_us']:>16.2f} {row['nccl_graph_us']:>10.2f} {row['ratio']:>7.3f}"
                          f" {row['graph_ratio']:>11.3f}")
             print(line)
         print(f"host cost of one enqueue: {python_us:.2f} us through peerreduce.Communicator.all_reduce, "
               f"{direct_us:.2f} us calling prAllReduce through ctypes")
         if args.json:
             with open(args.json, "w") as f:
-                json.dump({"ranks": size, "dtype": args.dtype, "one_gpu": one_gpu, "rows": rows,
-                           "host_us": {"python": python_us, "ctypes": direct_us}}, f, indent=1)
+                json.dump({"ranks": size, "dtype": args.dtype, "one_gpu": one_gpu, "nccl_path": preloaded,
+                           "rows": rows, "host_us": {"python": python_us, "ctypes": direct_us}}, f, indent=1)
     prt.close_all()
     dist.destroy_process_group()
     return 0

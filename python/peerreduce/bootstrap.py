@@ -5,8 +5,8 @@
 - `CallbackBootstrap`: any rendezvous you have, given as a Python all-gather of bytes.
 - `TorchStoreBootstrap`, `TorchProcessGroupBootstrap`: over torch.distributed (a Store, or a group).
 - `Mpi4pyBootstrap`: over an mpi4py communicator.
-A bootstrap other than a simulated world's makes a communicator on a GPU (the rank's local rank picks the
-device unless the configuration names one).
+A bootstrap other than a simulated world's makes a communicator on a GPU: the device current when it is
+made, as NCCL's, unless the configuration names one (PEERREDUCE_DEVICE).
 
 Callbacks run on a peerreduce thread while the creating thread waits in the library, one at a time, and
 are bounded by the communicator's timeout (they receive it and should honour it).

@@ -98,6 +98,14 @@ class Communicator:
         _native.call("prCommSize", self._live(), ctypes.byref(value))
         return value.value
 
+    @property
+    def device(self) -> int:
+        """The GPU this communicator uses (by default the device current when it was made, as NCCL's);
+        -1 on the simulator."""
+        value = ctypes.c_int()
+        _native.call("prCommDevice", self._live(), ctypes.byref(value))
+        return value.value
+
     def close(self) -> None:
         """Ends the communicator (complete its operations first). Safe to call twice."""
         if self._handle is not None:

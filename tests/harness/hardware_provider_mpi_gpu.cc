@@ -120,6 +120,11 @@ bool setUpWorldProvider(int* argc, char*** argv) {
   int size = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
+  // One GPU per rank, made current as an NCCL program does: the transport (local rank = rank on one
+  // host) picks the same device, and every buffer the tests allocate lands on it (the library never
+  // changes the caller's current device).
+  int devices = 0;
+  if (hipGetDeviceCount(&devices) == hipSuccess && devices > 0) (void)hipSetDevice(rank % devices);
   auto provider = std::make_unique<GpuWorldProvider>(rank, size);
   g_hardware = provider.get();
   installWorldProvider(std::move(provider));

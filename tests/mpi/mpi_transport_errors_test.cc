@@ -111,7 +111,7 @@ TEST(MpiTransportErrors, WrongRequestsAreRefusedBeforeAnythingRuns) {
   bad.batch = std::span<const BatchItem>(&item, 1);
   EXPECT_EQ(transport.submit(bad, nullptr).code(), ErrorCode::kUnsupported);
   bad = request;
-  bad.stream_slot = kMaxStreams;
+  bad.channel = kMaxChannels;
   EXPECT_EQ(transport.submit(bad, nullptr).code(), ErrorCode::kInvalidArgument);
   // None of them was queued: the good one runs alone and is right.
   ASSERT_TRUE(transport.submit(request, nullptr).isOk());

@@ -111,6 +111,7 @@ def test_ranks_on_threads_with_bootstraps_and_collective_synchronize():
             try:
                 with peerreduce.Communicator(r, 3, world.bootstrap()) as comm:
                     assert comm.rank == r and comm.world_size == 3
+                    assert comm.device == -1  # a simulated rank drives no GPU
                     comm.all_reduce(arrays[r], op="max")
                     comm.synchronize()
             except BaseException as e:  # reported below

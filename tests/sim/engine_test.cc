@@ -271,14 +271,14 @@ TEST(SimEngineSubmit, RejectsAnInvalidDtypeOrOp) {
   expectError(c.transport(0).submit(r, nullptr), ErrorCode::kInvalidArgument, {"invalid dtype or op"});
 }
 
-TEST(SimEngineSubmit, RejectsAStreamSlotOutsideTheCommunicatorsRange) {
+TEST(SimEngineSubmit, RejectsAChannelOutsideTheCommunicatorsRange) {
   auto c = makeConnectedWorld(2);
   auto r = c.request(0, sharedPlan(Algorithm::kOneShot, 2), 16);
-  r.stream_slot = kMaxStreams;
-  static_assert(kMaxStreams == 4, "the message below names slot 4");
-  expectError(c.transport(0).submit(r, nullptr), ErrorCode::kInvalidArgument, {"stream slot 4", "outside 0..3"});
-  r.stream_slot = -1;
-  expectError(c.transport(0).submit(r, nullptr), ErrorCode::kInvalidArgument, {"stream slot -1"});
+  r.channel = kMaxChannels;
+  static_assert(kMaxChannels == 4, "the message below names channel 4");
+  expectError(c.transport(0).submit(r, nullptr), ErrorCode::kInvalidArgument, {"channel 4", "outside 0..3"});
+  r.channel = -1;
+  expectError(c.transport(0).submit(r, nullptr), ErrorCode::kInvalidArgument, {"channel -1"});
 }
 
 // Batched requests (what Communicator::allreduceBatch submits): each malformed one is refused naming

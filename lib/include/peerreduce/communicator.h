@@ -63,9 +63,10 @@ class Communicator {
   Communicator(const Communicator&) = delete;
   Communicator& operator=(const Communicator&) = delete;
 
-  // Enqueues the allreduce on `stream`. Up to kMaxStreams streams, numbered by first use (the same
-  // order on every rank), each with its own signal area and scratch, so operations on different
-  // streams may overlap; a further stream is refused with kUnsupported. `op` reduces as types.h says
+  // Enqueues the allreduce on `stream`, any stream: the communicator's operations run in their order of
+  // call, each after the previous one even when that was on another stream, and match across ranks by
+  // that order (NCCL's rule), never by stream; operations captured into a graph use a signal area and
+  // scratch of their own (peerreduce/transport.h, kMaxChannels). `op` reduces as types.h says
   // (avg: NCCL's average, a sum of inputs premultiplied by 1/size for floating types).
   Status allreduce(const void* send, void* recv, std::size_t count, DataType dtype, ReduceOp op,
                    StreamHandle stream = nullptr);

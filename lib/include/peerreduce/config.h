@@ -46,6 +46,11 @@ inline constexpr std::size_t kDefaultScratchBytes = std::size_t{32} << 20;
 inline constexpr std::size_t kMinScratchBytes = std::size_t{64} << 10;
 inline constexpr std::size_t kMaxScratchBytes = std::size_t{64} << 30;  // more than any GPU we target has
 inline constexpr std::int64_t kMaxTimeoutMs = 86400000;                 // one day
+// Config::device: the device current on the creating thread (NCCL's rule), or the rank's position among
+// its machine's ranks modulo the visible devices; any other value is a device ordinal.
+inline constexpr int kDeviceCurrent = -1;
+inline constexpr int kDeviceOfLocalRank = -2;
+inline constexpr int kMaxDeviceOrdinal = 1023;  // above the devices any machine has
 // 10 s: the default least bound on a bootstrap exchange (creation, buffer registration). Ranks reach those
 // after work of their own that an operation's timeout does not describe (a GPU context, the symmetric
 // region, plan verification, under sanitizers on a loaded machine), so bounding them by
@@ -92,6 +97,10 @@ struct Config {
   std::string link_mask;    // "A-B,host:C-D": A-B removed, C-D host-staged, both directions; "host:all":
                             // every pair host-staged (topology/link_mask.h; checked at creation)
   std::string tuning_file;  // path of a tuning table; empty = none
+  // The GPU of a communicator whose transport the C API or the Python package makes (PEERREDUCE_DEVICE):
+  // kDeviceCurrent (the device current on the creating thread, NCCL's rule), kDeviceOfLocalRank (the
+  // rank's position among its machine's ranks modulo the visible devices), or an ordinal.
+  int device = kDeviceCurrent;
   // The symmetric pool and pinned host memory. scratch_bytes is what an allreduce asks of the pool;
   // creation refuses a pool too small to hold it.
   MemorySettings memory;

@@ -5,10 +5,12 @@
 // shared through IPC handles exchanged by the Bootstrap). Before it trusts a peer mapping it reads a
 // token the peer wrote into its own memory through that mapping (the access probe).
 //
-// Streams: allreduce(..., stream) takes a hipStream_t / cudaStream_t. Each of a communicator's streams
-// (up to kMaxStreams, numbered by first use, the same order on every rank) has its own signal area
-// (counters, epoch bases) and its own scratch, so operations on different streams may run concurrently.
-// Graph capture works: all synchronisation state lives in device memory and advances inside the kernel.
+// Streams: allreduce(..., stream) takes a hipStream_t / cudaStream_t, any number of them. A
+// communicator's operations run in their order of call, whatever stream each is on (NCCL's rule): the
+// transport makes an operation's stream wait for the previous operation when that ran on another
+// stream. Graph capture works: all synchronisation state lives in device memory and advances inside the
+// kernel; each capture's operations get a signal area and scratch of their own (a channel,
+// peerreduce/transport.h), so a graph may replay beside eager operations on another stream.
 //
 // Built only when PEERREDUCE_GPU is hip or cuda; otherwise createGpuTransport returns kUnsupported.
 //
@@ -39,6 +41,12 @@ struct GpuTransportOptions {
 
 StatusOr<std::shared_ptr<Transport>> createGpuTransport(int rank, int world_size,
                                                         const GpuTransportOptions& options = {});
+
+// The device a communicator of the C API or the Python package uses (Config::device): `requested` when it
+// is an ordinal (checked against the visible devices), the calling thread's current device for
+// kDeviceCurrent, `local_rank` modulo the visible devices for kDeviceOfLocalRank. kUnsupported without a
+// GPU backend; kInvalidArgument naming the value otherwise.
+StatusOr<int> resolveGpuDevice(int requested, int local_rank, int rank);
 
 // "cuda", "hip" or "none": the GPU platform this build of peerreduce targets.
 const char* gpuPlatformName();

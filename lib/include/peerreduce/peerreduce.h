@@ -158,7 +158,13 @@ typedef struct {
   int reduce_scatter_algorithm; /* PEERREDUCE_ALGO_REDUCE_SCATTER: a prAlgorithm_t value; 0 (auto) = algorithm's */
   int all_gather_algorithm;     /* PEERREDUCE_ALGO_ALL_GATHER: likewise */
   int broadcast_algorithm;      /* PEERREDUCE_ALGO_BROADCAST: likewise */
+  int device; /* PEERREDUCE_DEVICE: the GPU of a communicator on GPUs: PR_DEVICE_CURRENT (the default: the
+                 device current on the creating thread, NCCL's rule), PR_DEVICE_OF_LOCAL_RANK (the rank's
+                 position among its machine's ranks modulo the visible devices, for programs that never
+                 choose one), or a device ordinal. The library never changes the caller's current device. */
 } prConfig_t;
+#define PR_DEVICE_CURRENT (-1)
+#define PR_DEVICE_OF_LOCAL_RANK (-2)
 
 /* Fills *config with the defaults, overridden by every PEERREDUCE_* variable a communicator reads (the
  * same as a NULL config reads at creation), and sets config->struct_size. A malformed variable gives
@@ -218,8 +224,10 @@ prResult_t prBootstrapDestroy(prBootstrap_t bootstrap) PEERREDUCE_NOEXCEPT;
 
 /* Creates rank `rank` of `nranks`'s communicator. Collective: every rank calls it with the same nranks
  * and config. The bootstrap decides where it runs: a simulated world's bootstrap makes a communicator on
- * that world; any other makes one on a GPU: config's device, or by default the rank's local rank (its
- * position among the ranks on the same host) modulo the visible devices. On a machine without a GPU or
+ * that world; any other makes one on a GPU: config's device (prConfig_t.device), by default the device
+ * current on the calling thread, as NCCL's (PR_DEVICE_OF_LOCAL_RANK: the rank's position among the ranks
+ * on the same host modulo the visible devices). The library never changes the caller's current device,
+ * and refuses a buffer that is not memory of the communicator's device. On a machine without a GPU or
  * driver this is prUnavailable. config NULL means prConfigInit()'s settings. *comm is NULL on failure,
  * and nothing is left half-created. */
 prResult_t prCommInitRank(prComm_t* comm, int nranks, int rank, prBootstrap_t bootstrap,
@@ -272,6 +280,9 @@ prResult_t prCommAbort(prComm_t comm) PEERREDUCE_NOEXCEPT;
 prResult_t prCommDestroy(prComm_t comm) PEERREDUCE_NOEXCEPT;
 prResult_t prCommRank(prComm_t comm, int* rank) PEERREDUCE_NOEXCEPT;
 prResult_t prCommSize(prComm_t comm, int* size) PEERREDUCE_NOEXCEPT;
+/* The GPU the communicator uses (prConfig_t.device resolved at creation); -1 on the simulator and for a
+   transport the application's bootstrap made. */
+prResult_t prCommDevice(prComm_t comm, int* device) PEERREDUCE_NOEXCEPT;
 
 /* Statistics of a communicator's symmetric memory pool (docs/MEMORY.md); the same on every rank. */
 typedef struct {

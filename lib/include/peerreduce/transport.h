@@ -36,10 +36,13 @@
 
 namespace peerreduce {
 
-// Streams one communicator may use. Each stream gets its own signal area on the GPU and its own
-// scratch, so operations on different streams may run at the same time; streams are numbered by first
-// use, so every rank must use its streams in the same order (as it issues operations in the same order).
-inline constexpr int kMaxStreams = 4;
+// Channels of one communicator: signal areas on the GPU, each with its own scratch. Channel 0 carries
+// every operation enqueued for immediate execution, on whatever stream; channels 1..kMaxChannels-1 the
+// operations captured into graphs, one channel per capture in the order captures appear (round robin).
+// A channel's operations run one after another in their order of call (the transport orders streams),
+// so a program may use any number of streams, and ranks that number their streams differently agree
+// (lib/api/channel_leases.h).
+inline constexpr int kMaxChannels = 4;
 
 struct ExecutionRequest {
   std::shared_ptr<const Plan> plan;  // kept alive by the transport until the operation completes
@@ -54,7 +57,10 @@ struct ExecutionRequest {
   // point at this segment's part of block 0 (of the rank's own block in the buffer that holds one).
   std::size_t block_stride = 0;
   std::size_t scratch_offset = 0;  // where this operation's scratch starts in every rank's region
-  int stream_slot = 0;             // the stream's number on this communicator (0..kMaxStreams-1)
+  int channel = 0;                 // the signal area and scratch of this operation (0..kMaxChannels-1)
+  // The graph capture `stream` is in (StreamCaptures::captureOf), 0 when none: the transport orders an
+  // operation after the channel's previous one only within the same capture (or both eager).
+  std::uint64_t capture = 0;
   // Bound on every wait of this operation (real time on GPUs; the simulator uses its virtual clock).
   std::chrono::milliseconds timeout{30000};
   // A batch (only with a one-shot or two-shot plan, and at most the transport's maxBatchBytes for that

@@ -155,6 +155,17 @@ class ProbeFallback {
   virtual Status fallBackToHostStaging(const std::vector<std::uint8_t>& pairs) = 0;
 };
 
+// Graph capture of streams: which capture a stream is being recorded into, so a communicator can give
+// each capture's operations a channel of their own (peerreduce/transport.h, kMaxChannels). A transport
+// without it has no captures (the simulator executes every operation as it is submitted).
+class StreamCaptures {
+ public:
+  virtual ~StreamCaptures() = default;
+  // The id of the graph capture `stream` is in now, unique in the process while it lasts; 0 when the
+  // stream is not capturing.
+  virtual StatusOr<std::uint64_t> captureOf(StreamHandle stream) = 0;
+};
+
 struct TransportCapabilities {
   TimeMarks* time_marks = nullptr;
   BufferSharing* buffer_sharing = nullptr;
@@ -163,6 +174,7 @@ struct TransportCapabilities {
   HostStaging* host_staging = nullptr;
   KernelLaunches* kernel_launches = nullptr;
   ProbeFallback* probe_fallback = nullptr;
+  StreamCaptures* stream_captures = nullptr;
 };
 
 }  // namespace peerreduce

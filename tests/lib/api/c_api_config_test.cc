@@ -189,6 +189,13 @@ TEST(CApiConfig, SetRefusesUnknownNamesOtherLayersSettingsAndBadValuesAndChanges
   EXPECT_EQ(prConfigSet(&config, "PEERREDUCE_GPU_FUSED", "0"), prInvalidArgument);
   EXPECT_TRUE(contains(prGetLastError(), "read by the GPU transport")) << prGetLastError();
   EXPECT_EQ(prConfigSet(&config, "PEERREDUCE_TIMEOUT_MS", ""), prInvalidArgument);
+  EXPECT_EQ(config.device, PR_DEVICE_CURRENT) << "NCCL's rule by default: the creating thread's device";
+  EXPECT_EQ(prConfigSet(&config, "PEERREDUCE_DEVICE", "-3"), prInvalidArgument);
+  EXPECT_TRUE(contains(prGetLastError(), "PEERREDUCE_DEVICE='-3'")) << prGetLastError();
+  ASSERT_EQ(prConfigSet(&config, "PEERREDUCE_DEVICE", "-2"), prSuccess) << prGetLastError();
+  EXPECT_EQ(config.device, PR_DEVICE_OF_LOCAL_RANK);
+  ASSERT_EQ(prConfigSet(&config, "PEERREDUCE_DEVICE", "3"), prSuccess) << prGetLastError();
+  EXPECT_EQ(config.device, 3);
   EXPECT_EQ(prConfigSet(nullptr, "PEERREDUCE_TIMEOUT_MS", "5"), prInvalidArgument);
   EXPECT_EQ(prConfigSet(&config, nullptr, "5"), prInvalidArgument);
   EXPECT_EQ(prConfigSet(&config, "PEERREDUCE_TIMEOUT_MS", nullptr), prInvalidArgument);

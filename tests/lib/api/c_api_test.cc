@@ -128,6 +128,9 @@ TEST_P(CApiEndToEnd, AllreduceMatchesValuesComputedHereForEveryDtypeOpAndPlaceme
     ASSERT_EQ(prCommSize(fixture.comms[static_cast<std::size_t>(r)], &size), prSuccess);
     EXPECT_EQ(rank, r);
     EXPECT_EQ(size, nranks);
+    int device = 99;
+    ASSERT_EQ(prCommDevice(fixture.comms[static_cast<std::size_t>(r)], &device), prSuccess);
+    EXPECT_EQ(device, -1) << "a simulated rank drives no GPU";
   }
   // 1, a prime and a size that splits unevenly over every world size here.
   for (std::size_t count : {std::size_t{1}, std::size_t{37}, std::size_t{1000}}) {
@@ -290,6 +293,8 @@ TEST(CApiErrors, NullHandlesAndOutPointersAreRejectedByName) {
   EXPECT_EQ(value, -99);
   expectRejected(prCommRank(comm, nullptr), prInvalidArgument, "rank");
   expectRejected(prCommSize(comm, nullptr), prInvalidArgument, "size");
+  expectRejected(prCommDevice(nullptr, &value), prInvalidArgument, "comm");
+  expectRejected(prCommDevice(comm, nullptr), prInvalidArgument, "device");
   EXPECT_EQ(prCommGetAsyncError(comm), prSuccess);
 }
 

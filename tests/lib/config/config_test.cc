@@ -247,18 +247,18 @@ TEST(ConfigFingerprint, ChangesWithEverySettingAndOnlyThen) {
 
 TEST(ConfigMemory, EnvironmentSetsThePoolSettingsAndTheyAreDescribedOnlyWhenNotDefault) {
   EXPECT_EQ(Config{}.memory, MemorySettings{});
-  auto config = fromFake({{"PEERREDUCE_POOL_BYTES", "128M"},
+  auto config = fromFake({{"PEERREDUCE_POOL_BYTES", "256M"},
                           {"PEERREDUCE_POOL_QUOTA_BYTES", "96M"},
                           {"PEERREDUCE_POOL_ALIGNMENT", "4K"},
                           {"PEERREDUCE_POOL_DEFRAG_THRESHOLD", "0.25"},
                           {"PEERREDUCE_PINNED_LIMIT_BYTES", "1G"}});
   ASSERT_TRUE(config.isOk()) << config.status().toString();
-  EXPECT_EQ(config->memory.pool_bytes, std::size_t{128} << 20);
+  EXPECT_EQ(config->memory.pool_bytes, std::size_t{256} << 20);
   EXPECT_EQ(config->memory.pool_quota_bytes, std::size_t{96} << 20);
   EXPECT_EQ(config->memory.pool_alignment_bytes, std::size_t{4} << 10);
   EXPECT_EQ(config->memory.defrag_threshold, 0.25);
   EXPECT_EQ(config->memory.pinned_limit_bytes, std::size_t{1} << 30);
-  EXPECT_TRUE(contains(config->describe(), " pool_bytes=134217728 pool_quota_bytes=100663296")) << config->describe();
+  EXPECT_TRUE(contains(config->describe(), " pool_bytes=268435456 pool_quota_bytes=100663296")) << config->describe();
   EXPECT_FALSE(contains(Config{}.describe(), "pool_bytes")) << Config{}.describe();
 }
 

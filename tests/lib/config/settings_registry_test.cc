@@ -45,7 +45,9 @@ Config everyFieldSet() {
 // Ranks built before and after the registry compare fingerprints at creation: the values are the ones
 // the hand-written Config::fingerprint gave for the same settings.
 TEST(SettingsRegistry, FingerprintIsTheOneRanksComputedBeforeTheRegistry) {
-  EXPECT_EQ(Config{}.fingerprint(), 4730738589186828353ull);
+  // The default pool grew to 128 MiB (four channels' scratch), a fingerprinted setting: every rank of
+  // this version computes the new value, and a rank of an earlier version is refused as a mismatch.
+  EXPECT_EQ(Config{}.fingerprint(), 15244733574257077957ull);
   EXPECT_EQ(everyFieldSet().fingerprint(), 18054891748231099358ull);
 }
 
@@ -171,9 +173,9 @@ TEST(SettingsRegistry, EmptyValueOfEverySettingCountsAsUnset) {
 
 TEST(SettingsRegistry, ConfigSettingsAreSetAndReadByName) {
   Config config;
-  ASSERT_TRUE(setConfigSetting(config, "PEERREDUCE_POOL_BYTES", "128M").isOk());
-  EXPECT_EQ(config.memory.pool_bytes, std::size_t{128} << 20);
-  EXPECT_EQ(*getConfigSetting(config, "PEERREDUCE_POOL_BYTES"), "134217728");
+  ASSERT_TRUE(setConfigSetting(config, "PEERREDUCE_POOL_BYTES", "256M").isOk());
+  EXPECT_EQ(config.memory.pool_bytes, std::size_t{256} << 20);
+  EXPECT_EQ(*getConfigSetting(config, "PEERREDUCE_POOL_BYTES"), "268435456");
   ASSERT_TRUE(setConfigSetting(config, "PEERREDUCE_ALGO", "tree").isOk());
   EXPECT_EQ(config.algorithm, Algorithm::kTree);
   EXPECT_EQ(*getConfigSetting(config, "PEERREDUCE_ALGO"), "tree");
@@ -211,10 +213,10 @@ TEST(SettingsRegistry, TypedAccessorsReadTheirRowsAndRefuseAnotherKind) {
 }
 
 TEST(SettingsRegistry, ApplyEnvironmentTouchesOnlyTheOwnersRows) {
-  const Getenv env = fakeEnvironment({{"PEERREDUCE_POOL_BYTES", "128M"}, {"PEERREDUCE_ALGO", "ring"}});
+  const Getenv env = fakeEnvironment({{"PEERREDUCE_POOL_BYTES", "256M"}, {"PEERREDUCE_ALGO", "ring"}});
   Config memory_only;
   ASSERT_TRUE(applyEnvironment(memory_only, SettingOwner::kMemory, env).isOk());
-  EXPECT_EQ(memory_only.memory.pool_bytes, std::size_t{128} << 20);
+  EXPECT_EQ(memory_only.memory.pool_bytes, std::size_t{256} << 20);
   EXPECT_EQ(memory_only.algorithm, Algorithm::kAuto);
   Config config_only;
   ASSERT_TRUE(applyEnvironment(config_only, SettingOwner::kConfig, env).isOk());

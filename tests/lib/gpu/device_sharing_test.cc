@@ -36,11 +36,11 @@ TEST(DeviceSharing, ProcessesSharingADeviceTimeSliceAndAreNotCapped) {
 TEST(DeviceSharing, ThreadsSharingADeviceSplitItsMultiprocessorsOverRanksAndStreams) {
   const std::vector<PeerRecord> four{rankOn(0, 7, 0), rankOn(1, 7, 0), rankOn(2, 7, 0), rankOn(3, 7, 0)};
   EXPECT_EQ(ranksPerSharedDevice(four), 4);
-  EXPECT_EQ(sharedDeviceBlockCap(four, 132), 132 / (4 * kMaxStreams));
+  EXPECT_EQ(sharedDeviceBlockCap(four, 132), 132 / (4 * kMaxChannels));
   // Two pairs on two devices: the pairs decide, and the smaller device.
   const std::vector<PeerRecord> pairs{rankOn(0, 7, 0, 132), rankOn(1, 7, 0, 132), rankOn(2, 7, 1, 78),
                                       rankOn(3, 7, 1, 78)};
-  EXPECT_EQ(sharedDeviceBlockCap(pairs, 132), 78 / (2 * kMaxStreams));
+  EXPECT_EQ(sharedDeviceBlockCap(pairs, 132), 78 / (2 * kMaxChannels));
   EXPECT_EQ(sharedDeviceBlockCap(pairs, 4), 4) << "never above what the ranks agreed anyway";
   // A tiny device still gets one block per kernel.
   const std::vector<PeerRecord> tiny{rankOn(0, 7, 0, 2), rankOn(1, 7, 0, 2), rankOn(2, 7, 0, 2)};

@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# nccl-tests through the NCCL library, for the hardware stage (ci/hardware.sh run calls it when
+# HW_NCCL_TESTS_SRC is set). Usage: ci/nccl_tests.sh SRC OUT GPUS NP...
+#   SRC: nccl-tests' public source (fetched outside this tree and carried to the GPU machine; built here
+#   in /tmp, never kept); OUT: where the logs and the table go; GPUS: GPUs on the machine (an NP above it
+#   is skipped: NCCL needs a GPU per rank). For each collective and NP: NCCL alone, then with
+#   LD_PRELOAD=.hw/libpeerreduce_nccl.so, sizes 8 B to 256 MiB (x8), one iteration checked (-c 1). Prints
+#   per size the out-of-place times, the library's over NCCL's, and the library's #wrong; fails when any
+#   #wrong is not 0 or a run fails.
+set -uo pipefail
+src="${1:?source}" out="${2:?out}" gpus="${3:?gpus}"
+shift 3
+nccl_dir="$(python3 -c 'import nvidia.nccl, os; print(list(nvidia.nccl.__path__)[0])')" || exit 1
+home=/tmp/nccl-tests-nccl-home build=/tmp/nccl-tests-build
+mkdir -p "$home/include" "$home/lib"
+ln -sf "$nccl_dir"/include/* "$home/include/"
+ln -sf "$nccl_dir/lib/libnccl.so.2" "$home/lib/libnccl.so"
+rm -rf "$build" && cp -r "$src" "$build"
+make -C "$build" -j 16 MPI=1 MPI_HOME=/usr/lib/x86_64-linux-gnu/openmpi CUDA_HOME=/usr/local/cuda \
+  NCCL_HOME="$home" > "$out/nccl-tests-build.log" 2>&1 || { tail -20 "$out/nccl-tests-build.log"; exit 1; }
+status=0
+mpi=(timeout -k 10 300 mpirun --allow-run-as-root --bind-to none -x NCCL_NVLS_ENABLE=0 -x LD_LIBRARY_PATH="$home/lib")
+library=(-x LD_PRELOAD="$PWD/.hw/libpeerreduce_nccl.so" -x PEERREDUCE_NCCL_LIB="$nccl_dir/lib/libnccl.so.2")
+# The rows of an nccl-tests log: size and the out-of-place time and #wrong.
+rows() { grep -E '^ +[0-9]+ ' "$1" | awk '{print $1, $6, $9}'; }
+for np in "$@"; do
+  if ((np > gpus)); then continue; fi
+  for coll in all_reduce reduce_scatter all_gather broadcast; do
+    alone="$out/nccl-tests-$coll-np$np-nccl.log" through="$out/nccl-tests-$coll-np$np-library.log"
+    "${mpi[@]}" -np "$np" "$build/build/${coll}_perf" -b 8 -e 256M -f 8 -c 1 -g 1 > "$alone" 2>&1 || status=1
+    "${mpi[@]}" "${library[@]}" -np "$np" "$build/build/${coll}_perf" -b 8 -e 256M -f 8 -c 1 -g 1 > "$through" 2>&1 ||
+      status=1
+    echo "=== nccl-tests $coll np=$np: bytes, NCCL us, library us, library/NCCL, library #wrong"
+    paste -d' ' <(rows "$alone") <(rows "$through") |
+      awk '{r = ($2 > 0) ? $5 / $2 : 0; printf "%10s %9s %9s %6.3f %s\n", $1, $2, $5, r, $6; if ($6 != "0") bad = 1}
+           END {exit bad}' | tee -a "$out/nccl-tests-table.txt" || { echo "!!! #wrong is not 0"; status=1; }
+  done
+done
+exit "$status"

@@ -1,0 +1,52 @@
+"""The three-column table of the application benchmark (peerreduce.bench_merge): merged in either order,
+ratios to NCCL alone, and typed refusals of tables that cannot be merged."""
+
+import json
+
+import pytest
+
+from peerreduce import bench_merge
+
+
+def table(nccl_path, scale, rows=(4096, 65536)):
+    return {"ranks": 2, "dtype": "float32", "one_gpu": False, "nccl_path": nccl_path,
+            "rows": [{"bytes": b, "peerreduce_us": 3.0 * scale, "peerreduce_graph_us": 2.0 * scale,
+                      "nccl_us": 10.0 * scale, "nccl_graph_us": 8.0 * scale} for b in rows]}
+
+
+def test_merges_either_order_with_ratios_to_nccl_alone():
+    plain, preloaded = table("", 1.0), table("/x/libpeerreduce_nccl.so", 0.5)
+    for a, b in ((plain, preloaded), (preloaded, plain)):
+        merged = bench_merge.merge(a, b)
+        assert merged["library"] == "/x/libpeerreduce_nccl.so"
+        assert [r["bytes"] for r in merged["rows"]] == [4096, 65536]
+        eager = merged["rows"][0]["eager"]
+        assert eager["peerreduce"] == 3.0 and eager["nccl"] == 10.0 and eager["nccl_library"] == 5.0
+        assert eager["peerreduce_ratio"] == pytest.approx(0.3)
+        assert eager["library_ratio"] == pytest.approx(0.5)
+        assert merged["rows"][1]["graph"]["library_ratio"] == pytest.approx(0.5)
+    assert "65536" in bench_merge.render(merged)
+
+
+def test_two_plain_runs_or_differing_runs_are_refused_by_name():
+    with pytest.raises(bench_merge.MergeError, match="one run with NCCL alone"):
+        bench_merge.merge(table("", 1.0), table("", 1.0))
+    other = table("/x/libpeerreduce_nccl.so", 1.0)
+    other["ranks"] = 4
+    with pytest.raises(bench_merge.MergeError, match="differ in ranks"):
+        bench_merge.merge(table("", 1.0), other)
+    with pytest.raises(bench_merge.MergeError, match="no size in common"):
+        bench_merge.merge(table("", 1.0), table("/x/l.so", 1.0, rows=(8,)))
+
+
+def test_a_file_that_is_not_a_bench_table_is_refused(tmp_path):
+    path = tmp_path / "other.json"
+    path.write_text(json.dumps({"rows": []}))
+    with pytest.raises(bench_merge.MergeError, match="no 'ranks'"):
+        bench_merge._load(str(path))
+    good_a, good_b = tmp_path / "a.json", tmp_path / "b.json"
+    good_a.write_text(json.dumps(table("", 1.0)))
+    good_b.write_text(json.dumps(table("/x/libpeerreduce_nccl.so", 1.0)))
+    out = tmp_path / "m.json"
+    assert bench_merge.main([str(good_a), str(good_b), "--json", str(out)]) == 0
+    assert json.loads(out.read_text())["rows"][0]["bytes"] == 4096
