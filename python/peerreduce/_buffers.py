@@ -6,6 +6,7 @@ works without it. Every refusal is an InvalidArgumentError that names the argume
 
 from __future__ import annotations
 
+import operator
 from dataclasses import dataclass
 from typing import Any
 
@@ -65,6 +66,44 @@ def writable(value: Any, what: str) -> None:
     """Refuses a read-only numpy array as an output."""
     if not _is_torch(value) and hasattr(value, "flags") and not value.flags["WRITEABLE"]:
         raise errors.InvalidArgumentError(f"{what} is read-only; results need a writable array")
+
+
+def same_kind(first: Buffer, second: Buffer, first_name: str, second_name: str) -> None:
+    """Refuses two buffers of one operation that differ in dtype or device."""
+    if first.dtype != second.dtype or first.device != second.device:
+        raise errors.InvalidArgumentError(
+            f"{second_name} is {DTYPE_NAMES[second.dtype]} on device {second.device}, {first_name} "
+            f"{DTYPE_NAMES[first.dtype]} on device {first.device}: they must have the same dtype and device")
+
+
+def blocks(whole: Buffer, what: str, ranks: int, block_count: int | None = None) -> int:
+    """The elements per rank of `whole`, a buffer of one block per rank (`ranks` of them): refuses a count
+    that is not `ranks` x `block_count` (or, without it, not a multiple of `ranks`)."""
+    if block_count is None:
+        if whole.count % ranks != 0:
+            raise errors.InvalidArgumentError(f"{what} holds {whole.count} elements, not a multiple of the world "
+                                              f"size {ranks}: it holds one equal block per rank")
+        return whole.count // ranks
+    if whole.count != block_count * ranks:
+        raise errors.InvalidArgumentError(f"{what} holds {whole.count} elements; it must hold the world size "
+                                          f"{ranks} x {block_count} (one block per rank)")
+    return block_count
+
+
+def block_view(value: Any, index: int, count: int) -> Any:
+    """Elements index x count .. (index + 1) x count of a contiguous array or tensor, as a view of it (the
+    C library recognises NCCL's in-place forms by address)."""
+    return value.reshape(-1)[index * count:(index + 1) * count]
+
+
+def rank_index(value: Any, what: str) -> int:
+    """A rank number given as an integer (numpy's too); a bool or a float is refused, not truncated."""
+    if not isinstance(value, bool):
+        try:
+            return operator.index(value)
+        except TypeError:
+            pass
+    raise errors.InvalidArgumentError(f"{what} is {value!r}; pass a rank number (an integer)")
 
 
 def op_code(op: str) -> int:
