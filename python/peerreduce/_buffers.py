@@ -18,6 +18,8 @@ DTYPE_CODES = {
     "float16": 6, "bfloat16": 7, "float32": 8, "float64": 9,
 }
 DTYPE_NAMES = {code: name for name, code in DTYPE_CODES.items()}
+# prCollective_t values, by the Communicator's method names.
+COLLECTIVE_CODES = {"all_reduce": 0, "reduce_scatter": 1, "all_gather": 2, "broadcast": 3}
 # prRedOp_t values.
 OP_CODES = {"sum": 0, "prod": 1, "min": 2, "max": 3, "avg": 4}
 
@@ -104,6 +106,20 @@ def rank_index(value: Any, what: str) -> int:
         except TypeError:
             pass
     raise errors.InvalidArgumentError(f"{what} is {value!r}; pass a rank number (an integer)")
+
+
+def dtype_code(dtype: Any) -> int:
+    """The prDataType_t of a dtype given by name or as a numpy or torch dtype."""
+    name = str(dtype).replace("torch.", "")
+    if name not in DTYPE_CODES:
+        raise errors.InvalidArgumentError(f"dtype {dtype!r} is not one of {', '.join(DTYPE_CODES)}")
+    return DTYPE_CODES[name]
+
+
+def collective_code(collective: str) -> int:
+    if not isinstance(collective, str) or collective not in COLLECTIVE_CODES:
+        raise errors.InvalidArgumentError(f"collective {collective!r} is not one of {', '.join(COLLECTIVE_CODES)}")
+    return COLLECTIVE_CODES[collective]
 
 
 def op_code(op: str) -> int:

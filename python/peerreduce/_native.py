@@ -154,6 +154,7 @@ _SIGNATURES: dict[str, tuple] = {
     "prCommDisableProfiling": (c_int, [c_void_p]),
     "prCommProfileSummary": (c_int, [c_void_p, _P(ProfileSummary)]),
     "prCommExplainSelection": (c_int, [c_void_p, c_size_t, c_int, _P(Selection)]),
+    "prCommExplainCollective": (c_int, [c_void_p, c_int, c_size_t, c_int, c_int, _P(Selection)]),
     "prCommPinnedStats": (c_int, [c_void_p, _P(PinnedStats)]),
     "prCommRegisterBuffer": (c_int, [c_void_p, c_void_p, c_size_t, _P(c_void_p)]),
     "prCommDeregisterBuffer": (c_int, [c_void_p, c_void_p]),

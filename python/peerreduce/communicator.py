@@ -288,14 +288,13 @@ class Communicator:
         _native.call("prCommPinnedStats", self._live(), ctypes.byref(stats))
         return {name: getattr(stats, name) for name, _ in stats._fields_}
 
-    def explain(self, count: int, dtype: Any = "float32") -> dict:
-        """What all_reduce would choose for `count` elements of `dtype`, with every candidate's prediction."""
-        name = str(dtype).replace("torch.", "")
-        if name not in _buffers.DTYPE_CODES:
-            raise errors.InvalidArgumentError(f"dtype {dtype!r} is not one of {', '.join(_buffers.DTYPE_CODES)}")
+    def explain(self, count: int, dtype: Any = "float32", collective: str = "all_reduce", root: int = 0) -> dict:
+        """What `collective` (all_reduce, reduce_scatter, all_gather, broadcast) would choose for `count`
+        elements per rank's block of `dtype` (broadcast from `root`), with every candidate's prediction.
+        Builds the collective's plans if no call did yet (locally: nothing is exchanged)."""
         selection = _native.Selection()
-        _native.call("prCommExplainSelection", self._live(), int(count), _buffers.DTYPE_CODES[name],
-                     ctypes.byref(selection))
+        _native.call("prCommExplainCollective", self._live(), _buffers.collective_code(collective), int(count),
+                     _buffers.dtype_code(dtype), _buffers.rank_index(root, "root"), ctypes.byref(selection))
         algorithms = ["auto", "one-shot", "two-shot", "ring", "recursive-doubling", "rabenseifner", "tree",
                       "copy-engine-two-shot"]
         return {
@@ -307,3 +306,12 @@ class Communicator:
                             "segments": c.segments, "plan": c.plan.decode()}
                            for c in selection.candidates[:selection.ncandidates]],
         }
+
+    def prepare(self) -> None:
+        """Builds every collective's plans now (broadcast's for every root), as their first calls would, so
+        that no later call does setup (device memory for its plans, copies to it): a first call inside CUDA
+        graph capture then captures only the collective. Local: nothing is exchanged."""
+        for collective in _buffers.COLLECTIVE_CODES:
+            roots = range(self.world_size) if collective == "broadcast" else (0,)
+            for root in roots:
+                self.explain(1, "float32", collective, root)

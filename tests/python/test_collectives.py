@@ -194,6 +194,40 @@ def test_collectives_and_a_barrier_on_threads_in_one_sequence():
     on_threads(3, body)
 
 
+# --- plans built ahead of the first call
+
+
+@pytest.mark.parametrize("collective", ["all_reduce", "reduce_scatter", "all_gather", "broadcast"])
+def test_explain_says_what_every_collective_chooses(world4, collective):
+    _, comms = world4
+    explained = comms[1].explain(4096, "float16", collective=collective, root=3)
+    assert explained["candidates"] and explained["plan"]
+    assert explained["chosen"] == explained["candidates"][0]["algorithm"]
+
+
+def test_prepare_builds_every_plan_and_the_collectives_run_after_it(world4):
+    world, comms = world4
+    for comm in comms:
+        comm.prepare()
+    tensors = [np.full(8, r, dtype=np.float32) for r in range(4)]
+    for comm, t in zip(comms, tensors):
+        comm.broadcast(t, root=2)
+    world.run()
+    assert all(t.tolist() == [2.0] * 8 for t in tensors)
+
+
+def test_explain_refuses_unknown_collectives_roots_and_dtypes(world4):
+    _, comms = world4
+    with pytest.raises(peerreduce.InvalidArgumentError, match="collective 'gather' is not one of"):
+        comms[0].explain(16, "float32", collective="gather")
+    with pytest.raises(peerreduce.InvalidArgumentError, match="root 4"):
+        comms[0].explain(16, "float32", collective="broadcast", root=4)
+    with pytest.raises(peerreduce.InvalidArgumentError, match="root is 0.5"):
+        comms[0].explain(16, "float32", collective="broadcast", root=0.5)
+    with pytest.raises(peerreduce.InvalidArgumentError, match="dtype 'complex64'"):
+        comms[0].explain(16, "complex64", collective="all_gather")
+
+
 # --- every refusal
 
 
@@ -280,7 +314,7 @@ def test_a_closed_communicator_refuses_every_collective():
     with peerreduce.SimWorld(2) as world:
         comms = world.communicators()
         comms[0].close()
-        for call in EVERY_COLLECTIVE:
+        for call in EVERY_COLLECTIVE + (lambda c: c.prepare(), lambda c: c.explain(8, collective="broadcast")):
             with pytest.raises(peerreduce.InvalidArgumentError, match="closed"):
                 call(comms[0])
         comms[1].close()
