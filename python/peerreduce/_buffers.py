@@ -92,6 +92,20 @@ def blocks(whole: Buffer, what: str, ranks: int, block_count: int | None = None)
     return block_count
 
 
+def rank_list(values: Any, like: Buffer, what: str, like_name: str, ranks: int) -> None:
+    """Refuses a list form's list (torch's all_gather tensor_list, reduce_scatter input_list) that is not
+    one tensor per rank, each of `like`'s element count, dtype and device."""
+    if not isinstance(values, (list, tuple)) or len(values) != ranks:
+        held = f"{len(values)} items" if isinstance(values, (list, tuple)) else f"a {type(values).__name__}"
+        raise errors.InvalidArgumentError(f"{what} is {held}; it must list one tensor per rank ({ranks})")
+    for index, value in enumerate(values):
+        item = describe(value, f"{what}[{index}]")
+        same_kind(like, item, like_name, f"{what}[{index}]")
+        if item.count != like.count:
+            raise errors.InvalidArgumentError(f"{what}[{index}] holds {item.count} elements, {like_name} "
+                                              f"{like.count}: every rank's block has the same size")
+
+
 def block_view(value: Any, index: int, count: int) -> Any:
     """Elements index x count .. (index + 1) x count of a contiguous array or tensor, as a view of it (the
     C library recognises NCCL's in-place forms by address)."""

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 import peerreduce
+from peerreduce import _buffers
 from sim_data import NUMPY_DTYPES, inputs, reference
 
 WORLD_SIZES = [1, 2, 3, 4, 5]
@@ -329,3 +330,21 @@ def test_an_aborted_communicator_refuses_every_collective():
                 call(comms[0])
         for c in comms:
             c.close()
+
+
+def test_a_list_forms_list_must_hold_one_matching_tensor_per_rank():
+    like = _buffers.describe(np.zeros(6, dtype=np.float32), "tensor")
+    _buffers.rank_list([np.zeros(6, dtype=np.float32)] * 3, like, "tensor_list", "tensor", 3)
+    _buffers.rank_list((np.zeros((2, 3), dtype=np.float32),) * 2, like, "tensor_list", "tensor", 2)
+    with pytest.raises(peerreduce.InvalidArgumentError, match="tensor_list is 2 items; it must list one tensor per rank .3."):
+        _buffers.rank_list([np.zeros(6, dtype=np.float32)] * 2, like, "tensor_list", "tensor", 3)
+    with pytest.raises(peerreduce.InvalidArgumentError, match="input_list is a ndarray"):
+        _buffers.rank_list(np.zeros(6, dtype=np.float32), like, "input_list", "output", 3)
+    with pytest.raises(peerreduce.InvalidArgumentError, match=r"tensor_list\[1\] holds 5 elements, tensor 6"):
+        _buffers.rank_list([np.zeros(6, dtype=np.float32), np.zeros(5, dtype=np.float32)], like, "tensor_list",
+                           "tensor", 2)
+    with pytest.raises(peerreduce.InvalidArgumentError, match=r"tensor_list\[0\] is int32 .* tensor float32"):
+        _buffers.rank_list([np.zeros(6, dtype=np.int32)], like, "tensor_list", "tensor", 1)
+    with pytest.raises(peerreduce.InvalidArgumentError, match=r"tensor_list\[0\] is a str"):
+        _buffers.rank_list(["x"], like, "tensor_list", "tensor", 1)
+
