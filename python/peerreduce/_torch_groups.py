@@ -12,6 +12,7 @@ import torch.distributed as dist
 
 from . import errors
 from ._torch_backend import peerreduce_communicator
+from ._torch_work import constant_result
 from .bootstrap import TorchProcessGroupBootstrap
 from .communicator import Communicator
 
@@ -57,6 +58,7 @@ def communicator(group=None, config: dict | None = None) -> Communicator:
         return comm
 
 
+@constant_result
 def name_of(group) -> str:
     """The name torch.library ops carry for `group`: "" for the default group."""
     if group is None or group is dist.GroupMember.WORLD:

@@ -21,6 +21,12 @@ if hasattr(dist.ReduceOp, "AVG"):
     _OPS[dist.ReduceOp.AVG] = "avg"
 
 
+# torch.compile evaluates a function marked so once while tracing, with its constant arguments, instead of
+# tracing its body (comparisons of ReduceOp values, which it may not follow).
+constant_result = getattr(getattr(torch, "compiler", None), "assume_constant_result", lambda function: function)
+
+
+@constant_result
 def op_name(op: Any) -> str:
     """peerreduce's name of a torch.distributed ReduceOp (or of a name already)."""
     if isinstance(op, str):
