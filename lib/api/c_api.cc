@@ -18,6 +18,11 @@ namespace peerreduce::capi {
 namespace {
 
 // The C enums are the C++ ones by number; a mismatch would silently change what callers ask for.
+static_assert(prCollAllReduce == static_cast<int>(Collective::kAllReduce));
+static_assert(prCollReduceScatter == static_cast<int>(Collective::kReduceScatter));
+static_assert(prCollAllGather == static_cast<int>(Collective::kAllGather));
+static_assert(prCollBroadcast == static_cast<int>(Collective::kBroadcast));
+static_assert(prNumCollectives == kCollectiveCount);
 static_assert(prSuccess == static_cast<int>(ErrorCode::kOk));
 static_assert(prInvalidArgument == static_cast<int>(ErrorCode::kInvalidArgument));
 static_assert(prOutOfMemory == static_cast<int>(ErrorCode::kOutOfMemory));

@@ -29,6 +29,25 @@ void copyText(const std::string& text, char (&field)[N]) {
   field[n] = '\0';
 }
 
+// A selection report as the C struct: the candidates past PR_MAX_CANDIDATES are left out.
+prSelection_t toSelection(const SelectionReport& report) {
+  prSelection_t out{};
+  out.chosen = static_cast<int>(report.chosen);
+  out.forced = report.forced ? 1 : 0;
+  out.tuned = report.tuned ? 1 : 0;
+  copyText(report.plan, out.plan);
+  const std::size_t shown = std::min<std::size_t>(report.candidates.size(), PR_MAX_CANDIDATES);
+  out.ncandidates = static_cast<int>(shown);
+  for (std::size_t i = 0; i < shown; ++i) {
+    const AlgorithmEstimate& estimate = report.candidates[i];
+    out.candidates[i].algorithm = static_cast<int>(estimate.algorithm);
+    out.candidates[i].predicted_us = estimate.predicted_us;
+    out.candidates[i].segments = estimate.segments;
+    copyText(estimate.plan, out.candidates[i].plan);
+  }
+  return out;
+}
+
 }  // namespace
 }  // namespace peerreduce::capi
 
@@ -47,21 +66,21 @@ prResult_t prCommExplainSelection(prComm_t comm, size_t count, prDataType_t data
     if (selection == nullptr) return nullArgument(kFunction, "selection", "pass the address of a prSelection_t");
     auto report = comm->comm->explainSelection(count, static_cast<peerreduce::DataType>(static_cast<int>(datatype)));
     if (!report.isOk()) return toResult(kFunction, report.status());
-    prSelection_t out{};
-    out.chosen = static_cast<int>(report->chosen);
-    out.forced = report->forced ? 1 : 0;
-    out.tuned = report->tuned ? 1 : 0;
-    peerreduce::capi::copyText(report->plan, out.plan);
-    const std::size_t shown = std::min<std::size_t>(report->candidates.size(), PR_MAX_CANDIDATES);
-    out.ncandidates = static_cast<int>(shown);
-    for (std::size_t i = 0; i < shown; ++i) {
-      const peerreduce::AlgorithmEstimate& estimate = report->candidates[i];
-      out.candidates[i].algorithm = static_cast<int>(estimate.algorithm);
-      out.candidates[i].predicted_us = estimate.predicted_us;
-      out.candidates[i].segments = estimate.segments;
-      peerreduce::capi::copyText(estimate.plan, out.candidates[i].plan);
-    }
-    *selection = out;
+    *selection = peerreduce::capi::toSelection(*report);
+    return prSuccess;
+  });
+}
+
+prResult_t prCommExplainCollective(prComm_t comm, prCollective_t collective, size_t count, prDataType_t datatype,
+                                   int root, prSelection_t* selection) noexcept {
+  constexpr const char* kFunction = "prCommExplainCollective";
+  return guarded(kFunction, [&]() -> prResult_t {
+    if (const prResult_t r = peerreduce::capi::checkComm(kFunction, comm); r != prSuccess) return r;
+    if (selection == nullptr) return nullArgument(kFunction, "selection", "pass the address of a prSelection_t");
+    auto report = comm->comm->explainSelection(static_cast<peerreduce::Collective>(static_cast<int>(collective)), count,
+                                               static_cast<peerreduce::DataType>(static_cast<int>(datatype)), root);
+    if (!report.isOk()) return toResult(kFunction, report.status());
+    *selection = peerreduce::capi::toSelection(*report);
     return prSuccess;
   });
 }

@@ -6,6 +6,7 @@ works without it. Every refusal is an InvalidArgumentError that names the argume
 
 from __future__ import annotations
 
+import operator
 from dataclasses import dataclass
 from typing import Any
 
@@ -17,6 +18,8 @@ DTYPE_CODES = {
     "float16": 6, "bfloat16": 7, "float32": 8, "float64": 9,
 }
 DTYPE_NAMES = {code: name for name, code in DTYPE_CODES.items()}
+# prCollective_t values, by the Communicator's method names.
+COLLECTIVE_CODES = {"all_reduce": 0, "reduce_scatter": 1, "all_gather": 2, "broadcast": 3}
 # prRedOp_t values.
 OP_CODES = {"sum": 0, "prod": 1, "min": 2, "max": 3, "avg": 4}
 
@@ -65,6 +68,72 @@ def writable(value: Any, what: str) -> None:
     """Refuses a read-only numpy array as an output."""
     if not _is_torch(value) and hasattr(value, "flags") and not value.flags["WRITEABLE"]:
         raise errors.InvalidArgumentError(f"{what} is read-only; results need a writable array")
+
+
+def same_kind(first: Buffer, second: Buffer, first_name: str, second_name: str) -> None:
+    """Refuses two buffers of one operation that differ in dtype or device."""
+    if first.dtype != second.dtype or first.device != second.device:
+        raise errors.InvalidArgumentError(
+            f"{second_name} is {DTYPE_NAMES[second.dtype]} on device {second.device}, {first_name} "
+            f"{DTYPE_NAMES[first.dtype]} on device {first.device}: they must have the same dtype and device")
+
+
+def blocks(whole: Buffer, what: str, ranks: int, block_count: int | None = None) -> int:
+    """The elements per rank of `whole`, a buffer of one block per rank (`ranks` of them): refuses a count
+    that is not `ranks` x `block_count` (or, without it, not a multiple of `ranks`)."""
+    if block_count is None:
+        if whole.count % ranks != 0:
+            raise errors.InvalidArgumentError(f"{what} holds {whole.count} elements, not a multiple of the world "
+                                              f"size {ranks}: it holds one equal block per rank")
+        return whole.count // ranks
+    if whole.count != block_count * ranks:
+        raise errors.InvalidArgumentError(f"{what} holds {whole.count} elements; it must hold the world size "
+                                          f"{ranks} x {block_count} (one block per rank)")
+    return block_count
+
+
+def rank_list(values: Any, like: Buffer, what: str, like_name: str, ranks: int) -> None:
+    """Refuses a list form's list (torch's all_gather tensor_list, reduce_scatter input_list) that is not
+    one tensor per rank, each of `like`'s element count, dtype and device."""
+    if not isinstance(values, (list, tuple)) or len(values) != ranks:
+        held = f"{len(values)} items" if isinstance(values, (list, tuple)) else f"a {type(values).__name__}"
+        raise errors.InvalidArgumentError(f"{what} is {held}; it must list one tensor per rank ({ranks})")
+    for index, value in enumerate(values):
+        item = describe(value, f"{what}[{index}]")
+        same_kind(like, item, like_name, f"{what}[{index}]")
+        if item.count != like.count:
+            raise errors.InvalidArgumentError(f"{what}[{index}] holds {item.count} elements, {like_name} "
+                                              f"{like.count}: every rank's block has the same size")
+
+
+def block_view(value: Any, index: int, count: int) -> Any:
+    """Elements index x count .. (index + 1) x count of a contiguous array or tensor, as a view of it (the
+    C library recognises NCCL's in-place forms by address)."""
+    return value.reshape(-1)[index * count:(index + 1) * count]
+
+
+def rank_index(value: Any, what: str) -> int:
+    """A rank number given as an integer (numpy's too); a bool or a float is refused, not truncated."""
+    if not isinstance(value, bool):
+        try:
+            return operator.index(value)
+        except TypeError:
+            pass
+    raise errors.InvalidArgumentError(f"{what} is {value!r}; pass a rank number (an integer)")
+
+
+def dtype_code(dtype: Any) -> int:
+    """The prDataType_t of a dtype given by name or as a numpy or torch dtype."""
+    name = str(dtype).replace("torch.", "")
+    if name not in DTYPE_CODES:
+        raise errors.InvalidArgumentError(f"dtype {dtype!r} is not one of {', '.join(DTYPE_CODES)}")
+    return DTYPE_CODES[name]
+
+
+def collective_code(collective: str) -> int:
+    if not isinstance(collective, str) or collective not in COLLECTIVE_CODES:
+        raise errors.InvalidArgumentError(f"collective {collective!r} is not one of {', '.join(COLLECTIVE_CODES)}")
+    return COLLECTIVE_CODES[collective]
 
 
 def op_code(op: str) -> int:

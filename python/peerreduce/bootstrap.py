@@ -26,6 +26,9 @@ from . import _native, errors
 class Bootstrap:
     """Base of every bootstrap: hands the C library a prBootstrap_t for one rank."""
 
+    # Whether its communicators' buffers are host memory (a simulated world's) rather than a GPU's.
+    _host_memory = False
+
     def _open(self, rank: int, world_size: int) -> int:
         """A new prBootstrap_t for `rank` of `world_size` (the caller destroys it)."""
         raise NotImplementedError
@@ -83,6 +86,8 @@ class SimWorld:
 
 
 class SimBootstrap(Bootstrap):
+    _host_memory = True
+
     def __init__(self, world: SimWorld):
         self.world = world
 
@@ -146,6 +151,8 @@ class CallbackBootstrap(Bootstrap):
 
 class AttachedBootstrap(Bootstrap):
     """A callback bootstrap whose communicators run on a simulated world."""
+
+    _host_memory = True
 
     def __init__(self, world: SimWorld, inner: CallbackBootstrap):
         self.world, self.inner = world, inner

@@ -72,11 +72,13 @@ class Communicator:
             _native.call("prBootstrapDestroy", opened)  # the communicator keeps what it needs
         self._handle = handle
         self._owner = bootstrap  # keeps the bootstrap's callbacks (and a simulated world) alive
+        self._on_host, self._token = bootstrap._host_memory, None
 
     @classmethod
     def _adopt(cls, handle: ctypes.c_void_p, owner: Any) -> "Communicator":
         comm = cls.__new__(cls)
         comm._handle, comm._owner = handle, owner
+        comm._on_host, comm._token = True, None  # only simulated worlds hand out handles made at once
         return comm
 
     # --- identity and lifetime
@@ -131,6 +133,8 @@ class Communicator:
     # --- operations
 
     def _stream(self, buffer: _buffers.Buffer, stream: Any) -> int | None:
+        """The stream handle an operation on `buffer` is enqueued on: `stream` (a torch stream or a handle),
+        else the current CUDA stream of the buffer's device; none for host memory (the simulator)."""
         if stream is not None:
             return int(getattr(stream, "cuda_stream", stream))
         if buffer.device >= 0:
@@ -170,6 +174,82 @@ class Communicator:
         _native.call("prAllReduceBatch", items, len(described), first.dtype, _buffers.op_code(op), self._live(),
                      self._stream(first, stream))
         return tensors
+
+    def reduce_scatter(self, tensor: Any, out: Any = None, op: str = "sum", stream: Any = None) -> Any:
+        """Block b of every rank's `tensor` (world size x n elements), reduced with `op`, lands in rank b's
+        `out` (n elements); returns it. In place when `out` is None: the result is this rank's own block of
+        `tensor`, returned as a view of it (torch's reduce_scatter_tensor, NCCL's ncclReduceScatter)."""
+        send = _buffers.describe(tensor, "tensor")
+        ranks, rank = self.world_size, self.rank
+        if out is None:
+            count = _buffers.blocks(send, "tensor", ranks)
+            _buffers.writable(tensor, "tensor")
+            out = _buffers.block_view(tensor, rank, count)
+        recv = _buffers.describe(out, "out")
+        _buffers.writable(out, "out")
+        _buffers.same_kind(send, recv, "tensor", "out")
+        _buffers.blocks(send, "tensor", ranks, recv.count)
+        _native.call("prReduceScatter", send.address, recv.address, recv.count, send.dtype, _buffers.op_code(op),
+                     self._live(), self._stream(send, stream))
+        return out
+
+    def all_gather(self, tensor: Any, out: Any = None, stream: Any = None) -> Any:
+        """Rank b's `tensor` (n elements) lands in block b of every rank's `out` (world size x n elements);
+        returns `out`. In place when `out` is None: `tensor` is then the whole result (world size x n
+        elements) and this rank's block of it is what it contributes (torch's all_gather_into_tensor)."""
+        ranks, rank = self.world_size, self.rank
+        if out is None:
+            whole = _buffers.describe(tensor, "tensor")
+            count = _buffers.blocks(whole, "tensor", ranks)
+            out, tensor = tensor, _buffers.block_view(tensor, rank, count)
+            target_name = "tensor"
+        else:
+            target_name = "out"
+        send = _buffers.describe(tensor, "tensor")
+        recv = _buffers.describe(out, target_name)
+        _buffers.writable(out, target_name)
+        _buffers.same_kind(send, recv, "tensor", target_name)
+        _buffers.blocks(recv, target_name, ranks, send.count)
+        _native.call("prAllGather", send.address, recv.address, send.count, send.dtype, self._live(),
+                     self._stream(send, stream))
+        return out
+
+    def broadcast(self, tensor: Any, root: int = 0, out: Any = None, stream: Any = None) -> Any:
+        """The root's `tensor` lands in every rank's `out` (in place, in `tensor`, when None); returns the
+        result's tensor. Every rank passes the same root; only the root's `tensor` is read."""
+        send = _buffers.describe(tensor, "tensor")
+        target = tensor if out is None else out
+        recv = send if out is None else _buffers.describe(out, "out")
+        _buffers.writable(target, "tensor" if out is None else "out")
+        _buffers.same_kind(send, recv, "tensor", "out")
+        if recv.count != send.count:
+            raise errors.InvalidArgumentError(f"out holds {recv.count} elements, tensor {send.count}: a broadcast "
+                                              "receives as many elements as the root sends")
+        _native.call("prBroadcast", send.address, recv.address, send.count, send.dtype,
+                     _buffers.rank_index(root, "root"), self._live(), self._stream(send, stream))
+        return target
+
+    def barrier(self, stream: Any = None, wait: bool = True) -> None:
+        """Every rank's work enqueued before it completes before any rank's work after it: an allreduce of
+        one element the communicator keeps. With `wait`, also waits for it on the host (as
+        torch.distributed.barrier does; collective on the simulator, where every rank's thread calls it)."""
+        token = self._barrier_token()
+        handle = self._stream(_buffers.describe(token, "token"), stream)
+        self.all_reduce(token, stream=handle)
+        if wait:
+            self.synchronize(handle)
+
+    def _barrier_token(self) -> Any:
+        """One int32 element in the memory the communicator's collectives take: host memory on a simulated
+        world, the current CUDA device otherwise."""
+        if self._token is None:
+            if self._on_host:
+                import numpy
+                self._token = numpy.zeros(1, dtype=numpy.int32)
+            else:
+                import torch
+                self._token = torch.zeros(1, dtype=torch.int32, device=torch.cuda.current_device())
+        return self._token
 
     def synchronize(self, stream: Any = None) -> None:
         """Waits (bounded by the configured timeout) for the work enqueued on `stream`; raises its error.
@@ -216,14 +296,13 @@ class Communicator:
         _native.call("prCommPinnedStats", self._live(), ctypes.byref(stats))
         return {name: getattr(stats, name) for name, _ in stats._fields_}
 
-    def explain(self, count: int, dtype: Any = "float32") -> dict:
-        """What all_reduce would choose for `count` elements of `dtype`, with every candidate's prediction."""
-        name = str(dtype).replace("torch.", "")
-        if name not in _buffers.DTYPE_CODES:
-            raise errors.InvalidArgumentError(f"dtype {dtype!r} is not one of {', '.join(_buffers.DTYPE_CODES)}")
+    def explain(self, count: int, dtype: Any = "float32", collective: str = "all_reduce", root: int = 0) -> dict:
+        """What `collective` (all_reduce, reduce_scatter, all_gather, broadcast) would choose for `count`
+        elements per rank's block of `dtype` (broadcast from `root`), with every candidate's prediction.
+        Builds the collective's plans if no call did yet (locally: nothing is exchanged)."""
         selection = _native.Selection()
-        _native.call("prCommExplainSelection", self._live(), int(count), _buffers.DTYPE_CODES[name],
-                     ctypes.byref(selection))
+        _native.call("prCommExplainCollective", self._live(), _buffers.collective_code(collective), int(count),
+                     _buffers.dtype_code(dtype), _buffers.rank_index(root, "root"), ctypes.byref(selection))
         algorithms = ["auto", "one-shot", "two-shot", "ring", "recursive-doubling", "rabenseifner", "tree",
                       "copy-engine-two-shot"]
         return {
@@ -235,3 +314,12 @@ class Communicator:
                             "segments": c.segments, "plan": c.plan.decode()}
                            for c in selection.candidates[:selection.ncandidates]],
         }
+
+    def prepare(self) -> None:
+        """Builds every collective's plans now (broadcast's for every root), as their first calls would, so
+        that no later call does setup (device memory for its plans, copies to it): a first call inside CUDA
+        graph capture then captures only the collective. Local: nothing is exchanged."""
+        for collective in _buffers.COLLECTIVE_CODES:
+            roots = range(self.world_size) if collective == "broadcast" else (0,)
+            for root in roots:
+                self.explain(1, "float32", collective, root)

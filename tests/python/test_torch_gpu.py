@@ -1,6 +1,15 @@
-"""The PyTorch GPU checks (gpu_ranks.py, and the torch.distributed backend: gpu_backend_ranks.py) under torchrun
-at 2 and 4 ranks. Skipped, saying why, where
-PyTorch or a GPU is missing; the hardware stage runs them."""
+"""The PyTorch GPU checks under torchrun at 2 and 4 ranks (ranks share GPUs when there are fewer):
+- gpu_ranks.py: the Communicator's all_reduce in every dtype and op, batches, a captured graph;
+- gpu_collectives_ranks.py: peerreduce.torch's reduce_scatter_tensor, all_gather_into_tensor, broadcast,
+  list forms and barrier, a graph captured before any collective ran, torch.compile without graph breaks;
+- gpu_backend_ranks.py: the torch.distributed backend (backend="cpu:gloo,cuda:peerreduce");
+- gpu_ddp_ranks.py: DistributedDataParallel and FSDP training through the backend against references.
+Skipped, saying why, where PyTorch or a GPU is missing. On a GPU machine, from the repository root, with a
+CUDA build's library (cmake -DPEERREDUCE_GPU=cuda, target peerreduce_shared; ci/hardware.sh package
+makes one as .hw/libpeerreduce.so):
+
+    PEERREDUCE_LIBRARY=build/gpu/package/libpeerreduce.so PYTHONPATH=python python3 -m pytest -q -rs tests/python/test_torch_gpu.py
+"""
 
 import os
 import subprocess
@@ -30,5 +39,15 @@ def test_torch_ranks_reduce_correctly(ranks):
 
 
 @pytest.mark.parametrize("ranks", [2, 4])
-def test_torch_distributed_backend_takes_all_reduce(ranks):
+def test_the_other_collectives_capture_and_compile(ranks):
+    assert run_ranks("gpu_collectives_ranks.py", ranks).count("(collectives): ok") == ranks
+
+
+@pytest.mark.parametrize("ranks", [2, 4])
+def test_torch_distributed_backend_takes_every_collective_peerreduce_has(ranks):
     assert run_ranks("gpu_backend_ranks.py", ranks).count("(backend): ok") == ranks
+
+
+@pytest.mark.parametrize("ranks", [2, 4])
+def test_ddp_and_fsdp_train_through_the_backend(ranks):
+    assert run_ranks("gpu_ddp_ranks.py", ranks).count("(training): ok") == ranks

@@ -128,6 +128,17 @@ typedef enum {
   prAlgorithm_MaxEnum_ = 0x7fffffff
 } prAlgorithm_t;
 
+/* Same numbers as peerreduce::Collective. */
+typedef enum {
+  prCollAllReduce = 0,
+  prCollReduceScatter = 1,
+  prCollAllGather = 2,
+  prCollBroadcast = 3,
+  prNumCollectives = 4,
+  prCollective_MinEnum_ = -0x7fffffff - 1,
+  prCollective_MaxEnum_ = 0x7fffffff
+} prCollective_t;
+
 /* One rank's communicator. */
 typedef struct prComm* prComm_t;
 
@@ -371,6 +382,13 @@ typedef struct {
 } prSelection_t;
 prResult_t prCommExplainSelection(prComm_t comm, size_t count, prDataType_t datatype,
                                   prSelection_t* selection) PEERREDUCE_NOEXCEPT;
+/* What `collective` would choose for `count` elements per rank's block (prReduceScatter's recvcount,
+ * prAllGather's sendcount, prBroadcast's and prAllReduce's count) of `datatype`, broadcast from `root` (the
+ * other collectives ignore it, but it must be a rank). Builds and prepares the collective's plans if no
+ * call did yet (for broadcast, the root's), as its first call would, locally: nothing is exchanged. So a
+ * binding can make a later first call, inside CUDA graph capture too, do no setup. */
+prResult_t prCommExplainCollective(prComm_t comm, prCollective_t collective, size_t count, prDataType_t datatype,
+                                   int root, prSelection_t* selection) PEERREDUCE_NOEXCEPT;
 
 /* The communicator's pinned host memory (docs/MEMORY.md), which host-staged paths use. */
 typedef struct {

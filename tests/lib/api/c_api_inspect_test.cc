@@ -63,6 +63,35 @@ TEST(CApiInspect, ExplainSelectionSaysWhatAllreduceChoosesAndWhy) {
   EXPECT_EQ(prCommExplainSelection(nullptr, 16, prFloat32, &selection), prInvalidArgument);
 }
 
+TEST(CApiInspect, ExplainCollectiveSaysWhatEveryCollectiveChoosesAndBuildsItsPlans) {
+  World w(4);
+  prSelection_t selection{};
+  for (prCollective_t collective : {prCollAllReduce, prCollReduceScatter, prCollAllGather, prCollBroadcast}) {
+    ASSERT_EQ(prCommExplainCollective(w.comms[1], collective, 4096, prBFloat16, 3, &selection), prSuccess)
+        << prGetLastError();
+    EXPECT_GE(selection.ncandidates, 1) << collective;
+    EXPECT_EQ(selection.candidates[0].algorithm, selection.chosen) << collective;
+    EXPECT_NE(std::string(selection.plan), "") << collective;
+  }
+  // Allreduce's answer is prCommExplainSelection's.
+  prSelection_t allreduce{};
+  ASSERT_EQ(prCommExplainSelection(w.comms[1], 1 << 20, prFloat32, &allreduce), prSuccess);
+  ASSERT_EQ(prCommExplainCollective(w.comms[1], prCollAllReduce, 1 << 20, prFloat32, 0, &selection), prSuccess);
+  EXPECT_EQ(selection.chosen, allreduce.chosen);
+  EXPECT_EQ(std::string(selection.plan), std::string(allreduce.plan));
+  // Bad arguments, each named.
+  EXPECT_EQ(prCommExplainCollective(w.comms[0], prCollBroadcast, 16, prFloat32, 4, &selection), prInvalidArgument);
+  EXPECT_TRUE(contains(prGetLastError(), "root 4")) << prGetLastError();
+  EXPECT_EQ(prCommExplainCollective(w.comms[0], static_cast<prCollective_t>(9), 16, prFloat32, 0, &selection),
+            prInvalidArgument);
+  EXPECT_TRUE(contains(prGetLastError(), "collective")) << prGetLastError();
+  EXPECT_EQ(prCommExplainCollective(w.comms[0], prCollAllGather, 16, static_cast<prDataType_t>(77), 0, &selection),
+            prInvalidArgument);
+  EXPECT_TRUE(contains(prGetLastError(), "dtype")) << prGetLastError();
+  EXPECT_EQ(prCommExplainCollective(w.comms[0], prCollAllGather, 16, prFloat32, 0, nullptr), prInvalidArgument);
+  EXPECT_EQ(prCommExplainCollective(nullptr, prCollAllGather, 16, prFloat32, 0, &selection), prInvalidArgument);
+}
+
 TEST(CApiInspect, PinnedStatsReportTheLimitAndRefuseNulls) {
   World w(2);
   prPinnedStats_t stats{};

@@ -65,6 +65,7 @@ int runCHeaderChecks(void) {
   prSelection_t selection;
   if (prCommExplainSelection(comms[0], kCount, prInt32, &selection) != prSuccess || selection.ncandidates < 1)
     return 19;
+  if (prCommExplainCollective(comms[0], prCollBroadcast, kCount, prInt32, 1, &selection) != prSuccess) return 19;
   prPinnedStats_t pinned;
   if (prCommPinnedStats(comms[1], &pinned) != prSuccess || pinned.limit_bytes == 0) return 20;
   prFailureReport_t report;

@@ -1,0 +1,195 @@
+"""peerreduce as a torch.distributed backend: a ProcessGroup whose collectives on CUDA tensors are
+peerreduce's (register_backend makes it). DistributedDataParallel and FSDP call allreduce, broadcast,
+allgather, _allgather_base, reduce_scatter, _reduce_scatter_base, their coalesced forms and barrier;
+each enqueues on the current CUDA stream and returns a Work that completes with the GPU work
+(_torch_work.stream_work). Collectives on CPU tensors go to a gloo group the process group keeps."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch.distributed as dist
+
+from . import errors
+from ._torch_work import completed_work, gather_into_list, op_name, reduce_from_list, stream_work
+from .bootstrap import TorchStoreBootstrap
+from .communicator import Communicator
+
+# The collectives peerreduce does not have (torch's names for them): CPU tensors go to gloo, CUDA
+# tensors get a NotImplementedError naming the call.
+_OTHER_COLLECTIVES = ("alltoall", "alltoall_base", "all_to_all_single", "gather", "reduce", "scatter", "send",
+                      "recv", "recv_anysource", "monitored_barrier")
+
+
+def _tensors_in(args) -> list:
+    """Every tensor among a collective's arguments (tensors, lists of them, lists of lists)."""
+    found = []
+    for a in args:
+        if hasattr(a, "is_cuda") and hasattr(a, "data_ptr"):
+            found.append(a)
+        elif isinstance(a, (list, tuple)):
+            found.extend(_tensors_in(a))
+    return found
+
+
+def _reduce_op(opts) -> str:
+    return op_name(getattr(opts, "reduceOp", dist.ReduceOp.SUM)) if opts is not None else "sum"
+
+
+class ProcessGroup(dist.ProcessGroup):
+    """A torch.distributed process group whose collectives on CUDA tensors are peerreduce's (made by
+    register_backend's creator). PyTorch lets a process group defined in Python stand only for the whole
+    group (with backend="cpu:gloo,cuda:peerreduce" it replaces gloo's too), so this one carries a gloo
+    group of its own: every collective on CPU tensors goes there. The communicator is made here, at
+    init_process_group / new_group, and every collective's plans are built (Communicator.prepare), so the
+    first collective may be inside CUDA graph capture."""
+
+    def __init__(self, store, rank: int, size: int, timeout=None):
+        super().__init__(rank, size)
+        self._comm = Communicator(rank, size, TorchStoreBootstrap(store, rank, size, prefix="peerreduce-backend"))
+        self._comm.prepare()
+        gloo_store = dist.PrefixStore("peerreduce-gloo", store)
+        self._gloo = (dist.ProcessGroupGloo(gloo_store, rank, size, timeout) if timeout is not None
+                      else dist.ProcessGroupGloo(gloo_store, rank, size))
+
+    @property
+    def communicator(self) -> Communicator:
+        return self._comm
+
+    def getBackendName(self) -> str:  # noqa: N802 - torch's name
+        return "peerreduce"
+
+    def _on_gloo(self, name: str, *args) -> bool:
+        """True when every tensor of the call is on the CPU (gloo's); refuses CPU and CUDA mixed."""
+        cuda = [t.is_cuda for t in _tensors_in(args)]
+        if cuda and all(cuda):
+            return False
+        if any(cuda):
+            raise errors.InvalidArgumentError(f"one {name} mixes CPU and CUDA tensors; pass each kind in a call "
+                                              "of its own")
+        return True
+
+    def _gloo_call(self, name: str, *args):
+        """gloo's collective `name`, without a trailing opts of None (gloo's bindings take none then)."""
+        if args and args[-1] is None:
+            args = args[:-1]
+        return getattr(self._gloo, name)(*args)
+
+    # --- the collectives peerreduce has
+
+    def allreduce(self, tensors, opts=None):
+        listed = list(tensors) if isinstance(tensors, (list, tuple)) else [tensors]
+        if self._on_gloo("all_reduce", listed):
+            return self._gloo_call("allreduce", listed, opts)
+        if len(listed) == 1:
+            self._comm.all_reduce(listed[0], op=_reduce_op(opts))
+        else:
+            self._comm.all_reduce_batch(listed, op=_reduce_op(opts))
+        return stream_work(listed, listed)
+
+    def allreduce_coalesced(self, tensors, opts=None):
+        return self.allreduce(list(tensors), opts)
+
+    def broadcast(self, tensors, opts=None):
+        if self._on_gloo("broadcast", tensors):
+            return self._gloo_call("broadcast", tensors, opts)
+        root = opts.rootRank if opts is not None else 0
+        for tensor in tensors:
+            self._comm.broadcast(tensor, root=root)
+        return stream_work(list(tensors), tensors)
+
+    def _allgather_base(self, output, input, opts=None):  # noqa: A002 - torch's names
+        if self._on_gloo("all_gather_into_tensor", output, input):
+            return self._gloo_call("_allgather_base", output, input, opts)
+        self._comm.all_gather(input, out=output)
+        return stream_work([output], [output])
+
+    def allgather_into_tensor_coalesced(self, outputs, inputs, opts=None):
+        if self._on_gloo("all_gather_into_tensor", outputs, inputs):
+            return self._gloo_call("allgather_into_tensor_coalesced", outputs, inputs, opts)
+        for output, tensor in zip(outputs, inputs):
+            self._comm.all_gather(tensor, out=output)
+        return stream_work(list(outputs), outputs)
+
+    def allgather(self, output_lists, inputs, opts=None):
+        if self._on_gloo("all_gather", output_lists, inputs):
+            return self._gloo_call("allgather", output_lists, inputs, opts)
+        for outputs, tensor in zip(output_lists, inputs):
+            gather_into_list(lambda flat, t: self._comm.all_gather(t, out=flat), outputs, tensor, self.size())
+        return stream_work(list(output_lists), inputs)
+
+    def allgather_coalesced(self, output_lists, inputs, opts=None):
+        return self.allgather(output_lists, inputs, opts)
+
+    def _reduce_scatter_base(self, output, input, opts=None):  # noqa: A002 - torch's names
+        if self._on_gloo("reduce_scatter_tensor", output, input):
+            return self._gloo_call("_reduce_scatter_base", output, input, opts)
+        self._comm.reduce_scatter(input, out=output, op=_reduce_op(opts))
+        return stream_work([output], [output])
+
+    def reduce_scatter_tensor_coalesced(self, outputs, inputs, opts=None):
+        if self._on_gloo("reduce_scatter_tensor", outputs, inputs):
+            return self._gloo_call("reduce_scatter_tensor_coalesced", outputs, inputs, opts)
+        for output, tensor in zip(outputs, inputs):
+            self._comm.reduce_scatter(tensor, out=output, op=_reduce_op(opts))
+        return stream_work(list(outputs), outputs)
+
+    def reduce_scatter(self, outputs, input_lists, opts=None):
+        if self._on_gloo("reduce_scatter", outputs, input_lists):
+            return self._gloo_call("reduce_scatter", outputs, input_lists, opts)
+        op = _reduce_op(opts)
+        for output, inputs in zip(outputs, input_lists):
+            reduce_from_list(lambda out, flat: self._comm.reduce_scatter(flat, out=out, op=op), output, inputs,
+                             self.size())
+        return stream_work(list(outputs), outputs)
+
+    def barrier(self, opts=None):
+        """torch's barrier blocks the host until every rank reached it: a peerreduce barrier that waits."""
+        self._comm.barrier(wait=True)
+        return completed_work([])
+
+    # torch's newer names for the same overrides.
+    all_gather_single = _allgather_base
+    all_gather_single_coalesced = allgather_into_tensor_coalesced
+    reduce_scatter_single = _reduce_scatter_base
+    reduce_scatter_single_coalesced = reduce_scatter_tensor_coalesced
+
+
+def _other_collective(name: str):
+    def collective(self, *args, **kwargs):
+        if self._on_gloo(name, *args) and hasattr(self._gloo, name):
+            return getattr(self._gloo, name)(*args, **kwargs)
+        raise NotImplementedError(f"torch.distributed {name} is not supported by the peerreduce backend on CUDA "
+                                  f"tensors; use an NCCL group for {name}")
+
+    collective.__name__ = name
+    return collective
+
+
+# Real methods, so torch's C++ process group finds them as the Python overrides of its collectives.
+for _name in _OTHER_COLLECTIVES:
+    setattr(ProcessGroup, _name, _other_collective(_name))
+
+
+def register_backend(name: str = "peerreduce") -> bool:
+    """Registers the backend under `name` for CUDA devices; False (and nothing registered) where the
+    installed PyTorch has no Backend.register_backend."""
+    register = getattr(dist.Backend, "register_backend", None)
+    if register is None:
+        return False
+    if name.upper() in getattr(dist.Backend, "_plugins", {}) or hasattr(dist.Backend, name.upper()):
+        return True
+
+    def create(store, rank, size, timeout):
+        return ProcessGroup(store, rank, size, timeout)
+
+    try:
+        register(name, create, devices=["cuda"])
+    except TypeError:  # PyTorch before the devices argument
+        register(name, create)
+    return True
+
+
+def peerreduce_communicator(group: Any) -> Communicator | None:
+    """The communicator a peerreduce process group made at its creation; None for other groups."""
+    return group.communicator if isinstance(group, ProcessGroup) else None
