@@ -72,7 +72,8 @@ bool Dispatcher::selectsRing(ShadowedComm& comm, int dtype, std::size_t bytes) {
 
 TakeDecision Dispatcher::decide(const CollectiveCall& call, const CallShape& shape) {
   ShadowedComm& comm = *call.comm;
-  const TakeDecision decision = decideTake(comm.settings.take, comm.peerUsable(), shape,
+  const CommFacts facts{comm.peerUsable(), comm.peer.architecture, comm.size, &comm.take_rows};
+  const TakeDecision decision = decideTake(comm.settings.take, facts, shape,
                                            [&](std::size_t bytes) { return selectsRing(comm, call.dtype, bytes); });
   if (logEnabled(LogLevel::kInfo)) {
     const std::size_t index = static_cast<std::size_t>(call.kind) * kSelectorBuckets +

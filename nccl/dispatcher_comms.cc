@@ -133,6 +133,8 @@ Status Dispatcher::completeCreation(RealNccl& real, ShadowedComm& comm) {
   request.real_comm = comm.real;
   request.settings = comm.settings;
   PR_ASSIGN_OR_RETURN(comm.peer, createPeerSide(real, request));
+  if (comm.peer.comm != nullptr)
+    comm.take_rows = comm.settings.take_table->narrowedTo(comm.peer.architecture, comm.size);
   return Status::ok();
 }
 

@@ -4,7 +4,9 @@
 #include <memory>
 #include <string>
 
+#include "api/c_api_internal.h"
 #include "api/c_bootstrap_handle.h"
+#include "api/communicator_impl.h"
 #include "bootstrap/host_identity.h"
 #include "bootstrap/rank_agreement.h"
 #include "nccl/device_staging.h"
@@ -40,6 +42,11 @@ struct Outcome {
   std::int32_t code;  // an ErrorCode
 };
 
+// The architecture the communicator agreed on at creation (its tuning tables' key). The C API has no query
+// for it; the library is linked with peerreduce's, so it reads the communicator's own agreed value rather
+// than asking this rank's device, which could differ from rank 0's.
+std::string agreedArchitecture(prComm_t comm) { return CommunicatorAccess::impl(*comm->comm).architecture; }
+
 // Communicators made with `bootstrap` run on the GPU the NCCL communicator uses.
 void placeOnGpu(prBootstrap_t bootstrap, int device, int local_rank) {
   bootstrap->transports = [device, local_rank](int rank, int nranks,
@@ -57,7 +64,8 @@ StatusOr<PeerSide> createOverBootstrap(const PeerSideRequest& request, Placement
   const RankAgreement agreement(*bootstrap, timeout);
   PR_RETURN_IF_ERROR(
       agreement.sameValue(request.settings.agreedFingerprint(),
-                          "PEERREDUCE_NCCL_TAKE, PEERREDUCE_NCCL_MAX_BYTES and PEERREDUCE_NCCL_SIMULATE"));
+                          "PEERREDUCE_NCCL_TAKE, PEERREDUCE_NCCL_MAX_BYTES, PEERREDUCE_NCCL_TAKE_AVG, the take table "
+                          "(PEERREDUCE_NCCL_TAKE_TABLE) and PEERREDUCE_NCCL_SIMULATE"));
   // A rank that cannot name its host still takes part in the gathering, so no other rank waits for it.
   const StatusOr<std::string> identity = hostIdentity();
   auto groups = gatherHostGroups(*bootstrap, identity.isOk() ? *identity : std::string("unknown host"), timeout);
@@ -104,6 +112,7 @@ StatusOr<PeerSide> createOverBootstrap(const PeerSideRequest& request, Placement
             mine.isOk() ? "" : ": ", mine.isOk() ? "" : mine.message().c_str());
     return absent(who);
   }
+  side.architecture = agreedArchitecture(side.comm);
   return side;
 }
 

@@ -15,6 +15,7 @@
 #include "nccl/nccl_settings.h"
 #include "nccl/peer_side.h"
 #include "nccl/take_policy.h"
+#include "nccl/take_table.h"
 #include "select/selector.h"
 
 namespace peerreduce::nccl {
@@ -34,6 +35,8 @@ struct ShadowedComm {
   int device = -1;
   NcclSettings settings;
   PeerSide peer;
+  // The take table's rows for this communicator's architecture and world size (set with `peer`).
+  TakeTable take_rows;
   // Set (after peer.absent_reason) when peerreduce's side was aborted by ncclCommRevoke or a shrink with
   // NCCL_SHRINK_ABORT: its calls are forwarded from then on; the side itself is destroyed with this.
   std::atomic<bool> peer_ended{false};

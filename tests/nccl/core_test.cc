@@ -42,6 +42,24 @@ TakeSettings withAvg(TakeSettings settings) {
 
 const auto kNeverRing = [](std::size_t) { return false; };
 
+// A table whose rows take every size of every collective on a 4-rank "test" machine, so the rows below
+// exercise the policy's other rows (the measurements have their own tests, take_table_test.cc).
+const TakeTable& takesEverything() {
+  static const TakeTable table = [] {
+    auto parsed = TakeTable::parse(
+        "peerreduce-nccl-take 1\n"
+        "entry allreduce test 4 any 0 9223372036854775807 peerreduce\n"
+        "entry reduce-scatter test 4 any 0 9223372036854775807 peerreduce\n"
+        "entry all-gather test 4 any 0 9223372036854775807 peerreduce\n"
+        "entry broadcast test 4 any 0 9223372036854775807 peerreduce\n");
+    EXPECT_TRUE(parsed.isOk()) << parsed.status().toString();
+    return parsed.isOk() ? *parsed : TakeTable{};
+  }();
+  return table;
+}
+
+CommFacts facts(bool has_communicator) { return CommFacts{has_communicator, "test", 4, &takesEverything()}; }
+
 // Each row of the table in take_policy.h, with the reason it gives.
 TEST(Core, TakeTableRows) {
   struct Row {
@@ -90,7 +108,7 @@ TEST(Core, TakeTableRows) {
   };
   for (const Row& row : rows) {
     SCOPED_TRACE(row.what);
-    const TakeDecision decision = decideTake(row.settings, row.has_communicator, row.call, kNeverRing);
+    const TakeDecision decision = decideTake(row.settings, facts(row.has_communicator), row.call, kNeverRing);
     EXPECT_EQ(decision.take, row.take);
     EXPECT_EQ(decision.reason, row.reason) << takeReasonText(decision.reason);
   }
@@ -100,7 +118,7 @@ TEST(Core, TakeTableSharedTypesAndOperators) {
   for (int dtype = 0; dtype < kNcclDataTypeCount; ++dtype) {
     for (int op = 0; op < kNcclBuiltinOpCount; ++op) {
       const TakeDecision decision =
-          decideTake(mode(TakeMode::kAuto), true, shape(CallKind::kAllReduce, 1024, dtype, op), kNeverRing);
+          decideTake(mode(TakeMode::kAuto), facts(true), shape(CallKind::kAllReduce, 1024, dtype, op), kNeverRing);
       const bool shared_type =
           dtype != static_cast<int>(NcclDataType::kFloat8e4m3) && dtype != static_cast<int>(NcclDataType::kFloat8e5m2);
       const bool shared_op = op != static_cast<int>(NcclRedOp::kAvg);
@@ -116,15 +134,15 @@ TEST(Core, RingSelectionForwardsAutoAllreducesOnly) {
     ++asked;
     return true;
   };
-  TakeDecision decision = decideTake(mode(TakeMode::kAuto), true, shape(CallKind::kAllReduce, 1024), ring);
+  TakeDecision decision = decideTake(mode(TakeMode::kAuto), facts(true), shape(CallKind::kAllReduce, 1024), ring);
   EXPECT_FALSE(decision.take);
   EXPECT_EQ(decision.reason, TakeReason::kRingSelected);
   EXPECT_EQ(asked, 1);
-  decision = decideTake(mode(TakeMode::kAll), true, shape(CallKind::kAllReduce, 1024), ring);
+  decision = decideTake(mode(TakeMode::kAll), facts(true), shape(CallKind::kAllReduce, 1024), ring);
   EXPECT_TRUE(decision.take);
-  decision = decideTake(mode(TakeMode::kAuto), true, shape(CallKind::kReduceScatter, 1024), ring);
+  decision = decideTake(mode(TakeMode::kAuto), facts(true), shape(CallKind::kReduceScatter, 1024), ring);
   EXPECT_TRUE(decision.take);
-  decision = decideTake(mode(TakeMode::kAuto, 16), true, shape(CallKind::kAllReduce, 1024), ring);
+  decision = decideTake(mode(TakeMode::kAuto, 16), facts(true), shape(CallKind::kAllReduce, 1024), ring);
   EXPECT_EQ(decision.reason, TakeReason::kTooLarge);
   EXPECT_EQ(asked, 1);
 }
