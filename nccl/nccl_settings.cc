@@ -35,6 +35,8 @@ StatusOr<NcclSettings> readNcclSettings(const Getenv& getenv) {
     // The built-in table lives as long as the library: shared without an owner.
     settings.take_table = std::shared_ptr<const TakeTable>(std::shared_ptr<const TakeTable>(), &builtinTakeTable());
   }
+  PR_ASSIGN_OR_RETURN(auto timeout, readIntegerSetting(SettingId::kTimeoutMs, getenv));
+  settings.timeout_ms = timeout.value_or(kNcclTimeoutMs);
   PR_ASSIGN_OR_RETURN(auto summary, readBooleanSetting(SettingId::kNcclSummary, getenv));
   settings.summary = summary.value_or(false);
   PR_ASSIGN_OR_RETURN(auto seed, readIntegerSetting(SettingId::kNcclSimulate, getenv));

@@ -89,9 +89,10 @@ StatusOr<PeerSide> createOverBootstrap(const PeerSideRequest& request, Placement
     placeOnGpu(handle, request.device, groups->local_rank);
   }
   PR_RETURN_IF_ERROR(placed);
+  PR_ASSIGN_OR_RETURN(const prConfig_t config, peerSideConfig(request.settings));
   PeerSide side;
   side.on_simulator = placement == Placement::kSimulator;
-  const prResult_t created = prCommInitRank(&side.comm, request.size, request.rank, handle, nullptr);
+  const prResult_t created = prCommInitRank(&side.comm, request.size, request.rank, handle, &config);
   const Status mine = created == prSuccess ? Status::ok() : cApiFailure(created);
   auto outcomes = agreement.gather(Outcome{static_cast<std::int32_t>(mine.code())});
   if (!outcomes.isOk()) {
@@ -117,6 +118,14 @@ StatusOr<PeerSide> createOverBootstrap(const PeerSideRequest& request, Placement
 }
 
 }  // namespace
+
+StatusOr<prConfig_t> peerSideConfig(const NcclSettings& settings) {
+  prConfig_t config{};
+  const prResult_t read = prConfigInit(&config);
+  if (read != prSuccess) return cApiFailure(read);
+  config.timeout_ms = settings.timeout_ms;
+  return config;
+}
 
 StatusOr<PeerSide> createPeerSide(RealNccl& real, const PeerSideRequest& request) {
   if (request.settings.take.mode == TakeMode::kNone) return absent("PEERREDUCE_NCCL_TAKE=none");

@@ -39,6 +39,11 @@ struct PeerSideRequest {
   NcclSettings settings;
 };
 
+// The settings peerreduce's side is created with: the environment's (as prConfigInit reads them), its
+// deadline the NCCL library's (NcclSettings::timeout_ms: PEERREDUCE_TIMEOUT_MS when set, else
+// kNcclTimeoutMs). Errors: a malformed PEERREDUCE_* variable, named.
+StatusOr<prConfig_t> peerSideConfig(const NcclSettings& settings);
+
 // Collective over the real communicator's ranks. An error fails the NCCL creation; "nothing made" is a
 // PeerSide without a communicator.
 StatusOr<PeerSide> createPeerSide(RealNccl& real, const PeerSideRequest& request);

@@ -177,7 +177,9 @@ std::array<SettingSpec, kSettingCount> makeSpecs() {
   at(SettingId::kTimeoutMs) = integerSpec("PEERREDUCE_TIMEOUT_MS", "timeout", "ms", 1, kMaxTimeoutMs);
   at(SettingId::kTimeoutMs).default_value = std::int64_t{kDefaultTimeoutMs};
   at(SettingId::kTimeoutMs).example = "5000";
-  at(SettingId::kTimeoutMs).help = "bound on every wait of an operation, in milliseconds";
+  at(SettingId::kTimeoutMs).help =
+      "bound on every wait of an operation, in milliseconds (communicators of the NCCL library: 30 minutes "
+      "unless set, docs/NCCL.md)";
 
   at(SettingId::kBootstrapTimeoutMs) =
       integerSpec("PEERREDUCE_BOOTSTRAP_TIMEOUT_MS", "bootstrap timeout", "ms", 1, kMaxTimeoutMs);

@@ -9,6 +9,7 @@
 #include "nccl/call_counters.h"
 #include "nccl/nccl_settings.h"
 #include "nccl/nccl_values.h"
+#include "nccl/peer_side.h"
 #include "nccl/take_policy.h"
 #include "nccl/type_mapping.h"
 
@@ -202,6 +203,7 @@ TEST(Core, SettingsFromTheEnvironment) {
     if (n == "PEERREDUCE_NCCL_TAKE_AVG") return "1";
     if (n == "PEERREDUCE_NCCL_SIMULATE") return "42";
     if (n == "PEERREDUCE_NCCL_LIB") return "/opt/nccl/libnccl.so.2";
+    if (n == "PEERREDUCE_TIMEOUT_MS") return "5000";
     return nullptr;
   };
   auto settings = readNcclSettings(env);
@@ -211,6 +213,7 @@ TEST(Core, SettingsFromTheEnvironment) {
   EXPECT_TRUE(settings->summary);
   EXPECT_TRUE(settings->take.take_avg);
   EXPECT_EQ(settings->simulate_seed, 42u);
+  EXPECT_EQ(settings->timeout_ms, 5000);
   auto library = readLibraryChoice(env);
   ASSERT_TRUE(library.isOk());
   EXPECT_EQ(library->path, "/opt/nccl/libnccl.so.2");
@@ -224,6 +227,8 @@ TEST(Core, SettingsFromTheEnvironment) {
   EXPECT_FALSE(defaults->summary);
   EXPECT_FALSE(defaults->take.take_avg) << "off until compared with NCCL on GPUs";
   EXPECT_FALSE(defaults->simulate_seed.has_value());
+  EXPECT_EQ(defaults->timeout_ms, kNcclTimeoutMs) << "NCCL waits until aborted: a long bound, not 30 s";
+  EXPECT_EQ(kNcclTimeoutMs, 30 * 60 * 1000);
   EXPECT_EQ(readLibraryChoice(nothing)->path, "libnccl.so.2");
   EXPECT_FALSE(readLibraryChoice(nothing)->from_setting);
   // Every value ranks must agree on changes the fingerprint they compare; the summary switch does not.
@@ -261,6 +266,20 @@ TEST(Core, MalformedSettingsNameTheVariable) {
     return std::string(name) == "PEERREDUCE_NCCL_TAKE_AVG" ? "maybe" : nullptr;
   };
   EXPECT_NE(readNcclSettings(bad_avg).status().message().find("PEERREDUCE_NCCL_TAKE_AVG"), std::string::npos);
+  const auto bad_timeout = [](const char* name) -> const char* {
+    return std::string(name) == "PEERREDUCE_TIMEOUT_MS" ? "0" : nullptr;
+  };
+  EXPECT_NE(readNcclSettings(bad_timeout).status().message().find("PEERREDUCE_TIMEOUT_MS"), std::string::npos);
+}
+
+// peerreduce's side is created with the environment's settings and the NCCL library's deadline.
+TEST(Core, PeerSideUsesTheNcclLibrarysDeadline) {
+  NcclSettings settings;
+  auto config = peerSideConfig(settings);
+  ASSERT_TRUE(config.isOk()) << config.status().toString();
+  EXPECT_EQ(config->timeout_ms, kNcclTimeoutMs);
+  settings.timeout_ms = 1234;
+  EXPECT_EQ(peerSideConfig(settings)->timeout_ms, 1234);
 }
 
 }  // namespace
