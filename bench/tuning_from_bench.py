@@ -17,40 +17,22 @@ file, a row without the bench's fields, a measured row with wrong elements, noth
 Standard library only.
 """
 import argparse
-import json
 import math
 import sys
+
+from bench_json import BadInput, load_run
 
 COLLECTIVES = ("allreduce", "reduce-scatter", "all-gather", "broadcast")
 ALGORITHMS = ("one-shot", "two-shot", "ring", "recursive-doubling", "rabenseifner", "tree")
 TABLE_END = 1 << 40  # the selector's largest bucket: 1 TiB
 
 
-class BadInput(Exception):
-    pass
-
-
 def load_rows(paths, arch_override):
     """[(collective, arch, ranks, bytes, algorithm, best_us)] of every usable row."""
     rows = []
     for path in paths:
-        try:
-            with open(path) as f:
-                run = json.load(f)
-        except OSError as e:
-            raise BadInput(f"{path}: {e.strerror}") from None
-        except json.JSONDecodeError as e:
-            raise BadInput(f"{path}: not JSON ({e.msg} at line {e.lineno})") from None
-        if not isinstance(run, dict) or not isinstance(run.get("rows"), list):
-            raise BadInput(f"{path}: not a peerreduce-bench --json file (no 'rows' list)")
-        arch = arch_override or run.get("architecture")
-        if not arch:
-            raise BadInput(f"{path}: names no architecture; give --arch")
-        try:
-            ranks = int(run["ranks"])
-            run_collective = run.get("collective", "allreduce")  # files of earlier versions: allreduce
-        except (KeyError, TypeError, ValueError):
-            raise BadInput(f"{path}: needs a whole number 'ranks'") from None
+        run, arch, ranks = load_run(path, arch_override)
+        run_collective = run.get("collective", "allreduce")  # files of earlier versions: allreduce
         for i, row in enumerate(run["rows"]):
             try:
                 library = row["library"]

@@ -93,7 +93,7 @@ class Dispatcher {
 
   // Creation (dispatcher_comms.cc). A new ShadowedComm around a real communicator, registered (an error
   // when the table is full); the table owns it.
-  StatusOr<ShadowedComm*> adopt(void* real_comm, int rank, int size);
+  StatusOr<std::shared_ptr<ShadowedComm>> adopt(void* real_comm, int rank, int size);
   // Until a real communicator made non-blocking is ready, bounded by the bootstrap timeout: success, the
   // real creation's own failure, or the timeout recorded for `function`.
   int waitReady(const char* function, RealNccl& real, void* comm);
@@ -107,10 +107,8 @@ class Dispatcher {
   // thread's group) and handed to *out; on failure the real communicator is aborted and nothing stays.
   int finishCreation(const char* function, RealNccl& real, void* real_comm, int rank, int size, void** out);
   // Removes `comm` from the table (aborting peerreduce's side first when `abort`); it is freed, with its
-  // side, when the last call using it returns.
+  // side, when the last call using it returns. Safe from any thread, and when two threads end it at once.
   void release(ShadowedComm* comm, bool abort);
-  // Aborts peerreduce's side of `comm` (revoked, or shrunk with abort); its calls are forwarded after.
-  void endPeerSide(ShadowedComm& comm, const char* why);
 
   // Collectives (dispatcher_collectives.cc). `call` without its communicator, which `comm` names.
   int enqueue(CollectiveCall call, void* comm);

@@ -1,6 +1,7 @@
 // The dispatcher's collectives and groups: each call decided (take_policy.h), logged once per (call, size
 // bucket), run on peerreduce's side or forwarded; groups kept, batched or forwarded whole (dispatcher.h).
 #include <algorithm>
+#include <string>
 #include <vector>
 
 #include "nccl/dispatcher.h"
@@ -72,7 +73,8 @@ bool Dispatcher::selectsRing(ShadowedComm& comm, int dtype, std::size_t bytes) {
 
 TakeDecision Dispatcher::decide(const CollectiveCall& call, const CallShape& shape) {
   ShadowedComm& comm = *call.comm;
-  const TakeDecision decision = decideTake(comm.settings.take, comm.peerUsable(), shape,
+  const CommFacts facts{comm.peerUsable(), comm.peer.architecture, comm.size, &comm.take_rows};
+  const TakeDecision decision = decideTake(comm.settings.take, facts, shape,
                                            [&](std::size_t bytes) { return selectsRing(comm, call.dtype, bytes); });
   if (logEnabled(LogLevel::kInfo)) {
     const std::size_t index = static_cast<std::size_t>(call.kind) * kSelectorBuckets +
@@ -80,12 +82,13 @@ TakeDecision Dispatcher::decide(const CollectiveCall& call, const CallShape& sha
     if (!comm.logged[index]) {
       comm.logged[index] = true;
       const bool absent = decision.reason == TakeReason::kNoCommunicator;
+      const std::string why = absent ? comm.whyNoPeer() : std::string();
       const bool reducing =
           call.kind == CallKind::kAllReduce || call.kind == CallKind::kReduceScatter || call.kind == CallKind::kReduce;
       PR_INFO(comm.rank, "nccl: %s of %zu bytes (%s%s%s) and its size bucket: %s, %s%s%s", callKindName(call.kind),
               shape.bytes, ncclDataTypeName(call.dtype), reducing ? ", " : "", reducing ? ncclRedOpName(call.op) : "",
               decision.take ? "peerreduce" : "forwarded to NCCL", takeReasonText(decision.reason), absent ? ": " : "",
-              absent ? comm.peer.absent_reason.c_str() : "");
+              why.c_str());
     }
   }
   return decision;
@@ -244,8 +247,13 @@ int Dispatcher::endGroup(const char* function, bool simulate, void* sim_info) {
     }
     group.kept.clear();
     group.forwarding = false;
+    std::vector<std::shared_ptr<ShadowedComm>> held;
+    held.swap(group.created);
+    // A communicator the application ended (from another thread) before the group's end is left out.
     std::vector<ShadowedComm*> created;
-    created.swap(group.created);
+    for (const auto& comm : held) {
+      if (!comm->released.load(std::memory_order_acquire)) created.push_back(comm.get());
+    }
     if (created.empty() || (ended != kSuccess && ended != toInt(NcclResult::kInProgress))) return result;
     for (ShadowedComm* comm : created) {
       const int ready = waitReady(function, *r, comm->real);

@@ -2,7 +2,6 @@
 // peerreduce's side over it), destruction and abort of both, queries, operators, memory and registration.
 #include <algorithm>
 #include <chrono>
-#include <cstdio>
 #include <string>
 #include <thread>
 #include <vector>
@@ -110,14 +109,13 @@ int Dispatcher::forward(NcclFunction function, Call&& call) {
   });
 }
 
-StatusOr<ShadowedComm*> Dispatcher::adopt(void* real_comm, int rank, int size) {
+StatusOr<std::shared_ptr<ShadowedComm>> Dispatcher::adopt(void* real_comm, int rank, int size) {
   auto comm = std::make_shared<ShadowedComm>();
   comm->real = real_comm;
   comm->rank = rank;
   comm->size = size;
-  ShadowedComm* made = comm.get();
-  PR_RETURN_IF_ERROR(comms_.add(std::move(comm)));
-  return made;
+  PR_RETURN_IF_ERROR(comms_.add(comm));
+  return comm;
 }
 
 Status Dispatcher::completeCreation(RealNccl& real, ShadowedComm& comm) {
@@ -132,7 +130,18 @@ Status Dispatcher::completeCreation(RealNccl& real, ShadowedComm& comm) {
   request.device = comm.device;
   request.real_comm = comm.real;
   request.settings = comm.settings;
-  PR_ASSIGN_OR_RETURN(comm.peer, createPeerSide(real, request));
+  PR_ASSIGN_OR_RETURN(PeerSide side, createPeerSide(real, request));
+  TakeTable rows =
+      side.comm != nullptr ? comm.settings.take_table->narrowedTo(side.architecture, comm.size) : TakeTable{};
+  const std::lock_guard<std::mutex> lock(comm.peer_mutex);
+  if (comm.released.load(std::memory_order_acquire)) {
+    // The application ended the communicator from another thread while its group was creating it: the
+    // side would serve nobody.
+    destroyPeerSide(side, true);
+    return Status::ok();
+  }
+  comm.peer = std::move(side);
+  comm.take_rows = std::move(rows);
   return Status::ok();
 }
 
@@ -159,15 +168,12 @@ Status Dispatcher::completeCreations(RealNccl& real, const std::vector<ShadowedC
 
 void Dispatcher::release(ShadowedComm* comm, bool abort) {
   std::shared_ptr<ShadowedComm> owned = comms_.remove(comm->real);
-  if (owned == nullptr) return;
-  if (comm->settings.summary) {
-    std::fprintf(stderr, "peerreduce nccl summary: %s\n",
-                 describeCounters(comm->counters, comm->rank, comm->size,
-                                  comm->peerUsable() ? std::string() : comm->peer.absent_reason)
-                     .c_str());
-  }
+  if (owned == nullptr) return;  // another thread ended it first
+  const std::lock_guard<std::mutex> lock(owned->peer_mutex);
+  // The summary is printed when the state is freed (shadowed_comm.h), after the last call using it.
+  owned->released.store(true, std::memory_order_release);
   // Ends the waits of a call another thread may be in; that call frees the side when it returns.
-  if (abort && comm->peer.comm != nullptr) (void)prCommAbort(comm->peer.comm);
+  if (abort && owned->peer.comm != nullptr) (void)prCommAbort(owned->peer.comm);
 }
 
 int Dispatcher::finishCreation(const char* function, RealNccl& real, void* real_comm, int rank, int size, void** out) {
@@ -176,11 +182,12 @@ int Dispatcher::finishCreation(const char* function, RealNccl& real, void* real_
     (void)real.commAbort(real_comm);
     return recordError(function, adopted.status());
   }
-  ShadowedComm* comm = *adopted;
+  ShadowedComm* comm = adopted->get();
   GroupState& group = threadGroup();
   if (group.depth > 0) {
-    // The real communicator exists only once the real group ends: peerreduce's side is made then.
-    group.created.push_back(comm);
+    // The real communicator exists only once the real group ends: peerreduce's side is made then. The group
+    // holds the state: the application may end the communicator from another thread before then.
+    group.created.push_back(std::move(*adopted));
     *out = real_comm;
     return kSuccess;
   }
@@ -256,7 +263,7 @@ int Dispatcher::commInitAll(void** comms, int ndev, const int* devlist) {
     for (int i = 0; i < ndev && created.isOk(); ++i) {
       auto adopted = adopt(reals[static_cast<std::size_t>(i)], i, ndev);
       if (adopted.isOk()) {
-        made.push_back(*adopted);
+        made.push_back(adopted->get());
       } else {
         created = adopted.status();
       }
@@ -308,14 +315,6 @@ int Dispatcher::commInitRankScalable(void** comm, int nranks, int rank, int nids
   });
 }
 
-void Dispatcher::endPeerSide(ShadowedComm& comm, const char* why) {
-  if (!comm.peerUsable()) return;
-  comm.peer.absent_reason = why;
-  comm.peer_ended.store(true, std::memory_order_release);
-  // Safe from any thread; the side stays allocated until the communicator's state is freed.
-  (void)prCommAbort(comm.peer.comm);
-}
-
 int Dispatcher::commShrink(void* comm, int* exclude_ranks, int exclude_count, void** newcomm, void* config, int flags) {
   constexpr const char* kFunction = "ncclCommShrink";
   return guarded(kFunction, [&] {
@@ -330,7 +329,7 @@ int Dispatcher::commShrink(void* comm, int* exclude_ranks, int exclude_count, vo
     // its side is aborted first (the excluded ranks will never reach its collectives), and the parent,
     // left only to be destroyed, forwards from then on.
     if ((flags & kShrinkAbort) != 0) {
-      if (auto parent = ours(comm)) endPeerSide(*parent, "ncclCommShrink with NCCL_SHRINK_ABORT aborted it");
+      if (auto parent = ours(comm)) parent->endPeer("ncclCommShrink with NCCL_SHRINK_ABORT aborted it");
     }
     void* made = nullptr;
     result = r->commShrink(comm, exclude_ranks, exclude_count, &made, config, flags);
@@ -348,7 +347,7 @@ int Dispatcher::commRevoke(void* comm, int flags) {
     if (r == nullptr) return result;
     // A revoked communicator stops its operations in flight, peerreduce's too; afterwards it is only
     // destroyed, split or shrunk, so peerreduce's side is not needed again.
-    if (auto c = ours(comm)) endPeerSide(*c, "ncclCommRevoke revoked it");
+    if (auto c = ours(comm)) c->endPeer("ncclCommRevoke revoked it");
     return noteRealResult(r->commRevoke(comm, flags));
   });
 }

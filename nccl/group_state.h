@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstddef>
+#include <memory>
 #include <vector>
 
 #include "nccl/collective_call.h"
@@ -19,7 +20,9 @@ struct GroupState {
   int depth = 0;            // ncclGroupStart calls not yet ended
   bool forwarding = false;  // a call was not taken: the group's calls go to the real NCCL
   std::vector<CollectiveCall> kept;
-  std::vector<ShadowedComm*> created;  // by creation calls inside the group; completed at its end
+  // By creation calls inside the group, completed at its end; held, since the application may end one
+  // from another thread before then.
+  std::vector<std::shared_ptr<ShadowedComm>> created;
 };
 
 GroupState& threadGroup();

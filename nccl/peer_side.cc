@@ -4,7 +4,9 @@
 #include <memory>
 #include <string>
 
+#include "api/c_api_internal.h"
 #include "api/c_bootstrap_handle.h"
+#include "api/communicator_impl.h"
 #include "bootstrap/host_identity.h"
 #include "bootstrap/rank_agreement.h"
 #include "nccl/device_staging.h"
@@ -40,6 +42,11 @@ struct Outcome {
   std::int32_t code;  // an ErrorCode
 };
 
+// The architecture the communicator agreed on at creation (its tuning tables' key). The C API has no query
+// for it; the library is linked with peerreduce's, so it reads the communicator's own agreed value rather
+// than asking this rank's device, which could differ from rank 0's.
+std::string agreedArchitecture(prComm_t comm) { return CommunicatorAccess::impl(*comm->comm).architecture; }
+
 // Communicators made with `bootstrap` run on the GPU the NCCL communicator uses.
 void placeOnGpu(prBootstrap_t bootstrap, int device, int local_rank) {
   bootstrap->transports = [device, local_rank](int rank, int nranks,
@@ -57,7 +64,8 @@ StatusOr<PeerSide> createOverBootstrap(const PeerSideRequest& request, Placement
   const RankAgreement agreement(*bootstrap, timeout);
   PR_RETURN_IF_ERROR(
       agreement.sameValue(request.settings.agreedFingerprint(),
-                          "PEERREDUCE_NCCL_TAKE, PEERREDUCE_NCCL_MAX_BYTES and PEERREDUCE_NCCL_SIMULATE"));
+                          "PEERREDUCE_NCCL_TAKE, PEERREDUCE_NCCL_MAX_BYTES, PEERREDUCE_NCCL_TAKE_AVG, the take table "
+                          "(PEERREDUCE_NCCL_TAKE_TABLE) and PEERREDUCE_NCCL_SIMULATE"));
   // A rank that cannot name its host still takes part in the gathering, so no other rank waits for it.
   const StatusOr<std::string> identity = hostIdentity();
   auto groups = gatherHostGroups(*bootstrap, identity.isOk() ? *identity : std::string("unknown host"), timeout);
@@ -81,9 +89,10 @@ StatusOr<PeerSide> createOverBootstrap(const PeerSideRequest& request, Placement
     placeOnGpu(handle, request.device, groups->local_rank);
   }
   PR_RETURN_IF_ERROR(placed);
+  PR_ASSIGN_OR_RETURN(const prConfig_t config, peerSideConfig(request.settings));
   PeerSide side;
   side.on_simulator = placement == Placement::kSimulator;
-  const prResult_t created = prCommInitRank(&side.comm, request.size, request.rank, handle, nullptr);
+  const prResult_t created = prCommInitRank(&side.comm, request.size, request.rank, handle, &config);
   const Status mine = created == prSuccess ? Status::ok() : cApiFailure(created);
   auto outcomes = agreement.gather(Outcome{static_cast<std::int32_t>(mine.code())});
   if (!outcomes.isOk()) {
@@ -104,10 +113,19 @@ StatusOr<PeerSide> createOverBootstrap(const PeerSideRequest& request, Placement
             mine.isOk() ? "" : ": ", mine.isOk() ? "" : mine.message().c_str());
     return absent(who);
   }
+  side.architecture = agreedArchitecture(side.comm);
   return side;
 }
 
 }  // namespace
+
+StatusOr<prConfig_t> peerSideConfig(const NcclSettings& settings) {
+  prConfig_t config{};
+  const prResult_t read = prConfigInit(&config);
+  if (read != prSuccess) return cApiFailure(read);
+  config.timeout_ms = settings.timeout_ms;
+  return config;
+}
 
 StatusOr<PeerSide> createPeerSide(RealNccl& real, const PeerSideRequest& request) {
   if (request.settings.take.mode == TakeMode::kNone) return absent("PEERREDUCE_NCCL_TAKE=none");

@@ -26,6 +26,9 @@ struct PeerSide {
   prComm_t comm = nullptr;    // null: every call is forwarded
   std::string absent_reason;  // why there is none
   bool on_simulator = false;  // taken calls complete before they return (a simulated world has no streams)
+  // The communicator's agreed architecture (rank 0's device, "sm_90", "simulator"), the take table's key:
+  // every rank has the same, so every rank looks up the same rows.
+  std::string architecture;
 };
 
 struct PeerSideRequest {
@@ -35,6 +38,11 @@ struct PeerSideRequest {
   void* real_comm = nullptr;  // the ready real communicator
   NcclSettings settings;
 };
+
+// The settings peerreduce's side is created with: the environment's (as prConfigInit reads them), its
+// deadline the NCCL library's (NcclSettings::timeout_ms: PEERREDUCE_TIMEOUT_MS when set, else
+// kNcclTimeoutMs). Errors: a malformed PEERREDUCE_* variable, named.
+StatusOr<prConfig_t> peerSideConfig(const NcclSettings& settings);
 
 // Collective over the real communicator's ranks. An error fails the NCCL creation; "nothing made" is a
 // PeerSide without a communicator.

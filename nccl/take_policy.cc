@@ -47,7 +47,7 @@ const char* callKindName(CallKind kind) {
 const char* takeReasonText(TakeReason reason) {
   switch (reason) {
     case TakeReason::kTaken:
-      return "peerreduce runs this type, operator and size";
+      return "the take table measured peerreduce faster at this size";
     case TakeReason::kTakenAll:
       return "PEERREDUCE_NCCL_TAKE=all";
     case TakeReason::kModeNone:
@@ -66,6 +66,12 @@ const char* takeReasonText(TakeReason reason) {
       return "larger than PEERREDUCE_NCCL_MAX_BYTES";
     case TakeReason::kRingSelected:
       return "peerreduce's selection is the ring, which NCCL runs as well";
+    case TakeReason::kTakenUnmeasured:
+      return "not measured here; allreduces up to 256 KiB are taken (peerreduce won them on every GPU measured)";
+    case TakeReason::kNcclMeasured:
+      return "the take table measured NCCL faster (or peerreduce within the margin) at this size";
+    case TakeReason::kUnmeasured:
+      return "no measurement shows peerreduce faster for this collective, GPU, world size, type and size";
   }
   return "unknown reason";
 }
@@ -74,27 +80,59 @@ namespace {
 
 bool reduces(CallKind kind) { return kind == CallKind::kAllReduce || kind == CallKind::kReduceScatter; }
 
+// Auto mode's answer from the measurements, for a call every other row takes.
+TakeDecision measuredDecision(const CommFacts& comm, const CallShape& call) {
+  const std::optional<Collective> collective = takeTableCollective(call.kind);
+  const std::optional<DtypeClass> dtypes = dtypeClassOf(call.dtype);
+  if (!collective || !dtypes) return {false, TakeReason::kUnmeasured};  // not reached: filtered before
+  const TableAnswer answer =
+      comm.table != nullptr ? comm.table->lookup(*collective, comm.architecture, comm.world_size, *dtypes, call.bytes)
+                            : TableAnswer::kUnmeasured;
+  switch (answer) {
+    case TableAnswer::kPeerreduce:
+      return {true, TakeReason::kTaken};
+    case TableAnswer::kNccl:
+      return {false, TakeReason::kNcclMeasured};
+    case TableAnswer::kOutsideRows:
+      return {false, TakeReason::kUnmeasured};
+    case TableAnswer::kUnmeasured:
+      break;
+  }
+  if (*collective == Collective::kAllReduce && call.bytes <= kUnmeasuredTakeMaxBytes) {
+    return {true, TakeReason::kTakenUnmeasured};
+  }
+  return {false, TakeReason::kUnmeasured};
+}
+
 }  // namespace
 
-TakeDecision decideTake(const TakeSettings& settings, bool has_communicator, const CallShape& call,
-                        const std::function<bool(std::size_t bytes)>& selects_ring) {
-  if (settings.mode == TakeMode::kNone) return {false, TakeReason::kModeNone};
-  if (!has_communicator) return {false, TakeReason::kNoCommunicator};
-  switch (call.kind) {
+std::optional<Collective> takeTableCollective(CallKind kind) {
+  switch (kind) {
+    case CallKind::kAllReduce:
+      return Collective::kAllReduce;
+    case CallKind::kReduceScatter:
+      return Collective::kReduceScatter;
+    case CallKind::kAllGather:
+      return Collective::kAllGather;
+    case CallKind::kBroadcast:
+    case CallKind::kBcast:
+      return Collective::kBroadcast;
     case CallKind::kReduce:
     case CallKind::kSend:
     case CallKind::kRecv:
     case CallKind::kAlltoAll:
     case CallKind::kGather:
     case CallKind::kScatter:
-      return {false, TakeReason::kNotPeerreduceKind};
-    case CallKind::kAllReduce:
-    case CallKind::kReduceScatter:
-    case CallKind::kAllGather:
-    case CallKind::kBroadcast:
-    case CallKind::kBcast:
-      break;
+      return std::nullopt;
   }
+  return std::nullopt;
+}
+
+TakeDecision decideTake(const TakeSettings& settings, const CommFacts& comm, const CallShape& call,
+                        const std::function<bool(std::size_t bytes)>& selects_ring) {
+  if (settings.mode == TakeMode::kNone) return {false, TakeReason::kModeNone};
+  if (!comm.has_communicator) return {false, TakeReason::kNoCommunicator};
+  if (!takeTableCollective(call.kind)) return {false, TakeReason::kNotPeerreduceKind};
   if (!peerreduceDataType(call.dtype)) return {false, TakeReason::kDataType};
   if (reduces(call.kind)) {
     const bool average = call.op == static_cast<int>(NcclRedOp::kAvg);
@@ -103,10 +141,12 @@ TakeDecision decideTake(const TakeSettings& settings, bool has_communicator, con
   }
   if (settings.mode == TakeMode::kAll) return {true, TakeReason::kTakenAll};
   if (call.bytes > settings.max_bytes) return {false, TakeReason::kTooLarge};
+  const TakeDecision measured = measuredDecision(comm, call);
+  if (!measured.take) return measured;
   if (call.kind == CallKind::kAllReduce && selects_ring && selects_ring(call.bytes)) {
     return {false, TakeReason::kRingSelected};
   }
-  return {true, TakeReason::kTaken};
+  return measured;
 }
 
 }  // namespace peerreduce::nccl

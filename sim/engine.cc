@@ -633,8 +633,8 @@ Status SimEngine::synchronize(int rank, std::chrono::milliseconds timeout) {
       return aborted;
     }
     return timeoutError("simulated rank " + std::to_string(rank) + " waited " + std::to_string(timeout.count()) +
-                        " ms in synchronize for ranks " + missing +
-                        "; on the simulator synchronize is collective, every rank must call it");
+                        " ms (PEERREDUCE_TIMEOUT_MS) in synchronize for ranks " + missing +
+                        "; on the simulator synchronize is collective, every rank must call it within that time");
   }
   return ranks_[static_cast<std::size_t>(rank)]->error;
 }

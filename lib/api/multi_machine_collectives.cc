@@ -90,6 +90,7 @@ Status MultiMachineCommunicator::reduceScatter(const void* send, void* recv, std
                                                ReduceOp op, StreamHandle stream, MachineStrategy strategy) {
   Impl& impl = *impl_;
   const MachineLayout& layout = impl.layout;
+  PR_RETURN_IF_ERROR(checkNotAborted(impl, "reduceScatter"));
   PR_RETURN_IF_ERROR(checkReduceScatterArguments(send, recv, recvcount, dtype, op, impl.rank, impl.size));
   PR_RETURN_IF_ERROR(checkStrategy(strategy, "reduceScatter"));
   if (op == ReduceOp::kAvg && !isFloatingPoint(dtype)) {
@@ -152,6 +153,7 @@ Status MultiMachineCommunicator::allGather(const void* send, void* recv, std::si
                                            StreamHandle stream, MachineStrategy strategy) {
   Impl& impl = *impl_;
   const MachineLayout& layout = impl.layout;
+  PR_RETURN_IF_ERROR(checkNotAborted(impl, "allGather"));
   PR_RETURN_IF_ERROR(checkAllGatherArguments(send, recv, sendcount, dtype, impl.rank, impl.size));
   PR_RETURN_IF_ERROR(checkStrategy(strategy, "allGather"));
   if (sendcount == 0) return Status::ok();
@@ -205,6 +207,8 @@ Status MultiMachineCommunicator::allGather(const void* send, void* recv, std::si
 StatusOr<MachineSelection> MultiMachineCommunicator::explainSelection(Collective collective, std::size_t count,
                                                                       DataType dtype) {
   Impl& impl = *impl_;
+  // A first selection agrees on its table across the world: after an abort that exchange would wait.
+  PR_RETURN_IF_ERROR(checkNotAborted(impl, "explainSelection"));
   if (collective == Collective::kAllReduce) return explainSelection(count, dtype);
   if (collective != Collective::kReduceScatter && collective != Collective::kAllGather) {
     return invalidArgumentError("explainSelection across machines: " +

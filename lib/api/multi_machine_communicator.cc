@@ -138,6 +138,9 @@ Status finishNetworkPhase(MultiMachineCommunicator::Impl& impl, Status network_p
   const MachineLayout& layout = impl.layout;
   const Status network_sync = impl.network->synchronize(stream);
   if (network_phase.isOk()) network_phase = network_sync;
+  // Aborted while the step ran (the synchronize above returned at once): the exchange below waits for the
+  // other machines, which no abort ends.
+  PR_RETURN_IF_ERROR(checkNotAborted(impl, "an operation"));
   // A rank whose own network end stopped (its machine lost, as its detector sees it) may have nothing
   // to wait for and so no error of its own: it must not pass its data on as if it had arrived.
   if (network_phase.isOk() && impl.links.network_transport->peerHealth(layout.machine) == PeerHealth::kLost) {
@@ -171,6 +174,7 @@ Status finishNetworkPhase(MultiMachineCommunicator::Impl& impl, Status network_p
 Status agreeOnMachineStep(MultiMachineCommunicator::Impl& impl, const Status& mine, const char* what,
                           const char* operation) {
   const MachineLayout& layout = impl.layout;
+  PR_RETURN_IF_ERROR(checkNotAborted(impl, operation));  // the exchange below is not ended by an abort
   const RankAgreement machine_ranks(*impl.links.machine_bootstrap, impl.config.bootstrapTimeout());
   const Status agreed = machine_ranks.outcome(mine, what);
   if (agreed.isOk()) return agreed;
@@ -181,10 +185,17 @@ Status agreeOnMachineStep(MultiMachineCommunicator::Impl& impl, const Status& mi
                                    "): " + (mine.isOk() ? "local " : "") + agreed.message());
 }
 
+Status checkNotAborted(const MultiMachineCommunicator::Impl& impl, const char* operation) {
+  if (!impl.aborted.load(std::memory_order_acquire)) return Status::ok();
+  return abortedError(std::string(operation) + " across machines on rank " + std::to_string(impl.rank) +
+                      ": the communicator was aborted; destroy it and create a new one");
+}
+
 Status MultiMachineCommunicator::allreduce(const void* send, void* recv, std::size_t count, DataType dtype, ReduceOp op,
                                            StreamHandle stream, MachineStrategy strategy) {
   Impl& impl = *impl_;
   const MachineLayout& layout = impl.layout;
+  PR_RETURN_IF_ERROR(checkNotAborted(impl, "allreduce"));
   PR_RETURN_IF_ERROR(checkAllreduceArguments(send, recv, count, dtype, op, impl.rank));
   if (op == ReduceOp::kAvg && !isFloatingPoint(dtype)) {
     return unsupportedError("allreduce across machines on rank " + std::to_string(impl.rank) + ": avg of " +
@@ -240,6 +251,7 @@ Status MultiMachineCommunicator::broadcast(const void* send, void* recv, std::si
                                            StreamHandle stream) {
   Impl& impl = *impl_;
   const MachineLayout& layout = impl.layout;
+  PR_RETURN_IF_ERROR(checkNotAborted(impl, "broadcast"));
   PR_RETURN_IF_ERROR(checkBroadcastArguments(send, recv, count, dtype, root, impl.rank, impl.size));
   if (count == 0) return Status::ok();
   const int root_machine = layout.machine_of_rank[static_cast<std::size_t>(root)];
@@ -257,9 +269,15 @@ Status MultiMachineCommunicator::broadcast(const void* send, void* recv, std::si
   return impl.machine->broadcast(recv, recv, count, dtype, root_local, stream);
 }
 
-Status MultiMachineCommunicator::synchronize(StreamHandle stream) { return impl_->machine->synchronize(stream); }
+Status MultiMachineCommunicator::synchronize(StreamHandle stream) {
+  PR_RETURN_IF_ERROR(checkNotAborted(*impl_, "synchronize"));
+  return impl_->machine->synchronize(stream);
+}
 
 void MultiMachineCommunicator::abort() {
+  // The flag first: a call that starts now refuses before it waits on anything; then the two
+  // communicators end the waits of a call in flight.
+  impl_->aborted.store(true, std::memory_order_release);
   impl_->machine->abort();
   impl_->network->abort();
 }

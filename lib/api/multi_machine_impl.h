@@ -3,6 +3,7 @@
 // (reduce-scatter, all-gather).
 #pragma once
 
+#include <atomic>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -14,6 +15,10 @@
 namespace peerreduce {
 
 struct MultiMachineCommunicator::Impl {
+  // Set by abort() from any thread: every later call refuses at once with kAborted. Without it a call
+  // reached the exchanges between its steps (RankAgreement on the machine's and the network's bootstraps),
+  // which no abort ends, and returned kTimeout after twice the bootstrap bound.
+  std::atomic<bool> aborted{false};
   int rank = 0;
   int size = 0;
   Config config;
@@ -35,6 +40,10 @@ struct MultiMachineCommunicator::Impl {
   std::size_t workspace_bytes = 0;
   int workspace_device = -1;
 };
+
+// kAborted for `operation` on an aborted communicator, naming the rank and what to do; ok otherwise. The
+// first check of every call, before its arguments, so nothing is read, written or exchanged.
+Status checkNotAborted(const MultiMachineCommunicator::Impl& impl, const char* operation);
 
 // Completes the network step (every rank of the network world synchronizes, even after a failure of its
 // own machine step, `prior`), names what the network world's detector saw, and lets every machine of

@@ -86,13 +86,14 @@ void addNcclSpecs(const At& at) {
       "which NCCL calls peerreduce takes: auto (where it is faster), all (every one it can run with NCCL's "
       "semantics), none (forward everything)";
 
-  // 16 MiB: the largest allreduce peerreduce ran faster than NCCL on 2 and 4 x H200 (docs/PERF.md: 0.96 x at
-  // 16 MiB, 1.14 x at 64 MiB on 4 GPUs).
+  // 16 MiB: the largest allreduce peerreduce ran faster than NCCL on 2 and 4 x H200 (docs/PERF.md: 0.97 x at
+  // 16 MiB, 1.14 x at 64 MiB on 4 GPUs). The take table decides below it; this caps whatever a table says.
   at(SettingId::kNcclMaxBytes) = byteSizeSpec("PEERREDUCE_NCCL_MAX_BYTES", "largest message taken", 0, UINT64_MAX);
   at(SettingId::kNcclMaxBytes).default_value = std::uint64_t{16} << 20;
   at(SettingId::kNcclMaxBytes).example = "4M";
   at(SettingId::kNcclMaxBytes).help =
-      "in auto mode, the largest collective (bytes of its whole buffer) peerreduce takes; larger ones go to NCCL";
+      "in auto mode, a cap over the take table: no collective larger than this (bytes of its whole buffer) is "
+      "taken; larger ones go to NCCL";
 
   // Off until peerreduce's avg has been compared with NCCL's bits on GPUs: the arithmetic reads the same
   // (docs/NCCL.md, "avg"), the kernels have not met NCCL's yet.
@@ -102,6 +103,14 @@ void addNcclSpecs(const At& at) {
   at(SettingId::kNcclTakeAvg).help =
       "1: allreduces and reduce-scatters with ncclAvg are taken like sums (NCCL's premultiplied average for "
       "floating types, the sum divided for integers); 0: they go to NCCL";
+
+  at(SettingId::kNcclTakeTable) =
+      textSpec("PEERREDUCE_NCCL_TAKE_TABLE", SettingKind::kPath, "NCCL take table path", kMaxTuningFileChars);
+  at(SettingId::kNcclTakeTable).default_note = "the built-in table";
+  at(SettingId::kNcclTakeTable).example = "take.txt";
+  at(SettingId::kNcclTakeTable).help =
+      "a take table (docs/NCCL.md) that replaces the built-in one: per collective, GPU architecture, world "
+      "size, dtype class and size, whether auto mode takes a call (bench/take_table_from_bench.py writes one)";
 
   at(SettingId::kNcclSummary) = booleanSpec("PEERREDUCE_NCCL_SUMMARY", "NCCL summary switch", true);
   at(SettingId::kNcclSummary).default_value = false;
@@ -116,8 +125,8 @@ void addNcclSpecs(const At& at) {
       "tests only: peerreduce's communicators run on a simulated world seeded with this value, and the NCCL "
       "loaded must move host memory (the test double does)";
 
-  for (SettingId id :
-       {SettingId::kNcclTake, SettingId::kNcclMaxBytes, SettingId::kNcclTakeAvg, SettingId::kNcclSimulate}) {
+  for (SettingId id : {SettingId::kNcclTake, SettingId::kNcclMaxBytes, SettingId::kNcclTakeAvg,
+                       SettingId::kNcclTakeTable, SettingId::kNcclSimulate}) {
     at(id).agreement = SettingAgreement::kComparedByReader;
   }
 }
@@ -168,7 +177,9 @@ std::array<SettingSpec, kSettingCount> makeSpecs() {
   at(SettingId::kTimeoutMs) = integerSpec("PEERREDUCE_TIMEOUT_MS", "timeout", "ms", 1, kMaxTimeoutMs);
   at(SettingId::kTimeoutMs).default_value = std::int64_t{kDefaultTimeoutMs};
   at(SettingId::kTimeoutMs).example = "5000";
-  at(SettingId::kTimeoutMs).help = "bound on every wait of an operation, in milliseconds";
+  at(SettingId::kTimeoutMs).help =
+      "bound on every wait of an operation, in milliseconds (communicators of the NCCL library: 30 minutes "
+      "unless set, docs/NCCL.md)";
 
   at(SettingId::kBootstrapTimeoutMs) =
       integerSpec("PEERREDUCE_BOOTSTRAP_TIMEOUT_MS", "bootstrap timeout", "ms", 1, kMaxTimeoutMs);
@@ -426,6 +437,7 @@ std::array<SettingRow, kSettingCount> makeRows() {
       SettingRow{SettingId::kNcclTake, &spec(SettingId::kNcclTake), O::kNccl},
       SettingRow{SettingId::kNcclMaxBytes, &spec(SettingId::kNcclMaxBytes), O::kNccl},
       SettingRow{SettingId::kNcclTakeAvg, &spec(SettingId::kNcclTakeAvg), O::kNccl},
+      SettingRow{SettingId::kNcclTakeTable, &spec(SettingId::kNcclTakeTable), O::kNccl},
       SettingRow{SettingId::kNcclSummary, &spec(SettingId::kNcclSummary), O::kNccl},
       SettingRow{SettingId::kNcclSimulate, &spec(SettingId::kNcclSimulate), O::kNccl},
       configRow(

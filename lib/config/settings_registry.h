@@ -59,6 +59,7 @@ enum class SettingId : int {
   kNcclTake,
   kNcclMaxBytes,
   kNcclTakeAvg,
+  kNcclTakeTable,
   kNcclSummary,
   kNcclSimulate,
   kDevice,

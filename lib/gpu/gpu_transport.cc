@@ -671,7 +671,8 @@ class GpuTransport final : public Transport,
         PR_RETURN_IF_ERROR(asyncError());
         return timeoutError("rank " + std::to_string(rank_) + ": the GPU stream did not finish within " +
                             std::to_string(timeout.count() * kSyncTimeoutFactor) +
-                            " ms (twice PEERREDUCE_TIMEOUT_MS); work queued before the allreduce may be stuck");
+                            " ms (twice PEERREDUCE_TIMEOUT_MS); work queued before the operation may be stuck. If "
+                            "it can take this long, raise PEERREDUCE_TIMEOUT_MS");
       }
       std::this_thread::sleep_for(kSyncPollInterval);
     }
@@ -689,8 +690,12 @@ class GpuTransport final : public Transport,
     if (report->code == static_cast<std::uint64_t>(ErrorCode::kAborted)) {
       return abortedError(what + ": aborted");
     }
+    // The error stays (as NCCL's asynchronous errors do): say what bounded the wait and what to do, since a
+    // rank that was merely late (writing a checkpoint) ends the run here too.
     return timeoutError(what + ": no signal within " + std::to_string(timeout_ns_ / 1000000) +
-                        " ms; the peer stalled, crashed or runs a different operation");
+                        " ms (PEERREDUCE_TIMEOUT_MS); the peer stalled, crashed or runs a different operation. If a "
+                        "rank can be this late, raise PEERREDUCE_TIMEOUT_MS; the communicator must now be destroyed "
+                        "and created anew");
   }
 
   // User-buffer registration. The allocation of a device pointer is found with the runtime's address

@@ -16,19 +16,19 @@ Status lineError(int line, const std::string& what) {
   return invalidArgumentError("tuning table line " + std::to_string(line) + ": " + what);
 }
 
-bool validArch(const std::string& arch) {
+constexpr const char* kEntryForms =
+    "expected 'entry ARCH WORLD_SIZE MIN_BYTES MAX_BYTES ALGORITHM' (allreduce) or "
+    "'entry COLLECTIVE ARCH WORLD_SIZE MIN_BYTES MAX_BYTES ALGORITHM'";
+
+}  // namespace
+
+bool validTableArch(std::string_view arch) {
   if (arch.empty() || arch.size() > kMaxArchChars) return false;
   return std::all_of(arch.begin(), arch.end(), [](char c) {
     return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '-' ||
            c == '.';
   });
 }
-
-constexpr const char* kEntryForms =
-    "expected 'entry ARCH WORLD_SIZE MIN_BYTES MAX_BYTES ALGORITHM' (allreduce) or "
-    "'entry COLLECTIVE ARCH WORLD_SIZE MIN_BYTES MAX_BYTES ALGORITHM'";
-
-}  // namespace
 
 std::uint64_t tuningTableBytes(Collective collective, int world_size, std::uint64_t block_bytes) {
   if (collective != Collective::kReduceScatter && collective != Collective::kAllGather) return block_bytes;
@@ -44,13 +44,7 @@ StatusOr<TuningTable> TuningTable::parse(std::string_view text) {
   }
   TuningTable table;
   bool header = false;
-  const auto lines = splitString(text, '\n');
-  for (std::size_t i = 0; i < lines.size(); ++i) {
-    const int line = static_cast<int>(i) + 1;
-    std::string content = lines[i];
-    if (const auto hash = content.find('#'); hash != std::string::npos) content.resize(hash);
-    const auto words = splitWords(content);
-    if (words.empty()) continue;
+  for (const auto& [line, words] : wordsByLine(text)) {
     if (!header) {
       if (words.size() != 2 || words[0] != "peerreduce-tuning" || words[1] != "1") {
         return lineError(line, "the first line must be 'peerreduce-tuning 1'");
@@ -71,7 +65,7 @@ StatusOr<TuningTable> TuningTable::parse(std::string_view text) {
       entry.collective = *collective;
     }
     entry.arch = words[at + 1];
-    if (!validArch(entry.arch)) return lineError(line, "arch must be 1-32 letters, digits, '_', '-' or '.'");
+    if (!validTableArch(entry.arch)) return lineError(line, kTableArchRule);
     auto world = parseInt64(words[at + 2], 1, kMaxWorldSize, "world size");
     if (!world.isOk()) return lineError(line, world.status().message());
     auto low = parseInt64(words[at + 3], 0, INT64_MAX, "min bytes");

@@ -39,6 +39,11 @@ struct TuningEntry {
   Algorithm algorithm = Algorithm::kAuto;
 };
 
+// Whether `arch` can key a table's rows (this one's, and the NCCL library's take table): 1-32 letters, digits,
+// '_', '-' or '.', as transports name their devices.
+bool validTableArch(std::string_view arch);
+inline constexpr const char* kTableArchRule = "arch must be 1-32 letters, digits, '_', '-' or '.'";
+
 // The size a table entry's range is in for an operation of `block_bytes` per block (what the selector
 // sees: count x element size): nccl-tests' size column, so block_bytes x world_size for reduce-scatter
 // and all-gather, block_bytes for allreduce and broadcast. Saturates instead of wrapping.

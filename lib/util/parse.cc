@@ -36,6 +36,18 @@ std::vector<std::string> splitWords(std::string_view text) {
   return out;
 }
 
+std::vector<LineWords> wordsByLine(std::string_view text) {
+  std::vector<LineWords> out;
+  const auto lines = splitString(text, '\n');
+  for (std::size_t i = 0; i < lines.size(); ++i) {  // bounded by the text's size
+    std::string_view content = lines[i];
+    if (const auto hash = content.find('#'); hash != std::string_view::npos) content = content.substr(0, hash);
+    auto words = splitWords(content);
+    if (!words.empty()) out.push_back(LineWords{static_cast<int>(i) + 1, std::move(words)});
+  }
+  return out;
+}
+
 StatusOr<std::int64_t> parseInt64(std::string_view text, std::int64_t low, std::int64_t high, const char* what) {
   const std::string shown(text.substr(0, kMaxNumberChars));
   if (text.empty()) return invalidArgumentError(std::string(what) + " is empty");

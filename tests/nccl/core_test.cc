@@ -9,6 +9,7 @@
 #include "nccl/call_counters.h"
 #include "nccl/nccl_settings.h"
 #include "nccl/nccl_values.h"
+#include "nccl/peer_side.h"
 #include "nccl/take_policy.h"
 #include "nccl/type_mapping.h"
 
@@ -41,6 +42,24 @@ TakeSettings withAvg(TakeSettings settings) {
 }
 
 const auto kNeverRing = [](std::size_t) { return false; };
+
+// A table whose rows take every size of every collective on a 4-rank "test" machine, so the rows below
+// exercise the policy's other rows (the measurements have their own tests, take_table_test.cc).
+const TakeTable& takesEverything() {
+  static const TakeTable table = [] {
+    auto parsed = TakeTable::parse(
+        "peerreduce-nccl-take 1\n"
+        "entry allreduce test 4 any 0 9223372036854775807 peerreduce\n"
+        "entry reduce-scatter test 4 any 0 9223372036854775807 peerreduce\n"
+        "entry all-gather test 4 any 0 9223372036854775807 peerreduce\n"
+        "entry broadcast test 4 any 0 9223372036854775807 peerreduce\n");
+    EXPECT_TRUE(parsed.isOk()) << parsed.status().toString();
+    return parsed.isOk() ? *parsed : TakeTable{};
+  }();
+  return table;
+}
+
+CommFacts facts(bool has_communicator) { return CommFacts{has_communicator, "test", 4, &takesEverything()}; }
 
 // Each row of the table in take_policy.h, with the reason it gives.
 TEST(Core, TakeTableRows) {
@@ -90,7 +109,7 @@ TEST(Core, TakeTableRows) {
   };
   for (const Row& row : rows) {
     SCOPED_TRACE(row.what);
-    const TakeDecision decision = decideTake(row.settings, row.has_communicator, row.call, kNeverRing);
+    const TakeDecision decision = decideTake(row.settings, facts(row.has_communicator), row.call, kNeverRing);
     EXPECT_EQ(decision.take, row.take);
     EXPECT_EQ(decision.reason, row.reason) << takeReasonText(decision.reason);
   }
@@ -100,7 +119,7 @@ TEST(Core, TakeTableSharedTypesAndOperators) {
   for (int dtype = 0; dtype < kNcclDataTypeCount; ++dtype) {
     for (int op = 0; op < kNcclBuiltinOpCount; ++op) {
       const TakeDecision decision =
-          decideTake(mode(TakeMode::kAuto), true, shape(CallKind::kAllReduce, 1024, dtype, op), kNeverRing);
+          decideTake(mode(TakeMode::kAuto), facts(true), shape(CallKind::kAllReduce, 1024, dtype, op), kNeverRing);
       const bool shared_type =
           dtype != static_cast<int>(NcclDataType::kFloat8e4m3) && dtype != static_cast<int>(NcclDataType::kFloat8e5m2);
       const bool shared_op = op != static_cast<int>(NcclRedOp::kAvg);
@@ -116,15 +135,15 @@ TEST(Core, RingSelectionForwardsAutoAllreducesOnly) {
     ++asked;
     return true;
   };
-  TakeDecision decision = decideTake(mode(TakeMode::kAuto), true, shape(CallKind::kAllReduce, 1024), ring);
+  TakeDecision decision = decideTake(mode(TakeMode::kAuto), facts(true), shape(CallKind::kAllReduce, 1024), ring);
   EXPECT_FALSE(decision.take);
   EXPECT_EQ(decision.reason, TakeReason::kRingSelected);
   EXPECT_EQ(asked, 1);
-  decision = decideTake(mode(TakeMode::kAll), true, shape(CallKind::kAllReduce, 1024), ring);
+  decision = decideTake(mode(TakeMode::kAll), facts(true), shape(CallKind::kAllReduce, 1024), ring);
   EXPECT_TRUE(decision.take);
-  decision = decideTake(mode(TakeMode::kAuto), true, shape(CallKind::kReduceScatter, 1024), ring);
+  decision = decideTake(mode(TakeMode::kAuto), facts(true), shape(CallKind::kReduceScatter, 1024), ring);
   EXPECT_TRUE(decision.take);
-  decision = decideTake(mode(TakeMode::kAuto, 16), true, shape(CallKind::kAllReduce, 1024), ring);
+  decision = decideTake(mode(TakeMode::kAuto, 16), facts(true), shape(CallKind::kAllReduce, 1024), ring);
   EXPECT_EQ(decision.reason, TakeReason::kTooLarge);
   EXPECT_EQ(asked, 1);
 }
@@ -184,6 +203,7 @@ TEST(Core, SettingsFromTheEnvironment) {
     if (n == "PEERREDUCE_NCCL_TAKE_AVG") return "1";
     if (n == "PEERREDUCE_NCCL_SIMULATE") return "42";
     if (n == "PEERREDUCE_NCCL_LIB") return "/opt/nccl/libnccl.so.2";
+    if (n == "PEERREDUCE_TIMEOUT_MS") return "5000";
     return nullptr;
   };
   auto settings = readNcclSettings(env);
@@ -193,6 +213,7 @@ TEST(Core, SettingsFromTheEnvironment) {
   EXPECT_TRUE(settings->summary);
   EXPECT_TRUE(settings->take.take_avg);
   EXPECT_EQ(settings->simulate_seed, 42u);
+  EXPECT_EQ(settings->timeout_ms, 5000);
   auto library = readLibraryChoice(env);
   ASSERT_TRUE(library.isOk());
   EXPECT_EQ(library->path, "/opt/nccl/libnccl.so.2");
@@ -206,6 +227,8 @@ TEST(Core, SettingsFromTheEnvironment) {
   EXPECT_FALSE(defaults->summary);
   EXPECT_FALSE(defaults->take.take_avg) << "off until compared with NCCL on GPUs";
   EXPECT_FALSE(defaults->simulate_seed.has_value());
+  EXPECT_EQ(defaults->timeout_ms, kNcclTimeoutMs) << "NCCL waits until aborted: a long bound, not 30 s";
+  EXPECT_EQ(kNcclTimeoutMs, 30 * 60 * 1000);
   EXPECT_EQ(readLibraryChoice(nothing)->path, "libnccl.so.2");
   EXPECT_FALSE(readLibraryChoice(nothing)->from_setting);
   // Every value ranks must agree on changes the fingerprint they compare; the summary switch does not.
@@ -243,6 +266,20 @@ TEST(Core, MalformedSettingsNameTheVariable) {
     return std::string(name) == "PEERREDUCE_NCCL_TAKE_AVG" ? "maybe" : nullptr;
   };
   EXPECT_NE(readNcclSettings(bad_avg).status().message().find("PEERREDUCE_NCCL_TAKE_AVG"), std::string::npos);
+  const auto bad_timeout = [](const char* name) -> const char* {
+    return std::string(name) == "PEERREDUCE_TIMEOUT_MS" ? "0" : nullptr;
+  };
+  EXPECT_NE(readNcclSettings(bad_timeout).status().message().find("PEERREDUCE_TIMEOUT_MS"), std::string::npos);
+}
+
+// peerreduce's side is created with the environment's settings and the NCCL library's deadline.
+TEST(Core, PeerSideUsesTheNcclLibrarysDeadline) {
+  NcclSettings settings;
+  auto config = peerSideConfig(settings);
+  ASSERT_TRUE(config.isOk()) << config.status().toString();
+  EXPECT_EQ(config->timeout_ms, kNcclTimeoutMs);
+  settings.timeout_ms = 1234;
+  EXPECT_EQ(peerSideConfig(settings)->timeout_ms, 1234);
 }
 
 }  // namespace

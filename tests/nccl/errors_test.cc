@@ -3,6 +3,7 @@
 // asynchronous errors, creation, abort, and handles that are not communicators of this library.
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -64,6 +65,24 @@ TEST(Api, PeerreduceAsynchronousErrorIsTheCommunicators) {
     EXPECT_TRUE(contains(messages[r], "ncclCommGetAsyncError: peerreduce: mismatch")) << messages[r];
   }
   destroyComms(comms);
+}
+
+// PEERREDUCE_TIMEOUT_MS, when set, bounds the waits of peerreduce's side of an NCCL communicator (unset,
+// the NCCL library's long default applies, nccl_settings.h): a rank whose peer never calls fails after it,
+// with ncclRemoteError and a message that names the setting.
+TEST(Api, TimeoutNamesTheSettingThatBoundsIt) {
+  const ScopedEnv all("PEERREDUCE_NCCL_TAKE", "all");
+  const ScopedEnv timeout("PEERREDUCE_TIMEOUT_MS", "300");
+  auto comms = makeComms(2);
+  ASSERT_FALSE(::testing::Test::HasFailure());
+  std::vector<float> data(64, 1.0f);
+  const auto started = std::chrono::steady_clock::now();
+  EXPECT_EQ(ncclAllReduce(data.data(), data.data(), data.size(), ncclFloat32, ncclSum, comms[0], nullptr),
+            ncclRemoteError);
+  const std::string message = ncclGetLastError(comms[0]);
+  EXPECT_LT(std::chrono::steady_clock::now() - started, std::chrono::seconds(10)) << "bounded by the setting";
+  EXPECT_TRUE(contains(message, "300 ms (PEERREDUCE_TIMEOUT_MS)")) << message;
+  for (ncclComm_t comm : comms) EXPECT_EQ(ncclCommAbort(comm), ncclSuccess);
 }
 
 TEST(Api, AbortEndsBothCommunicators) {

@@ -106,9 +106,13 @@ bool retire(ncclComm_t comm) {
   return s.live.erase(comm) != 0;
 }
 
+// Read under the lock that ncclCommDestroy and ncclCommAbort retire a communicator with, so a call
+// recorded while another thread ends the communicator (a watchdog's abort) never reads a freed one.
 int rankOf(ncclComm_t comm) {
   if (comm == nullptr) return -1;
-  return isLive(comm) ? reinterpret_cast<DoubleComm*>(comm)->rank : kNcclTestDoubleUnknownComm;
+  State& s = state();
+  std::lock_guard<std::mutex> lock(s.mutex);
+  return s.live.count(comm) != 0 ? reinterpret_cast<DoubleComm*>(comm)->rank : kNcclTestDoubleUnknownComm;
 }
 
 template <typename T>

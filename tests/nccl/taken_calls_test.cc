@@ -1,9 +1,13 @@
 // The calls peerreduce takes run on its side (here a simulated world) and give NCCL's results, checked
 // against a host reference; the calls it does not take reach the real NCCL, row by row of the take table.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cstdint>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
 #include <optional>
 #include <string>
 #include <vector>
@@ -96,11 +100,33 @@ TEST(Api, TakenCollectivesGiveNcclResults) {
   destroyComms(comms);
 }
 
-// The take table, end to end: in auto mode (a 4 KiB limit) what is small and peerreduce's is taken, and
-// every other row reaches the real NCCL, on every rank.
+// A take table for the simulated 4-rank world, in a file of its own for PEERREDUCE_NCCL_TAKE_TABLE.
+class TableFile {
+ public:
+  explicit TableFile(const std::string& rows)
+      : path_((std::filesystem::temp_directory_path() /
+               ("peerreduce_nccl_take_" + std::to_string(::getpid()) + "_" + std::to_string(next_++) + ".txt"))
+                  .string()) {
+    std::ofstream(path_) << "peerreduce-nccl-take 1\n" << rows;
+  }
+  ~TableFile() { std::remove(path_.c_str()); }
+  const std::string& path() const { return path_; }
+
+ private:
+  static inline int next_ = 0;
+  std::string path_;
+};
+
+// The take policy, end to end: in auto mode with a take table (and a 4 KiB cap) what is small, measured
+// faster and peerreduce's is taken, and every other row reaches the real NCCL, on every rank.
 TEST(Api, AutoModeTakesOnlyWhatTheTableTakes) {
   const ScopedEnv automatic("PEERREDUCE_NCCL_TAKE", "auto");
   const ScopedEnv limit("PEERREDUCE_NCCL_MAX_BYTES", "4K");
+  const TableFile table(
+      "entry allreduce simulator 4 any 0 1M peerreduce\n"
+      "entry all-gather simulator 4 any 0 1K nccl\n"
+      "entry broadcast simulator 4 int32 0 1K peerreduce\n");
+  const ScopedEnv rows("PEERREDUCE_NCCL_TAKE_TABLE", table.path());
   auto comms = makeComms(kRanks);
   ASSERT_FALSE(::testing::Test::HasFailure());
   TestDouble& real = TestDouble::get();
@@ -114,12 +140,12 @@ TEST(Api, AutoModeTakesOnlyWhatTheTableTakes) {
     // 1 KiB allreduce: taken.
     EXPECT_EQ(ncclAllReduce(mine.data(), small[r].data(), 256, ncclFloat32, ncclSum, comm, nullptr), ncclSuccess);
     std::vector<float> out(2048 * kRanks, 0.0f);
-    // 8 KiB allreduce: larger than the limit.
+    // 8 KiB allreduce: the table would take it, the cap does not.
     EXPECT_EQ(ncclAllReduce(mine.data(), out.data(), 2048, ncclFloat32, ncclSum, comm, nullptr), ncclSuccess);
     // avg: forwarded without PEERREDUCE_NCCL_TAKE_AVG=1.
     EXPECT_EQ(ncclAllReduce(mine.data(), out.data(), 16, ncclFloat32, ncclAvg, comm, nullptr), ncclSuccess);
-    // An all-gather's size is its whole output: 4 x 512 floats = 8 KiB.
-    EXPECT_EQ(ncclAllGather(mine.data(), out.data(), 512, ncclFloat32, comm, nullptr), ncclSuccess);
+    // An all-gather's size is its whole output: 4 x 64 floats = 1 KiB, measured NCCL's.
+    EXPECT_EQ(ncclAllGather(mine.data(), out.data(), 64, ncclFloat32, comm, nullptr), ncclSuccess);
     // 8-bit floats: peerreduce has none.
     EXPECT_EQ(ncclReduceScatter(mine.data(), out.data(), 16, ncclFloat8e4m3, ncclSum, comm, nullptr), ncclSuccess);
     // A created operator only NCCL knows.
@@ -132,8 +158,11 @@ TEST(Api, AutoModeTakesOnlyWhatTheTableTakes) {
     EXPECT_EQ(ncclReduce(mine.data(), out.data(), 16, ncclFloat32, ncclSum, 0, comm, nullptr), ncclSuccess);
     EXPECT_EQ(ncclSend(mine.data(), 16, ncclFloat32, (rank + 1) % kRanks, comm, nullptr), ncclSuccess);
     EXPECT_EQ(ncclRecv(out.data(), 16, ncclFloat32, (rank + kRanks - 1) % kRanks, comm, nullptr), ncclSuccess);
-    // A small broadcast: taken.
+    // A small broadcast of int32: taken; of fp32, whose class has no rows: forwarded; of int32 beyond the
+    // rows (2 KiB): forwarded.
     EXPECT_EQ(ncclBroadcast(mine.data(), out.data(), 64, ncclInt32, 1, comm, nullptr), ncclSuccess);
+    EXPECT_EQ(ncclBroadcast(mine.data(), out.data(), 64, ncclFloat32, 1, comm, nullptr), ncclSuccess);
+    EXPECT_EQ(ncclBroadcast(mine.data(), out.data(), 512, ncclInt32, 1, comm, nullptr), ncclSuccess);
   });
   for (int rank = 0; rank < kRanks; ++rank) {
     SCOPED_TRACE("rank " + std::to_string(rank));
@@ -147,10 +176,77 @@ TEST(Api, AutoModeTakesOnlyWhatTheTableTakes) {
     EXPECT_EQ(real.callsOf("ncclReduce", rank).size(), 1u);
     EXPECT_EQ(real.callsOf("ncclSend", rank).size(), 1u);
     EXPECT_EQ(real.callsOf("ncclRecv", rank).size(), 1u);
-    EXPECT_TRUE(real.callsOf("ncclBroadcast", rank).empty());
+    const auto broadcasts = real.callsOf("ncclBroadcast", rank);
+    ASSERT_EQ(broadcasts.size(), 2u);
+    EXPECT_EQ(broadcasts[0].args[3], static_cast<std::uint64_t>(ncclFloat32));
+    EXPECT_EQ(broadcasts[1].args[2], 512u);
     EXPECT_EQ(small[static_cast<std::size_t>(rank)][0], static_cast<float>(kRanks)) << "the taken allreduce's result";
   }
   destroyComms(comms);
+}
+
+// The built-in table has no rows for the simulator: unmeasured, so auto mode takes allreduces up to
+// 256 KiB and forwards everything else, even the smallest reduce-scatter, all-gather and broadcast.
+TEST(Api, AutoModeWithoutMeasurementsTakesOnlySmallAllreduces) {
+  const ScopedEnv automatic("PEERREDUCE_NCCL_TAKE", "auto");
+  const ScopedEnv builtin("PEERREDUCE_NCCL_TAKE_TABLE", std::nullopt);
+  auto comms = makeComms(kRanks);
+  ASSERT_FALSE(::testing::Test::HasFailure());
+  TestDouble& real = TestDouble::get();
+  real.reset();
+  constexpr std::size_t kLargest = 64 * 1024;  // floats: 256 KiB
+  std::vector<std::vector<float>> largest(kRanks);
+  onRanks(kRanks, [&](int rank) {
+    const auto r = static_cast<std::size_t>(rank);
+    ncclComm_t comm = comms[r];
+    std::vector<float> mine(kLargest + 1, 1.0f);
+    largest[r].assign(kLargest + 1, 0.0f);
+    EXPECT_EQ(ncclAllReduce(mine.data(), largest[r].data(), kLargest, ncclFloat32, ncclSum, comm, nullptr),
+              ncclSuccess);
+    EXPECT_EQ(ncclAllReduce(mine.data(), largest[r].data(), kLargest + 1, ncclFloat32, ncclSum, comm, nullptr),
+              ncclSuccess);
+    std::vector<float> out(16 * kRanks, 0.0f);
+    EXPECT_EQ(ncclReduceScatter(out.data(), mine.data(), 16, ncclFloat32, ncclSum, comm, nullptr), ncclSuccess);
+    EXPECT_EQ(ncclAllGather(mine.data(), out.data(), 16, ncclFloat32, comm, nullptr), ncclSuccess);
+    EXPECT_EQ(ncclBroadcast(mine.data(), out.data(), 16, ncclFloat32, 0, comm, nullptr), ncclSuccess);
+  });
+  for (int rank = 0; rank < kRanks; ++rank) {
+    SCOPED_TRACE("rank " + std::to_string(rank));
+    const auto allreduces = real.callsOf("ncclAllReduce", rank);
+    ASSERT_EQ(allreduces.size(), 1u);
+    EXPECT_EQ(allreduces[0].args[2], kLargest + 1) << "only the one above 256 KiB";
+    EXPECT_EQ(real.callsOf("ncclReduceScatter", rank).size(), 1u);
+    EXPECT_EQ(real.callsOf("ncclAllGather", rank).size(), 1u);
+    EXPECT_EQ(real.callsOf("ncclBroadcast", rank).size(), 1u);
+    EXPECT_EQ(largest[static_cast<std::size_t>(rank)][0], static_cast<float>(kRanks)) << "the taken allreduce";
+  }
+  destroyComms(comms);
+}
+
+// A take table that does not parse fails the creation on every rank with ncclInvalidArgument, the message
+// naming the file, the setting and the line; nothing is left behind.
+TEST(Api, MalformedTakeTableFailsCreation) {
+  const ScopedEnv automatic("PEERREDUCE_NCCL_TAKE", "auto");
+  const TableFile table("entry allreduce simulator 2 fp32 0 1M quickest\n");
+  const ScopedEnv rows("PEERREDUCE_NCCL_TAKE_TABLE", table.path());
+  ncclUniqueId id{};
+  ASSERT_EQ(ncclGetUniqueId(&id), ncclSuccess);
+  std::vector<ncclComm_t> comms(2, nullptr);
+  std::vector<ncclResult_t> results(2, ncclSuccess);
+  std::vector<std::string> messages(2);
+  onRanks(2, [&](int rank) {
+    const auto r = static_cast<std::size_t>(rank);
+    results[r] = ncclCommInitRank(&comms[r], 2, id, rank);
+    messages[r] = ncclGetLastError(nullptr);
+  });
+  for (std::size_t r = 0; r < 2; ++r) {
+    EXPECT_EQ(results[r], ncclInvalidArgument) << messages[r];
+    EXPECT_NE(messages[r].find("PEERREDUCE_NCCL_TAKE_TABLE"), std::string::npos) << messages[r];
+    EXPECT_NE(messages[r].find(table.path()), std::string::npos) << messages[r];
+    EXPECT_NE(messages[r].find("line 2: unknown choice 'quickest'"), std::string::npos) << messages[r];
+  }
+  // The real communicators were ended: the double counts one abort per rank.
+  EXPECT_EQ(TestDouble::get().callsOf("ncclCommAbort").size(), 2u);
 }
 
 // PEERREDUCE_NCCL_TAKE_AVG=1: avg is taken and gives NCCL's average (floating inputs premultiplied by

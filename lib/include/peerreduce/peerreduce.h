@@ -446,7 +446,8 @@ prResult_t prMultiAllGather(const void* sendbuff, void* recvbuff, size_t sendcou
 prResult_t prMultiBroadcast(const void* sendbuff, void* recvbuff, size_t count, prDataType_t datatype, int root,
                             prMultiComm_t comm, void* stream) PEERREDUCE_NOEXCEPT;
 prResult_t prMultiCommSynchronize(prMultiComm_t comm, void* stream) PEERREDUCE_NOEXCEPT;
-/* Ends every wait of `comm` (its machine's and the network's) promptly; destroy it afterwards. */
+/* Ends every wait of `comm` (its machine's and the network's) promptly and makes every later call on it
+ * return prAborted at once, writing nothing (as prCommAbort). Safe from any thread; destroy it afterwards. */
 prResult_t prMultiCommAbort(prMultiComm_t comm) PEERREDUCE_NOEXCEPT;
 prResult_t prMultiCommDestroy(prMultiComm_t comm) PEERREDUCE_NOEXCEPT;
 /* Where this rank sits: its world rank and size, the number of machines and of ranks per machine, its

@@ -1,0 +1,43 @@
+#include "nccl/builtin_take_table.h"
+
+#include <cstdlib>
+
+namespace peerreduce::nccl {
+
+std::string_view builtinTakeText() {
+  // fp32, NCCL 2.28.9, graph replay; the ratio is peerreduce's time over NCCL's. A size is taken where the
+  // ratio is at most 0.97 (the margin: run-to-run noise must not flip a decision). Between two measured
+  // sizes a row takes only where both ends won, so no unmeasured size is taken next to a loss; beyond the
+  // largest measured size no row speaks, and the call is forwarded (take_table.h). This is the rule
+  // bench/take_table_from_bench.py applies to benchmark JSON.
+  return R"(peerreduce-nccl-take 1
+# allreduce, peerreduce-bench beside NCCL (sizes as allreduce's buffer).
+# 2 x H200: 4K 0.44, 16K 0.44, 64K 0.46, 256K 0.53, 1M 0.94, 4M 0.74, 16M 0.84, 64M 1.01, 256M 1.13
+entry allreduce sm_90 2 fp32 0 16M peerreduce
+entry allreduce sm_90 2 fp32 16777217 256M nccl
+# 4 x H200: 4K 0.41, 64K 0.46, 256K 0.65, 1M 0.88, 4M 0.97, 16M 0.97, 64M 1.14, 256M 1.18
+entry allreduce sm_90 4 fp32 0 16M peerreduce
+entry allreduce sm_90 4 fp32 16777217 256M nccl
+# 4 x H200, nccl-tests through this library against NCCL alone (nccl-tests' total size, factors of 4).
+# reduce-scatter: 128 B .. 512K 0.77-0.79, 2M 1.44, 8M 1.06
+entry reduce-scatter sm_90 4 fp32 0 512K peerreduce
+entry reduce-scatter sm_90 4 fp32 524289 8M nccl
+# all-gather: 128 B .. 512K 0.66-0.79, 2M 1.33, 8M 1.13
+entry all-gather sm_90 4 fp32 0 512K peerreduce
+entry all-gather sm_90 4 fp32 524289 8M nccl
+# broadcast: 128 B .. 128K 0.71-0.94, 512K 1.77, 2M 1.02, 8M 1.43
+entry broadcast sm_90 4 fp32 0 128K peerreduce
+entry broadcast sm_90 4 fp32 131073 8M nccl
+)";
+}
+
+const TakeTable& builtinTakeTable() {
+  static const TakeTable table = [] {
+    auto parsed = TakeTable::parse(builtinTakeText());
+    if (!parsed.isOk()) std::abort();  // a bug in the text above; nccl.Core.BuiltinTakeTable* proves it parses
+    return std::move(parsed).value();
+  }();
+  return table;
+}
+
+}  // namespace peerreduce::nccl

@@ -1,0 +1,174 @@
+#!/usr/bin/env python3
+"""Checks bench/take_table_from_bench.py: benchmark JSON of peerreduce beside NCCL becomes a take table
+that takes where peerreduce's time is within the margin of NCCL's, never next to a loss, and writes no
+row above the largest measured size; the measurements the built-in table cites give exactly the built-in
+table's rows (nccl/builtin_take_table.cc, which the library's tests parse); bad input is exit status 2
+with a message naming the problem.
+
+Usage: take_table_from_bench_test.py"""
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+SCRIPT = os.path.join(ROOT, "bench", "take_table_from_bench.py")
+BUILTIN = os.path.join(ROOT, "nccl", "builtin_take_table.cc")
+K = 1024
+M = 1024 * 1024
+
+
+def check(condition, message):
+    if not condition:
+        print("FAIL: " + message)
+        sys.exit(1)
+
+
+def row(library, algorithm, size, us, in_place=False, wrong=0, **extra):
+    out = {"library": library, "algorithm": algorithm, "bytes": size, "in_place": in_place, "best_us": us,
+           "median_us": us, "algbw_gbps": 1.0, "busbw_gbps": 1.0, "wrong": wrong}
+    out.update(extra)
+    return out
+
+
+def measured(ratios, algorithm="one-shot"):
+    """peerreduce and NCCL rows for {bytes: peerreduce/NCCL time ratio} (NCCL at 100 us)."""
+    rows = []
+    for size, ratio in ratios.items():
+        rows.append(row("peerreduce", algorithm, size, 100.0 * ratio))
+        rows.append(row("nccl", "2.28.9", size, 100.0))
+    return rows
+
+
+def write(path, run):
+    with open(path, "w") as f:
+        f.write(run if isinstance(run, str) else json.dumps(run))
+    return path
+
+
+def run_script(*args):
+    return subprocess.run([sys.executable, SCRIPT, *args], capture_output=True, text=True, timeout=60)
+
+
+def entries(path):
+    return [line for line in open(path).read().splitlines() if line.startswith("entry")]
+
+
+def byte_count(text):
+    match = re.fullmatch(r"(\d+)([KM]?)", text)
+    check(match is not None, f"a size the test cannot read: {text}")
+    return int(match.group(1)) * {"": 1, "K": K, "M": M}[match.group(2)]
+
+
+def builtin_rows():
+    """The built-in table's entry lines, sizes as numbers."""
+    text = open(BUILTIN).read()
+    rows = []
+    for line in re.findall(r"^entry .*$", text, re.MULTILINE):
+        words = line.split()
+        words[5] = str(byte_count(words[5]))
+        words[6] = str(byte_count(words[6]))
+        rows.append(" ".join(words))
+    return rows
+
+
+def check_rules(tmp):
+    out = os.path.join(tmp, "take.txt")
+    # Wins up to 1 MiB (0.97 is within the margin), a loss at 4 MiB, a lone win at 16 MiB after it, 0.98 at
+    # 64 MiB. NCCL's batch rows, NCCL with P2P off, in-place rows and peerreduce's batch rows must not count
+    # (each is faster than anything else); of two peerreduce algorithms at one size the faster counts.
+    rows = measured({4 * K: 0.5, 64 * K: 0.6, M: 0.97, 4 * M: 1.2, 16 * M: 0.9, 64 * M: 0.98})
+    rows += [row("peerreduce", "two-shot", 64 * K, 200.0), row("nccl", "group-4", 64 * K, 1.0),
+             row("nccl", "2.28.9 p2p-off", M, 1.0), row("nccl", "2.28.9", 4 * K, 1.0, in_place=True),
+             row("peerreduce", "batch-4", 4 * M, 0.5)]
+    ar = write(os.path.join(tmp, "ar.json"),
+               {"ranks": 4, "dtype": "fp32", "collective": "allreduce", "architecture": "sm_90", "rows": rows})
+    # A bf16 broadcast on 2 ranks whose NCCL times ride on peerreduce's rows (nccl_us), from a file that
+    # names no architecture (given by --arch).
+    bc = write(os.path.join(tmp, "bc.json"),
+               {"ranks": 2, "dtype": "bf16", "collective": "broadcast",
+                "rows": [row("peerreduce", "tree", 128, 5.0, nccl_us=10.0),
+                         row("peerreduce", "tree", 512 * K, 50.0, nccl_us=40.0)]})
+    done = run_script("--json", ar, "--out", out)
+    check(done.returncode == 0, f"exit {done.returncode}: {done.stderr}")
+    check(open(out).readline() == "peerreduce-nccl-take 1\n", "the header line")
+    check(entries(out) == ["entry allreduce sm_90 4 fp32 0 1048576 peerreduce",
+                           "entry allreduce sm_90 4 fp32 1048577 67108864 nccl"], f"entries: {entries(out)}")
+    check("4096 B 0.50, 65536 B 0.60" in open(out).read(), "the ratios in the comment")
+    done = run_script("--json", ar, "--json", bc, "--arch", "sm_90", "--margin", "0.99", "--out", out)
+    check(done.returncode == 0 and "5 rows" in done.stdout, f"--margin: {done.stdout} {done.stderr}")
+    check(entries(out) == ["entry allreduce sm_90 4 fp32 0 1048576 peerreduce",
+                           "entry allreduce sm_90 4 fp32 1048577 16777216 nccl",
+                           "entry allreduce sm_90 4 fp32 16777217 67108864 peerreduce",
+                           "entry broadcast sm_90 2 bf16 0 128 peerreduce",
+                           "entry broadcast sm_90 2 bf16 129 524288 nccl"], f"entries: {entries(out)}")
+
+
+def check_builtin_table(tmp):
+    # The measurements nccl/builtin_take_table.cc cites (fp32, NCCL 2.28.9, graph replay).
+    runs = [
+        ("allreduce", 2, {4 * K: 0.44, 16 * K: 0.44, 64 * K: 0.46, 256 * K: 0.53, M: 0.94, 4 * M: 0.74,
+                          16 * M: 0.84, 64 * M: 1.01, 256 * M: 1.13}),
+        ("allreduce", 4, {4 * K: 0.41, 64 * K: 0.46, 256 * K: 0.65, M: 0.88, 4 * M: 0.97, 16 * M: 0.97,
+                          64 * M: 1.14, 256 * M: 1.18}),
+        ("reduce-scatter", 4, {128: 0.77, 512: 0.78, 2 * K: 0.79, 8 * K: 0.77, 32 * K: 0.78, 128 * K: 0.79,
+                               512 * K: 0.79, 2 * M: 1.44, 8 * M: 1.06}),
+        ("all-gather", 4, {128: 0.66, 512: 0.70, 2 * K: 0.72, 8 * K: 0.75, 32 * K: 0.77, 128 * K: 0.79,
+                           512 * K: 0.79, 2 * M: 1.33, 8 * M: 1.13}),
+        ("broadcast", 4, {128: 0.71, 512: 0.75, 2 * K: 0.80, 8 * K: 0.85, 32 * K: 0.90, 128 * K: 0.94,
+                          512 * K: 1.77, 2 * M: 1.02, 8 * M: 1.43}),
+    ]
+    paths = []
+    for i, (collective, ranks, ratios) in enumerate(runs):
+        paths += ["--json", write(os.path.join(tmp, f"builtin{i}.json"),
+                                  {"ranks": ranks, "dtype": "fp32", "collective": collective,
+                                   "architecture": "sm_90", "rows": measured(ratios)})]
+    out = os.path.join(tmp, "builtin.txt")
+    done = run_script(*paths, "--out", out)
+    check(done.returncode == 0, f"exit {done.returncode}: {done.stderr}")
+    check(entries(out) == builtin_rows(),
+          f"the script's rows {entries(out)} are not the built-in table's {builtin_rows()}")
+
+
+def check_bad_input(tmp):
+    out = os.path.join(tmp, "bad.txt")
+    base = {"ranks": 4, "dtype": "fp32", "architecture": "sm_90"}
+    cases = [
+        ("missing", None, "No such file"),
+        ("notjson", "{", "not JSON"),
+        ("norows", {"ranks": 4}, "no 'rows' list"),
+        ("noarch", {"ranks": 4, "rows": []}, "names no architecture"),
+        ("noranks", {"architecture": "sm_90", "rows": []}, "whole number 'ranks'"),
+        ("dtype", dict(base, dtype="fp8", rows=[]), "unknown dtype 'fp8'"),
+        ("fields", dict(base, rows=[{"library": "nccl"}]), "row 0: needs library"),
+        ("wrong", dict(base, rows=[row("peerreduce", "ring", 64, 1.0, wrong=3)]), "had 3 wrong elements"),
+        ("collective", dict(base, rows=[row("nccl", "2.28.9", 64, 1.0, collective="alltoall")]),
+         "unknown collective 'alltoall'"),
+        ("size", dict(base, rows=[row("nccl", "2.28.9", 0, 1.0)]), "must be positive"),
+        ("unpaired", dict(base, rows=[row("peerreduce", "ring", 64, 1.0)]), "measured by both"),
+    ]
+    for name, content, expected in cases:
+        path = os.path.join(tmp, name + ".json")
+        if content is not None:
+            write(path, content)
+        done = run_script("--json", path, "--out", out)
+        check(done.returncode == 2, f"{name}: exit {done.returncode}, expected 2")
+        check(expected in done.stderr, f"{name}: '{expected}' not in: {done.stderr}")
+    good = write(os.path.join(tmp, "good.json"), dict(base, rows=measured({64: 0.5})))
+    done = run_script("--json", good, "--margin", "1.5", "--out", out)
+    check(done.returncode == 2 and "--margin 1.5" in done.stderr, f"--margin 1.5: {done.stderr}")
+
+
+def main():
+    with tempfile.TemporaryDirectory() as tmp:
+        check_rules(tmp)
+        check_builtin_table(tmp)
+        check_bad_input(tmp)
+    print("take_table_from_bench: OK")
+
+
+if __name__ == "__main__":
+    main()
