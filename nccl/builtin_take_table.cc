@@ -18,14 +18,22 @@ entry allreduce sm_90 2 fp32 16777217 256M nccl
 # 4 x H200: 4K 0.41, 64K 0.46, 256K 0.65, 1M 0.88, 4M 0.97, 16M 0.97, 64M 1.14, 256M 1.18
 entry allreduce sm_90 4 fp32 0 16M peerreduce
 entry allreduce sm_90 4 fp32 16777217 256M nccl
-# 4 x H200, nccl-tests through this library against NCCL alone (nccl-tests' total size, factors of 4).
-# reduce-scatter: 128 B .. 512K 0.77-0.79, 2M 1.44, 8M 1.06
+# nccl-tests through this library against NCCL alone (nccl-tests' total size): 4 x H200 in factors of
+# 4, 2 x H200 in factors of 8 (128M there was NCCL's own: nothing above 16M was taken).
+# reduce-scatter, 2 GPUs: 64 B .. 256K 0.55-0.62, 2M 0.96, 16M 0.83
+entry reduce-scatter sm_90 2 fp32 0 16M peerreduce
+# reduce-scatter, 4 GPUs: 128 B .. 512K 0.77-0.79, 2M 1.44, 8M 1.06
 entry reduce-scatter sm_90 4 fp32 0 512K peerreduce
 entry reduce-scatter sm_90 4 fp32 524289 8M nccl
-# all-gather: 128 B .. 512K 0.66-0.79, 2M 1.33, 8M 1.13
+# all-gather, 2 GPUs: 64 B .. 256K 0.41-0.54, 2M 0.92, 16M 0.89
+entry all-gather sm_90 2 fp32 0 16M peerreduce
+# all-gather, 4 GPUs: 128 B .. 512K 0.66-0.79, 2M 1.33, 8M 1.13
 entry all-gather sm_90 4 fp32 0 512K peerreduce
 entry all-gather sm_90 4 fp32 524289 8M nccl
-# broadcast: 128 B .. 128K 0.71-0.94, 512K 1.77, 2M 1.02, 8M 1.43
+# broadcast, 2 GPUs: 8 B 0.93, 64 B .. 256K 1.06-1.22, 2M 0.84 (alone between losses), 16M 1.07
+entry broadcast sm_90 2 fp32 0 8 peerreduce
+entry broadcast sm_90 2 fp32 9 16M nccl
+# broadcast, 4 GPUs: 128 B .. 128K 0.71-0.94, 512K 1.77, 2M 1.02, 8M 1.43
 entry broadcast sm_90 4 fp32 0 128K peerreduce
 entry broadcast sm_90 4 fp32 131073 8M nccl
 )";

@@ -120,6 +120,13 @@ def check_builtin_table(tmp):
                            512 * K: 0.79, 2 * M: 1.33, 8 * M: 1.13}),
         ("broadcast", 4, {128: 0.71, 512: 0.75, 2 * K: 0.80, 8 * K: 0.85, 32 * K: 0.90, 128 * K: 0.94,
                           512 * K: 1.77, 2 * M: 1.02, 8 * M: 1.43}),
+        # 2 x H200, nccl-tests through the library against NCCL alone (factors of 8).
+        ("reduce-scatter", 2, {64: 0.602, 512: 0.621, 4 * K: 0.614, 32 * K: 0.597, 256 * K: 0.546, 2 * M: 0.958,
+                               16 * M: 0.834}),
+        ("all-gather", 2, {64: 0.544, 512: 0.478, 4 * K: 0.412, 32 * K: 0.476, 256 * K: 0.465, 2 * M: 0.918,
+                           16 * M: 0.885}),
+        ("broadcast", 2, {8: 0.931, 64: 1.064, 512: 1.220, 4 * K: 1.117, 32 * K: 1.223, 256 * K: 1.112,
+                          2 * M: 0.844, 16 * M: 1.066}),
     ]
     paths = []
     for i, (collective, ranks, ratios) in enumerate(runs):
