@@ -219,7 +219,7 @@ std::array<SettingSpec, kSettingCount> makeSpecs() {
   at(SettingId::kPoolBytes).multiple_why = "the CUDA/HIP IPC allocation granularity";
   at(SettingId::kPoolBytes).default_value = std::uint64_t{kDefaultPoolBytes};
   at(SettingId::kPoolBytes).example = "256M";
-  at(SettingId::kPoolBytes).help = "symmetric memory per rank; holds the scratch of every stream and user blocks";
+  at(SettingId::kPoolBytes).help = "symmetric memory per rank; holds the scratch of every channel and user blocks";
 
   // The quota's own range is the pool's; that it fits the pool chosen is checked by MemorySettings::validate.
   at(SettingId::kPoolQuotaBytes) = byteSizeSpec("PEERREDUCE_POOL_QUOTA_BYTES", "pool quota", 0, kMaxPoolBytes);
