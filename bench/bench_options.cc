@@ -110,7 +110,7 @@ StatusOr<Options> parseOptions(int argc, const char* const* argv, int ranks) {
   }
   o.algorithms.clear();
   if (algo == "all") {
-    for (int k = 1; k < kAlgorithmCount; ++k) {
+    for (int k = 1; k < kBuiltAlgorithmCount; ++k) {
       if (anyCollectiveHasAlgorithm(o.collective, static_cast<Algorithm>(k)))
         o.algorithms.push_back(static_cast<Algorithm>(k));
     }

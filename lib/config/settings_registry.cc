@@ -131,7 +131,7 @@ std::array<SettingSpec, kSettingCount> makeSpecs() {
   algorithm.name = "PEERREDUCE_ALGO";
   algorithm.kind = SettingKind::kChoice;
   algorithm.noun = "algorithm";
-  for (int a = 0; a < kAlgorithmCount; ++a) {
+  for (int a = 0; a < kBuiltAlgorithmCount; ++a) {
     algorithm.choices.push_back({std::string(algorithmName(static_cast<Algorithm>(a))), a});
   }
   algorithm.default_value = std::int64_t{static_cast<int>(Algorithm::kAuto)};

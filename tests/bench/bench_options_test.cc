@@ -47,7 +47,7 @@ TEST(BenchOptions, CollRootAndAlgoAll) {
                                                     Algorithm::kRecursiveDoubling, Algorithm::kTree}));
   auto ar = parse({"--algo", "all"});
   ASSERT_TRUE(ar.isOk());
-  EXPECT_EQ(ar->algorithms.size(), static_cast<std::size_t>(kAlgorithmCount - 1)) << "allreduce has every one";
+  EXPECT_EQ(ar->algorithms.size(), static_cast<std::size_t>(kBuiltAlgorithmCount - 1)) << "allreduce has every one";
   auto ag = parse({"--coll", "all-gather", "--algo", "ring", "--dtype", "bf16", "--no-in-place"});
   ASSERT_TRUE(ag.isOk());
   EXPECT_EQ(ag->algorithms, std::vector<Algorithm>{Algorithm::kRing});

@@ -194,7 +194,7 @@ RC_GTEST_PROP(CliOptions, CommandLineRoundTripsThroughTheParser, ()) {
                             rc::gen::inRange<std::size_t>(0, kMaxCliCount + 1));
   o.dtype = static_cast<DataType>(*rc::gen::inRange(0, kDataTypeCount));
   o.op = static_cast<ReduceOp>(*rc::gen::inRange(0, kReduceOpCount));
-  o.algorithm = static_cast<Algorithm>(*rc::gen::inRange(0, kAlgorithmCount));
+  o.algorithm = static_cast<Algorithm>(*rc::gen::inRange(0, kBuiltAlgorithmCount));
   o.seed = *rc::gen::arbitrary<std::uint64_t>();
   o.iterations = *rc::gen::inRange(1, kMaxCliIterations + 1);
   o.in_place = *rc::gen::arbitrary<bool>();

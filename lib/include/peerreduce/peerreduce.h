@@ -123,7 +123,8 @@ typedef enum {
   prAlgoRabenseifner = 5,
   prAlgoTree = 6,
   prAlgoCopyEngineTwoShot = 7, /* only when forced, until measured */
-  prNumAlgorithms = 8,
+  prAlgoUser = 8,              /* a plan file (PEERREDUCE_PLAN_FILE); reported, never forced */
+  prNumAlgorithms = 9,
   prAlgorithm_MinEnum_ = -0x7fffffff - 1,
   prAlgorithm_MaxEnum_ = 0x7fffffff
 } prAlgorithm_t;

@@ -21,7 +21,7 @@ namespace {
 // Every concrete algorithm (all but kAuto).
 std::vector<Algorithm> concreteAlgorithms() {
   std::vector<Algorithm> out;
-  for (int a = 1; a < kAlgorithmCount; ++a) out.push_back(static_cast<Algorithm>(a));
+  for (int a = 1; a < kBuiltAlgorithmCount; ++a) out.push_back(static_cast<Algorithm>(a));
   return out;
 }
 
