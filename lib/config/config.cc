@@ -23,6 +23,11 @@ StatusOr<Config> Config::fromEnvironment() { return fromEnvironment(Config{}); }
 Status Config::validate() const {
   // The mask's syntax is checked here; its ranks against the world size at communicator creation.
   PR_RETURN_IF_ERROR(checkOwnedSettings(*this, SettingOwner::kConfig));
+  if (plan_max_bytes != 0 && plan_max_bytes <= plan_min_bytes) {
+    return invalidArgumentError("PEERREDUCE_PLAN_MAX_BYTES " + std::to_string(plan_max_bytes) +
+                                " must be above PEERREDUCE_PLAN_MIN_BYTES " + std::to_string(plan_min_bytes) +
+                                " (or 0: no upper bound)");
+  }
   return memory.validate();
 }
 
@@ -48,6 +53,9 @@ std::string Config::describe() const {
               ? ""
               : " broadcast_algorithm=" + std::string(algorithmName(broadcast_algorithm))) +
          (tuning_file.empty() ? "" : " tuning_file=" + tuning_file) +
+         (plan_file.empty() ? "" : " plan_file=" + plan_file) +
+         (plan_min_bytes == 0 ? "" : " plan_min_bytes=" + std::to_string(plan_min_bytes)) +
+         (plan_max_bytes == 0 ? "" : " plan_max_bytes=" + std::to_string(plan_max_bytes)) +
          // Like the optional settings above, the memory settings are listed only when not the defaults.
          (memory == MemorySettings{} ? "" : " " + memory.describe());
 }

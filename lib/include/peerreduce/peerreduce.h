@@ -159,6 +159,9 @@ typedef struct {
   int reduce_scatter_algorithm; /* PEERREDUCE_ALGO_REDUCE_SCATTER: a prAlgorithm_t value; 0 (auto) = algorithm's */
   int all_gather_algorithm;     /* PEERREDUCE_ALGO_ALL_GATHER: likewise */
   int broadcast_algorithm;      /* PEERREDUCE_ALGO_BROADCAST: likewise */
+  char plan_file[PR_CONFIG_PATH_BYTES]; /* PEERREDUCE_PLAN_FILE, NUL-terminated; "" = none (docs/PLANS.md) */
+  size_t plan_min_bytes;                /* PEERREDUCE_PLAN_MIN_BYTES: smallest size the plan file runs */
+  size_t plan_max_bytes;                /* PEERREDUCE_PLAN_MAX_BYTES: exclusive bound; 0 = none */
 } prConfig_t;
 
 /* Fills *config with the defaults, overridden by every PEERREDUCE_* variable a communicator reads (the
