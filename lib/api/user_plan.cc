@@ -22,8 +22,22 @@ std::string problemsOf(const VerifyReport& report) {
 VerifyReport checkPlan(const PlanText& text, const Topology& topology) {
   VerifyOptions options;
   options.link = topology.accessMatrix();
-  VerifyReport report = verifyPlan(text.plan, options);
-  for (std::string& problem : report.problems) problem = withPlanLines(problem, text);
+  const VerifyReport twice = verifyPlan(text.plan, options);
+  // The second run repeats every problem of the first as "op 1": a person needs each once. Problems only
+  // the second run has (hazards between consecutive operations) stay.
+  VerifyReport report;
+  std::vector<std::string> seen;
+  for (const std::string& problem : twice.problems) {
+    std::string as_first = problem;
+    for (const std::string& op : {std::string("op 1 rank "), std::string(" op 1 step #")}) {
+      for (auto at = as_first.find(op); at != std::string::npos; at = as_first.find(op, at + 1)) {
+        as_first.replace(at + op.find('1'), 1, "0");
+      }
+    }
+    if (std::find(seen.begin(), seen.end(), as_first) != seen.end()) continue;
+    seen.push_back(as_first);
+    report.problems.push_back(withPlanLines(problem, text));
+  }
   return report;
 }
 

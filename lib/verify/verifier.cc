@@ -471,8 +471,16 @@ class Verifier {
   }
 
   void reportRace(const Access& a, const Access& b, const std::string& memory) {
-    problem("race on " + memory + ": " + where(a.rank, *a.where) + (a.write ? " writes" : " reads") + " while " +
-            where(b.rank, *b.where) + (b.write ? " writes" : " reads") + ", with no signal ordering them");
+    std::string text = "race on " + memory + ": " + where(a.rank, *a.where) + (a.write ? " writes" : " reads") +
+                       " while " + where(b.rank, *b.where) + (b.write ? " writes" : " reads") +
+                       ", with no signal ordering them";
+    if (a.op == b.op && a.write && !b.write && a.rank != b.rank) {
+      // The usual mistake, a read of data its writer has not announced: say what would order them.
+      text += "; rank " + std::to_string(b.rank) + " must wait, before its step #" +
+              std::to_string(b.where->index_in_plan) + ", for a signal rank " + std::to_string(a.rank) +
+              " sends after its step #" + std::to_string(a.where->index_in_plan);
+    }
+    problem(text);
   }
 
   // Every write against every other access of the same memory: for accesses of one operation to one
@@ -579,10 +587,15 @@ class Verifier {
                       (node.leaf_rank >= 0 ? " (it holds rank " + std::to_string(node.leaf_rank) + "'s)"
                                            : " (it holds a reduction)"));
             }
-          } else if (node.rank_mask != all) {
-            problem(at + ": output misses the input of " + ranksOf(all & ~node.rank_mask));
-          } else if (node.duplicate_mask != 0) {
-            problem(at + ": output counts the input of " + ranksOf(node.duplicate_mask) + " more than once");
+          } else if (node.rank_mask != all || node.duplicate_mask != 0) {
+            // Both where both happened (a source named twice instead of another): one message per output.
+            std::string what;
+            if (node.rank_mask != all) what = "misses the input of " + ranksOf(all & ~node.rank_mask);
+            if (node.duplicate_mask != 0) {
+              what += (what.empty() ? "" : " and ") + std::string("counts the input of ") +
+                      ranksOf(node.duplicate_mask) + " more than once";
+            }
+            problem(at + ": output " + what);
           } else if (!node.finalize || node.finalize_count != 1) {
             problem(at + ": the final reduction (avg's division) is applied " + std::to_string(node.finalize_count) +
                     " times or not at the root");

@@ -262,8 +262,9 @@ def relay_all_gather(world: int, missing: Iterable[tuple[int, int]] = ()) -> str
         if not middle:
             raise PlanRefused(f"no rank is linked to both {a} and {b}: their blocks cannot be relayed")
         relay[(a, b)] = relay[(b, a)] = middle[0]
+    links = "link" if len(cut) == 1 else "links"
     w = PlanWriter("all-gather", world, flags=3 if cut else 2,
-                   name=f"all-gather over {world} ranks" + (f", relayed around {len(cut)} missing link(s)"
+                   name=f"all-gather over {world} ranks" + (f", relayed around {len(cut)} missing {links}"
                                                              if cut else ""))
     for r in range(world):
         w.copy(r, w.chunk(r), send(r), scratch(r, 0))
@@ -276,13 +277,16 @@ def relay_all_gather(world: int, missing: Iterable[tuple[int, int]] = ()) -> str
             if q != r and linked(r, q):
                 w.wait_all(r, q, 1)
                 w.copy(r, w.chunk(q), scratch(q, 0), recv(r))
-    # The relays: rank m holds q's block for r in its slot 1 + q, then tells r.
+    # The relays: rank m keeps a's block for b in a slot of its own (one per block it relays), then tells b.
+    held: dict[tuple[int, int], int] = {}  # (relay, source) -> slot
     for (a, b), m in sorted(relay.items()):
-        w.copy(m, w.chunk(a), scratch(a, 0), scratch(m, 1 + a))
+        if (m, a) not in held:
+            held[(m, a)] = 1 + sum(1 for (relay_rank, _) in held if relay_rank == m)
+            w.copy(m, w.chunk(a), scratch(a, 0), scratch(m, held[(m, a)]))
         w.signal(m, b, 2)
     for (a, b), m in sorted(relay.items()):
         w.wait_all(b, m, 2)
-        w.copy(b, w.chunk(a), scratch(m, 1 + a), recv(b))
+        w.copy(b, w.chunk(a), scratch(m, held[(m, a)]), recv(b))
     return w.text()
 
 

@@ -160,8 +160,12 @@ void printText(const RunReport& r) {
                                          ? "each rank holds its own block (checked against the reference)"
                                      : r.ranks_agree ? "bitwise identical on every rank"
                                                      : "NO");
-  std::printf("  reference:   %s\n",
-              r.reference_problem.empty() ? "every element within tolerance" : r.reference_problem.c_str());
+  // Integers and the collectives that only move data are compared bit for bit; a floating reduction with a
+  // tolerance, since the reference folds in an order of its own (the ranks' bits are compared above).
+  const bool exact = !reduces || !isFloatingPoint(o.dtype);
+  std::printf("  reference:   %s\n", !r.reference_problem.empty() ? r.reference_problem.c_str()
+                                     : exact                      ? "every element equal to the reference, bit for bit"
+                                                                  : "every element within tolerance");
   const PoolStats& m = r.memory;
   std::printf("  memory:      pool %s per rank, %s in use (peak %s) in %" PRIu64 " blocks; %" PRIu64
               " allocations, %" PRIu64 " failed; %" PRIu64 " free blocks, largest %s; fragmentation %.3f; %" PRIu64
