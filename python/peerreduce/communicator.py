@@ -217,7 +217,7 @@ class Communicator:
         _native.call("prCommExplainSelection", self._live(), int(count), _buffers.DTYPE_CODES[name],
                      ctypes.byref(selection))
         algorithms = ["auto", "one-shot", "two-shot", "ring", "recursive-doubling", "rabenseifner", "tree",
-                      "copy-engine-two-shot"]
+                      "copy-engine-two-shot", "user"]
         return {
             "chosen": algorithms[selection.chosen],
             "forced": bool(selection.forced),
