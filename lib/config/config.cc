@@ -21,6 +21,16 @@ StatusOr<Config> Config::fromEnvironment(const Config& base, const std::function
 StatusOr<Config> Config::fromEnvironment() { return fromEnvironment(Config{}); }
 
 Status Config::validate() const {
+  for (Collective c :
+       {Collective::kAllReduce, Collective::kReduceScatter, Collective::kAllGather, Collective::kBroadcast}) {
+    // A plan file runs for the sizes its settings give; forcing "user" everywhere would hide that.
+    if (algorithmSettingOf(c) == Algorithm::kUser) {
+      return invalidArgumentError(std::string(collectiveName(c)) +
+                                  " algorithm 'user' cannot be forced; name the plan file with PEERREDUCE_PLAN_FILE "
+                                  "and its sizes with PEERREDUCE_PLAN_MIN_BYTES / PEERREDUCE_PLAN_MAX_BYTES "
+                                  "(docs/PLANS.md)");
+    }
+  }
   // The mask's syntax is checked here; its ranks against the world size at communicator creation.
   PR_RETURN_IF_ERROR(checkOwnedSettings(*this, SettingOwner::kConfig));
   if (plan_max_bytes != 0 && plan_max_bytes <= plan_min_bytes) {

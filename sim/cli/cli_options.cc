@@ -134,6 +134,10 @@ StatusOr<CliOptions> parseCliOptions(const std::vector<std::string>& args) {
     } else if (flag == "--algo") {
       PR_ASSIGN_OR_RETURN(std::string v, value(flag));
       PR_ASSIGN_OR_RETURN(options.algorithm, parseAlgorithm(v));
+      if (options.algorithm == Algorithm::kUser) {
+        return invalidArgumentError(
+            "--algo user: a plan file runs with 'peerreduce-sim plan run FILE' (docs/PLANS.md)");
+      }
     } else if (flag == "--seed") {
       PR_ASSIGN_OR_RETURN(std::string v, value(flag));
       PR_ASSIGN_OR_RETURN(options.seed, parseUnsigned(flag, v, 0, std::numeric_limits<std::uint64_t>::max()));

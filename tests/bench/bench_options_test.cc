@@ -69,6 +69,7 @@ TEST(BenchOptions, BadFlagsAreTypedErrorsNamingThem) {
       {{"--coll", "reduce-scatter", "--batch", "4"}, "--batch measures allreduceBatch: it needs --coll allreduce"},
       {{"--coll", "broadcast", "--algo", "two-shot"}, "--algo 'two-shot': broadcast has no such algorithm"},
       {{"--algo", "fastest"}, "unknown algorithm 'fastest'"},
+      {{"--algo", "user"}, "--algo 'user': a plan file runs through PEERREDUCE_PLAN_FILE"},
       {{"--dtype", "fp16"}, "--dtype 'fp16': takes fp32 or bf16"},
       {{"--max-bytes", "lots"}, "--max-bytes 'lots': takes a size"},
       {{"--min-bytes", "2M", "--max-bytes", "1M"}, "--min-bytes is above --max-bytes"},

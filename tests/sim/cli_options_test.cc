@@ -156,6 +156,7 @@ TEST(CliOptions, UnknownNamesAreRejectedListingTheAcceptedOnes) {
   expectRejected({"--dtype", "float128"}, {"dtype", "'float128'", "bf16"});
   expectRejected({"--op", "xor"}, {"op", "'xor'", "avg"});
   expectRejected({"--algo", "magic"}, {"algorithm", "'magic'", "recursive-doubling"});
+  expectRejected({"--algo", "user"}, {"--algo user: a plan file runs with 'peerreduce-sim plan run FILE'"});
 }
 
 // --device names a calibrated profile; it prices the full mesh, so another topology beside it is refused.

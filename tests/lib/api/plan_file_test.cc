@@ -211,6 +211,20 @@ TEST(PlanFile, APlanThatCannotFitTheScratchIsRefusedAtCreation) {
   EXPECT_TRUE(contains(cluster.status().message(), "4096 scratch slots")) << cluster.status().toString();
 }
 
+TEST(PlanFile, UserIsNeverForced) {
+  for (Collective collective :
+       {Collective::kAllReduce, Collective::kReduceScatter, Collective::kAllGather, Collective::kBroadcast}) {
+    Config config;
+    config.algorithmSettingOf(collective) = Algorithm::kUser;
+    const Status status = config.validate();
+    EXPECT_EQ(status.code(), ErrorCode::kInvalidArgument);
+    EXPECT_TRUE(contains(status.message(), std::string(collectiveName(collective)) +
+                                               " algorithm 'user' cannot be forced; name the plan file with "
+                                               "PEERREDUCE_PLAN_FILE"))
+        << status.toString();
+  }
+}
+
 TEST(PlanFile, TheRangeMustBeOrdered) {
   Config config = withPlan("x.plan", 4096, 4096);
   const Status status = config.validate();
