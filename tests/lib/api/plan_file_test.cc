@@ -101,6 +101,21 @@ TEST(PlanFile, ItsOperationsGiveTheReferenceResultInBothPlacements) {
   }
 }
 
+// The hardware stage compares every case with the simulator running the same settings: with a plan file,
+// the simulator must run the file too (a plan file is never forced, so the settings carry it, not the
+// algorithm).
+TEST(PlanFile, TheHardwareStagesComparisonWithTheSimulatorRunsThePlanFileToo) {
+  TempFile file(planText(Collective::kAllReduce, Algorithm::kRing, 4));
+  auto world = testing::makeSimTestWorld(4, {}, withPlan(file.path(), 0, 0));
+  ASSERT_TRUE(world.isOk()) << world.status().toString();
+  testing::AllreduceCase c;
+  c.world_size = 4;
+  c.count = 5003;
+  const testing::CaseOutcome outcome = testing::runAllreduceCase(**world, c);
+  ASSERT_TRUE(outcome.ok) << outcome.problem;
+  EXPECT_EQ(testing::compareWithSimulator(**world, c, outcome), "");
+}
+
 TEST(PlanFile, ATuningTableEntryNamingUserChoosesIt) {
   TempFile file(planText(Collective::kAllReduce, Algorithm::kRing, 4));
   TempFile table("peerreduce-tuning 1\nentry simulator 4 0 8192 user\n");
