@@ -110,12 +110,17 @@ StatusOr<Options> parseOptions(int argc, const char* const* argv, int ranks) {
   }
   o.algorithms.clear();
   if (algo == "all") {
-    for (int k = 1; k < kAlgorithmCount; ++k) {
+    for (int k = 1; k < kBuiltAlgorithmCount; ++k) {
       if (anyCollectiveHasAlgorithm(o.collective, static_cast<Algorithm>(k)))
         o.algorithms.push_back(static_cast<Algorithm>(k));
     }
   } else {
     PR_ASSIGN_OR_RETURN(const Algorithm one, parseAlgorithm(algo));
+    if (one == Algorithm::kUser) {
+      // A plan file is not forced like an algorithm: it runs for the sizes its settings give.
+      return badValue("--algo", algo,
+                      "a plan file runs through PEERREDUCE_PLAN_FILE and its size range (docs/PLANS.md)");
+    }
     if (one != Algorithm::kAuto && !anyCollectiveHasAlgorithm(o.collective, one)) {
       return badValue("--algo", algo, coll + " has no such algorithm");
     }

@@ -57,7 +57,7 @@ void refreshSignalCounts(Plan& plan) {
 
 Plan decodeRawPlan(FuzzInput& input) {
   Plan plan;
-  plan.algorithm = static_cast<Algorithm>(input.byte() % kAlgorithmCount);
+  plan.algorithm = static_cast<Algorithm>(input.byte() % kBuiltAlgorithmCount);
   plan.world_size = input.intIn(1, kMaxRawWorld);
   plan.num_chunks = input.intIn(1, 4);
   plan.scratch_slots = input.intIn(0, 8);
@@ -79,7 +79,7 @@ Plan decodeRawPlan(FuzzInput& input) {
 }
 
 bool mutateBuiltPlan(FuzzInput& input, Plan& plan) {
-  const auto algorithm = static_cast<Algorithm>(input.intIn(1, kAlgorithmCount - 1));
+  const auto algorithm = static_cast<Algorithm>(input.intIn(1, kBuiltAlgorithmCount - 1));
   const int world = input.intIn(1, 6);
   const bool in_place = input.byte() % 2 == 1;
   auto built = buildPlan(PlanRequest(algorithm, world, in_place));

@@ -12,7 +12,8 @@ StatusOr<Plan> buildPlan(const PlanRequest& request) {
                                 "; supported sizes are 1.." + std::to_string(kMaxWorldSize));
   }
   if (request.collective != Collective::kAllReduce) return buildCollectivePlan(request);
-  if (request.world_size == 1 && request.algorithm != Algorithm::kAuto && isValidAlgorithm(request.algorithm)) {
+  if (request.world_size == 1 && request.algorithm != Algorithm::kAuto && request.algorithm != Algorithm::kUser &&
+      isValidAlgorithm(request.algorithm)) {
     return buildSingleRankPlan(request.algorithm, request.in_place);
   }
   switch (request.algorithm) {
@@ -47,6 +48,8 @@ StatusOr<Plan> buildPlan(const PlanRequest& request) {
     }
     case Algorithm::kAuto:
       return invalidArgumentError("buildPlan needs a concrete algorithm; 'auto' is resolved by the selector first");
+    case Algorithm::kUser:
+      return invalidArgumentError("a user plan is read from its file (plan/plan_text.h), not built");
   }
   return invalidArgumentError("unknown algorithm value " + std::to_string(static_cast<int>(request.algorithm)));
 }

@@ -46,7 +46,7 @@ struct CField {
   Status (*toC)(const Config&, prConfig_t&);
 };
 
-constexpr std::array<CField, 16> kFields = {{
+constexpr std::array<CField, 19> kFields = {{
     {SettingId::kAlgorithm,
      [](const prConfig_t& c, Config& out) {
        out.algorithm = static_cast<Algorithm>(c.algorithm);
@@ -143,6 +143,32 @@ constexpr std::array<CField, 16> kFields = {{
      },
      [](const Config& in, prConfig_t& c) {
        return writeText(in.tuning_file, c.tuning_file, "tuning_file", SettingId::kTuningFile);
+     }},
+    {SettingId::kPlanFile,
+     [](const prConfig_t& c, Config& out) -> Status {
+       PR_ASSIGN_OR_RETURN(out.plan_file, readText(c.plan_file, "plan_file"));
+       return Status::ok();
+     },
+     [](const Config& in, prConfig_t& c) {
+       return writeText(in.plan_file, c.plan_file, "plan_file", SettingId::kPlanFile);
+     }},
+    {SettingId::kPlanMinBytes,
+     [](const prConfig_t& c, Config& out) {
+       out.plan_min_bytes = c.plan_min_bytes;
+       return Status::ok();
+     },
+     [](const Config& in, prConfig_t& c) {
+       c.plan_min_bytes = in.plan_min_bytes;
+       return Status::ok();
+     }},
+    {SettingId::kPlanMaxBytes,
+     [](const prConfig_t& c, Config& out) {
+       out.plan_max_bytes = c.plan_max_bytes;
+       return Status::ok();
+     },
+     [](const Config& in, prConfig_t& c) {
+       c.plan_max_bytes = in.plan_max_bytes;
+       return Status::ok();
      }},
     {SettingId::kPoolBytes,
      [](const prConfig_t& c, Config& out) {

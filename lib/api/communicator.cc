@@ -86,6 +86,13 @@ Status loadTuning(Communicator::Impl& impl) {
   return Status::ok();
 }
 
+Status loadPlanFile(Communicator::Impl& impl) {
+  PR_ASSIGN_OR_RETURN(auto user, loadUserPlan(impl.config, impl.size, impl.topology,
+                                              impl.tuning ? &*impl.tuning : nullptr, impl.architecture));
+  if (user) impl.user_plan = std::make_shared<const UserPlan>(std::move(*user));
+  return Status::ok();
+}
+
 Status buildPlans(Communicator::Impl& impl) {
   PR_ASSIGN_OR_RETURN(CandidateSet set,
                       buildCandidates(impl.size, impl.topology, impl.config.verify_plans, impl.config.algorithm));
@@ -106,6 +113,7 @@ Status buildPlans(Communicator::Impl& impl) {
     selectable.push_back({c.plans[0]});
   }
   impl.allreduce.candidates = std::move(set.candidates);
+  PR_RETURN_IF_ERROR(attachPlanFile(impl, Collective::kAllReduce, 0, impl.allreduce));
   SelectorTuning tuning;
   if (impl.tuning) tuning = SelectorTuning{&*impl.tuning, impl.architecture};
   PR_ASSIGN_OR_RETURN(impl.allreduce.selector,
@@ -135,6 +143,9 @@ Status createImpl(Communicator::Impl& impl) {
   PR_RETURN_IF_ERROR(agreement.outcome(loadTuning(impl), "read the tuning table (PEERREDUCE_TUNING_FILE)"));
   PR_RETURN_IF_ERROR(agreement.sameValue(impl.tuning ? Fnv1aOf(impl.tuning->format()) : 0,
                                          "tuning table (PEERREDUCE_TUNING_FILE contents)"));
+  PR_RETURN_IF_ERROR(agreement.outcome(loadPlanFile(impl), "read and verify its plan file (PEERREDUCE_PLAN_FILE)"));
+  PR_RETURN_IF_ERROR(
+      agreement.sameValue(impl.user_plan ? impl.user_plan->text_hash : 0, "plan (PEERREDUCE_PLAN_FILE contents)"));
   PR_RETURN_IF_ERROR(agreement.outcome(buildPlans(impl), "build and verify its plans"));
   PR_INFO(impl.rank, "communicator ready: %d ranks over %s, %s; %s", impl.size, impl.transport->name().c_str(),
           impl.topology.describe().c_str(), impl.config.describe().c_str());
@@ -210,7 +221,7 @@ Status Communicator::allreduce(const void* send, void* recv, std::size_t count, 
   if (count == 0) return Status::ok();
   const std::size_t elem = dataTypeSize(dtype);
   const bool in_place = send == recv;
-  const Candidate& candidate = impl.allreduce.choose(count * elem);
+  const Candidate& candidate = impl.allreduce.choose(count * elem, in_place);
   const Algorithm algorithm = candidate.algorithm;
   const std::shared_ptr<const Plan>& plan = candidate.plans[static_cast<std::size_t>(in_place)];
   PR_ASSIGN_OR_RETURN(const OperationChannel where, operationChannel(impl, stream));

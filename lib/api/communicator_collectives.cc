@@ -69,13 +69,14 @@ Status buildChoice(Communicator::Impl& impl, Collective collective, int root, Pl
   }
   choice.candidates = std::move(set.candidates);
   choice.excluded = std::move(set.excluded);
+  PR_RETURN_IF_ERROR(attachPlanFile(impl, collective, root, choice));
   choice.built = true;
   return Status::ok();
 }
 
 // The plan `collective` runs for a block of `block_bytes`, built at first use.
 StatusOr<const Candidate*> chooseCandidate(Communicator::Impl& impl, Collective collective, int root,
-                                           std::size_t block_bytes) {
+                                           std::size_t block_bytes, bool in_place = false) {
   PlanChoice& choice = choiceOf(impl, collective, root);
   if (!choice.built) {
     const Status built = buildChoice(impl, collective, root, choice);
@@ -90,7 +91,7 @@ StatusOr<const Candidate*> chooseCandidate(Communicator::Impl& impl, Collective 
                             ": no plan can run on this topology (" + impl.topology.describe() + ": " +
                             (choice.excluded.empty() ? std::string("no plan") : choice.excluded.front()) + ")");
   }
-  return &choice.choose(block_bytes);
+  return &choice.choose(block_bytes, in_place);
 }
 
 Status abortedCall(const Communicator::Impl& impl, const char* call) {
@@ -103,7 +104,7 @@ Status submitCollective(Communicator::Impl& impl, Collective collective, int roo
                         std::size_t block_count, DataType dtype, ReduceOp op, bool in_place, StreamHandle stream,
                         const char* call, std::size_t block_stride = 0) {
   PR_ASSIGN_OR_RETURN(const Candidate* candidate,
-                      chooseCandidate(impl, collective, root, block_count * dataTypeSize(dtype)));
+                      chooseCandidate(impl, collective, root, block_count * dataTypeSize(dtype), in_place));
   Operation operation;
   operation.plan = candidate->plans[static_cast<std::size_t>(in_place)];
   operation.algorithm = candidate->algorithm;
@@ -119,6 +120,17 @@ Status submitCollective(Communicator::Impl& impl, Collective collective, int roo
 }
 
 }  // namespace
+
+Status attachPlanFile(Communicator::Impl& impl, Collective collective, int root, PlanChoice& choice) {
+  const std::shared_ptr<const UserPlan>& user = impl.user_plan;
+  if (!user || user->collective() != collective) return Status::ok();
+  if (collective == Collective::kBroadcast && user->text.plan.root != root) return Status::ok();
+  for (const auto& plan : user->candidate.plans) {
+    if (plan) PR_RETURN_IF_ERROR(impl.transport->preparePlan(plan));
+  }
+  choice.user = user;
+  return Status::ok();
+}
 
 StatusOr<SelectionReport> Communicator::explainSelection(Collective collective, std::size_t count, DataType dtype,
                                                          int root) {

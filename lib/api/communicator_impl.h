@@ -32,6 +32,8 @@ struct Communicator::Impl {
   Topology topology;         // agreed by all ranks, link mask applied
   std::string architecture;  // rank 0's device architecture (tuning-table key)
   std::optional<TuningTable> tuning;
+  // PEERREDUCE_PLAN_FILE's plan, checked at creation; attached to its collective's PlanChoice.
+  std::shared_ptr<const UserPlan> user_plan;
   PlanChoice allreduce;  // the allreduce plans this communicator may run, and their selector
   // The other collectives' plans, built at their first call (communicator_collectives.cc); broadcast's
   // per root (sized to the world then).
@@ -57,6 +59,10 @@ struct Communicator::Impl {
 struct CommunicatorAccess {
   static Communicator::Impl& impl(Communicator& comm) { return *comm.impl_; }
 };
+
+// Offers the plan file to `choice` where it is written for `collective` (and broadcast's `root`), its plans
+// prepared on the transport (communicator_collectives.cc).
+Status attachPlanFile(Communicator::Impl& impl, Collective collective, int root, PlanChoice& choice);
 
 // Creates the pool for the region the transport opened and takes the scratch (communicator_memory.cc).
 Status createPool(Communicator::Impl& impl);

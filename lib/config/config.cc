@@ -21,8 +21,23 @@ StatusOr<Config> Config::fromEnvironment(const Config& base, const std::function
 StatusOr<Config> Config::fromEnvironment() { return fromEnvironment(Config{}); }
 
 Status Config::validate() const {
+  for (Collective c :
+       {Collective::kAllReduce, Collective::kReduceScatter, Collective::kAllGather, Collective::kBroadcast}) {
+    // A plan file runs for the sizes its settings give; forcing "user" everywhere would hide that.
+    if (algorithmSettingOf(c) == Algorithm::kUser) {
+      return invalidArgumentError(std::string(collectiveName(c)) +
+                                  " algorithm 'user' cannot be forced; name the plan file with PEERREDUCE_PLAN_FILE "
+                                  "and its sizes with PEERREDUCE_PLAN_MIN_BYTES / PEERREDUCE_PLAN_MAX_BYTES "
+                                  "(docs/PLANS.md)");
+    }
+  }
   // The mask's syntax is checked here; its ranks against the world size at communicator creation.
   PR_RETURN_IF_ERROR(checkOwnedSettings(*this, SettingOwner::kConfig));
+  if (plan_max_bytes != 0 && plan_max_bytes <= plan_min_bytes) {
+    return invalidArgumentError("PEERREDUCE_PLAN_MAX_BYTES " + std::to_string(plan_max_bytes) +
+                                " must be above PEERREDUCE_PLAN_MIN_BYTES " + std::to_string(plan_min_bytes) +
+                                " (or 0: no upper bound)");
+  }
   return memory.validate();
 }
 
@@ -49,6 +64,9 @@ std::string Config::describe() const {
               : " broadcast_algorithm=" + std::string(algorithmName(broadcast_algorithm))) +
          (tuning_file.empty() ? "" : " tuning_file=" + tuning_file) +
          (device == kDeviceCurrent ? "" : " device=" + std::to_string(device)) +
+         (plan_file.empty() ? "" : " plan_file=" + plan_file) +
+         (plan_min_bytes == 0 ? "" : " plan_min_bytes=" + std::to_string(plan_min_bytes)) +
+         (plan_max_bytes == 0 ? "" : " plan_max_bytes=" + std::to_string(plan_max_bytes)) +
          // Like the optional settings above, the memory settings are listed only when not the defaults.
          (memory == MemorySettings{} ? "" : " " + memory.describe());
 }

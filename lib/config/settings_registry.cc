@@ -140,7 +140,7 @@ std::array<SettingSpec, kSettingCount> makeSpecs() {
   algorithm.name = "PEERREDUCE_ALGO";
   algorithm.kind = SettingKind::kChoice;
   algorithm.noun = "algorithm";
-  for (int a = 0; a < kAlgorithmCount; ++a) {
+  for (int a = 0; a < kBuiltAlgorithmCount; ++a) {
     algorithm.choices.push_back({std::string(algorithmName(static_cast<Algorithm>(a))), a});
   }
   algorithm.default_value = std::int64_t{static_cast<int>(Algorithm::kAuto)};
@@ -213,6 +213,32 @@ std::array<SettingSpec, kSettingCount> makeSpecs() {
   at(SettingId::kTuningFile).example = "tuning.txt";
   at(SettingId::kTuningFile).help =
       "a tuning table (docs/ALGORITHMS.md) whose measured choices override the cost model";
+
+  // A plan file for one collective and a range of sizes (docs/PLANS.md). Added after fingerprints were in
+  // use: hashed only when set, so configurations without one keep their fingerprints.
+  at(SettingId::kPlanFile) =
+      textSpec("PEERREDUCE_PLAN_FILE", SettingKind::kPath, "plan file path", kMaxTuningFileChars);
+  at(SettingId::kPlanFile).default_note = "none";
+  at(SettingId::kPlanFile).example = "hierarchical.plan";
+  at(SettingId::kPlanFile).help =
+      "a plan file (docs/PLANS.md), verified at creation, that runs its collective for the sizes "
+      "PEERREDUCE_PLAN_MIN_BYTES..PEERREDUCE_PLAN_MAX_BYTES give and where the tuning table names 'user'";
+  at(SettingId::kPlanMinBytes) = byteSizeSpec("PEERREDUCE_PLAN_MIN_BYTES", "plan file's smallest size", 0, UINT64_MAX);
+  at(SettingId::kPlanMinBytes).default_value = std::uint64_t{0};
+  at(SettingId::kPlanMinBytes).example = "64K";
+  at(SettingId::kPlanMinBytes).help =
+      "smallest operation (bytes as the tuning table counts them: the whole buffer of a reduce-scatter or "
+      "all-gather) the plan file runs";
+  at(SettingId::kPlanMaxBytes) = byteSizeSpec("PEERREDUCE_PLAN_MAX_BYTES", "plan file's size bound", 0, UINT64_MAX);
+  at(SettingId::kPlanMaxBytes).range_hint = "0 = no upper bound";
+  at(SettingId::kPlanMaxBytes).default_value = std::uint64_t{0};
+  at(SettingId::kPlanMaxBytes).default_note = "no upper bound";
+  at(SettingId::kPlanMaxBytes).example = "16M";
+  at(SettingId::kPlanMaxBytes).help =
+      "operations from this size on (exclusive bound, as the minimum counts) run the built-in choice again";
+  for (SettingId id : {SettingId::kPlanFile, SettingId::kPlanMinBytes, SettingId::kPlanMaxBytes}) {
+    at(id).fingerprinted_when_set = true;
+  }
 
   at(SettingId::kPoolBytes) = byteSizeSpec("PEERREDUCE_POOL_BYTES", "pool size", kMinPoolBytes, kMaxPoolBytes);
   at(SettingId::kPoolBytes).multiple_of = kIpcGranularityBytes;
@@ -326,8 +352,9 @@ std::array<SettingSpec, kSettingCount> makeSpecs() {
   for (SettingId id :
        {SettingId::kAlgorithm, SettingId::kReduceScatterAlgorithm, SettingId::kAllGatherAlgorithm,
         SettingId::kBroadcastAlgorithm, SettingId::kTimeoutMs, SettingId::kScratchBytes, SettingId::kVerifyPlans,
-        SettingId::kLinkMask, SettingId::kTuningFile, SettingId::kPoolBytes, SettingId::kPoolQuotaBytes,
-        SettingId::kPoolAlignment, SettingId::kPoolDefragThreshold, SettingId::kPinnedLimitBytes}) {
+        SettingId::kLinkMask, SettingId::kTuningFile, SettingId::kPlanFile, SettingId::kPlanMinBytes,
+        SettingId::kPlanMaxBytes, SettingId::kPoolBytes, SettingId::kPoolQuotaBytes, SettingId::kPoolAlignment,
+        SettingId::kPoolDefragThreshold, SettingId::kPinnedLimitBytes}) {
     at(id).agreement = SettingAgreement::kFingerprint;
   }
   for (SettingId id :
@@ -400,6 +427,15 @@ std::array<SettingRow, kSettingCount> makeRows() {
       configRow(
           SettingId::kTuningFile, O::kConfig, [](const Config& c) -> V { return c.tuning_file; },
           [](Config& c, const V& v) { c.tuning_file = std::get<std::string>(v); }),
+      configRow(
+          SettingId::kPlanFile, O::kConfig, [](const Config& c) -> V { return c.plan_file; },
+          [](Config& c, const V& v) { c.plan_file = std::get<std::string>(v); }),
+      configRow(
+          SettingId::kPlanMinBytes, O::kConfig, [](const Config& c) -> V { return std::uint64_t{c.plan_min_bytes}; },
+          [](Config& c, const V& v) { c.plan_min_bytes = bytesOf(v); }),
+      configRow(
+          SettingId::kPlanMaxBytes, O::kConfig, [](const Config& c) -> V { return std::uint64_t{c.plan_max_bytes}; },
+          [](Config& c, const V& v) { c.plan_max_bytes = bytesOf(v); }),
       configRow(
           SettingId::kPoolBytes, O::kMemory, [](const Config& c) -> V { return std::uint64_t{c.memory.pool_bytes}; },
           [](Config& c, const V& v) { c.memory.pool_bytes = bytesOf(v); }),

@@ -16,6 +16,8 @@ bool collectiveHasAlgorithm(Collective collective, Algorithm algorithm) {
 }
 
 bool anyCollectiveHasAlgorithm(Collective collective, Algorithm algorithm) {
+  // A user plan may be written for any collective (tuning tables name it like a built-in).
+  if (algorithm == Algorithm::kUser) return isValidCollective(collective);
   if (collective == Collective::kAllReduce) return isValidAlgorithm(algorithm) && algorithm != Algorithm::kAuto;
   return collectiveHasAlgorithm(collective, algorithm);
 }

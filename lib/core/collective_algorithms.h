@@ -11,7 +11,8 @@ namespace peerreduce {
 // every one; recursive doubling (reduce-scatter: recursive halving) for reduce-scatter and all-gather.
 bool collectiveHasAlgorithm(Collective collective, Algorithm algorithm);
 
-// Whether `collective`, allreduce included, has a plan of `algorithm` (allreduce has every concrete one).
+// Whether `collective`, allreduce included, has a plan of `algorithm` (allreduce has every concrete one;
+// every collective has kUser, a plan file written for it).
 bool anyCollectiveHasAlgorithm(Collective collective, Algorithm algorithm);
 
 }  // namespace peerreduce

@@ -25,7 +25,8 @@ constexpr std::array<NamedDataType, 20> kDataTypeNames = {{
 
 constexpr std::array<std::string_view, kReduceOpCount> kReduceOpNames = {"sum", "prod", "min", "max", "avg"};
 constexpr std::array<std::string_view, kAlgorithmCount> kAlgorithmNames = {
-    "auto", "one-shot", "two-shot", "ring", "recursive-doubling", "rabenseifner", "tree", "copy-engine-two-shot"};
+    "auto", "one-shot", "two-shot", "ring", "recursive-doubling", "rabenseifner", "tree", "copy-engine-two-shot",
+    "user"};
 constexpr std::array<std::string_view, kCollectiveCount> kCollectiveNames = {"allreduce", "reduce-scatter",
                                                                              "all-gather", "broadcast"};
 

@@ -8,6 +8,7 @@
 #include "device_plan.h"
 #include "gpu/fused_shape.h"
 #include "peerreduce/plan.h"
+#include "plan/plan_text.h"
 
 namespace peerreduce::gpu {
 
@@ -23,5 +24,8 @@ static_assert(kDeviceStepWait == static_cast<std::int32_t>(StepKind::kWait));
 static_assert(kFusedOneShot == static_cast<std::int32_t>(FusedKind::kOneShot));
 static_assert(kFusedTwoShot == static_cast<std::int32_t>(FusedKind::kTwoShot));
 static_assert(static_cast<std::int32_t>(FusedKind::kNone) == 0, "fused 0 means: interpret the plan");
+// A plan file that parses runs on the GPU as far as its size goes: the format's limits are the kernels'.
+static_assert(kMaxPlanTextFlags == kMaxPlanFlags, "plan files name exactly the flags the kernels hold");
+static_assert(kMaxPlanTextSources == kMaxRanks + 1, "a plan file's reduce folds at most what a kernel step takes");
 
 }  // namespace peerreduce::gpu

@@ -205,7 +205,7 @@ FusedShape broadcastDirect(const Plan& plan, int r) {
 // throughout (so every rank reaches the same verdict from the same plan); `rank`'s shape, or kNone.
 FusedShape matchDirectCollective(const Plan& plan, int rank) {
   const int n = plan.world_size;
-  if (plan.algorithm != Algorithm::kOneShot || plan.num_chunks != 1 ||
+  if ((plan.algorithm != Algorithm::kOneShot && plan.algorithm != Algorithm::kUser) || plan.num_chunks != 1 ||
       plan.num_blocks != blocksOf(plan.collective, n) || plan.root < 0 || plan.root >= n) {
     return FusedShape{};
   }
@@ -235,6 +235,27 @@ FusedShape matchDirectCollective(const Plan& plan, int rank) {
   return mine;
 }
 
+// A plan file's allreduce: a shipped shape only where every rank's program has it with the same flags. A
+// file may give ranks programs of different shapes, and the kernels' protocols differ, so a shape found
+// on one rank alone would make ranks run different kernels against each other.
+FusedShape matchUserAllreduce(const Plan& plan, int rank) {
+  const int n = plan.world_size;
+  FusedShape (*match)(const Plan&, int) = nullptr;
+  if (plan.num_chunks == 1 && plan.scratch_slots >= 1) match = oneShot;
+  if (plan.num_chunks == n && plan.scratch_slots >= n + 1) match = twoShot;
+  if (match == nullptr) return FusedShape{};
+  FusedShape first;
+  FusedShape mine;
+  for (int r = 0; r < n; ++r) {
+    const FusedShape shape = match(plan, r);
+    if (shape.kind == FusedKind::kNone) return FusedShape{};
+    if (r == 0) first = shape;
+    if (shape.ready_flag != first.ready_flag || shape.result_flag != first.result_flag) return FusedShape{};
+    if (r == rank) mine = shape;
+  }
+  return mine;
+}
+
 }  // namespace
 
 FusedShape matchFusedShape(const Plan& plan, int rank) {
@@ -243,6 +264,7 @@ FusedShape matchFusedShape(const Plan& plan, int rank) {
     return FusedShape{};
   }
   if (plan.collective != Collective::kAllReduce) return matchDirectCollective(plan, rank);
+  if (plan.algorithm == Algorithm::kUser) return matchUserAllreduce(plan, rank);
   if (plan.algorithm == Algorithm::kOneShot && plan.num_chunks == 1 && plan.scratch_slots >= 1)
     return oneShot(plan, rank);
   if (plan.algorithm == Algorithm::kTwoShot && plan.num_chunks == plan.world_size &&

@@ -7,7 +7,8 @@
 //   entry reduce-scatter h200 4 0 1048576 one-shot   the same for another collective, named first
 // An entry of six words is allreduce's (every table written before the collectives had tables keeps its
 // meaning); an entry of seven names its collective ("allreduce", "reduce-scatter", "all-gather",
-// "broadcast") after `entry`, and its algorithm must be one that collective has. Sizes are nccl-tests'
+// "broadcast") after `entry`, and its algorithm must be one that collective has (`user`, the plan file of
+// PEERREDUCE_PLAN_FILE, docs/PLANS.md, for any collective). Sizes are nccl-tests'
 // size column (tuningTableBytes): allreduce and broadcast count x element size, reduce-scatter its send
 // buffer and all-gather its receive buffer (count x ranks x element size), so a table is written from
 // what peerreduce-bench reports. `arch` names the device as the transport reports it (e.g. "sm_90",

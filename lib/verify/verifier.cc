@@ -40,12 +40,26 @@ struct Node {
   int chunk = 0;
   int leaf_rank = -1;  // >= 0 for an input leaf
   bool finalize = false;
-  std::uint64_t rank_mask = 0;  // ranks whose input appears in the tree
-  bool duplicate = false;       // some rank's input appears more than once
+  std::uint64_t rank_mask = 0;       // ranks whose input appears in the tree
+  std::uint64_t duplicate_mask = 0;  // ranks whose input appears more than once
   int finalize_count = 0;
 };
 
 constexpr int kNoValue = -1;
+
+// "rank 3" or "ranks 0, 2 and 5": the ranks of a mask, for messages a person reads.
+std::string ranksOf(std::uint64_t mask) {
+  std::vector<int> ranks;
+  for (int r = 0; r < 64; ++r) {
+    if ((mask >> r) & 1u) ranks.push_back(r);
+  }
+  if (ranks.size() == 1) return "rank " + std::to_string(ranks[0]);
+  std::string out = "ranks ";
+  for (std::size_t i = 0; i < ranks.size(); ++i) {
+    out += (i == 0 ? "" : i + 1 == ranks.size() ? " and " : ", ") + std::to_string(ranks[i]);
+  }
+  return out;
+}
 
 class Verifier {
  public:
@@ -375,7 +389,7 @@ class Verifier {
     node.finalize_count = step.finalize ? 1 : 0;
     for (int child : children) {
       const Node& c = nodes_[static_cast<std::size_t>(child)];
-      node.duplicate = node.duplicate || c.duplicate || (node.rank_mask & c.rank_mask) != 0;
+      node.duplicate_mask |= c.duplicate_mask | (node.rank_mask & c.rank_mask);
       node.rank_mask |= c.rank_mask;
       node.finalize_count += c.finalize_count;
     }
@@ -457,8 +471,16 @@ class Verifier {
   }
 
   void reportRace(const Access& a, const Access& b, const std::string& memory) {
-    problem("race on " + memory + ": " + where(a.rank, *a.where) + (a.write ? " writes" : " reads") + " while " +
-            where(b.rank, *b.where) + (b.write ? " writes" : " reads") + ", with no signal ordering them");
+    std::string text = "race on " + memory + ": " + where(a.rank, *a.where) + (a.write ? " writes" : " reads") +
+                       " while " + where(b.rank, *b.where) + (b.write ? " writes" : " reads") +
+                       ", with no signal ordering them";
+    if (a.op == b.op && a.write && !b.write && a.rank != b.rank) {
+      // The usual mistake, a read of data its writer has not announced: say what would order them.
+      text += "; rank " + std::to_string(b.rank) + " must wait, before its step #" +
+              std::to_string(b.where->index_in_plan) + ", for a signal rank " + std::to_string(a.rank) +
+              " sends after its step #" + std::to_string(a.where->index_in_plan);
+    }
+    problem(text);
   }
 
   // Every write against every other access of the same memory: for accesses of one operation to one
@@ -565,10 +587,15 @@ class Verifier {
                       (node.leaf_rank >= 0 ? " (it holds rank " + std::to_string(node.leaf_rank) + "'s)"
                                            : " (it holds a reduction)"));
             }
-          } else if (node.rank_mask != all) {
-            problem(at + ": output misses the input of some ranks (mask " + std::to_string(node.rank_mask) + ")");
-          } else if (node.duplicate) {
-            problem(at + ": output counts some rank's input more than once");
+          } else if (node.rank_mask != all || node.duplicate_mask != 0) {
+            // Both where both happened (a source named twice instead of another): one message per output.
+            std::string what;
+            if (node.rank_mask != all) what = "misses the input of " + ranksOf(all & ~node.rank_mask);
+            if (node.duplicate_mask != 0) {
+              what += (what.empty() ? "" : " and ") + std::string("counts the input of ") +
+                      ranksOf(node.duplicate_mask) + " more than once";
+            }
+            problem(at + ": output " + what);
           } else if (!node.finalize || node.finalize_count != 1) {
             problem(at + ": the final reduction (avg's division) is applied " + std::to_string(node.finalize_count) +
                     " times or not at the root");

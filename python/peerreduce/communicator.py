@@ -304,7 +304,7 @@ class Communicator:
         _native.call("prCommExplainCollective", self._live(), _buffers.collective_code(collective), int(count),
                      _buffers.dtype_code(dtype), _buffers.rank_index(root, "root"), ctypes.byref(selection))
         algorithms = ["auto", "one-shot", "two-shot", "ring", "recursive-doubling", "rabenseifner", "tree",
-                      "copy-engine-two-shot"]
+                      "copy-engine-two-shot", "user"]
         return {
             "chosen": algorithms[selection.chosen],
             "forced": bool(selection.forced),

@@ -38,6 +38,7 @@ std::string cliUsage() {
          "                              [--dtype T] [--json]\n"
          "       peerreduce-sim campaign [--seeds N] [--seed S] [--json] (fault scenarios; see campaign --help)\n"
          "       peerreduce-sim settings [--json | --markdown] (every PEERREDUCE_* setting)\n"
+         "       peerreduce-sim plan check | run | show ... (plan files, docs/PLANS.md; see plan --help)\n"
          "Runs an allreduce (or reduce-scatter, all-gather, broadcast) on simulated GPUs, checks it against an\n"
          "independent reference, and says what ran.\n"
          "predict prints the cost model's time for every algorithm at 4 KiB .. 256 MiB per rank's block and the\n"
@@ -93,7 +94,7 @@ StatusOr<CliOptions> parseCliOptions(const std::vector<std::string>& args) {
     return invalidArgumentError(
         "unknown command '" + args[0] +
         "'; the commands are 'allreduce' (the default), 'reduce-scatter', 'all-gather', 'broadcast', 'predict', "
-        "'campaign', 'settings' and 'help'");
+        "'campaign', 'settings', 'plan' and 'help'");
   }
   auto value = [&](const std::string& flag) -> StatusOr<std::string> {
     if (i + 1 >= args.size()) return invalidArgumentError(flag + " needs a value");
@@ -133,6 +134,10 @@ StatusOr<CliOptions> parseCliOptions(const std::vector<std::string>& args) {
     } else if (flag == "--algo") {
       PR_ASSIGN_OR_RETURN(std::string v, value(flag));
       PR_ASSIGN_OR_RETURN(options.algorithm, parseAlgorithm(v));
+      if (options.algorithm == Algorithm::kUser) {
+        return invalidArgumentError(
+            "--algo user: a plan file runs with 'peerreduce-sim plan run FILE' (docs/PLANS.md)");
+      }
     } else if (flag == "--seed") {
       PR_ASSIGN_OR_RETURN(std::string v, value(flag));
       PR_ASSIGN_OR_RETURN(options.seed, parseUnsigned(flag, v, 0, std::numeric_limits<std::uint64_t>::max()));
@@ -233,6 +238,15 @@ std::string cliCommandLine(const CliOptions& o) {
   }
   if (!o.network.empty()) line += " --network " + o.network;
   if (!o.strategy.empty()) line += " --strategy " + o.strategy;
+  if (!o.plan_file.empty()) {
+    // The file says the collective, the world and the root: `plan run` takes the rest of the line.
+    const std::string prefix =
+        "peerreduce-sim " + std::string(collectiveName(o.collective)) + " --ranks " + std::to_string(o.ranks) + " ";
+    line.replace(0, prefix.size(), "peerreduce-sim plan run " + o.plan_file + " ");
+    for (const std::string& drop : {std::string(" --algo auto"), " --root " + std::to_string(o.root)}) {
+      if (const auto at = line.find(drop); at != std::string::npos) line.erase(at, drop.size());
+    }
+  }
   return line;
 }
 

@@ -44,6 +44,8 @@ struct CliOptions {
   int ranks_per_machine = 0;
   std::string network;   // topology/machines.h parseNetworkSpec; empty: 400 Gb/s, 5 us
   std::string strategy;  // auto (default), hierarchical, flat
+  // `plan run FILE` (plan_command.h): the plan file, run at every size beside every built-in algorithm.
+  std::string plan_file;
 };
 
 // Largest --count: 2^32 elements, 32 GiB per rank of fp64, beyond what the host can simulate anyway.

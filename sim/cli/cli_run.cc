@@ -59,6 +59,12 @@ StatusOr<Config> cliConfig(const CliOptions& o) {
   // their own settings), so a reduce-scatter forced to a plan the allreduce lacks still creates its world.
   if (o.algorithm != Algorithm::kAuto) config.algorithmSettingOf(o.collective) = o.algorithm;
   if (!o.mask.empty()) config.link_mask = o.mask;
+  if (!o.plan_file.empty()) {
+    // `plan run`: the file runs at every size, so the run and every row of the table show it.
+    config.plan_file = o.plan_file;
+    config.plan_min_bytes = 0;
+    config.plan_max_bytes = 0;
+  }
   return config;
 }
 

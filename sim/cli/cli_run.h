@@ -62,4 +62,14 @@ bool guardsBroken(const std::vector<unsigned char>& buffer);
 // reduce-scatter, all-gather or broadcast (options.collective): run, checked against the reference.
 Status runCollective(RunReport& report);
 
+// Exit statuses of every command: verified, the result or the run was wrong, bad input.
+inline constexpr int kExitOk = 0;
+inline constexpr int kExitWrong = 1;
+inline constexpr int kExitBadInput = 2;
+
+// main.cc: the run the options describe with its report (text or JSON) and exit status, and predict's table
+// of every candidate's predicted time at 4 KiB .. 256 MiB.
+int runAndReport(const CliOptions& options);
+Status runPredict(const CliOptions& options);
+
 }  // namespace peerreduce::sim

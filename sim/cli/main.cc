@@ -13,6 +13,7 @@
 #include "cli/cli_options.h"
 #include "cli/cli_run.h"
 #include "cli/multi_machine_command.h"
+#include "cli/plan_command.h"
 #include "cli/settings_command.h"
 #include "json_text.h"
 #include "peerreduce/communicator.h"
@@ -26,10 +27,6 @@
 
 namespace peerreduce::sim {
 namespace {
-
-constexpr int kExitOk = 0;
-constexpr int kExitWrong = 1;
-constexpr int kExitBadInput = 2;
 
 Status runAllreduce(RunReport& report) {
   const CliOptions& o = report.options;
@@ -110,9 +107,10 @@ void printText(const RunReport& r) {
   std::printf("  reproduce:   %s\n", cliCommandLine(o).c_str());
   std::printf("  topology:    %s\n", r.topology.c_str());
   std::printf("  algorithm:   %s (%s)\n", std::string(algorithmName(r.selection.chosen)).c_str(),
-              r.selection.forced  ? "forced by --algo or a PEERREDUCE_ALGO* setting"
-              : r.selection.tuned ? "chosen by the tuning table (PEERREDUCE_TUNING_FILE)"
-                                  : "the cheapest candidate in the cost model");
+              r.selection.forced      ? "forced by --algo or a PEERREDUCE_ALGO* setting"
+              : r.selection.plan_file ? "the plan file, chosen by its size range (PEERREDUCE_PLAN_FILE)"
+              : r.selection.tuned     ? "chosen by the tuning table (PEERREDUCE_TUNING_FILE)"
+                                      : "the cheapest candidate in the cost model");
   std::printf("  route:       %s\n", r.plan_description.c_str());
   std::printf("  candidates:  ");
   for (const auto& c : r.selection.candidates) {
@@ -162,8 +160,12 @@ void printText(const RunReport& r) {
                                          ? "each rank holds its own block (checked against the reference)"
                                      : r.ranks_agree ? "bitwise identical on every rank"
                                                      : "NO");
-  std::printf("  reference:   %s\n",
-              r.reference_problem.empty() ? "every element within tolerance" : r.reference_problem.c_str());
+  // Integers and the collectives that only move data are compared bit for bit; a floating reduction with a
+  // tolerance, since the reference folds in an order of its own (the ranks' bits are compared above).
+  const bool exact = !reduces || !isFloatingPoint(o.dtype);
+  std::printf("  reference:   %s\n", !r.reference_problem.empty() ? r.reference_problem.c_str()
+                                     : exact                      ? "every element equal to the reference, bit for bit"
+                                                                  : "every element within tolerance");
   const PoolStats& m = r.memory;
   std::printf("  memory:      pool %s per rank, %s in use (peak %s) in %" PRIu64 " blocks; %" PRIu64
               " allocations, %" PRIu64 " failed; %" PRIu64 " free blocks, largest %s; fragmentation %.3f; %" PRIu64
@@ -254,6 +256,8 @@ std::string sizeName(std::size_t bytes) {
   if (bytes >= (std::size_t{1} << 20)) return std::to_string(bytes >> 20) + " MiB";
   return std::to_string(bytes >> 10) + " KiB";
 }
+
+}  // namespace
 
 // `predict`: the cost model's time of every candidate at 4 KiB .. 256 MiB and the selector's pick, as a
 // Markdown table (docs/ALGORITHMS.md is made with it).
@@ -348,9 +352,10 @@ Status runPredict(const CliOptions& o) {
       }
     }
     std::printf(" %s%s |\n", pickedName(reports[i]).c_str(),
-                reports[i].forced  ? " (forced)"
-                : reports[i].tuned ? " (tuning table)"
-                                   : "");
+                reports[i].forced      ? " (forced)"
+                : reports[i].plan_file ? " (plan file)"
+                : reports[i].tuned     ? " (tuning table)"
+                                       : "");
   }
   std::printf("\n");
   for (const auto& [index, text] : descriptions) std::printf("- %s\n", text.c_str());
@@ -358,6 +363,38 @@ Status runPredict(const CliOptions& o) {
   std::printf("\n");
   return Status::ok();
 }
+
+int runAndReport(const CliOptions& options) {
+  RunReport report;
+  report.options = options;
+  Status status;
+  try {
+    status = options.collective == Collective::kAllReduce ? runAllreduce(report) : runCollective(report);
+  } catch (const std::bad_alloc&) {
+    status = outOfMemoryError("not enough host memory to simulate " + std::to_string(options.ranks) + " ranks x " +
+                              std::to_string(options.count) + " elements; use a smaller --count or --ranks");
+  } catch (const std::exception& e) {
+    status = internalError(std::string("unexpected exception: ") + e.what());
+  }
+  if (!status.isOk()) {
+    report.verdict = status.toString();
+    if (options.json) {
+      printJson(report);
+    } else {
+      std::fprintf(stderr, "peerreduce-sim: %s\n", status.toString().c_str());
+    }
+    const bool bad_input = status.code() == ErrorCode::kInvalidArgument || status.code() == ErrorCode::kOutOfMemory;
+    return bad_input ? kExitBadInput : kExitWrong;
+  }
+  if (options.json) {
+    printJson(report);
+  } else {
+    printText(report);
+  }
+  return report.verdict == "ok" ? kExitOk : kExitWrong;
+}
+
+namespace {
 
 int run(const std::vector<std::string>& args) {
   auto parsed = parseCliOptions(args);
@@ -385,33 +422,7 @@ int run(const std::vector<std::string>& args) {
     std::fprintf(stderr, "peerreduce-sim: %s\n", predicted.toString().c_str());
     return predicted.code() == ErrorCode::kInvalidArgument ? kExitBadInput : kExitWrong;
   }
-  RunReport report;
-  report.options = *parsed;
-  Status status;
-  try {
-    status = parsed->collective == Collective::kAllReduce ? runAllreduce(report) : runCollective(report);
-  } catch (const std::bad_alloc&) {
-    status = outOfMemoryError("not enough host memory to simulate " + std::to_string(parsed->ranks) + " ranks x " +
-                              std::to_string(parsed->count) + " elements; use a smaller --count or --ranks");
-  } catch (const std::exception& e) {
-    status = internalError(std::string("unexpected exception: ") + e.what());
-  }
-  if (!status.isOk()) {
-    report.verdict = status.toString();
-    if (json) {
-      printJson(report);
-    } else {
-      std::fprintf(stderr, "peerreduce-sim: %s\n", status.toString().c_str());
-    }
-    const bool bad_input = status.code() == ErrorCode::kInvalidArgument || status.code() == ErrorCode::kOutOfMemory;
-    return bad_input ? kExitBadInput : kExitWrong;
-  }
-  if (json) {
-    printJson(report);
-  } else {
-    printText(report);
-  }
-  return report.verdict == "ok" ? kExitOk : kExitWrong;
+  return runAndReport(*parsed);
 }
 
 }  // namespace
@@ -422,6 +433,9 @@ int main(int argc, char** argv) {
   // The fault campaign has options of its own (sim/campaign/campaign.h); the allreduce path is unchanged.
   if (!args.empty() && args[0] == "campaign") {
     return peerreduce::sim::campaign::campaignMain(std::vector<std::string>(args.begin() + 1, args.end()));
+  }
+  if (!args.empty() && args[0] == "plan") {
+    return peerreduce::sim::planMain(std::vector<std::string>(args.begin() + 1, args.end()));
   }
   if (!args.empty() && args[0] == "settings") {
     return peerreduce::sim::settingsMain(std::vector<std::string>(args.begin() + 1, args.end()));

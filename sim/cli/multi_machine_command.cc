@@ -16,10 +16,6 @@
 namespace peerreduce::sim {
 namespace {
 
-constexpr int kExitOk = 0;
-constexpr int kExitWrong = 1;
-constexpr int kExitBadInput = 2;
-
 struct Setup {
   Topology machine_topology;
   LinkInfo network;

@@ -47,7 +47,7 @@ TEST(BenchOptions, CollRootAndAlgoAll) {
                                                     Algorithm::kRecursiveDoubling, Algorithm::kTree}));
   auto ar = parse({"--algo", "all"});
   ASSERT_TRUE(ar.isOk());
-  EXPECT_EQ(ar->algorithms.size(), static_cast<std::size_t>(kAlgorithmCount - 1)) << "allreduce has every one";
+  EXPECT_EQ(ar->algorithms.size(), static_cast<std::size_t>(kBuiltAlgorithmCount - 1)) << "allreduce has every one";
   auto ag = parse({"--coll", "all-gather", "--algo", "ring", "--dtype", "bf16", "--no-in-place"});
   ASSERT_TRUE(ag.isOk());
   EXPECT_EQ(ag->algorithms, std::vector<Algorithm>{Algorithm::kRing});
@@ -69,6 +69,7 @@ TEST(BenchOptions, BadFlagsAreTypedErrorsNamingThem) {
       {{"--coll", "reduce-scatter", "--batch", "4"}, "--batch measures allreduceBatch: it needs --coll allreduce"},
       {{"--coll", "broadcast", "--algo", "two-shot"}, "--algo 'two-shot': broadcast has no such algorithm"},
       {{"--algo", "fastest"}, "unknown algorithm 'fastest'"},
+      {{"--algo", "user"}, "--algo 'user': a plan file runs through PEERREDUCE_PLAN_FILE"},
       {{"--dtype", "fp16"}, "--dtype 'fp16': takes fp32 or bf16"},
       {{"--max-bytes", "lots"}, "--max-bytes 'lots': takes a size"},
       {{"--min-bytes", "2M", "--max-bytes", "1M"}, "--min-bytes is above --max-bytes"},

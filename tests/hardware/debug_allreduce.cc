@@ -21,7 +21,7 @@ int main(int argc, char** argv) {
   MPI_Comm_size(MPI_COMM_WORLD, &size);
   const std::size_t count = argc > 1 ? std::strtoull(argv[1], nullptr, 10) : 64;
   int failures = 0;
-  for (int a = 1; a < kAlgorithmCount; ++a) {
+  for (int a = 1; a < kBuiltAlgorithmCount; ++a) {
     Config config;
     config.algorithm = static_cast<Algorithm>(a);
     config.timeout = std::chrono::milliseconds(3000);

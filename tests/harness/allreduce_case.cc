@@ -146,7 +146,8 @@ std::string compareWithSimulator(TestWorld& world, const AllreduceCase& c, const
   auto selection = comm.explainSelection(c.count, c.dtype);
   if (!selection.isOk()) return "explainSelection: " + selection.status().toString();
   Config config = comm.config();
-  config.algorithm = selection->chosen;
+  // A plan file is never forced: the same settings (the file and its size range) choose it there too.
+  if (selection->chosen != Algorithm::kUser) config.algorithm = selection->chosen;
   sim::SimOptions options;
   options.seed = c.seed;
   auto sim = makeSimTestWorld(world.size(), options, config);

@@ -41,6 +41,10 @@ struct CaseOutcome {
 
 CaseOutcome runAllreduceCase(TestWorld& world, const AllreduceCase& c);
 
+// What hardware runs after every case: the simulator's bits for the same case and settings (so the same
+// plan and segments) against `outcome`'s; "" when they are equal. Any world may be compared.
+std::string compareWithSimulator(TestWorld& world, const AllreduceCase& c, const CaseOutcome& outcome);
+
 // Enqueues every case on every local rank back to back, completes them all at once (so consecutive
 // operations overlap as they may on a GPU stream), then checks each. One outcome per case.
 std::vector<CaseOutcome> runAllreduceCases(TestWorld& world, const std::vector<AllreduceCase>& cases);

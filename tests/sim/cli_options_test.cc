@@ -156,6 +156,7 @@ TEST(CliOptions, UnknownNamesAreRejectedListingTheAcceptedOnes) {
   expectRejected({"--dtype", "float128"}, {"dtype", "'float128'", "bf16"});
   expectRejected({"--op", "xor"}, {"op", "'xor'", "avg"});
   expectRejected({"--algo", "magic"}, {"algorithm", "'magic'", "recursive-doubling"});
+  expectRejected({"--algo", "user"}, {"--algo user: a plan file runs with 'peerreduce-sim plan run FILE'"});
 }
 
 // --device names a calibrated profile; it prices the full mesh, so another topology beside it is refused.
@@ -194,7 +195,7 @@ RC_GTEST_PROP(CliOptions, CommandLineRoundTripsThroughTheParser, ()) {
                             rc::gen::inRange<std::size_t>(0, kMaxCliCount + 1));
   o.dtype = static_cast<DataType>(*rc::gen::inRange(0, kDataTypeCount));
   o.op = static_cast<ReduceOp>(*rc::gen::inRange(0, kReduceOpCount));
-  o.algorithm = static_cast<Algorithm>(*rc::gen::inRange(0, kAlgorithmCount));
+  o.algorithm = static_cast<Algorithm>(*rc::gen::inRange(0, kBuiltAlgorithmCount));
   o.seed = *rc::gen::arbitrary<std::uint64_t>();
   o.iterations = *rc::gen::inRange(1, kMaxCliIterations + 1);
   o.in_place = *rc::gen::arbitrary<bool>();

@@ -101,6 +101,12 @@ struct Config {
   // kDeviceCurrent (the device current on the creating thread, NCCL's rule), kDeviceOfLocalRank (the
   // rank's position among its machine's ranks modulo the visible devices), or an ordinal.
   int device = kDeviceCurrent;
+  // A plan file (docs/PLANS.md) for one collective: its plan runs for operations of [plan_min_bytes,
+  // plan_max_bytes) (0: no upper bound), and where the tuning table names "user"; sizes as the tuning table
+  // counts them. Verified against the agreed links at creation, whatever verify_plans says. Empty = none.
+  std::string plan_file;
+  std::size_t plan_min_bytes = 0;
+  std::size_t plan_max_bytes = 0;
   // The symmetric pool and pinned host memory. scratch_bytes is what an allreduce asks of the pool;
   // creation refuses a pool too small to hold it.
   MemorySettings memory;

@@ -123,7 +123,8 @@ typedef enum {
   prAlgoRabenseifner = 5,
   prAlgoTree = 6,
   prAlgoCopyEngineTwoShot = 7, /* only when forced, until measured */
-  prNumAlgorithms = 8,
+  prAlgoUser = 8,              /* a plan file (PEERREDUCE_PLAN_FILE); reported, never forced */
+  prNumAlgorithms = 9,
   prAlgorithm_MinEnum_ = -0x7fffffff - 1,
   prAlgorithm_MaxEnum_ = 0x7fffffff
 } prAlgorithm_t;
@@ -173,6 +174,9 @@ typedef struct {
                  device current on the creating thread, NCCL's rule), PR_DEVICE_OF_LOCAL_RANK (the rank's
                  position among its machine's ranks modulo the visible devices, for programs that never
                  choose one), or a device ordinal. The library never changes the caller's current device. */
+  char plan_file[PR_CONFIG_PATH_BYTES]; /* PEERREDUCE_PLAN_FILE, NUL-terminated; "" = none (docs/PLANS.md) */
+  size_t plan_min_bytes;                /* PEERREDUCE_PLAN_MIN_BYTES: smallest size the plan file runs */
+  size_t plan_max_bytes;                /* PEERREDUCE_PLAN_MAX_BYTES: exclusive bound; 0 = none */
 } prConfig_t;
 #define PR_DEVICE_CURRENT (-1)
 #define PR_DEVICE_OF_LOCAL_RANK (-2)

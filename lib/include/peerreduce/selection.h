@@ -26,6 +26,7 @@ struct SelectionReport {
   std::string plan;                   // the chosen variant's description (its route on a partial topology)
   bool forced = false;                // by Config::algorithm / PEERREDUCE_ALGO rather than by the cost model
   bool tuned = false;                 // by the tuning table (PEERREDUCE_TUNING_FILE) rather than by the cost model
+  bool plan_file = false;             // the plan file's size range (PEERREDUCE_PLAN_FILE, docs/PLANS.md) chose it
   std::vector<std::string> excluded;  // algorithms that cannot run here, each with the reason
   std::vector<AlgorithmEstimate> candidates;  // every algorithm considered, cheapest first
   // GPU blocks the chosen plan's kernel launches for the operation's first segment, out of place: the

@@ -75,8 +75,13 @@ enum class Algorithm : int {
   // Two-shot whose scatter and gather are copy-engine copies, pipelined over stages; chosen only when
   // forced (PEERREDUCE_ALGO) until measured (lib/algorithms/copy_engine_two_shot.cc).
   kCopyEngineTwoShot = 7,
+  // A plan a user wrote in the plan text format (docs/PLANS.md), never built here: it runs where
+  // PEERREDUCE_PLAN_FILE's size range or a tuning-table entry names it, never by the cost model's choice.
+  kUser = 8,
 };
-inline constexpr int kAlgorithmCount = 8;
+inline constexpr int kAlgorithmCount = 9;
+// kAuto and the algorithms buildPlan builds (every value below this one); kUser is not one of them.
+inline constexpr int kBuiltAlgorithmCount = 8;
 
 // The collective operations a communicator runs (NCCL's buffer semantics, peerreduce/communicator.h).
 // A plan is written for one of them (Plan::collective).
@@ -107,7 +112,7 @@ bool isFloatingPoint(DataType dtype);
 
 // Canonical names: "int8", "uint8", "int32", "uint32", "int64", "uint64", "fp16", "bf16", "fp32", "fp64";
 // "sum", "prod", "min", "max", "avg"; "auto", "one-shot", "two-shot", "ring", "recursive-doubling",
-// "rabenseifner", "tree", "copy-engine-two-shot". Invalid values give "invalid".
+// "rabenseifner", "tree", "copy-engine-two-shot", "user". Invalid values give "invalid".
 std::string_view dataTypeName(DataType dtype);
 std::string_view reduceOpName(ReduceOp op);
 std::string_view algorithmName(Algorithm algorithm);

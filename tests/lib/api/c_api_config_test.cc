@@ -12,9 +12,11 @@
 #include <string>
 #include <vector>
 
+#include "algorithms/algorithms.h"
 #include "api/c_api_internal.h"
 #include "config/settings_registry.h"
 #include "peerreduce/peerreduce_sim.h"
+#include "plan/plan_text.h"
 #include "scoped_env.h"
 
 namespace peerreduce::capi {
@@ -74,6 +76,13 @@ std::string headerOnlyTuningFile() {
   return path;
 }
 
+// A plan file for four ranks (a shipped plan written out), valid wherever the world has four.
+std::string fourRankPlanFile() {
+  const std::string path = (std::filesystem::temp_directory_path() / "peerreduce_c_config_plan.plan").string();
+  std::ofstream(path) << formatPlanText(buildPlan(PlanRequest{Algorithm::kOneShot, 4, false}).value());
+  return path;
+}
+
 // Bindings that hold prConfig_t as bytes ask its size; a wrong size is refused by name.
 TEST(CApiConfig, BindingsLearnTheStructSizeAndAWrongSizeIsRefused) {
   EXPECT_EQ(prConfigSize(), sizeof(prConfig_t));
@@ -103,9 +112,12 @@ TEST(CApiConfig, InitialisedConfigMeansWhatNullMeansForEverySetting) {
   const Created defaults = createWorld(4, nullptr);
   ASSERT_EQ(defaults.result, prSuccess) << defaults.message;
   const std::string tuning = headerOnlyTuningFile();
+  const std::string plan = fourRankPlanFile();
   for (const SettingRow& row : settingRows()) {
     if (!row.boundToConfig()) continue;
-    const std::string value = row.id == SettingId::kTuningFile ? tuning : row.spec->example;
+    const std::string value = row.id == SettingId::kTuningFile ? tuning
+                              : row.id == SettingId::kPlanFile ? plan
+                                                               : row.spec->example;
     SCOPED_TRACE(row.spec->name + "=" + value);
     const ScopedEnv set(row.spec->name, value);
     const Created with_null = createWorld(4, nullptr);

@@ -567,7 +567,7 @@ TEST_F(CommunicatorAllreduce, AdjacentBuffersWorkAndAsyncErrorStaysOk) {
 
 // The smallest scratch allowed carries any forced algorithm at any size, in segments, correctly.
 TEST(CommunicatorScratch, MinimalScratchSegmentsLargeMessagesForEveryForcedAlgorithm) {
-  for (int a = 1; a < kAlgorithmCount; ++a) {
+  for (int a = 1; a < kBuiltAlgorithmCount; ++a) {
     const auto algorithm = static_cast<Algorithm>(a);
     Config config = shortTimeout();
     config.algorithm = algorithm;
@@ -606,7 +606,7 @@ TEST(CommunicatorExplain, AutomaticChoiceIsTheCheapestCandidateAndEveryAlgorithm
     for (const auto& candidate : report->candidates) listed.insert(candidate.algorithm);
     // Every algorithm fits but the copy-engine two-shot, which is a candidate only when forced.
     EXPECT_EQ(listed.count(Algorithm::kCopyEngineTwoShot), 0u);
-    ASSERT_EQ(listed.size(), static_cast<std::size_t>(kAlgorithmCount - 2)) << "every automatic algorithm fits";
+    ASSERT_EQ(listed.size(), static_cast<std::size_t>(kBuiltAlgorithmCount - 2)) << "every automatic algorithm fits";
     EXPECT_TRUE(report->excluded.empty());
     EXPECT_TRUE(std::is_sorted(
         report->candidates.begin(), report->candidates.end(),

@@ -39,6 +39,38 @@ TEST(FusedShape, EveryRankOfEveryOneShotAndTwoShotPlanIsFused) {
   }
 }
 
+// A plan file (algorithm kUser) with a shipped shape's steps takes that shape's kernels, on every rank.
+TEST(FusedShape, APlanFileWithAShippedShapeIsFusedOnEveryRank) {
+  for (int n = 2; n <= 8; ++n) {
+    for (const auto& [algorithm, kind] :
+         {std::pair{Algorithm::kOneShot, FusedKind::kOneShot}, std::pair{Algorithm::kTwoShot, FusedKind::kTwoShot}}) {
+      Plan plan = mustBuild(algorithm, n, false);
+      plan.algorithm = Algorithm::kUser;
+      for (int r = 0; r < n; ++r) EXPECT_EQ(matchFusedShape(plan, r).kind, kind) << algorithmName(algorithm) << n;
+    }
+    PlanRequest request(Algorithm::kOneShot, n, false);
+    request.collective = Collective::kAllGather;
+    Plan gather = buildPlan(request).value();
+    gather.algorithm = Algorithm::kUser;
+    for (int r = 0; r < n; ++r) EXPECT_EQ(matchFusedShape(gather, r).kind, FusedKind::kAllGatherDirect) << n;
+  }
+}
+
+// A plan file whose ranks do not all have the shape runs in the interpreter on every rank, the ranks whose
+// own program has it included: the kernels' protocols differ, so every rank must choose alike.
+TEST(FusedShape, APlanFileWithTheShapeOnSomeRanksOnlyIsInterpretedEverywhere) {
+  const int n = 4;
+  Plan plan = mustBuild(Algorithm::kOneShot, n, false);
+  plan.algorithm = Algorithm::kUser;
+  // Rank 2 folds in another order (the verifier would refuse this plan; the shape check must not rely on it).
+  RankProgram& two = plan.programs[2];
+  for (const Step& step : two.steps) {
+    if (step.kind == StepKind::kReduce) std::swap(two.sources[step.src_begin], two.sources[step.src_begin + 1]);
+  }
+  EXPECT_EQ(matchFusedShape(plan, 2).kind, FusedKind::kNone);
+  for (int r : {0, 1, 3}) EXPECT_EQ(matchFusedShape(plan, r).kind, FusedKind::kNone) << "rank " << r;
+}
+
 TEST(FusedShape, OtherAlgorithmsAndSingleRankWorldsAreInterpreted) {
   for (Algorithm algorithm : {Algorithm::kRing, Algorithm::kRecursiveDoubling, Algorithm::kRabenseifner}) {
     const Plan plan = mustBuild(algorithm, 4, false);

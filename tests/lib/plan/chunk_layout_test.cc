@@ -32,7 +32,8 @@ rc::Gen<std::size_t> genCount() {
 
 // Every concrete algorithm (all but kAuto).
 rc::Gen<Algorithm> genAlgorithm() {
-  return uniform(rc::gen::map(rc::gen::inRange(1, kAlgorithmCount), [](int v) { return static_cast<Algorithm>(v); }));
+  return uniform(
+      rc::gen::map(rc::gen::inRange(1, kBuiltAlgorithmCount), [](int v) { return static_cast<Algorithm>(v); }));
 }
 
 // The partition property: chunk c is [begin(c), begin(c) + size(c)), chunks follow one another

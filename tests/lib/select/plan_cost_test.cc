@@ -24,7 +24,7 @@ rc::Gen<T> uniform(rc::Gen<T> gen) {
 // The selector and the simulator share TimingModel; any difference means one of them executed the
 // plan differently (a different phase split, a missed signal latency, bytes counted twice).
 RC_GTEST_PROP(PlanCostProperty, SimulatorVirtualTimeEqualsThePrediction, ()) {
-  const Algorithm algorithm = static_cast<Algorithm>(*uniform(rc::gen::inRange(1, kAlgorithmCount)));
+  const Algorithm algorithm = static_cast<Algorithm>(*uniform(rc::gen::inRange(1, kBuiltAlgorithmCount)));
   const int n = *uniform(rc::gen::inRange(1, 10));
   const bool in_place = *rc::gen::arbitrary<bool>();
   const DataType dtype =
@@ -52,7 +52,7 @@ RC_GTEST_PROP(PlanCostProperty, SimulatorVirtualTimeEqualsThePrediction, ()) {
 // The launch overhead is part of the shared timing: with a launch cost on every rank, the simulator's
 // clock (which charges it at the operation's entry fence) still equals the prediction.
 RC_GTEST_PROP(PlanCostProperty, LaunchOverheadIsChargedAlikeByTheSimulator, ()) {
-  const Algorithm algorithm = static_cast<Algorithm>(*uniform(rc::gen::inRange(1, kAlgorithmCount)));
+  const Algorithm algorithm = static_cast<Algorithm>(*uniform(rc::gen::inRange(1, kBuiltAlgorithmCount)));
   const int n = *uniform(rc::gen::inRange(1, 6));
   const std::size_t count = *uniform(rc::gen::inRange<std::size_t>(0, 5000));
   DeviceModel device;

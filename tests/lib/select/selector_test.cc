@@ -22,7 +22,7 @@ constexpr std::size_t kElem = 4;  // the element size the table is built for
 
 std::vector<SelectorCandidate> allCandidates(int n) {
   std::vector<SelectorCandidate> candidates;
-  for (int a = 1; a < kAlgorithmCount; ++a) {
+  for (int a = 1; a < kBuiltAlgorithmCount; ++a) {
     auto plan = buildPlan(PlanRequest{static_cast<Algorithm>(a), n, false});
     EXPECT_TRUE(plan.isOk());
     candidates.push_back({std::make_shared<const Plan>(std::move(plan).value())});
@@ -89,7 +89,7 @@ TEST_P(SelectorTable, ChoosesTheCheapestCandidateAtEveryBucketMiddle) {
     for (int bucket = 2 * kSelectorBucketsPerOctave; bucket < kSelectorBuckets; ++bucket) {
       const std::size_t bytes = AlgorithmSelector::bucketMiddleBytes(bucket);
       const auto estimates = (*selector)->estimate(std::max<std::size_t>(1, bytes / kElem), kElem);
-      ASSERT_EQ(estimates.size(), static_cast<std::size_t>(kAlgorithmCount - 1));
+      ASSERT_EQ(estimates.size(), static_cast<std::size_t>(kBuiltAlgorithmCount - 1));
       EXPECT_EQ((*selector)->choose(bytes), estimates.front().algorithm)
           << topology.describe() << ", bucket " << bucket << " (" << bytes << " bytes): cheapest is "
           << algorithmName(estimates.front().algorithm) << " at " << estimates.front().predicted_us << " us";
