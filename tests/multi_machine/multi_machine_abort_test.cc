@@ -57,9 +57,13 @@ class MultiMachineAbort : public ::testing::TestWithParam<Case> {
   }
   void TearDown() override {
     for (prMultiComm_t comm : comms_) {
-      if (comm != nullptr) EXPECT_EQ(prMultiCommDestroy(comm), prSuccess) << lastError();
+      if (comm != nullptr) {
+        EXPECT_EQ(prMultiCommDestroy(comm), prSuccess) << lastError();
+      }
     }
-    if (world_ != nullptr) EXPECT_EQ(prMultiSimWorldDestroy(world_), prSuccess) << lastError();
+    if (world_ != nullptr) {
+      EXPECT_EQ(prMultiSimWorldDestroy(world_), prSuccess) << lastError();
+    }
   }
   prMultiSimWorld_t world_ = nullptr;
   prMultiComm_t comms_[kRanks] = {};
@@ -135,18 +139,18 @@ TEST(MultiMachineAbortInFlight, AllreduceInFlightReturnsPromptlyOnceEveryRankAbo
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(EveryCollectiveAndStrategy, MultiMachineAbort,
-                         ::testing::Values(Case{Call::kAllReduce, prStrategyAuto, "allreduce_auto"},
-                                           Case{Call::kAllReduce, prStrategyHierarchical, "allreduce_hierarchical"},
-                                           Case{Call::kAllReduce, prStrategyFlat, "allreduce_flat"},
-                                           Case{Call::kReduceScatter, prStrategyAuto, "reduce_scatter_auto"},
-                                           Case{Call::kReduceScatter, prStrategyHierarchical,
-                                                "reduce_scatter_hierarchical"},
-                                           Case{Call::kReduceScatter, prStrategyFlat, "reduce_scatter_flat"},
-                                           Case{Call::kAllGather, prStrategyAuto, "all_gather_auto"},
-                                           Case{Call::kAllGather, prStrategyHierarchical, "all_gather_hierarchical"},
-                                           Case{Call::kAllGather, prStrategyFlat, "all_gather_flat"},
-                                           Case{Call::kBroadcast, prStrategyAuto, "broadcast"}),
-                         [](const ::testing::TestParamInfo<Case>& info) { return std::string(info.param.name); });
+INSTANTIATE_TEST_SUITE_P(
+    EveryCollectiveAndStrategy, MultiMachineAbort,
+    ::testing::Values(Case{Call::kAllReduce, prStrategyAuto, "allreduce_auto"},
+                      Case{Call::kAllReduce, prStrategyHierarchical, "allreduce_hierarchical"},
+                      Case{Call::kAllReduce, prStrategyFlat, "allreduce_flat"},
+                      Case{Call::kReduceScatter, prStrategyAuto, "reduce_scatter_auto"},
+                      Case{Call::kReduceScatter, prStrategyHierarchical, "reduce_scatter_hierarchical"},
+                      Case{Call::kReduceScatter, prStrategyFlat, "reduce_scatter_flat"},
+                      Case{Call::kAllGather, prStrategyAuto, "all_gather_auto"},
+                      Case{Call::kAllGather, prStrategyHierarchical, "all_gather_hierarchical"},
+                      Case{Call::kAllGather, prStrategyFlat, "all_gather_flat"},
+                      Case{Call::kBroadcast, prStrategyAuto, "broadcast"}),
+    [](const ::testing::TestParamInfo<Case>& param_info) { return std::string(param_info.param.name); });
 
 }  // namespace
