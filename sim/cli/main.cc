@@ -169,7 +169,7 @@ void printText(const RunReport& r) {
   const PoolStats& m = r.memory;
   std::printf("  memory:      pool %s per rank, %s in use (peak %s) in %" PRIu64 " blocks; %" PRIu64
               " allocations, %" PRIu64 " failed; %" PRIu64 " free blocks, largest %s; fragmentation %.3f; %" PRIu64
-              " compactions (in use: the streams' scratch leases and the symmetric blocks)\n",
+              " compactions (in use: the channels' scratch leases and the symmetric blocks)\n",
               mib(m.capacity_bytes).c_str(), mib(m.bytes_in_use).c_str(), mib(m.peak_bytes_in_use).c_str(),
               m.live_blocks, m.allocations, m.failed_allocations, m.free_blocks,
               mib(m.largest_free_block_bytes).c_str(), m.fragmentation, m.defragmentations);

@@ -242,7 +242,7 @@ TEST(Core, BuiltinTakeTableParsesAndFormatsTheSame) {
   auto parsed = TakeTable::parse(builtinTakeText());
   ASSERT_TRUE(parsed.isOk()) << parsed.status().toString();
   EXPECT_EQ(parsed->format(), builtinTakeTable().format());
-  EXPECT_EQ(parsed->entries().size(), 10u);
+  EXPECT_EQ(parsed->entries().size(), 14u);
 }
 
 // A folder of its own for the test's files, removed at the end.

@@ -306,16 +306,17 @@ TEST(CApi, MemoryStatsDescribeTheSymmetricPoolOnEveryRank) {
     prMemoryStats_t stats;
     std::memset(&stats, 0xff, sizeof(stats));
     ASSERT_EQ(prCommMemoryStats(comm, &stats), prSuccess) << prGetLastError();
-    // The default pool holds the default scratch, taken at creation in one allocation.
-    EXPECT_EQ(stats.capacity_bytes, std::uint64_t{64} << 20);
-    EXPECT_EQ(stats.quota_bytes, std::uint64_t{64} << 20);
+    // The default pool (128 MiB: every channel's scratch) holds the eager channel's scratch, taken at
+    // creation in one allocation.
+    EXPECT_EQ(stats.capacity_bytes, std::uint64_t{128} << 20);
+    EXPECT_EQ(stats.quota_bytes, std::uint64_t{128} << 20);
     EXPECT_EQ(stats.bytes_in_use, std::uint64_t{32} << 20);
     EXPECT_EQ(stats.peak_bytes_in_use, std::uint64_t{32} << 20);
     EXPECT_EQ(stats.live_blocks, 1u);
     EXPECT_EQ(stats.allocations, 1u);
     EXPECT_EQ(stats.failed_allocations, 0u);
     EXPECT_EQ(stats.free_blocks, 1u);
-    EXPECT_EQ(stats.largest_free_block_bytes, std::uint64_t{32} << 20);
+    EXPECT_EQ(stats.largest_free_block_bytes, std::uint64_t{96} << 20);
     EXPECT_EQ(stats.fragmentation, 0.0);
     EXPECT_EQ(stats.defragmentations, 0u);
     EXPECT_EQ(stats.blocks_moved, 0u);

@@ -3,6 +3,7 @@
 // and the built-in choice runs everywhere else; a file that is unreadable, for another world, refused by
 // the verifier on the agreed links or too large for the scratch fails creation naming the file.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <cstdio>
 #include <memory>
@@ -24,7 +25,10 @@ bool contains(const std::string& text, const std::string& word) { return text.fi
 class TempFile {
  public:
   explicit TempFile(const std::string& text) {
-    path_ = ::testing::TempDir() + "/plan_file_test_" + std::to_string(++files_) + ".plan";
+    // The process id too: ctest runs each test in a process of its own, in parallel, whose counters all
+    // start at 1.
+    path_ = ::testing::TempDir() + "/plan_file_test_" + std::to_string(::getpid()) + "_" + std::to_string(++files_) +
+            ".plan";
     if (std::FILE* f = std::fopen(path_.c_str(), "w")) {
       std::fputs(text.c_str(), f);
       std::fclose(f);

@@ -68,7 +68,7 @@ TEST(MemorySettings, MalformedOrOutOfRangeValuesNameTheVariable) {
   expectInvalid({{"PEERREDUCE_POOL_BYTES", "0"}}, "PEERREDUCE_POOL_BYTES");
   expectInvalid({{"PEERREDUCE_POOL_BYTES", "128G"}}, "137438953472");
   expectInvalid({{"PEERREDUCE_POOL_BYTES", "99999999999999999999999"}}, "overflows");
-  expectInvalid({{"PEERREDUCE_POOL_QUOTA_BYTES", "65M"}}, "PEERREDUCE_POOL_QUOTA_BYTES");
+  expectInvalid({{"PEERREDUCE_POOL_QUOTA_BYTES", "129M"}}, "PEERREDUCE_POOL_QUOTA_BYTES");  // above the pool
   expectInvalid({{"PEERREDUCE_POOL_QUOTA_BYTES", "1X"}}, "PEERREDUCE_POOL_QUOTA_BYTES");
   expectInvalid({{"PEERREDUCE_POOL_ALIGNMENT", "24"}}, "PEERREDUCE_POOL_ALIGNMENT");
   expectInvalid({{"PEERREDUCE_POOL_ALIGNMENT", "8"}}, "alignment of 8 bytes");

@@ -3,6 +3,7 @@
 // the line, sizes are nccl-tests' size column, and each collective's selector consults its own entries
 // (an allreduce-only table leaves the others on the cost model).
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <cstdio>
 #include <memory>
@@ -97,7 +98,8 @@ TEST(CollectiveTuningTable, SizesAreNcclTestsSizeColumn) {
 class TunedWorld {
  public:
   explicit TunedWorld(const std::string& text) {
-    path_ = ::testing::TempDir() + "/collective_tuning_" + std::to_string(++files_) + ".tuning";
+    path_ = ::testing::TempDir() + "/collective_tuning_" + std::to_string(::getpid()) + "_" + std::to_string(++files_) +
+            ".tuning";
     if (std::FILE* f = std::fopen(path_.c_str(), "w")) {
       std::fputs(text.c_str(), f);
       std::fclose(f);
