@@ -10,7 +10,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds="${FUZZ_SECONDS:-45}"
-all_targets=(config tuning_table topology cli_options peer_record topology_agreement bootstrap_messages plan_verifier plan_text)
+all_targets=(config tuning_table topology cli_options peer_record topology_agreement bootstrap_messages plan_verifier plan_text take_table)
 targets=("$@")
 if ((${#targets[@]} == 0)); then targets=("${all_targets[@]}"); fi
 
