@@ -6,7 +6,9 @@
 #   is skipped: NCCL needs a GPU per rank). For each collective and NP: NCCL alone, then with
 #   LD_PRELOAD=.hw/libpeerreduce_nccl.so, sizes 8 B to 256 MiB (x8), one iteration checked (-c 1). Prints
 #   per size the out-of-place times, the library's over NCCL's, and the library's #wrong; fails when any
-#   #wrong is not 0 or a run fails.
+#   #wrong is not 0 or a run fails. With no NP it only builds (start it early: the build takes about two
+#   minutes); a build already in /tmp is reused (NCCL_TESTS_REBUILD=1 builds again). NCCL_TESTS_COLLS
+#   narrows the collectives (default all four); NCCL_TESTS_FLAGS adds to each run's flags (e.g. "-d bfloat16").
 set -uo pipefail
 src="${1:?source}" out="${2:?out}" gpus="${3:?gpus}"
 shift 3
@@ -15,9 +17,11 @@ home=/tmp/nccl-tests-nccl-home build=/tmp/nccl-tests-build
 mkdir -p "$home/include" "$home/lib"
 ln -sf "$nccl_dir"/include/* "$home/include/"
 ln -sf "$nccl_dir/lib/libnccl.so.2" "$home/lib/libnccl.so"
-rm -rf "$build" && cp -r "$src" "$build"
-make -C "$build" -j 16 MPI=1 MPI_HOME=/usr/lib/x86_64-linux-gnu/openmpi CUDA_HOME=/usr/local/cuda \
+if [[ "${NCCL_TESTS_REBUILD:-0}" != 0 || ! -x "$build/build/broadcast_perf" ]]; then
+  rm -rf "$build" && cp -r "$src" "$build"
+  make -C "$build" -j "$(nproc)" MPI=1 MPI_HOME=/usr/lib/x86_64-linux-gnu/openmpi CUDA_HOME=/usr/local/cuda \
   NCCL_HOME="$home" > "$out/nccl-tests-build.log" 2>&1 || { tail -20 "$out/nccl-tests-build.log"; exit 1; }
+fi
 status=0
 mpi=(timeout -k 10 300 mpirun --allow-run-as-root --bind-to none -x NCCL_NVLS_ENABLE=0 -x LD_LIBRARY_PATH="$home/lib")
 library=(-x LD_PRELOAD="$PWD/.hw/libpeerreduce_nccl.so" -x PEERREDUCE_NCCL_LIB="$nccl_dir/lib/libnccl.so.2")
@@ -25,10 +29,10 @@ library=(-x LD_PRELOAD="$PWD/.hw/libpeerreduce_nccl.so" -x PEERREDUCE_NCCL_LIB="
 rows() { grep -E '^ +[0-9]+ ' "$1" | awk '{print $1, $6, $9}'; }
 for np in "$@"; do
   if ((np > gpus)); then continue; fi
-  for coll in all_reduce reduce_scatter all_gather broadcast; do
+  for coll in ${NCCL_TESTS_COLLS:-all_reduce reduce_scatter all_gather broadcast}; do
     alone="$out/nccl-tests-$coll-np$np-nccl.log" through="$out/nccl-tests-$coll-np$np-library.log"
-    "${mpi[@]}" -np "$np" "$build/build/${coll}_perf" -b 8 -e 256M -f 8 -c 1 -g 1 > "$alone" 2>&1 || status=1
-    "${mpi[@]}" "${library[@]}" -np "$np" "$build/build/${coll}_perf" -b 8 -e 256M -f 8 -c 1 -g 1 > "$through" 2>&1 ||
+    "${mpi[@]}" -np "$np" "$build/build/${coll}_perf" -b 8 -e 256M -f 8 -c 1 -g 1 ${NCCL_TESTS_FLAGS:-} > "$alone" 2>&1 || status=1
+    "${mpi[@]}" "${library[@]}" -np "$np" "$build/build/${coll}_perf" -b 8 -e 256M -f 8 -c 1 -g 1 ${NCCL_TESTS_FLAGS:-} > "$through" 2>&1 ||
       status=1
     echo "=== nccl-tests $coll np=$np: bytes, NCCL us, library us, library/NCCL, library #wrong"
     paste -d' ' <(rows "$alone") <(rows "$through") |

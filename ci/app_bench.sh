@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# The application paths on the GPU machine, repeated: ci/app_bench.sh OUT NP [REPEATS]
+#   For each of REPEATS runs (default 5): `python -m peerreduce.bench` under torchrun with NP ranks, once
+#   with NCCL alone and once with the NCCL library preloaded, merged into the three-column table (the
+#   package, NCCL alone, NCCL through the library; eager and graph). Then the training step (DDP, and
+#   FSDP unless APP_FSDP=0) with NCCL alone and through the library. Needs .hw/ (ci/hardware.sh build).
+#   APP_MAX_BYTES (default 16 MiB) bounds the bench sizes; APP_PYTHON the interpreter with torch.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+out="${1:?out}" np="${2:?np}" repeats="${3:-5}"
+mkdir -p "$out"
+export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1
+python="${APP_PYTHON:-/opt/torch/.venv/bin/python3}"
+nccl="$(python3 -c 'import nvidia.nccl, os; print(list(nvidia.nccl.__path__)[0])')/lib/libnccl.so.2"
+preload=(env LD_PRELOAD="$PWD/.hw/libpeerreduce_nccl.so" PEERREDUCE_NCCL_LIB="$nccl")
+package=(env PEERREDUCE_LIBRARY="$PWD/.hw/libpeerreduce.so" PYTHONPATH="$PWD/python")
+torchrun=("$python" -m torch.distributed.run --standalone --nproc-per-node="$np")
+status=0
+bounded=(timeout -k 10 "${APP_STEP_TIMEOUT_S:-300}")
+for ((run = 1; run <= repeats; run++)); do
+  plain="$out/pybench-np$np-run$run.json" through="$out/pybench-np$np-run$run-library.json"
+  "${package[@]}" "${bounded[@]}" "${torchrun[@]}" -m peerreduce.bench --max-bytes "${APP_MAX_BYTES:-16777216}" \
+    --json "$plain" > "$out/pybench-np$np-run$run.log" 2>&1 || { status=1; tail -5 "$out/pybench-np$np-run$run.log"; }
+  "${preload[@]}" "${package[@]}" "${bounded[@]}" "${torchrun[@]}" -m peerreduce.bench --max-bytes "${APP_MAX_BYTES:-16777216}" \
+    --json "$through" > "$out/pybench-np$np-run$run-library.log" 2>&1 ||
+    { status=1; tail -5 "$out/pybench-np$np-run$run-library.log"; }
+  echo "=== python -m peerreduce.bench, $np ranks, run $run of $repeats"
+  PYTHONPATH="$PWD/python" "$python" -m peerreduce.bench_merge "$plain" "$through" \
+    --json "$out/pybench-np$np-run$run-merged.json" || status=1
+done
+wrappers=(ddp)
+if [[ "${APP_FSDP:-1}" != 0 ]]; then wrappers+=(fsdp); fi
+for wrapper in "${wrappers[@]}"; do
+  flag=()
+  if [[ "$wrapper" == fsdp ]]; then flag=(--fsdp); fi
+  for side in alone library; do
+    run=(env)
+    if [[ "$side" == library ]]; then run=("${preload[@]}"); fi
+    echo "=== $wrapper training step, $np ranks, NCCL $side"
+    "${run[@]}" PYTHONPATH="$PWD/python" "${bounded[@]}" "${torchrun[@]}" -m peerreduce.train_bench "${flag[@]}" \
+      --json "$out/train-$wrapper-np$np-$side.json" > "$out/train-$wrapper-np$np-$side.log" 2>&1 || status=1
+    grep "train_bench:" "$out/train-$wrapper-np$np-$side.log" || tail -5 "$out/train-$wrapper-np$np-$side.log"
+  done
+done
+exit "$status"
