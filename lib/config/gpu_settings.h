@@ -32,6 +32,11 @@ inline constexpr std::uint64_t kDefaultBytesPerBlock = std::uint64_t{32} << 10;
 inline constexpr std::uint64_t kDefaultLineBytesPerBlock = std::uint64_t{8} << 10;
 // Least bytes per block either setting accepts (1 KiB): a lower bound on how finely work is split.
 inline constexpr std::uint64_t kMinBytesPerBlock = 1024;
-inline constexpr int kMaxKernelBlocks = 256;  // kernels/device_plan.h kMaxBlocks (checked where both are seen)
+inline constexpr int kMaxKernelBlocks = 256;
+// Most blocks of the pulling and interpreted kernels (PEERREDUCE_GPU_PULL_MAX_BLOCKS). Chosen when every
+// waiting thread still read the host-mapped abort word on each poll, which made more blocks slower.
+// The push two-shot and the line kernels may use every multiprocessor: on 4 x H200 (fp32,
+// PEERREDUCE_GPU_MAX_BLOCKS) a 256 MiB push two-shot took 1730 us with 32 blocks, 1522 with 64, 1463 with 132.
+inline constexpr int kDefaultPullMaxBlocks = 32;  // kernels/device_plan.h kMaxBlocks (checked where both are seen)
 
 }  // namespace peerreduce::gpu

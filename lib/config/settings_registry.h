@@ -46,6 +46,7 @@ enum class SettingId : int {
   kPoolDefragThreshold,
   kPinnedLimitBytes,
   kGpuMaxBlocks,
+  kGpuPullMaxBlocks,
   kGpuBytesPerBlock,
   kGpuLineBytesPerBlock,
   kGpuFused,

@@ -885,7 +885,8 @@ class GpuTransport final : public Transport,
 
   // What submit launches for `bytes` of kernel `choice`, and what kernelBlocks reports.
   int launchBlocksOf(KernelChoice choice, std::uint64_t bytes) const {
-    return launchBlocks(choice, bytes, agreed_blocks_, bytes_per_block_, line_bytes_per_block_);
+    return launchBlocks(choice, bytes, agreed_blocks_, bytes_per_block_, line_bytes_per_block_,
+                        kernels_.pull_max_blocks);
   }
 
   Status devicePlan(const std::shared_ptr<const Plan>& plan, const DevicePlan** out) {
@@ -1100,7 +1101,7 @@ StatusOr<std::shared_ptr<Transport>> createGpuTransport(int rank, int world_size
   int sms = 0;
   PR_GPU_CHECK(rank, hipDeviceGetAttribute(&sms, hipDeviceAttributeMultiprocessorCount, device));
   // The ranks agree on the smallest cap; the pulling and interpreted kernels take at most
-  // kDefaultMaxBlocks of it, the push and line kernels all of it.
+  // PEERREDUCE_GPU_PULL_MAX_BLOCKS of it, the push and line kernels all of it.
   PR_ASSIGN_OR_RETURN(
       const gpu::GpuSettings settings,
       gpu::gpuSettingsFromEnvironment([](const char* name) -> const char* { return std::getenv(name); }));

@@ -151,8 +151,10 @@ TEST(GpuSettings, DefaultsWhenUnsetValuesWhenSetAndTypedErrorsOtherwise) {
   EXPECT_EQ(defaults->kernels.push_min_bytes, kDefaultPushMinBytes);
   EXPECT_EQ(defaults->kernels.collective_max_bytes, kDefaultCollectiveLinesMaxBytes);
   EXPECT_FALSE(defaults->kernels.copy_engines) << "copy engines are opt-in";
+  EXPECT_EQ(defaults->kernels.pull_max_blocks, kDefaultPullMaxBlocks);
 
   auto set = from({{"PEERREDUCE_GPU_MAX_BLOCKS", "132"},
+                   {"PEERREDUCE_GPU_PULL_MAX_BLOCKS", "96"},
                    {"PEERREDUCE_GPU_BYTES_PER_BLOCK", "64K"},
                    {"PEERREDUCE_GPU_LL_BYTES_PER_BLOCK", "2048"},
                    {"PEERREDUCE_GPU_FUSED", "0"},
@@ -164,6 +166,7 @@ TEST(GpuSettings, DefaultsWhenUnsetValuesWhenSetAndTypedErrorsOtherwise) {
                    {"PEERREDUCE_GPU_COPY_ENGINES", "1"}});
   ASSERT_TRUE(set.isOk()) << set.status().toString();
   EXPECT_EQ(set->max_blocks, 132);
+  EXPECT_EQ(set->kernels.pull_max_blocks, 96);
   EXPECT_EQ(set->bytes_per_block, 64 * kKiB);
   EXPECT_EQ(set->line_bytes_per_block, 2048u);
   EXPECT_FALSE(set->kernels.fused);
@@ -177,6 +180,8 @@ TEST(GpuSettings, DefaultsWhenUnsetValuesWhenSetAndTypedErrorsOtherwise) {
   const std::vector<std::pair<std::string, std::string>> bad = {{"PEERREDUCE_GPU_MAX_BLOCKS", "0"},
                                                                 {"PEERREDUCE_GPU_MAX_BLOCKS", "257"},
                                                                 {"PEERREDUCE_GPU_MAX_BLOCKS", "many"},
+                                                                {"PEERREDUCE_GPU_PULL_MAX_BLOCKS", "0"},
+                                                                {"PEERREDUCE_GPU_PULL_MAX_BLOCKS", "257"},
                                                                 {"PEERREDUCE_GPU_FUSED", "2"},
                                                                 {"PEERREDUCE_GPU_FUSED", "yes"},
                                                                 {"PEERREDUCE_GPU_BYTES_PER_BLOCK", "512"},
@@ -260,6 +265,22 @@ TEST(KernelChoice, LaunchBlocksFollowTheBytesUpToTheKernelsCap) {
   }
   EXPECT_EQ(launchBlocks(KernelChoice::kTwoShotLines, 1 * kMiB, 0, kPerBlock, kLinePerBlock), 1) << "no cap: one";
   EXPECT_EQ(launchBlocks(KernelChoice::kInterpreter, 5, 132, 0, 0), 5) << "zero bytes per block counts as one";
+}
+
+// PEERREDUCE_GPU_PULL_MAX_BLOCKS moves the pulling and interpreted kernels' cap, never above the agreed
+// cap, and leaves the push and line kernels alone.
+TEST(KernelChoice, PullCapBoundsThePullingAndInterpretedKernelsOnly) {
+  constexpr std::uint64_t kPerBlock = 32 * kKiB;
+  constexpr std::uint64_t kLinePerBlock = 8 * kKiB;
+  EXPECT_EQ(launchBlocks(KernelChoice::kInterpreter, 64 * kMiB, 132, kPerBlock, kLinePerBlock, 96), 96);
+  EXPECT_EQ(launchBlocks(KernelChoice::kOneShotPull, 64 * kMiB, 132, kPerBlock, kLinePerBlock, 64), 64);
+  EXPECT_EQ(launchBlocks(KernelChoice::kTwoShotPull, 64 * kMiB, 100, kPerBlock, kLinePerBlock, 200), 100)
+      << "never above the agreed cap";
+  EXPECT_EQ(launchBlocks(KernelChoice::kInterpreter, 64 * kKiB, 132, kPerBlock, kLinePerBlock, 96), 2)
+      << "still one block per bytes-per-block";
+  EXPECT_EQ(launchBlocks(KernelChoice::kTwoShotPush, 64 * kMiB, 132, kPerBlock, kLinePerBlock, 8), 132)
+      << "the push kernel is not a pulling one";
+  EXPECT_EQ(launchBlocks(KernelChoice::kTwoShotLines, 8 * kMiB, 132, kPerBlock, kLinePerBlock, 8), 132);
 }
 
 // Launches overlap only when the code that runs has the grid-dependency wait: a build that JIT-compiles
