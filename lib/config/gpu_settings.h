@@ -33,10 +33,12 @@ inline constexpr std::uint64_t kDefaultLineBytesPerBlock = std::uint64_t{8} << 1
 // Least bytes per block either setting accepts (1 KiB): a lower bound on how finely work is split.
 inline constexpr std::uint64_t kMinBytesPerBlock = 1024;
 inline constexpr int kMaxKernelBlocks = 256;
-// Most blocks of the pulling and interpreted kernels (PEERREDUCE_GPU_PULL_MAX_BLOCKS). Chosen when every
-// waiting thread still read the host-mapped abort word on each poll, which made more blocks slower.
-// The push two-shot and the line kernels may use every multiprocessor: on 4 x H200 (fp32,
-// PEERREDUCE_GPU_MAX_BLOCKS) a 256 MiB push two-shot took 1730 us with 32 blocks, 1522 with 64, 1463 with 132.
-inline constexpr int kDefaultPullMaxBlocks = 32;  // kernels/device_plan.h kMaxBlocks (checked where both are seen)
+// Most blocks of the plan interpreter (PEERREDUCE_GPU_INTERPRETER_MAX_BLOCKS): every multiprocessor (the
+// agreed cap, at most kMaxKernelBlocks), as the push two-shot and the line kernels. On 4 x H200 (fp32,
+// out of place, graph of 20) 132 blocks against 32: all-gather by recursive doubling 256 MiB 799 us
+// against 880, 16 MiB 54.8 against 61.4; broadcast ring 256 MiB 1341 against 1390; reduce-scatter ring
+// 256 MiB 829 against 833, recursive halving 16 MiB 56.5 against 60.7 (docs/PERF.md). It was 32 while
+// every waiting thread read the host-mapped abort word on each poll, which made more blocks slower.
+inline constexpr int kDefaultInterpreterMaxBlocks = kMaxKernelBlocks;  // kernels/device_plan.h kMaxBlocks (checked where both are seen)
 
 }  // namespace peerreduce::gpu

@@ -282,11 +282,11 @@ std::array<SettingSpec, kSettingCount> makeSpecs() {
   at(SettingId::kGpuMaxBlocks).example = "32";
   at(SettingId::kGpuMaxBlocks).help = "most blocks per kernel launch";
 
-  at(SettingId::kGpuPullMaxBlocks) =
-      integerSpec("PEERREDUCE_GPU_PULL_MAX_BLOCKS", "pull block limit", "", 1, gpu::kMaxKernelBlocks);
-  at(SettingId::kGpuPullMaxBlocks).default_value = std::int64_t{gpu::kDefaultPullMaxBlocks};
-  at(SettingId::kGpuPullMaxBlocks).example = "132";
-  at(SettingId::kGpuPullMaxBlocks).help = "most blocks of the pulling and interpreted kernels (at most the block limit)";
+  at(SettingId::kGpuInterpreterMaxBlocks) =
+      integerSpec("PEERREDUCE_GPU_INTERPRETER_MAX_BLOCKS", "interpreter block limit", "", 1, gpu::kMaxKernelBlocks);
+  at(SettingId::kGpuInterpreterMaxBlocks).default_note = "the block limit";
+  at(SettingId::kGpuInterpreterMaxBlocks).example = "32";
+  at(SettingId::kGpuInterpreterMaxBlocks).help = "most blocks of the plan interpreter (at most the block limit)";
 
   at(SettingId::kGpuBytesPerBlock) =
       byteSizeSpec("PEERREDUCE_GPU_BYTES_PER_BLOCK", "bytes per block", gpu::kMinBytesPerBlock, UINT64_MAX);
@@ -364,7 +364,7 @@ std::array<SettingSpec, kSettingCount> makeSpecs() {
     at(id).agreement = SettingAgreement::kFingerprint;
   }
   for (SettingId id :
-       {SettingId::kGpuMaxBlocks, SettingId::kGpuPullMaxBlocks, SettingId::kGpuBytesPerBlock, SettingId::kGpuLineBytesPerBlock, SettingId::kGpuFused,
+       {SettingId::kGpuMaxBlocks, SettingId::kGpuInterpreterMaxBlocks, SettingId::kGpuBytesPerBlock, SettingId::kGpuLineBytesPerBlock, SettingId::kGpuFused,
         SettingId::kGpuLowLatencyMaxBytes, SettingId::kGpuLowLatencyTwoShotMaxBytes, SettingId::kGpuPushMinBytes,
         SettingId::kGpuCollectiveLinesMaxBytes, SettingId::kGpuCopyEngines}) {
     at(id).agreement = SettingAgreement::kSameUnchecked;
@@ -461,7 +461,7 @@ std::array<SettingRow, kSettingCount> makeRows() {
           [](const Config& c) -> V { return std::uint64_t{c.memory.pinned_limit_bytes}; },
           [](Config& c, const V& v) { c.memory.pinned_limit_bytes = bytesOf(v); }),
       SettingRow{SettingId::kGpuMaxBlocks, &spec(SettingId::kGpuMaxBlocks), O::kGpuTransport},
-      SettingRow{SettingId::kGpuPullMaxBlocks, &spec(SettingId::kGpuPullMaxBlocks), O::kGpuTransport},
+      SettingRow{SettingId::kGpuInterpreterMaxBlocks, &spec(SettingId::kGpuInterpreterMaxBlocks), O::kGpuTransport},
       SettingRow{SettingId::kGpuBytesPerBlock, &spec(SettingId::kGpuBytesPerBlock), O::kGpuTransport},
       SettingRow{SettingId::kGpuLineBytesPerBlock, &spec(SettingId::kGpuLineBytesPerBlock), O::kGpuTransport},
       SettingRow{SettingId::kGpuFused, &spec(SettingId::kGpuFused), O::kGpuTransport},

@@ -46,7 +46,7 @@ enum class SettingId : int {
   kPoolDefragThreshold,
   kPinnedLimitBytes,
   kGpuMaxBlocks,
-  kGpuPullMaxBlocks,
+  kGpuInterpreterMaxBlocks,
   kGpuBytesPerBlock,
   kGpuLineBytesPerBlock,
   kGpuFused,

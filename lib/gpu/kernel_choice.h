@@ -38,17 +38,16 @@ struct KernelPolicy {
   // stream finishes and waits on the GPU for it, so the launch latency overlaps the previous work. Only
   // the launch changes, never the protocol, so ranks need not agree on it.
   bool overlap_launch = true;
-  // Most blocks of the pulling and interpreted kernels (PEERREDUCE_GPU_PULL_MAX_BLOCKS); at most the
-  // agreed block cap. Every rank must give the same value: a block's counters pair with the same block
-  // on the peers.
-  int pull_max_blocks = kDefaultPullMaxBlocks;
+  // Most blocks of the plan interpreter (PEERREDUCE_GPU_INTERPRETER_MAX_BLOCKS); at most the agreed block
+  // cap. Every rank must give the same value: a block's counters pair with the same block on the peers.
+  int interpreter_max_blocks = kDefaultInterpreterMaxBlocks;
 };
 
 // The GPU transport's tuning settings (for measurements; every rank must give the same values, since
 // the kernels' protocols differ), read through the settings registry (lib/config/settings_registry.h;
 // docs/SETTINGS.md lists their ranges and defaults, lib/config/gpu_settings.h holds the numbers):
 //   PEERREDUCE_GPU_MAX_BLOCKS          most blocks per kernel, 1 .. kMaxBlocks (default: the SM count)
-//   PEERREDUCE_GPU_PULL_MAX_BLOCKS     most blocks of the pulling and interpreted kernels (default 32)
+//   PEERREDUCE_GPU_INTERPRETER_MAX_BLOCKS  most blocks of the plan interpreter (default: the block cap)
 //   PEERREDUCE_GPU_BYTES_PER_BLOCK     input bytes per block of the pull and push kernels (>= 1 KiB)
 //   PEERREDUCE_GPU_FUSED               0: the interpreter runs every program; 1 (default): fused kernels
 //   PEERREDUCE_GPU_LL_MAX_BYTES        largest one-shot run as lines (0: none)
@@ -110,17 +109,20 @@ KernelChoice chooseKernel(FusedKind kind, std::uint64_t bytes, int world_size, c
 // shape; 0 where those lines are off or there are no peers (Transport::maxBatchBytes).
 std::uint64_t maxBatchBytes(FusedKind kind, int world_size, const KernelPolicy& policy);
 
-// Most blocks of the pulling and interpreted kernels by default: gpu_settings.h's
-// kDefaultPullMaxBlocks, where its measurements are.
-inline constexpr int kDefaultMaxBlocks = kDefaultPullMaxBlocks;
+// Most blocks of the fused pulling kernels (one-shot and two-shot pull): chosen when every waiting
+// thread still read the host-mapped abort word on each poll, which made more blocks slower. Measured
+// since on 4 x H200 for the pulls that run in the interpreter: a direct reduce-scatter of 256 MiB took
+// 950 us with 32 blocks and 1161 with 132 (more readers of one peer's memory contend), so the fused
+// pulls keep it. The plan interpreter has its own cap (gpu_settings.h, kDefaultInterpreterMaxBlocks).
+inline constexpr int kDefaultMaxBlocks = 32;
 
 // The blocks one launch of kernel `choice` over `bytes` of input uses (the multiprocessors it keeps
 // busy): one per `bytes_per_block` (`line_bytes_per_block` for the line kernels), at least one, and at
 // most `block_cap` (the blocks the ranks agreed on) for the push and line kernels, which have no
-// launch-wide synchronisation, or at most `pull_cap` of it for the pulling and interpreted ones.
-// The same on every rank, since every input is.
+// launch-wide synchronisation, at most kDefaultMaxBlocks of it for the fused pulling ones, and at most
+// `interpreter_cap` of it for the plan interpreter. The same on every rank, since every input is.
 int launchBlocks(KernelChoice choice, std::uint64_t bytes, int block_cap, std::uint64_t bytes_per_block,
-                 std::uint64_t line_bytes_per_block, int pull_cap = kDefaultMaxBlocks);
+                 std::uint64_t line_bytes_per_block, int interpreter_cap = kDefaultInterpreterMaxBlocks);
 
 // Whether launches may overlap (programmatic dependent launch): the setting allows it
 // (PEERREDUCE_GPU_OVERLAP) and the kernels that run were compiled with the grid-dependency wait, i.e. from

@@ -16,6 +16,24 @@ entry sm_90 2 8388608 1099511627776 two-shot
 # 7.30-7.42; 1 MiB one-shot 25.41, two-shot 15.04-15.28; 4 MiB one-shot 56.77, two-shot 37.47
 entry sm_90 4 0 131072 one-shot
 entry sm_90 4 131072 1099511627776 two-shot
+# The other collectives, 4 x H200, fp32, out of place, graph of 20, the interpreter on every
+# multiprocessor (peerreduce-bench --coll C --algo all; best us). Sizes as nccl-tests' (tuning_table.h).
+# all-gather: 1 MiB one-shot 8.60, recursive doubling 22.4; 4 MiB one-shot 29.5, recursive doubling 27.0,
+# ring 31.7; 16 MiB 79.3 / 54.8 / 59.2; 64 MiB 315.5 / 199.5 / 206.7; 256 MiB 1262.5 / 798.8 / 827.4
+entry all-gather sm_90 4 0 4194304 one-shot
+entry all-gather sm_90 4 4194304 1099511627776 recursive-doubling
+# reduce-scatter: 1 MiB one-shot 8.38, halving 24.4; 4 MiB one-shot 30.6, halving 28.3, ring 29.6; 16 MiB
+# 78.4 (32 blocks: 64.6) / 56.5 / 58.3; 64 MiB 289.5 / 208.5 / 206.5; 256 MiB 1161.2 / 837.9 / 828.6
+entry reduce-scatter sm_90 4 0 4194304 one-shot
+entry reduce-scatter sm_90 4 4194304 67108864 recursive-doubling
+entry reduce-scatter sm_90 4 67108864 1099511627776 ring
+# broadcast (root 3): 256 KiB one-shot 6.25, tree 13.7; 1 MiB one-shot 19.2, tree 17.7; 4 MiB one-shot
+# 44.7, tree 59.0, ring 60.0; 16 MiB 152.6 / 130.5 / 106.3; 64 MiB 615.4 / 448.5 / 336.7; 256 MiB 2471 /
+# 1798 / 1341
+entry broadcast sm_90 4 0 1048576 one-shot
+entry broadcast sm_90 4 1048576 4194304 tree
+entry broadcast sm_90 4 4194304 16777216 one-shot
+entry broadcast sm_90 4 16777216 1099511627776 ring
 )";
 }
 

@@ -151,10 +151,10 @@ TEST(GpuSettings, DefaultsWhenUnsetValuesWhenSetAndTypedErrorsOtherwise) {
   EXPECT_EQ(defaults->kernels.push_min_bytes, kDefaultPushMinBytes);
   EXPECT_EQ(defaults->kernels.collective_max_bytes, kDefaultCollectiveLinesMaxBytes);
   EXPECT_FALSE(defaults->kernels.copy_engines) << "copy engines are opt-in";
-  EXPECT_EQ(defaults->kernels.pull_max_blocks, kDefaultPullMaxBlocks);
+  EXPECT_EQ(defaults->kernels.interpreter_max_blocks, kDefaultInterpreterMaxBlocks);
 
   auto set = from({{"PEERREDUCE_GPU_MAX_BLOCKS", "132"},
-                   {"PEERREDUCE_GPU_PULL_MAX_BLOCKS", "96"},
+                   {"PEERREDUCE_GPU_INTERPRETER_MAX_BLOCKS", "96"},
                    {"PEERREDUCE_GPU_BYTES_PER_BLOCK", "64K"},
                    {"PEERREDUCE_GPU_LL_BYTES_PER_BLOCK", "2048"},
                    {"PEERREDUCE_GPU_FUSED", "0"},
@@ -166,7 +166,7 @@ TEST(GpuSettings, DefaultsWhenUnsetValuesWhenSetAndTypedErrorsOtherwise) {
                    {"PEERREDUCE_GPU_COPY_ENGINES", "1"}});
   ASSERT_TRUE(set.isOk()) << set.status().toString();
   EXPECT_EQ(set->max_blocks, 132);
-  EXPECT_EQ(set->kernels.pull_max_blocks, 96);
+  EXPECT_EQ(set->kernels.interpreter_max_blocks, 96);
   EXPECT_EQ(set->bytes_per_block, 64 * kKiB);
   EXPECT_EQ(set->line_bytes_per_block, 2048u);
   EXPECT_FALSE(set->kernels.fused);
@@ -180,8 +180,8 @@ TEST(GpuSettings, DefaultsWhenUnsetValuesWhenSetAndTypedErrorsOtherwise) {
   const std::vector<std::pair<std::string, std::string>> bad = {{"PEERREDUCE_GPU_MAX_BLOCKS", "0"},
                                                                 {"PEERREDUCE_GPU_MAX_BLOCKS", "257"},
                                                                 {"PEERREDUCE_GPU_MAX_BLOCKS", "many"},
-                                                                {"PEERREDUCE_GPU_PULL_MAX_BLOCKS", "0"},
-                                                                {"PEERREDUCE_GPU_PULL_MAX_BLOCKS", "257"},
+                                                                {"PEERREDUCE_GPU_INTERPRETER_MAX_BLOCKS", "0"},
+                                                                {"PEERREDUCE_GPU_INTERPRETER_MAX_BLOCKS", "257"},
                                                                 {"PEERREDUCE_GPU_FUSED", "2"},
                                                                 {"PEERREDUCE_GPU_FUSED", "yes"},
                                                                 {"PEERREDUCE_GPU_BYTES_PER_BLOCK", "512"},
@@ -241,7 +241,7 @@ TEST(KernelChoice, TheBatchCapacityIsWhatRunsAsLinesOfItsShape) {
 }
 
 // The grid of a launch: one block per bytes-per-block (the line kernels' own size), at least one, the
-// pulling and interpreted kernels at most kDefaultMaxBlocks, the push and line kernels up to the agreed cap.
+// fused pulling kernels at most kDefaultMaxBlocks, the interpreter, push and line kernels up to the agreed cap.
 TEST(KernelChoice, LaunchBlocksFollowTheBytesUpToTheKernelsCap) {
   constexpr std::uint64_t kPerBlock = 32 * kKiB;
   constexpr std::uint64_t kLinePerBlock = 2 * kKiB;
@@ -267,19 +267,24 @@ TEST(KernelChoice, LaunchBlocksFollowTheBytesUpToTheKernelsCap) {
   EXPECT_EQ(launchBlocks(KernelChoice::kInterpreter, 5, 132, 0, 0), 5) << "zero bytes per block counts as one";
 }
 
-// PEERREDUCE_GPU_PULL_MAX_BLOCKS moves the pulling and interpreted kernels' cap, never above the agreed
-// cap, and leaves the push and line kernels alone.
-TEST(KernelChoice, PullCapBoundsThePullingAndInterpretedKernelsOnly) {
+// PEERREDUCE_GPU_INTERPRETER_MAX_BLOCKS moves the plan interpreter's cap (by default the agreed cap: every
+// multiprocessor), never above the agreed cap, and leaves the fused pulls (kDefaultMaxBlocks), the push
+// and the line kernels alone.
+TEST(KernelChoice, InterpreterCapBoundsTheInterpreterOnly) {
   constexpr std::uint64_t kPerBlock = 32 * kKiB;
   constexpr std::uint64_t kLinePerBlock = 8 * kKiB;
+  EXPECT_EQ(launchBlocks(KernelChoice::kInterpreter, 64 * kMiB, 132, kPerBlock, kLinePerBlock), 132)
+      << "by default the interpreter uses the agreed cap";
   EXPECT_EQ(launchBlocks(KernelChoice::kInterpreter, 64 * kMiB, 132, kPerBlock, kLinePerBlock, 96), 96);
-  EXPECT_EQ(launchBlocks(KernelChoice::kOneShotPull, 64 * kMiB, 132, kPerBlock, kLinePerBlock, 64), 64);
-  EXPECT_EQ(launchBlocks(KernelChoice::kTwoShotPull, 64 * kMiB, 100, kPerBlock, kLinePerBlock, 200), 100)
+  EXPECT_EQ(launchBlocks(KernelChoice::kInterpreter, 64 * kMiB, 100, kPerBlock, kLinePerBlock, 200), 100)
       << "never above the agreed cap";
   EXPECT_EQ(launchBlocks(KernelChoice::kInterpreter, 64 * kKiB, 132, kPerBlock, kLinePerBlock, 96), 2)
       << "still one block per bytes-per-block";
-  EXPECT_EQ(launchBlocks(KernelChoice::kTwoShotPush, 64 * kMiB, 132, kPerBlock, kLinePerBlock, 8), 132)
-      << "the push kernel is not a pulling one";
+  for (const KernelChoice pull : {KernelChoice::kOneShotPull, KernelChoice::kTwoShotPull}) {
+    EXPECT_EQ(launchBlocks(pull, 64 * kMiB, 132, kPerBlock, kLinePerBlock, 96), kDefaultMaxBlocks)
+        << "the fused pulls keep their own cap";
+  }
+  EXPECT_EQ(launchBlocks(KernelChoice::kTwoShotPush, 64 * kMiB, 132, kPerBlock, kLinePerBlock, 8), 132);
   EXPECT_EQ(launchBlocks(KernelChoice::kTwoShotLines, 8 * kMiB, 132, kPerBlock, kLinePerBlock, 8), 132);
 }
 
