@@ -8,7 +8,7 @@
 #   ci/hardware.sh unpack         ON the GPU machine: uncompress the packaged binaries (run does it too)
 #   ci/hardware.sh run [NP...]    ON the GPU machine, from the repository root with .hw/ beside it: the
 #                                 same test binaries under mpirun -np 2 and -np 4 with the real
-#                                 transport, compute-sanitizer on the kernels, the benchmark of every
+#                                 transport (and with user-written plans, docs/PLANS.md), compute-sanitizer on the kernels, the benchmark of every
 #                                 collective against NCCL; everything it writes goes to $OUT (default ./hw-out). With
 #                                 fewer GPUs than NP, the ranks share device 0 (threads of one process
 #                                 for the property suite, processes for the hardware suite)
@@ -289,6 +289,31 @@ run)
       bash -c 'GCOV_PREFIX="$0/rank$OMPI_COMM_WORLD_RANK" exec "$@"' "$out/gcda/copy-engines-np$np" \
       .hw/peerreduce_property_tests --gtest_filter="$copy_engine_filter" > "$log" 2>&1 || status=1
     grep -E "\[  (PASSED|FAILED)  \]|tests ran" "$log" | grep "1,0\]" || tail -20 "$log"
+  done
+  # User-written plans (docs/PLANS.md): plan files the Python builder writes for the world, given to every
+  # rank for every size; each case's bits are compared with the simulator running the same file. The
+  # allreduce ones by the allreduce properties, the others by the collectives' property (which draws the
+  # collective: the file serves its own, the built-ins the rest). One process per GPU.
+  for np in "${nps[@]}"; do
+    if [[ "$suites" == 0 ]] || ((np > gpus)); then break; fi
+    plans_dir="$out/plans-np$np" && mkdir -p "$plans_dir"
+    for entry in "one-shot-allreduce:AllreduceProperty.*" "hierarchical-allreduce --groups 2:AllreduceProperty.*" \
+      "direct-reduce-scatter:CollectiveProperty.MatchesReferenceOnEveryRank" \
+      "relay-all-gather --missing 0-$((np - 1)):CollectiveProperty.MatchesReferenceOnEveryRank" \
+      "chain-broadcast --root $((np - 1)):CollectiveProperty.MatchesReferenceOnEveryRank"; do
+      builder="${entry%%:*}" filter="${entry#*:}" name="${entry%%[ :]*}"
+      if [[ "$name" == hierarchical-allreduce ]] && ((np % 2 != 0)); then continue; fi
+      if [[ "$name" == relay-all-gather ]] && ((np < 3)); then continue; fi  # a relay needs a third rank
+      # shellcheck disable=SC2086  # the builder's arguments split on purpose
+      PYTHONPATH="$PWD/python" python3 -m peerreduce.plans $builder --world "$np" > "$plans_dir/$name.plan" || status=1
+      log="$out/user-plan-$name-np$np.log"
+      echo "=== peerreduce_property_tests np=$np with the user plan $name ($filter)"
+      RC_PARAMS="${HW_RC_EXTRA:-}seed=$seed max_success=${HW_VARIANT_CASES:-50}" bounded "${mpi[@]}" \
+        -x PEERREDUCE_PLAN_FILE="$plans_dir/$name.plan" -x PEERREDUCE_PLAN_MIN_BYTES=0 -np "$np" \
+        bash -c 'GCOV_PREFIX="$0/rank$OMPI_COMM_WORLD_RANK" exec "$@"' "$out/gcda/user-plan-$name-np$np" \
+        .hw/peerreduce_property_tests --gtest_filter="$filter" > "$log" 2>&1 || status=1
+      grep -E "\[  (PASSED|FAILED)  \]|tests ran" "$log" | grep "1,0\]" || tail -20 "$log"
+    done
   done
   # The C examples: the callback bootstrap with 2 and 4 ranks as threads (on as many GPUs as there are,
   # sharing them when fewer), and MPI with one process per GPU.
