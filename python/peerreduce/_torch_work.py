@@ -1,6 +1,6 @@
-"""What torch.distributed needs around peerreduce's collectives: ReduceOp names, torch.distributed Work
-objects that complete with the GPU work, and the list forms of all_gather and reduce_scatter over the
-tensor forms. Shared by the functions of peerreduce.torch and its process group."""
+"""What torch.distributed needs around peerreduce's collectives: ReduceOp names, PREMUL_SUM factors, torch.distributed Work objects that complete with the GPU work, and the
+list forms of all_gather and reduce_scatter over the tensor forms. Shared by the functions of
+peerreduce.torch and its process group."""
 
 from __future__ import annotations
 
@@ -34,7 +34,26 @@ def op_name(op: Any) -> str:
     for known, name in _OPS.items():
         if op == known:
             return name
+    if premul_factor(op) is not None:
+        raise errors.InvalidArgumentError(
+            "reduce op PREMUL_SUM is not one the peerreduce.torch functions take (sum, prod, min, max, avg): "
+            "reduce with sum and multiply the result, or use a peerreduce process group (it takes PREMUL_SUM)")
     raise errors.InvalidArgumentError(f"reduce op {op} is not one peerreduce has (sum, prod, min, max, avg)")
+
+
+def premul_factor(op: Any) -> Any:
+    """The factor of a PREMUL_SUM ReduceOp (torch.distributed._make_nccl_premul_sum(f), what FSDP2 reduces
+    gradients with when given a divide factor): a float or a tensor; None for every other op. torch's
+    ReduceOp pickles as (op, factor), the factor None except for PREMUL_SUM."""
+    if not isinstance(op, dist.ReduceOp):
+        return None
+    try:
+        state = op.__getstate__()
+    except (AttributeError, TypeError):  # a PyTorch whose ReduceOp does not pickle
+        return None
+    if isinstance(state, tuple) and len(state) == 2:
+        return state[1]
+    return None
 
 
 def _create_work(future: torch.futures.Future):
