@@ -85,7 +85,7 @@ def check_every_collective(world, group):
 
 def check_names_and_premul(world, group):
     """The group keeps the name torch.distributed gives it (DeviceMesh and fully_shard find it by that);
-    PREMUL_SUM (FSDP2's gradient divide factor) runs as a sum scaled by its factor."""
+    PREMUL_SUM (FSDP2's gradient divide factor) runs as a sum scaled by its factor; ops by name."""
     other, _ = make_group(world, group.communicator)  # not the default group: custom ops carry its name
     raises(peerreduce.UnsupportedError, "has no name", lambda: other.group_name)
     raises(RuntimeError, "has no name", lambda: other.getGroupName())  # what torch's C++ side would see
@@ -104,6 +104,13 @@ def check_names_and_premul(world, group):
            lambda: group.allreduce([cuda([2, 4], np.int32)], Options(half)))
     raises(peerreduce.InvalidArgumentError, "PREMUL_SUM is not one the peerreduce.torch functions take",
            lambda: prt.all_reduce(cuda([1, 2]), op=half))
+    assert _torch_work.op_argument("max") == "max" and _torch_work.op_argument(dist.ReduceOp.MAX) == "max"
+    assert not _torch_work.REDUCE_OPS_ARE_CONSTANTS, "the stand-in has no pytree: nothing registered"
+    tensor = cuda([5, 7])
+    prt.all_reduce(tensor)
+    prt.all_reduce(tensor, op="max")
+    world.run()
+    assert tensor.tolist() == [5, 7]
 
 
 def check_functions(world, comm):
