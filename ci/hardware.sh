@@ -47,13 +47,14 @@ package)
   # What the stage runs (each binary carries every kernel, about 15 MiB; the debugging tool
   # peerreduce-gpu-debug is built, not shipped, to stay under the 64 MiB that travel to the GPU machine).
   cmake --build "$build" --target peerreduce_property_tests peerreduce_hardware_tests peerreduce-bench peerreduce-gpu-debug \
-    peerreduce-p2p-probe peerreduce-host-copy-bench gpu_callback_allreduce gpu_mpi_allreduce
+    peerreduce-p2p-probe peerreduce-host-copy-bench gpu_callback_allreduce gpu_mpi_allreduce peerreduce-sim
   rm -rf .hw && mkdir -p .hw
   cp "$build/tests/properties/peerreduce_property_tests" "$build/tests/hardware/peerreduce_hardware_tests" \
     "$build/bench/peerreduce-bench" "$build/bench/peerreduce-p2p-probe" "$build/bench/peerreduce-host-copy-bench" .hw/
   # The C examples as an application builds them (C API only): a callback bootstrap and MPI.
   cp "$build/examples/gpu_callback_allreduce" .hw/peerreduce-example-callbacks
   cp "$build/examples/gpu_mpi_allreduce" .hw/peerreduce-example-mpi
+  cp "$build/sim/peerreduce-sim" .hw/peerreduce-sim  # tests/python/test_plans.py checks plans with it
   python3 ci/gpu_code.py check cuda "${CMAKE_CUDA_ARCHITECTURES:-90}" "$build/kernels/libpeerreduce_kernels_gpu.a"
   # The shared library the Python package loads (ctypes), linked from this build's archives: every
   # object, the CUDA runtime statically, the coverage runtime since the objects are instrumented.
@@ -88,12 +89,13 @@ build)
     > "$build.configure.log" 2>&1 || { tail -30 "$build.configure.log"; exit 1; }
   cmake --build "$build" -j "$(nproc)" --target peerreduce_property_tests peerreduce_hardware_tests peerreduce-bench \
     peerreduce-p2p-probe peerreduce-host-copy-bench gpu_callback_allreduce gpu_mpi_allreduce peerreduce_shared \
-    peerreduce_nccl > "$build.build.log" 2>&1 || { grep -B2 -A12 " error" "$build.build.log" | head -60; exit 1; }
+    peerreduce_nccl peerreduce-sim > "$build.build.log" 2>&1 || { grep -B2 -A12 " error" "$build.build.log" | head -60; exit 1; }
   rm -rf .hw && mkdir -p .hw
   cp "$build/tests/properties/peerreduce_property_tests" "$build/tests/hardware/peerreduce_hardware_tests" \
     "$build/bench/peerreduce-bench" "$build/bench/peerreduce-p2p-probe" "$build/bench/peerreduce-host-copy-bench" .hw/
   cp "$build/examples/gpu_callback_allreduce" .hw/peerreduce-example-callbacks
   cp "$build/examples/gpu_mpi_allreduce" .hw/peerreduce-example-mpi
+  cp "$build/sim/peerreduce-sim" .hw/peerreduce-sim  # tests/python/test_plans.py checks plans with it
   cp -L "$build/package/libpeerreduce.so" .hw/libpeerreduce.so
   cp -L "$build/nccl/libpeerreduce_nccl.so" .hw/libpeerreduce_nccl.so
   echo "$build" > .hw/build-dir
@@ -333,8 +335,8 @@ run)
   python="${HW_PYTHON:-/opt/torch/.venv/bin/python3}"
   if [[ "${HW_PYTHON_TESTS:-1}" != 0 && -x "$python" ]]; then
     echo "=== Python package: pytest tests/python"
-    PEERREDUCE_LIBRARY="$PWD/.hw/libpeerreduce.so" PYTHONPATH="$PWD/python" GCOV_PREFIX="$out/gcda/python" \
-      bounded "$python" -m pytest -q -rs tests/python > "$out/python-tests.log" 2>&1 || status=1
+    PEERREDUCE_LIBRARY="$PWD/.hw/libpeerreduce.so" PEERREDUCE_SIM="$PWD/.hw/peerreduce-sim" PYTHONPATH="$PWD/python" \
+      GCOV_PREFIX="$out/gcda/python" bounded "$python" -m pytest -q -rs tests/python > "$out/python-tests.log" 2>&1 || status=1
     grep -E "passed|failed|rank [0-9] of" "$out/python-tests.log" | tail -12
     # On one GPU the two ranks share it (NCCL cannot run there): the table has peerreduce alone and the
     # host cost of a call through the package against the C function called directly.
@@ -352,8 +354,8 @@ run)
       nccl="$(python3 -c 'import nvidia.nccl, os; print(list(nvidia.nccl.__path__)[0])' 2>/dev/null)/lib/libnccl.so.2"
       preload=(env LD_PRELOAD="$PWD/.hw/libpeerreduce_nccl.so" PEERREDUCE_NCCL_LIB="$nccl")
       echo "=== python -m peerreduce.bench, 2 ranks, NCCL through the NCCL library"
-      "${preload[@]}" PEERREDUCE_LIBRARY="$PWD/.hw/libpeerreduce.so" PYTHONPATH="$PWD/python" \
-        bounded "$python" -m torch.distributed.run --standalone --nproc-per-node=2 -m peerreduce.bench \
+      bounded "${preload[@]}" PEERREDUCE_LIBRARY="$PWD/.hw/libpeerreduce.so" PYTHONPATH="$PWD/python" \
+        "$python" -m torch.distributed.run --standalone --nproc-per-node=2 -m peerreduce.bench \
         --max-bytes "$bench_max" --json "$out/python-bench-library.json" > "$out/python-bench-library.log" 2>&1 || status=1
       PYTHONPATH="$PWD/python" "$python" -m peerreduce.bench_merge "$out/python-bench.json" \
         "$out/python-bench-library.json" --json "$out/python-bench-merged.json" || status=1
@@ -361,7 +363,7 @@ run)
         run=(env)
         if [[ "$side" == library ]]; then run=("${preload[@]}"); fi
         echo "=== DDP training step, 2 ranks, NCCL $side"
-        "${run[@]}" PYTHONPATH="$PWD/python" bounded "$python" -m torch.distributed.run --standalone \
+        bounded "${run[@]}" PYTHONPATH="$PWD/python" "$python" -m torch.distributed.run --standalone \
           --nproc-per-node=2 -m peerreduce.train_bench --json "$out/train-$side.json" > "$out/train-$side.log" 2>&1 || status=1
         grep "train_bench:" "$out/train-$side.log" || tail -5 "$out/train-$side.log"
       done

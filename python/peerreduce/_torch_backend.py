@@ -1,8 +1,11 @@
 """peerreduce as a torch.distributed backend: a ProcessGroup whose collectives on CUDA tensors are
-peerreduce's (register_backend makes it). DistributedDataParallel and FSDP call allreduce, broadcast,
-allgather, _allgather_base, reduce_scatter, _reduce_scatter_base, their coalesced forms and barrier;
+peerreduce's (register_backend makes it). DistributedDataParallel and FSDP (FullyShardedDataParallel and
+fully_shard) call allreduce, broadcast, allgather, _allgather_base, reduce_scatter, _reduce_scatter_base,
+their coalesced forms and barrier, with SUM, AVG or (FSDP2 given a gradient divide factor) PREMUL_SUM;
 each enqueues on the current CUDA stream and returns a Work that completes with the GPU work
-(_torch_work.stream_work). Collectives on CPU tensors go to a gloo group the process group keeps."""
+(_torch_work.stream_work). Collectives on CPU tensors go to a gloo group the process group keeps. The
+group keeps the name torch.distributed gives it, which DeviceMesh (so fully_shard and DTensor) and the
+functional collectives find it by."""
 
 from __future__ import annotations
 
@@ -11,7 +14,7 @@ from typing import Any
 import torch.distributed as dist
 
 from . import errors
-from ._torch_work import completed_work, gather_into_list, op_name, reduce_from_list, stream_work
+from ._torch_work import completed_work, gather_into_list, op_name, premul_factor, reduce_from_list, stream_work
 from .bootstrap import TorchStoreBootstrap
 from .communicator import Communicator
 
@@ -32,8 +35,25 @@ def _tensors_in(args) -> list:
     return found
 
 
-def _reduce_op(opts) -> str:
-    return op_name(getattr(opts, "reduceOp", dist.ReduceOp.SUM)) if opts is not None else "sum"
+def _reduce_op(opts, outputs) -> tuple:
+    """peerreduce's op for a collective's options, and the factor of a PREMUL_SUM (None for the others).
+    PREMUL_SUM(f) (NCCL's: every input multiplied by f, then summed) runs as a sum whose outputs are then
+    multiplied by f on the same stream: the same result within rounding, for floating outputs only."""
+    op = getattr(opts, "reduceOp", dist.ReduceOp.SUM) if opts is not None else dist.ReduceOp.SUM
+    factor = premul_factor(op)
+    if factor is None:
+        return op_name(op), None
+    if not all(t.is_floating_point() for t in outputs):
+        raise errors.InvalidArgumentError("reduce op PREMUL_SUM on integer tensors: the peerreduce backend "
+                                          "scales a sum by the factor, which needs floating outputs")
+    return "sum", factor
+
+
+def _scaled(outputs, factor) -> None:
+    """A PREMUL_SUM's factor applied to its sums (enqueued after them on the current stream)."""
+    if factor is not None:
+        for out in outputs:
+            out.mul_(factor)
 
 
 class ProcessGroup(dist.ProcessGroup):
@@ -46,6 +66,7 @@ class ProcessGroup(dist.ProcessGroup):
 
     def __init__(self, store, rank: int, size: int, timeout=None):
         super().__init__(rank, size)
+        self._group_name = None
         self._comm = Communicator(rank, size, TorchStoreBootstrap(store, rank, size, prefix="peerreduce-backend"))
         self._comm.prepare()
         gloo_store = dist.PrefixStore("peerreduce-gloo", store)
@@ -58,6 +79,29 @@ class ProcessGroup(dist.ProcessGroup):
 
     def getBackendName(self) -> str:  # noqa: N802 - torch's name
         return "peerreduce"
+
+    # The group's name. torch.distributed names every group it makes (_new_process_group_helper calls
+    # pg._set_group_name(name), then registers the group under it), and DeviceMesh, fully_shard, DTensor
+    # and the functional collectives find the group by that name (pg.group_name). torch's ProcessGroup
+    # keeps the name in its registered backends, and a process group defined in Python has none: there
+    # the name was never kept ("ProcessGroup name not set"). So this group keeps it; getGroupName and
+    # setGroupName are the same for PyTorch's C++ side, where its Python process groups forward them.
+
+    @property
+    def group_name(self) -> str:
+        if self._group_name is None:
+            raise errors.UnsupportedError("this peerreduce process group has no name: torch.distributed names "
+                                          "the groups that init_process_group and new_group make")
+        return self._group_name
+
+    def _set_group_name(self, name: str) -> None:
+        self._group_name = name
+
+    def getGroupName(self) -> str:  # noqa: N802 - torch's name
+        return self.group_name
+
+    def setGroupName(self, name: str) -> None:  # noqa: N802 - torch's name
+        self._set_group_name(name)
 
     def _on_gloo(self, name: str, *args) -> bool:
         """True when every tensor of the call is on the CPU (gloo's); refuses CPU and CUDA mixed."""
@@ -81,10 +125,12 @@ class ProcessGroup(dist.ProcessGroup):
         listed = list(tensors) if isinstance(tensors, (list, tuple)) else [tensors]
         if self._on_gloo("all_reduce", listed):
             return self._gloo_call("allreduce", listed, opts)
+        op, factor = _reduce_op(opts, listed)
         if len(listed) == 1:
-            self._comm.all_reduce(listed[0], op=_reduce_op(opts))
+            self._comm.all_reduce(listed[0], op=op)
         else:
-            self._comm.all_reduce_batch(listed, op=_reduce_op(opts))
+            self._comm.all_reduce_batch(listed, op=op)
+        _scaled(listed, factor)
         return stream_work(listed, listed)
 
     def allreduce_coalesced(self, tensors, opts=None):
@@ -124,23 +170,28 @@ class ProcessGroup(dist.ProcessGroup):
     def _reduce_scatter_base(self, output, input, opts=None):  # noqa: A002 - torch's names
         if self._on_gloo("reduce_scatter_tensor", output, input):
             return self._gloo_call("_reduce_scatter_base", output, input, opts)
-        self._comm.reduce_scatter(input, out=output, op=_reduce_op(opts))
+        op, factor = _reduce_op(opts, [output])
+        self._comm.reduce_scatter(input, out=output, op=op)
+        _scaled([output], factor)
         return stream_work([output], [output])
 
     def reduce_scatter_tensor_coalesced(self, outputs, inputs, opts=None):
         if self._on_gloo("reduce_scatter_tensor", outputs, inputs):
             return self._gloo_call("reduce_scatter_tensor_coalesced", outputs, inputs, opts)
+        op, factor = _reduce_op(opts, outputs)
         for output, tensor in zip(outputs, inputs):
-            self._comm.reduce_scatter(tensor, out=output, op=_reduce_op(opts))
+            self._comm.reduce_scatter(tensor, out=output, op=op)
+        _scaled(outputs, factor)
         return stream_work(list(outputs), outputs)
 
     def reduce_scatter(self, outputs, input_lists, opts=None):
         if self._on_gloo("reduce_scatter", outputs, input_lists):
             return self._gloo_call("reduce_scatter", outputs, input_lists, opts)
-        op = _reduce_op(opts)
+        op, factor = _reduce_op(opts, outputs)
         for output, inputs in zip(outputs, input_lists):
             reduce_from_list(lambda out, flat: self._comm.reduce_scatter(flat, out=out, op=op), output, inputs,
                              self.size())
+        _scaled(outputs, factor)
         return stream_work(list(outputs), outputs)
 
     def barrier(self, opts=None):

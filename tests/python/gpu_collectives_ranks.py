@@ -3,7 +3,8 @@ starts it). In order: a CUDA graph captured before any peerreduce collective ran
 by peerreduce.torch.communicator(), nothing else), replayed; reduce_scatter_tensor,
 all_gather_into_tensor, broadcast, their list forms and barrier against host references in several
 dtypes; torch._dynamo.explain finding no graph break in a function that calls them, and torch.compile's
-result equal to eager; creation refused inside capture. Exits 0 when every check passed on this rank."""
+result equal to eager, with the default op, an op by name and an explicit dist.ReduceOp (MAX, MIN);
+creation refused inside capture. Exits 0 when every check passed on this rank."""
 
 import os
 import sys
@@ -13,6 +14,7 @@ import torch.distributed as dist
 
 import peerreduce
 import peerreduce.torch as prt
+from peerreduce import _torch_work
 
 DTYPES = [torch.float32, torch.bfloat16, torch.float16, torch.int32, torch.int64, torch.uint8]
 
@@ -105,6 +107,49 @@ def compiled_without_graph_breaks(rank, size, failures):
               failures)
 
 
+def compiled_with_reduce_ops(rank, size, failures):
+    """An explicit op inside torch.compile(fullgraph=True): no graph break, and the reduced values. By name
+    on every PyTorch with custom ops; as a dist.ReduceOp where torch.compile takes one as a constant
+    (peerreduce registers RedOpType as a pytree constant: PyTorch 2.7 and later)."""
+    def op_by_enum(x, shard):
+        y = x * 2
+        prt.all_reduce(y, op=dist.ReduceOp.MAX)
+        prt.reduce_scatter_tensor(shard, y.repeat(size) + x, op=dist.ReduceOp.MIN)
+        return y + 1, shard
+
+    def op_by_name(x, shard):
+        y = x * 2
+        prt.all_reduce(y, op="max")
+        prt.reduce_scatter_tensor(shard, y.repeat(size) + x, op="min")
+        return y + 1, shard
+
+    cases = [("op='max'", op_by_name)]
+    if _torch_work.REDUCE_OPS_ARE_CONSTANTS:
+        cases.append(("op=dist.ReduceOp.MAX", op_by_enum))
+    else:
+        print(f"rank {rank}: PyTorch {torch.__version__} cannot take a dist.ReduceOp as a constant in torch.compile; "
+              "checked ops by name only", flush=True)
+    x = torch.full((8,), float(rank + 1), device="cuda")
+    # max of 2 (r + 1) is 2 size; the reduce-scatter's min over ranks of 2 size + r + 1 is 2 size + 1.
+    want = (torch.full((8,), 2.0 * size + 1), torch.full((8,), 2.0 * size + 1))
+    for what, step in cases:
+        eager = step(x.clone(), torch.empty(8, device="cuda"))
+        check(all(torch.equal(e.cpu(), w) for e, w in zip(eager, want)), f"{what}: eager results", failures)
+        # Tracing fails the same way on every rank, so the ranks' collectives stay matched.
+        try:
+            torch._dynamo.reset()
+            explanation = torch._dynamo.explain(step)(x.clone(), torch.empty(8, device="cuda"))
+            check(explanation.graph_break_count == 0, f"{what}: {explanation.graph_break_count} graph breaks: "
+                  f"{[str(b.reason)[:200] for b in explanation.break_reasons]}", failures)
+            for backend in ("aot_eager", "inductor"):
+                torch._dynamo.reset()
+                got = torch.compile(step, backend=backend, fullgraph=True)(x.clone(), torch.empty(8, device="cuda"))
+                check(all(torch.equal(g.cpu(), w) for g, w in zip(got, want)), f"{what}: torch.compile ({backend})",
+                      failures)
+        except Exception as e:  # this check's failure; the others still run
+            failures.append(f"{what}: tracing raised {type(e).__name__}: {str(e)[:300]}")
+
+
 def creation_inside_capture_is_refused(failures):
     other = dist.new_group(list(range(dist.get_world_size())))
     graph = torch.cuda.CUDAGraph()
@@ -129,6 +174,7 @@ def main():
     capture_before_any_call(rank, size, failures)
     collectives_match_the_host(rank, size, failures)
     compiled_without_graph_breaks(rank, size, failures)
+    compiled_with_reduce_ops(rank, size, failures)
     creation_inside_capture_is_refused(failures)
     prt.close_all()
     dist.destroy_process_group()

@@ -3,8 +3,11 @@
 model for a few steps through peerreduce. Checked: DDP's replicas are bitwise identical on every rank and
 match DDP over a reference group (NCCL with a GPU per rank, gloo where ranks share a GPU: NCCL refuses
 that) within rounding; FSDP (FullyShardedDataParallel, and fully_shard where this PyTorch has it) matches
-the same model trained on the whole batch in this process. Prints one line per check, then a summary;
-exits 0 when every check passed on this rank."""
+the same model trained on the whole batch in this process; fully_shard (FSDP2: a DeviceMesh over the
+group, found by its name; gradients reduce-scattered with AVG) also matches fully_shard over NCCL where
+each rank has a GPU, and with a gradient divide factor (reduce-scattered with PREMUL_SUM) matches the
+whole-batch model trained at the learning rate that factor amounts to. Prints one line per check, then a
+summary; exits 0 when every check passed on this rank."""
 
 import os
 import sys
@@ -30,9 +33,12 @@ def batch(rank, step):
     return torch.randn(16, 32, generator=generator).cuda(), torch.randn(16, 8, generator=generator).cuda()
 
 
-def train(module, batches):
+LR = 0.05
+
+
+def train(module, batches, lr=LR):
     """STEPS steps of SGD with momentum; batches(step) gives (inputs, targets)."""
-    optimizer = torch.optim.SGD(module.parameters(), lr=0.05, momentum=0.9)
+    optimizer = torch.optim.SGD(module.parameters(), lr=lr, momentum=0.9)
     for step in range(STEPS):
         inputs, targets = batches(step)
         loss = torch.nn.functional.mse_loss(module(inputs), targets)
@@ -46,7 +52,7 @@ def flat(parameters):
     return torch.cat([p.detach().reshape(-1) for p in parameters])
 
 
-def whole_batch_reference(size):
+def whole_batch_reference(size, lr=LR):
     """The model every rank's FSDP must hold: trained here on all ranks' batches at once (the mean loss
     over equal batches is what averaged gradients give)."""
     model = make_model(7)
@@ -55,7 +61,7 @@ def whole_batch_reference(size):
         pairs = [batch(r, step) for r in range(size)]
         return torch.cat([p[0] for p in pairs]), torch.cat([p[1] for p in pairs])
 
-    train(model, batches)
+    train(model, batches, lr)
     return flat(model.parameters())
 
 
@@ -90,7 +96,10 @@ def check_fsdp(size, reference):
     return []
 
 
-def check_fully_shard(size, reference):
+def fully_sharded(mesh=None, divide_factor=None):
+    """The model trained with fully_shard (each Linear, then the whole) over `mesh` (None: the default
+    group's), its gradients divided by `divide_factor` where given; its parameters gathered whole (None
+    where this PyTorch's fully_shard cannot take a divide factor)."""
     try:
         from torch.distributed.fsdp import fully_shard
     except ImportError:
@@ -99,12 +108,54 @@ def check_fully_shard(size, reference):
     model = make_model(7)
     for layer in model:
         if isinstance(layer, torch.nn.Linear):
-            fully_shard(layer)
-    fully_shard(model)
+            fully_shard(layer, mesh=mesh)
+    fully_shard(model, mesh=mesh)
+    if divide_factor is not None:
+        for module in model.modules():
+            if hasattr(module, "reshard"):  # every module fully_shard made an FSDPModule
+                setter = (getattr(module, "set_gradient_divide_factor", None)
+                          or getattr(module, "set_reduce_scatter_divide_factor", None))
+                if setter is None:
+                    return None
+                setter(divide_factor)
     train(model, lambda step: batch(rank, step))
-    got = torch.cat([p.full_tensor().detach().reshape(-1) for p in model.parameters()])
+    return torch.cat([p.full_tensor().detach().reshape(-1) for p in model.parameters()])
+
+
+def check_fully_shard(size, reference):
+    got = fully_sharded()
     if not torch.allclose(got, reference, rtol=1e-4, atol=1e-5):
         return [f"fully_shard differs from the whole-batch model by {(got - reference).abs().max().item():.3g}"]
+    return []
+
+
+def check_fully_shard_against_nccl(reference_group, one_gpu):
+    """fully_shard through peerreduce against fully_shard over NCCL: the same reductions (AVG), so equal
+    within the rounding of a different summation order."""
+    from torch.distributed.device_mesh import DeviceMesh
+    if one_gpu or not hasattr(DeviceMesh, "from_group"):
+        print(f"rank {dist.get_rank()} fully_shard_nccl: skipped ("
+              f"{'ranks share a GPU: no NCCL' if one_gpu else 'no DeviceMesh.from_group'})", flush=True)
+        return []
+    theirs = fully_sharded(DeviceMesh.from_group(reference_group, "cuda"))
+    ours = fully_sharded()
+    if not torch.allclose(ours, theirs, rtol=1e-5, atol=1e-6):
+        return [f"fully_shard differs from fully_shard over NCCL by {(ours - theirs).abs().max().item():.3g}"]
+    return []
+
+
+def check_fully_shard_divide_factor(size):
+    """A gradient divide factor of twice the world size: FSDP2 reduce-scatters with PREMUL_SUM(1 / factor),
+    gradients half the average, which for SGD with momentum is the whole-batch model at half the rate."""
+    got = fully_sharded(divide_factor=2.0 * size)
+    if got is None:
+        print(f"rank {dist.get_rank()} fully_shard_divide_factor: skipped (this fully_shard takes no divide "
+              "factor)", flush=True)
+        return []
+    reference = whole_batch_reference(size, lr=LR / 2)
+    if not torch.allclose(got, reference, rtol=1e-4, atol=1e-5):
+        return [f"fully_shard with a divide factor differs from the whole-batch model at half the rate by "
+                f"{(got - reference).abs().max().item():.3g}"]
     return []
 
 
@@ -133,6 +184,8 @@ def main():
     failures = run_check("ddp", check_ddp, rank, size, reference_group)
     failures += run_check("fsdp", check_fsdp, size, reference)
     failures += run_check("fully_shard", check_fully_shard, size, reference)
+    failures += run_check("fully_shard_nccl", check_fully_shard_against_nccl, reference_group, one_gpu)
+    failures += run_check("fully_shard_divide_factor", check_fully_shard_divide_factor, size)
     dist.destroy_process_group()
     print(f"rank {rank} of {size} (training): {'ok' if not failures else 'FAILED ' + ', '.join(failures)}")
     return 0 if not failures else 1

@@ -1,9 +1,12 @@
 """The PyTorch GPU checks under torchrun at 2 and 4 ranks (ranks share GPUs when there are fewer):
 - gpu_ranks.py: the Communicator's all_reduce in every dtype and op, batches, a captured graph;
 - gpu_collectives_ranks.py: peerreduce.torch's reduce_scatter_tensor, all_gather_into_tensor, broadcast,
-  list forms and barrier, a graph captured before any collective ran, torch.compile without graph breaks;
-- gpu_backend_ranks.py: the torch.distributed backend (backend="cpu:gloo,cuda:peerreduce");
-- gpu_ddp_ranks.py: DistributedDataParallel and FSDP training through the backend against references.
+  list forms and barrier, a graph captured before any collective ran, torch.compile without graph breaks
+  (ops by default, by name and as dist.ReduceOp values);
+- gpu_backend_ranks.py: the torch.distributed backend (backend="cpu:gloo,cuda:peerreduce"), AVG and
+  PREMUL_SUM, group names, the functional collectives and DTensor over a DeviceMesh of the group;
+- gpu_ddp_ranks.py: DistributedDataParallel, FSDP and fully_shard (FSDP2) training through the backend
+  against references (the whole-batch model, DDP and fully_shard over NCCL).
 Skipped, saying why, where PyTorch or a GPU is missing. On a GPU machine, from the repository root, with a
 CUDA build's library (cmake -DPEERREDUCE_GPU=cuda, target peerreduce_shared; ci/hardware.sh package
 makes one as .hw/libpeerreduce.so):

@@ -6,7 +6,7 @@ import numpy as np
 import peerreduce
 import torch
 import torch.distributed as dist
-from peerreduce import _torch_backend, _torch_groups
+from peerreduce import _torch_backend, _torch_groups, _torch_work
 import peerreduce.torch as prt
 
 CUDA = torch.Tensor  # the stand-in's "CUDA tensor": host memory the simulator reduces
@@ -30,9 +30,9 @@ class Options:
         self.reduceOp, self.rootRank = op, root
 
 
-def make_group(world):
-    """The backend's process group, its communicator the simulated world's rank 0."""
-    comm = world.communicators()[0]
+def make_group(world, comm=None):
+    """The backend's process group, its communicator the simulated world's rank 0 (or `comm`)."""
+    comm = comm if comm is not None else world.communicators()[0]
     made = _torch_backend.Communicator
     _torch_backend.Communicator = lambda *args, **kwargs: comm
     try:
@@ -83,6 +83,36 @@ def check_every_collective(world, group):
            lambda: group.reduce_scatter([listed], [[cuda([1, 2])]], Options()))
 
 
+def check_names_and_premul(world, group):
+    """The group keeps the name torch.distributed gives it (DeviceMesh and fully_shard find it by that);
+    PREMUL_SUM (FSDP2's gradient divide factor) runs as a sum scaled by its factor; ops by name."""
+    other, _ = make_group(world, group.communicator)  # not the default group: custom ops carry its name
+    raises(peerreduce.UnsupportedError, "has no name", lambda: other.group_name)
+    raises(RuntimeError, "has no name", lambda: other.getGroupName())  # what torch's C++ side would see
+    other._set_group_name("3")
+    assert other.group_name == "3" and other.getGroupName() == "3"
+    other.setGroupName("4")
+    assert other.group_name == "4" and prt.name_of(other) == "4"
+    assert prt.name_of(None) == "" and prt.name_of(group) == "", "the default group travels as \"\""
+    tensor = cuda([2, 4, 6])
+    half = dist._make_nccl_premul_sum(0.5)
+    assert _torch_work.premul_factor(half) == 0.5 and _torch_work.premul_factor(dist.ReduceOp.SUM) is None
+    group.allreduce([tensor], Options(half))
+    world.run()
+    assert tensor.tolist() == [1, 2, 3], tensor
+    raises(peerreduce.InvalidArgumentError, "PREMUL_SUM on integer tensors",
+           lambda: group.allreduce([cuda([2, 4], np.int32)], Options(half)))
+    raises(peerreduce.InvalidArgumentError, "PREMUL_SUM is not one the peerreduce.torch functions take",
+           lambda: prt.all_reduce(cuda([1, 2]), op=half))
+    assert _torch_work.op_argument("max") == "max" and _torch_work.op_argument(dist.ReduceOp.MAX) == "max"
+    assert not _torch_work.REDUCE_OPS_ARE_CONSTANTS, "the stand-in has no pytree: nothing registered"
+    tensor = cuda([5, 7])
+    prt.all_reduce(tensor)
+    prt.all_reduce(tensor, op="max")
+    world.run()
+    assert tensor.tolist() == [5, 7]
+
+
 def check_functions(world, comm):
     assert prt.communicator() is comm, "a peerreduce group's own communicator"
     tensor, out, pieces = cuda([3, 1, 2]), cuda([0, 0, 0]), [cuda([0, 0, 0])]
@@ -115,6 +145,7 @@ def main():
         dist.GroupMember.WORLD = group
         check_routing_and_works(world, group)
         check_every_collective(world, group)
+        check_names_and_premul(world, group)
         check_functions(world, comm)
         check_creation_rules(group)
         comm.close()

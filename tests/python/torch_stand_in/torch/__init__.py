@@ -32,6 +32,13 @@ class Tensor(np.ndarray):
         self[...] = source
         return self
 
+    def mul_(self, factor):
+        self[...] *= factor
+        return self
+
+    def is_floating_point(self):
+        return self.dtype.kind == "f"
+
     def view(self, *shape):
         if shape and isinstance(shape[0], tuple):
             return self.reshape(shape[0])

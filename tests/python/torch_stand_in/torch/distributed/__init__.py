@@ -2,7 +2,20 @@
 
 
 class ReduceOp:
-    SUM, PRODUCT, MIN, MAX, AVG = (object() for _ in range(5))
+    """A reduce op as collectives' options carry it: pickles as (op, factor), the factor a PREMUL_SUM's.
+    The class attributes stand for RedOpType's values."""
+
+    SUM, PRODUCT, MIN, MAX, AVG, PREMUL_SUM = (object() for _ in range(6))
+
+    def __init__(self, op, factor=None):
+        self._state = (op, factor)
+
+    def __getstate__(self):
+        return self._state
+
+
+def _make_nccl_premul_sum(factor):
+    return ReduceOp(ReduceOp.PREMUL_SUM, factor)
 
 
 class ProcessGroup:
