@@ -115,7 +115,10 @@ bool setUpWorldProvider(int* argc, char*** argv) {
     return true;
   }
   if (std::getenv("OMPI_COMM_WORLD_SIZE") == nullptr) return true;  // not under mpirun: the simulator
-  MPI_Init(argc, argv);
+  // Thread-multiple: the multi-machine tests' network worlds (MpiTransport) run MPI from the threads of
+  // their operations.
+  int provided = 0;
+  MPI_Init_thread(argc, argv, MPI_THREAD_MULTIPLE, &provided);
   int rank = 0;
   int size = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
