@@ -25,6 +25,8 @@ fi
 status=0
 mpi=(timeout -k 10 300 mpirun --allow-run-as-root --bind-to none -x NCCL_NVLS_ENABLE=0 -x LD_LIBRARY_PATH="$home/lib")
 library=(-x LD_PRELOAD="$PWD/.hw/libpeerreduce_nccl.so" -x PEERREDUCE_NCCL_LIB="$nccl_dir/lib/libnccl.so.2")
+# The caller's PEERREDUCE_* settings (a take table to try, PEERREDUCE_NCCL_TAKE, ...) reach every rank.
+for setting in $(compgen -e | grep '^PEERREDUCE_' || true); do library+=(-x "$setting"); done
 # The rows of an nccl-tests log: size and the out-of-place time and #wrong.
 rows() { grep -E '^ +[0-9]+ ' "$1" | awk '{print $1, $6, $9}'; }
 for np in "$@"; do
