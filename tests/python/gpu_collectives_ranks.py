@@ -114,13 +114,13 @@ def compiled_with_reduce_ops(rank, size, failures):
     def op_by_enum(x, shard):
         y = x * 2
         prt.all_reduce(y, op=dist.ReduceOp.MAX)
-        prt.reduce_scatter_tensor(shard, y.repeat(size) + x, op=dist.ReduceOp.MIN)
+        prt.reduce_scatter_tensor(shard, (y + x).repeat(size), op=dist.ReduceOp.MIN)
         return y + 1, shard
 
     def op_by_name(x, shard):
         y = x * 2
         prt.all_reduce(y, op="max")
-        prt.reduce_scatter_tensor(shard, y.repeat(size) + x, op="min")
+        prt.reduce_scatter_tensor(shard, (y + x).repeat(size), op="min")
         return y + 1, shard
 
     cases = [("op='max'", op_by_name)]
