@@ -367,6 +367,13 @@ run)
           --nproc-per-node=2 -m peerreduce.train_bench --json "$out/train-$side.json" > "$out/train-$side.log" 2>&1 || status=1
         grep "train_bench:" "$out/train-$side.log" || tail -5 "$out/train-$side.log"
       done
+      # A rank HW_LATE_RANK_SECONDS (default 60) late to its allreduces, through the NCCL library: the others
+      # wait for it (the deadline follows the process group's timeout) and every sum is right.
+      late="${HW_LATE_RANK_SECONDS:-60}"
+      echo "=== a rank ${late} s late, 2 ranks, through the NCCL library"
+      LATE_RANK_SECONDS="$late" bounded "${preload[@]}" "$python" -m torch.distributed.run --standalone \
+        --nproc-per-node=2 tests/python/gpu_late_rank.py > "$out/late-rank.log" 2>&1 || status=1
+      grep -E "done after|\(late rank\)" "$out/late-rank.log" || tail -5 "$out/late-rank.log"
     fi
   fi
   # nccl-tests (its public source, given in HW_NCCL_TESTS_SRC: never part of this tree) built here, run
