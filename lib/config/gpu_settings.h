@@ -39,6 +39,7 @@ inline constexpr int kMaxKernelBlocks = 256;
 // against 880, 16 MiB 54.8 against 61.4; broadcast ring 256 MiB 1341 against 1390; reduce-scatter ring
 // 256 MiB 829 against 833, recursive halving 16 MiB 56.5 against 60.7 (docs/PERF.md). It was 32 while
 // every waiting thread read the host-mapped abort word on each poll, which made more blocks slower.
-inline constexpr int kDefaultInterpreterMaxBlocks = kMaxKernelBlocks;  // kernels/device_plan.h kMaxBlocks (checked where both are seen)
+inline constexpr int kDefaultInterpreterMaxBlocks =
+    kMaxKernelBlocks;  // kernels/device_plan.h kMaxBlocks (checked where both are seen)
 
 }  // namespace peerreduce::gpu

@@ -363,10 +363,10 @@ std::array<SettingSpec, kSettingCount> makeSpecs() {
         SettingId::kPoolDefragThreshold, SettingId::kPinnedLimitBytes}) {
     at(id).agreement = SettingAgreement::kFingerprint;
   }
-  for (SettingId id :
-       {SettingId::kGpuMaxBlocks, SettingId::kGpuInterpreterMaxBlocks, SettingId::kGpuBytesPerBlock, SettingId::kGpuLineBytesPerBlock, SettingId::kGpuFused,
-        SettingId::kGpuLowLatencyMaxBytes, SettingId::kGpuLowLatencyTwoShotMaxBytes, SettingId::kGpuPushMinBytes,
-        SettingId::kGpuCollectiveLinesMaxBytes, SettingId::kGpuCopyEngines}) {
+  for (SettingId id : {SettingId::kGpuMaxBlocks, SettingId::kGpuInterpreterMaxBlocks, SettingId::kGpuBytesPerBlock,
+                       SettingId::kGpuLineBytesPerBlock, SettingId::kGpuFused, SettingId::kGpuLowLatencyMaxBytes,
+                       SettingId::kGpuLowLatencyTwoShotMaxBytes, SettingId::kGpuPushMinBytes,
+                       SettingId::kGpuCollectiveLinesMaxBytes, SettingId::kGpuCopyEngines}) {
     at(id).agreement = SettingAgreement::kSameUnchecked;
   }
   // Only how kernels are launched changes, never the protocol: ranks need not agree.

@@ -73,7 +73,8 @@ class DeviceBuffer {
 std::vector<std::vector<std::uint8_t>> payloads(int size, std::size_t count, std::uint64_t seed) {
   std::vector<std::vector<std::uint8_t>> all(static_cast<std::size_t>(size),
                                              std::vector<std::uint8_t>(count * dataTypeSize(kType)));
-  for (int r = 0; r < size; ++r) fillPayload(kType, ReduceOp::kSum, seed, r, all[static_cast<std::size_t>(r)].data(), count);
+  for (int r = 0; r < size; ++r)
+    fillPayload(kType, ReduceOp::kSum, seed, r, all[static_cast<std::size_t>(r)].data(), count);
   return all;
 }
 
@@ -149,11 +150,11 @@ TEST(MultiMachineHw, TwoMachinesOfGpusMatchTheReferenceForEveryCollectiveAndStra
         EXPECT_TRUE(s.isOk()) << "reduce-scatter " << what << ": " << s.toString();
         const auto got = recv.download();
         const std::string wrong =
-            got.empty() ? "download failed"
-                        : compareToReference(
-                              kType, ReduceOp::kSum,
-                              referenceReduceScatter(kType, ReduceOp::kSum, pointersOf(inputs), count, w.rank),
-                              got.data(), count);
+            got.empty()
+                ? "download failed"
+                : compareToReference(kType, ReduceOp::kSum,
+                                     referenceReduceScatter(kType, ReduceOp::kSum, pointersOf(inputs), count, w.rank),
+                                     got.data(), count);
         EXPECT_EQ(wrong, "") << "reduce-scatter " << what << " on rank " << w.rank;
         ok = ok && s.isOk() && wrong.empty();
       }
@@ -165,9 +166,9 @@ TEST(MultiMachineHw, TwoMachinesOfGpusMatchTheReferenceForEveryCollectiveAndStra
         if (s.isOk()) s = comm.synchronize(stream);
         EXPECT_TRUE(s.isOk()) << "all-gather " << what << ": " << s.toString();
         const auto got = recv.download();
-        const std::string wrong = got.empty() ? "download failed"
-                                              : compareExactly(kType, referenceAllGather(kType, pointersOf(inputs), count),
-                                                               got.data());
+        const std::string wrong =
+            got.empty() ? "download failed"
+                        : compareExactly(kType, referenceAllGather(kType, pointersOf(inputs), count), got.data());
         EXPECT_EQ(wrong, "") << "all-gather " << what << " on rank " << w.rank;
         ok = ok && s.isOk() && wrong.empty();
       }

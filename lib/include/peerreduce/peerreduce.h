@@ -248,6 +248,16 @@ prResult_t prBootstrapDestroy(prBootstrap_t bootstrap) PEERREDUCE_NOEXCEPT;
 prResult_t prCommInitRank(prComm_t* comm, int nranks, int rank, prBootstrap_t bootstrap,
                           const prConfig_t* config) PEERREDUCE_NOEXCEPT;
 
+/* One process, several GPUs, one thread (NCCL's ncclCommInitAll): comms[i] becomes rank i of a world of
+ * `ndev` ranks, on device devlist[i] (devlist NULL: devices 0..ndev-1; each device at most once). The
+ * ranks meet inside the process; each is created on a thread of its own and the call returns when every
+ * one is made, or with none (every comms[i] NULL) and the first failing rank's error. config NULL means
+ * prConfigInit()'s settings; its device field is replaced by each rank's device. The caller's current
+ * device is left as it was. Drive the communicators from any thread: enqueue every rank's call of a
+ * collective (each on a stream of its device) before synchronizing any of them, since each rank's work
+ * waits for the others'. prCommDestroy each. */
+prResult_t prCommInitAll(prComm_t* comms, int ndev, const int* devlist, const prConfig_t* config) PEERREDUCE_NOEXCEPT;
+
 /* Reduces `count` elements of `datatype` with `op` across every rank; every rank gets the same bits in
  * recvbuff. sendbuff == recvbuff is in place; otherwise the buffers must not overlap, and both must be
  * aligned to the element size. Every rank calls it with the same count, datatype and op, in the same

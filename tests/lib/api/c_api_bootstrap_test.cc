@@ -244,6 +244,36 @@ TEST(CApiInitRank, BadArgumentsAreRefusedByNameAndLeaveNothing) {
   EXPECT_EQ(prBootstrapDestroy(reinterpret_cast<prBootstrap_t>(&dummy)), prInvalidArgument);
 }
 
+// prCommInitAll's arguments: each refused with a typed error naming it, and no communicator.
+TEST(CApiInitAll, BadArgumentsAreTypedErrorsNamingThem) {
+  prComm_t comms[3] = {reinterpret_cast<prComm_t>(1), reinterpret_cast<prComm_t>(1), reinterpret_cast<prComm_t>(1)};
+  EXPECT_EQ(prCommInitAll(nullptr, 2, nullptr, nullptr), prInvalidArgument);
+  EXPECT_TRUE(contains(prGetLastError(), "comms")) << prGetLastError();
+  EXPECT_EQ(prCommInitAll(comms, 0, nullptr, nullptr), prInvalidArgument);
+  EXPECT_TRUE(contains(prGetLastError(), "ndev is 0")) << prGetLastError();
+  EXPECT_EQ(prCommInitAll(comms, 65, nullptr, nullptr), prInvalidArgument);
+  EXPECT_TRUE(contains(prGetLastError(), "ndev is 65")) << prGetLastError();
+  const int twice[3] = {1, 0, 1};
+  EXPECT_EQ(prCommInitAll(comms, 3, twice, nullptr), prInvalidArgument);
+  EXPECT_TRUE(contains(prGetLastError(), "device 1 twice (entries 0 and 2)")) << prGetLastError();
+  for (prComm_t c : comms) EXPECT_EQ(c, nullptr) << "nothing is left half-made";
+  const int negative[2] = {0, -3};
+  EXPECT_EQ(prCommInitAll(comms, 2, negative, nullptr), prInvalidArgument);
+  EXPECT_TRUE(contains(prGetLastError(), "devlist[1] is -3")) << prGetLastError();
+}
+
+// Without a GPU (this build or machine), every rank fails alike: the call says why, and no communicator is
+// returned (all or nothing), whatever the world size.
+TEST(CApiInitAll, WithoutAGpuNoRankIsMadeAndTheErrorSaysWhy) {
+  for (int ndev : {1, 3}) {
+    prComm_t comms[3] = {nullptr, nullptr, nullptr};
+    const prResult_t result = prCommInitAll(comms, ndev, nullptr, nullptr);
+    EXPECT_TRUE(result == prUnsupported || result == prUnavailable) << ndev << ": " << prGetLastError();
+    EXPECT_TRUE(contains(prGetLastError(), "prCommInitAll")) << prGetLastError();
+    for (prComm_t c : comms) EXPECT_EQ(c, nullptr);
+  }
+}
+
 TEST(CApiInitRank, WithoutASimulatedWorldTheCommunicatorGoesToAGpuAndSaysWhyItCannot) {
   // A one-rank world through callbacks and no simulated world: the communicator's place is a GPU. This
   // build or machine has none, so creation fails with a typed error and no communicator.
