@@ -35,10 +35,10 @@ struct PlanRequest {
   bool in_place = false;
   std::vector<int> ring_order;   // kRing: the cycle to follow (a permutation); empty = 0, 1, ..., n-1
   std::vector<int> tree_parent;  // kTree: each rank's parent, -1 for the root; empty = a star around 0
-  int pipeline = 1;              // kTree: chunks the buffer moves in
+  int pipeline = 1;              // kTree: chunks the buffer moves in; broadcast's kTwoShot: its stages
   // The collective the plan is for; the others than allreduce have one-shot (direct), ring, recursive
-  // doubling (reduce-scatter: halving; not broadcast) and tree plans (tree_parent empty: the binomial tree
-  // rooted at `root`; pipeline: broadcast's only).
+  // doubling (reduce-scatter: halving; not broadcast), two-shot (broadcast only: scatter, then all-gather)
+  // and tree plans (tree_parent empty: the binomial tree rooted at `root`; pipeline: broadcast's only).
   Collective collective = Collective::kAllReduce;
   int root = 0;  // kBroadcast: the rank whose input every rank receives
 
@@ -91,6 +91,10 @@ Plan buildAllGatherRingPlan(const std::vector<int>& order, bool in_place);
 Plan buildBroadcastDirectPlan(int world_size, int root, bool in_place);
 // A chain from the root along the cycle `order`, pipelined in kBroadcastRingChunks chunks.
 Plan buildBroadcastRingPlan(const std::vector<int>& order, int root, bool in_place);
+// Two-shot (scatter, then all-gather): the root's buffer leaves the root once, each of the n-1 other ranks
+// taking one part, and they then copy the other parts from each other; in `stages` pipelined stages
+// (1..kMaxBroadcastTwoShotStages). Two ranks have nothing to gather: the direct plan, named two-shot.
+Plan buildBroadcastTwoShotPlan(int world_size, int root, int stages, bool in_place);
 
 // For any world size: reduce-scatter by recursive halving and all-gather by recursive doubling (a world
 // that is not a power of two folds as allreduce's recursive doubling does). Both are Algorithm::
@@ -109,8 +113,15 @@ std::vector<int> binomialTreeParents(int n, int root);
 // Chunks the broadcast chain moves: enough that a chain of 8 ranks is busy at once for most of the
 // operation, few enough that per-step overheads stay small next to the data of a large message.
 inline constexpr int kBroadcastRingChunks = 8;
+// Stages of the pipelined broadcast two-shot candidate: the root's and the gathering's copies overlap
+// for all but one stage of (stages + 1), at a signal round per stage, which a large message's segment
+// (16 MiB is ~50 us on a 350 GB/s port) carries. At most 16: 16 x 63 parts stay within a plan file's
+// 1024 chunks (plan/plan_text.h), so every built plan can be written out.
+inline constexpr int kBroadcastTwoShotStages = 4;
+inline constexpr int kMaxBroadcastTwoShotStages = 16;
 
-// The algorithms a collective other than allreduce has, for messages: "one-shot (direct), ring and tree".
+// The algorithms a collective other than allreduce has, for messages: "one-shot (direct), two-shot, ring
+// and tree".
 std::string_view collectiveAlgorithmList(Collective collective);
 
 // The plan of a collective other than allreduce (buildPlan dispatches here).

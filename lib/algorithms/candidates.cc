@@ -100,6 +100,16 @@ StatusOr<CandidateSet> buildCollectiveCandidates(Collective collective, int root
     return addCandidate(std::move(r), link, verify_in_place, set);
   };
   if (wanted(Algorithm::kOneShot)) PR_RETURN_IF_ERROR(add(Algorithm::kOneShot, {}, {}, 1));
+  // Broadcast's scatter + all-gather: one stage (two signal rounds) and pipelined stages for large
+  // messages. Two ranks have one plan, the direct one: listed once, after one-shot, which wins the tie.
+  if (collectiveHasAlgorithm(collective, Algorithm::kTwoShot) && wanted(Algorithm::kTwoShot)) {
+    if (!mesh && n > 2) {
+      set.excluded.push_back("two-shot: needs a link between every pair of ranks");
+    } else {
+      PR_RETURN_IF_ERROR(add(Algorithm::kTwoShot, {}, {}, 1));
+      if (n > 2) PR_RETURN_IF_ERROR(add(Algorithm::kTwoShot, {}, {}, kBroadcastTwoShotStages));
+    }
+  }
   if (wanted(Algorithm::kRing)) {
     std::optional<std::vector<int>> cycle = std::vector<int>{};
     if (!mesh) cycle = findHamiltonianCycle(topology);

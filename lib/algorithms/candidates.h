@@ -37,9 +37,10 @@ struct CandidateSet {
 // `only`: kAuto for every algorithm, else just that one (a forced algorithm).
 StatusOr<CandidateSet> buildCandidates(int world_size, const Topology& topology, bool verify_in_place, Algorithm only);
 
-// The plans of a collective other than allreduce: one-shot (direct) and recursive halving / doubling
-// (reduce-scatter, all-gather) where the links they read over exist (every pair; a broadcast's ranks to
-// its root; the partners), ring over a Hamiltonian cycle of the usable links, and the trees of
+// The plans of a collective other than allreduce: one-shot (direct), broadcast's two-shot (1 and
+// kBroadcastTwoShotStages stages) and recursive halving / doubling (reduce-scatter, all-gather) where the
+// links they read over exist (a broadcast's ranks to its root; every pair; the partners), ring over a
+// Hamiltonian cycle of the usable links, and the trees of
 // algorithms/collective_routes.h (binomial on a full mesh, relays otherwise). `only`: a forced algorithm,
 // applied when the collective has it (kAuto, or one it does not have: all of them).
 StatusOr<CandidateSet> buildCollectiveCandidates(Collective collective, int root, int world_size,

@@ -3,6 +3,7 @@
 
 #include "algorithms/algorithms.h"
 #include "algorithms/ring_order.h"
+#include "core/collective_algorithms.h"
 
 namespace peerreduce {
 namespace {
@@ -44,7 +45,7 @@ StatusOr<Plan> buildCollectiveTreePlan(const PlanRequest& request) {
 }  // namespace
 
 std::string_view collectiveAlgorithmList(Collective collective) {
-  return collective == Collective::kBroadcast ? "one-shot (direct), ring and tree"
+  return collective == Collective::kBroadcast ? "one-shot (direct), two-shot, ring and tree"
                                               : "one-shot (direct), ring, recursive-doubling and tree";
 }
 
@@ -59,14 +60,18 @@ StatusOr<Plan> buildCollectivePlan(const PlanRequest& request) {
     return invalidArgumentError(what + " root " + std::to_string(request.root) + " is not a rank of a world of " +
                                 std::to_string(n) + (broadcast ? "" : " (only broadcast has a root; pass 0)"));
   }
-  const bool has_algorithm = request.algorithm == Algorithm::kOneShot || request.algorithm == Algorithm::kRing ||
-                             request.algorithm == Algorithm::kTree ||
-                             (request.algorithm == Algorithm::kRecursiveDoubling && !broadcast);
-  if (!has_algorithm) {
+  if (!collectiveHasAlgorithm(request.collective, request.algorithm)) {
     return invalidArgumentError(what + " has " + std::string(collectiveAlgorithmList(request.collective)) +
                                 " plans, not " + std::string(algorithmName(request.algorithm)));
   }
   if (request.algorithm == Algorithm::kTree) return buildCollectiveTreePlan(request);
+  if (request.algorithm == Algorithm::kTwoShot) {
+    if (request.pipeline < 1 || request.pipeline > kMaxBroadcastTwoShotStages) {
+      return invalidArgumentError("broadcast two-shot in " + std::to_string(request.pipeline) +
+                                  " stages; supported 1.." + std::to_string(kMaxBroadcastTwoShotStages));
+    }
+    return buildBroadcastTwoShotPlan(n, request.root, request.pipeline, request.in_place);
+  }
   if (n == 1) return buildSingleRankPlan(request.algorithm, request.in_place, request.collective);
   std::vector<int> order = request.ring_order;
   if (order.empty()) {

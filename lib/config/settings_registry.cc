@@ -6,6 +6,7 @@
 
 #include "bootstrap/host_identity.h"
 #include "config/gpu_settings.h"
+#include "core/collective_algorithms.h"
 #include "peerreduce/memory.h"
 #include "util/hash.h"
 #include "util/log.h"
@@ -150,29 +151,31 @@ std::array<SettingSpec, kSettingCount> makeSpecs() {
       "(never copy-engine-two-shot, which runs only when set here until its copy-engine costs are measured). "
       "Reduce-scatter, all-gather and broadcast run it too where they have it, unless their own setting is given";
 
-  const auto one_collective = [&](SettingId id, const char* name, const char* collective, bool exchanges) {
+  const auto one_collective = [&](SettingId id, const char* name, Collective collective, const char* example) {
     SettingSpec& s = at(id);
     s.name = name;
     s.kind = SettingKind::kChoice;
-    s.noun = std::string(collective) + " algorithm";
-    for (Algorithm a :
-         {Algorithm::kAuto, Algorithm::kOneShot, Algorithm::kRing, Algorithm::kRecursiveDoubling, Algorithm::kTree}) {
-      if (a == Algorithm::kRecursiveDoubling && !exchanges) continue;
-      s.choices.push_back({std::string(algorithmName(a)), static_cast<int>(a)});
+    s.noun = std::string(collectiveName(collective)) + " algorithm";
+    s.choices.push_back({std::string(algorithmName(Algorithm::kAuto)), static_cast<int>(Algorithm::kAuto)});
+    // The algorithms the collective has (core/collective_algorithms.h), in the enum's order.
+    for (int a = 1; a < kBuiltAlgorithmCount; ++a) {
+      if (!collectiveHasAlgorithm(collective, static_cast<Algorithm>(a))) continue;
+      s.choices.push_back({std::string(algorithmName(static_cast<Algorithm>(a))), a});
     }
     s.default_value = std::int64_t{static_cast<int>(Algorithm::kAuto)};
-    s.example = exchanges ? "recursive-doubling" : "tree";
+    s.example = example;
     s.fingerprinted_when_set = true;
-    s.help = std::string("the algorithm of every ") + collective +
+    s.help = "the algorithm of every " + std::string(collectiveName(collective)) +
              "; auto: PEERREDUCE_ALGO where the collective has that algorithm, else the cost model per size";
     return &s;
   };
-  SettingSpec* reduce_scatter =
-      one_collective(SettingId::kReduceScatterAlgorithm, "PEERREDUCE_ALGO_REDUCE_SCATTER", "reduce-scatter", true);
+  SettingSpec* reduce_scatter = one_collective(SettingId::kReduceScatterAlgorithm, "PEERREDUCE_ALGO_REDUCE_SCATTER",
+                                               Collective::kReduceScatter, "recursive-doubling");
   // Reduce-scatter's half of the exchange family is recursive halving: both names select it.
   reduce_scatter->choices.push_back({"recursive-halving", static_cast<int>(Algorithm::kRecursiveDoubling)});
-  one_collective(SettingId::kAllGatherAlgorithm, "PEERREDUCE_ALGO_ALL_GATHER", "all-gather", true);
-  one_collective(SettingId::kBroadcastAlgorithm, "PEERREDUCE_ALGO_BROADCAST", "broadcast", false);
+  one_collective(SettingId::kAllGatherAlgorithm, "PEERREDUCE_ALGO_ALL_GATHER", Collective::kAllGather,
+                 "recursive-doubling");
+  one_collective(SettingId::kBroadcastAlgorithm, "PEERREDUCE_ALGO_BROADCAST", Collective::kBroadcast, "tree");
 
   at(SettingId::kTimeoutMs) = integerSpec("PEERREDUCE_TIMEOUT_MS", "timeout", "ms", 1, kMaxTimeoutMs);
   at(SettingId::kTimeoutMs).default_value = std::int64_t{kDefaultTimeoutMs};

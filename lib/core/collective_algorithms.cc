@@ -10,6 +10,8 @@ bool collectiveHasAlgorithm(Collective collective, Algorithm algorithm) {
       return collective != Collective::kAllReduce && isValidCollective(collective);
     case Algorithm::kRecursiveDoubling:
       return collective == Collective::kReduceScatter || collective == Collective::kAllGather;
+    case Algorithm::kTwoShot:  // scatter, then all-gather: the copying half of allreduce's two-shot
+      return collective == Collective::kBroadcast;
     default:
       return false;
   }

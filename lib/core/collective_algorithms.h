@@ -8,7 +8,8 @@
 namespace peerreduce {
 
 // Whether `collective` (not allreduce) has a plan of `algorithm`: one-shot (direct), ring and tree for
-// every one; recursive doubling (reduce-scatter: recursive halving) for reduce-scatter and all-gather.
+// every one; recursive doubling (reduce-scatter: recursive halving) for reduce-scatter and all-gather;
+// two-shot (scatter, then all-gather) for broadcast.
 bool collectiveHasAlgorithm(Collective collective, Algorithm algorithm);
 
 // Whether `collective`, allreduce included, has a plan of `algorithm` (allreduce has every concrete one;

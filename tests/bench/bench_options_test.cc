@@ -40,7 +40,8 @@ TEST(BenchOptions, CollRootAndAlgoAll) {
   EXPECT_EQ(o->root, 3);
   EXPECT_EQ(o->min_bytes, std::size_t{64} << 10);
   EXPECT_EQ(o->max_bytes, std::size_t{1} << 20);
-  EXPECT_EQ(o->algorithms, (std::vector<Algorithm>{Algorithm::kOneShot, Algorithm::kRing, Algorithm::kTree}));
+  EXPECT_EQ(o->algorithms,
+            (std::vector<Algorithm>{Algorithm::kOneShot, Algorithm::kTwoShot, Algorithm::kRing, Algorithm::kTree}));
   auto rs = parse({"--coll", "reduce-scatter", "--algo", "all"});
   ASSERT_TRUE(rs.isOk());
   EXPECT_EQ(rs->algorithms, (std::vector<Algorithm>{Algorithm::kOneShot, Algorithm::kRing,
@@ -67,7 +68,9 @@ TEST(BenchOptions, BadFlagsAreTypedErrorsNamingThem) {
       {{"--coll", "broadcast", "--root", "x"}, "--root 'x'"},
       {{"--root", "1"}, "--root applies to --coll broadcast only, not allreduce"},
       {{"--coll", "reduce-scatter", "--batch", "4"}, "--batch measures allreduceBatch: it needs --coll allreduce"},
-      {{"--coll", "broadcast", "--algo", "two-shot"}, "--algo 'two-shot': broadcast has no such algorithm"},
+      {{"--coll", "broadcast", "--algo", "recursive-doubling"},
+       "--algo 'recursive-doubling': broadcast has no such algorithm"},
+      {{"--coll", "all-gather", "--algo", "two-shot"}, "--algo 'two-shot': all-gather has no such algorithm"},
       {{"--algo", "fastest"}, "unknown algorithm 'fastest'"},
       {{"--algo", "user"}, "--algo 'user': a plan file runs through PEERREDUCE_PLAN_FILE"},
       {{"--dtype", "fp16"}, "--dtype 'fp16': takes fp32 or bf16"},

@@ -38,6 +38,10 @@ std::vector<PlanRequest> shippedPlans(int machines, int root) {
       plans.push_back(request);
     }
   }
+  PlanRequest scatter_gather(Algorithm::kTwoShot, machines, false, {}, {}, kBroadcastTwoShotStages);
+  scatter_gather.collective = Collective::kBroadcast;
+  scatter_gather.root = root;
+  plans.push_back(scatter_gather);
   return plans;
 }
 

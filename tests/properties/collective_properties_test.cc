@@ -39,9 +39,10 @@ rc::Gen<Collective> genCollective() {
 }
 
 // The algorithms a collective has (one-shot is its direct plan; recursive doubling is reduce-scatter's
-// halving, and broadcast, which has none, then chooses among its own), or auto.
+// halving; two-shot is broadcast's scatter + all-gather; a collective without the algorithm chooses among
+// its own), or auto.
 rc::Gen<Algorithm> genCollectiveAlgorithm() {
-  return uniform(rc::gen::element(Algorithm::kAuto, Algorithm::kOneShot, Algorithm::kRing,
+  return uniform(rc::gen::element(Algorithm::kAuto, Algorithm::kOneShot, Algorithm::kTwoShot, Algorithm::kRing,
                                   Algorithm::kRecursiveDoubling, Algorithm::kTree));
 }
 

@@ -67,7 +67,7 @@ struct Config {
   Algorithm algorithm = Algorithm::kAuto;
   // Each collective's own forced algorithm (kAuto: `algorithm` where the collective has it, else the cost
   // model). Reduce-scatter and all-gather: one-shot, ring, recursive doubling (reduce-scatter's is
-  // recursive halving), tree; broadcast: one-shot, ring, tree. Others are refused by validate().
+  // recursive halving), tree; broadcast: one-shot, two-shot, ring, tree. Others are refused by validate().
   Algorithm reduce_scatter_algorithm = Algorithm::kAuto;
   Algorithm all_gather_algorithm = Algorithm::kAuto;
   Algorithm broadcast_algorithm = Algorithm::kAuto;

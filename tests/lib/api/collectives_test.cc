@@ -124,7 +124,7 @@ TEST_P(CollectivesOnEveryAlgorithm, BroadcastFromEveryRootReadsOnlyTheRootsSend)
 }
 
 INSTANTIATE_TEST_SUITE_P(EveryAlgorithmAndAuto, CollectivesOnEveryAlgorithm,
-                         ::testing::Values(Algorithm::kAuto, Algorithm::kOneShot, Algorithm::kRing,
+                         ::testing::Values(Algorithm::kAuto, Algorithm::kOneShot, Algorithm::kTwoShot, Algorithm::kRing,
                                            Algorithm::kRecursiveDoubling, Algorithm::kTree),
                          [](const ::testing::TestParamInfo<Algorithm>& param) {
                            std::string name(algorithmName(param.param));

@@ -74,6 +74,10 @@ TEST(SettingsRegistry, CollectiveAlgorithmsChangeTheFingerprintOnlyWhenSet) {
   EXPECT_TRUE(contains(none.status().message(), "tree")) << none.status().message();
   auto two_shot = Config::fromEnvironment(Config{}, fakeEnvironment({{"PEERREDUCE_ALGO_ALL_GATHER", "two-shot"}}));
   EXPECT_EQ(two_shot.status().code(), ErrorCode::kInvalidArgument);
+  // Broadcast's two-shot is its scatter + all-gather.
+  auto scatter = Config::fromEnvironment(Config{}, fakeEnvironment({{"PEERREDUCE_ALGO_BROADCAST", "two-shot"}}));
+  ASSERT_TRUE(scatter.isOk()) << scatter.status().toString();
+  EXPECT_EQ(scatter->broadcast_algorithm, Algorithm::kTwoShot);
 }
 
 TEST(SettingsRegistry, RowsAreInIdOrderWithUniqueNames) {

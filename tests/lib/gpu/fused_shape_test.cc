@@ -176,6 +176,7 @@ TEST(FusedShape, TheOtherPlansOfTheCollectivesAreInterpreted) {
   for (Collective collective : {Collective::kReduceScatter, Collective::kAllGather, Collective::kBroadcast}) {
     std::vector<Algorithm> others = {Algorithm::kRing, Algorithm::kTree};
     if (collective != Collective::kBroadcast) others.push_back(Algorithm::kRecursiveDoubling);
+    if (collective == Collective::kBroadcast) others.push_back(Algorithm::kTwoShot);
     for (Algorithm algorithm : others) {
       const Plan plan = mustBuildCollective(collective, algorithm, 4, false, collective == Collective::kBroadcast);
       for (int r = 0; r < 4; ++r) {

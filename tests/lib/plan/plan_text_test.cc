@@ -72,8 +72,10 @@ TEST(PlanText, EveryShippedPlanRoundTrips) {
   for (int a = 1; a < kBuiltAlgorithmCount; ++a)
     variants.push_back({Collective::kAllReduce, static_cast<Algorithm>(a)});
   for (Collective c : {Collective::kReduceScatter, Collective::kAllGather, Collective::kBroadcast}) {
-    for (Algorithm a : {Algorithm::kOneShot, Algorithm::kRing, Algorithm::kRecursiveDoubling, Algorithm::kTree}) {
+    for (Algorithm a : {Algorithm::kOneShot, Algorithm::kTwoShot, Algorithm::kRing, Algorithm::kRecursiveDoubling,
+                        Algorithm::kTree}) {
       if (c == Collective::kBroadcast && a == Algorithm::kRecursiveDoubling) continue;
+      if (c != Collective::kBroadcast && a == Algorithm::kTwoShot) continue;  // broadcast's alone
       variants.push_back({c, a});
     }
   }

@@ -153,6 +153,24 @@ TEST(CollectiveTuning, EachCollectivesSelectorTakesItsMeasuredChoice) {
   EXPECT_FALSE(allreduce.tuned) << "a table without allreduce entries leaves allreduce on the model";
 }
 
+// Broadcast's two-shot (scatter, then all-gather) is chosen by measurement: a row naming it picks the
+// cheapest of its stage variants where the model alone takes the one-round direct plan.
+TEST(CollectiveTuning, ABroadcastRowCanNameTwoShot) {
+  TunedWorld untuned("");
+  TunedWorld tuned("peerreduce-tuning 1\nentry broadcast simulator 4 0 1048576 two-shot\n");
+  ASSERT_TRUE(untuned.ready() && tuned.ready());
+  const SelectionReport model = untuned.explain(Collective::kBroadcast, kFloats8KiB);
+  EXPECT_NE(model.chosen, Algorithm::kTwoShot) << "the test needs the model to pick otherwise";
+  const SelectionReport report = tuned.explain(Collective::kBroadcast, kFloats8KiB);
+  EXPECT_TRUE(report.tuned);
+  EXPECT_EQ(report.chosen, Algorithm::kTwoShot);
+  EXPECT_TRUE(contains(report.plan, "broadcast two-shot from 0")) << report.plan;
+  auto elsewhere = TuningTable::parse("peerreduce-tuning 1\nentry all-gather sm_90 4 0 1 two-shot\n");
+  ASSERT_FALSE(elsewhere.isOk());
+  EXPECT_TRUE(contains(elsewhere.status().message(), "line 2: all-gather has no two-shot algorithm"))
+      << elsewhere.status().message();
+}
+
 TEST(CollectiveTuning, ReduceScatterRangesAreInSendBufferBytes) {
   // [0, 64 KiB) of send buffer: per-rank blocks below 16 KiB with four ranks.
   TunedWorld tuned("peerreduce-tuning 1\nentry reduce-scatter simulator 4 0 65536 ring\n");

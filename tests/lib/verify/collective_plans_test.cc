@@ -18,11 +18,12 @@ namespace peerreduce {
 namespace {
 
 const Collective kCollectives[] = {Collective::kReduceScatter, Collective::kAllGather, Collective::kBroadcast};
-const Algorithm kAlgorithms[] = {Algorithm::kOneShot, Algorithm::kRing, Algorithm::kRecursiveDoubling,
-                                 Algorithm::kTree};
+const Algorithm kAlgorithms[] = {Algorithm::kOneShot, Algorithm::kTwoShot, Algorithm::kRing,
+                                 Algorithm::kRecursiveDoubling, Algorithm::kTree};
 
-// Broadcast has no recursive-doubling plan.
+// Broadcast has no recursive-doubling plan; two-shot (scatter, then all-gather) is broadcast's alone.
 bool hasPlan(Collective collective, Algorithm algorithm) {
+  if (algorithm == Algorithm::kTwoShot) return collective == Collective::kBroadcast;
   return collective != Collective::kBroadcast || algorithm != Algorithm::kRecursiveDoubling;
 }
 
@@ -174,7 +175,7 @@ TEST(CollectivePlans, TreeRequestsThatDoNotFitAreRefused) {
   request.algorithm = Algorithm::kRecursiveDoubling;
   auto no_doubling = buildPlan(request);
   ASSERT_FALSE(no_doubling.isOk());
-  EXPECT_NE(no_doubling.status().message().find("broadcast has one-shot (direct), ring and tree plans"),
+  EXPECT_NE(no_doubling.status().message().find("broadcast has one-shot (direct), two-shot, ring and tree plans"),
             std::string::npos);
 }
 
@@ -217,6 +218,16 @@ TEST(CollectivePlans, BuildPlanRefusesWhatTheCollectivesDoNotHave) {
   request.collective = Collective::kAllGather;
   request.root = 1;
   EXPECT_FALSE(buildPlan(request).isOk());
+  // Two-shot is broadcast's scatter + all-gather: the other copying collective has no such plan.
+  request.algorithm = Algorithm::kTwoShot;
+  request.root = 0;
+  auto no_all_gather_two_shot = buildPlan(request);
+  ASSERT_FALSE(no_all_gather_two_shot.isOk());
+  EXPECT_EQ(no_all_gather_two_shot.status().code(), ErrorCode::kInvalidArgument);
+  EXPECT_NE(no_all_gather_two_shot.status().message().find(
+                "all-gather has one-shot (direct), ring, recursive-doubling and tree plans, not two-shot"),
+            std::string::npos)
+      << no_all_gather_two_shot.status().toString();
 }
 
 bool mentions(const VerifyReport& report, const std::string& text) {
