@@ -27,12 +27,13 @@ entry all-gather sm_90 4 4194304 1099511627776 recursive-doubling
 entry reduce-scatter sm_90 4 0 4194304 one-shot
 entry reduce-scatter sm_90 4 4194304 67108864 recursive-doubling
 entry reduce-scatter sm_90 4 67108864 1099511627776 ring
-# broadcast (root 3): 256 KiB one-shot 6.25, tree 13.7; 1 MiB one-shot 19.2, tree 17.7; 4 MiB one-shot
-# 44.7, tree 59.0, ring 60.0; 16 MiB 152.6 / 130.5 / 106.3; 64 MiB 615.4 / 448.5 / 336.7; 256 MiB 2471 /
-# 1798 / 1341
+# broadcast (root 3): 256 KiB one-shot 6.25, two-shot 21.6, tree 13.9; 1 MiB one-shot 19.2, two-shot 24.8,
+# tree 17.9; 4 MiB one-shot 44.7, two-shot 41.2, tree 59.2, ring 60.1; 16 MiB 152.8 / 115.6 / 131.5 / 105.5;
+# 64 MiB 615.7 / 460.9 / 448.7 / 335.6; 256 MiB 2470.5 / 1450.9 / 1793.0 / 1341.0
 entry broadcast sm_90 4 0 1048576 one-shot
 entry broadcast sm_90 4 1048576 4194304 tree
-entry broadcast sm_90 4 4194304 16777216 one-shot
+entry broadcast sm_90 4 4194304 8388608 two-shot
+entry broadcast sm_90 4 8388608 16777216 one-shot
 entry broadcast sm_90 4 16777216 1099511627776 ring
 )";
 }

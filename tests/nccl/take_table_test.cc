@@ -167,8 +167,9 @@ TEST(Core, BuiltinTakeTableTakesWhereMeasuredFaster) {
   };
   const Row rows[] = {
       {"4 ranks: 4 KiB allreduce (0.41)", "sm_90", 4, shape(CallKind::kAllReduce, 4 * KiB), true, TakeReason::kTaken},
-      {"4 ranks: 16 MiB allreduce (0.97: the margin)", "sm_90", 4, shape(CallKind::kAllReduce, 16 * MiB), true,
-       TakeReason::kTaken},
+      {"4 ranks: 1 MiB allreduce (0.88)", "sm_90", 4, shape(CallKind::kAllReduce, MiB), true, TakeReason::kTaken},
+      {"4 ranks: 2 MiB allreduce (1.08)", "sm_90", 4, shape(CallKind::kAllReduce, 2 * MiB), false,
+       TakeReason::kNcclMeasured},
       {"4 ranks: 64 MiB allreduce (1.14), under a raised cap", "sm_90", 4, shape(CallKind::kAllReduce, 64 * MiB), false,
        TakeReason::kNcclMeasured},
       {"4 ranks: above every measurement", "sm_90", 4, shape(CallKind::kAllReduce, 512 * MiB), false,
@@ -176,17 +177,23 @@ TEST(Core, BuiltinTakeTableTakesWhereMeasuredFaster) {
       {"2 ranks: 1 MiB allreduce (0.94)", "sm_90", 2, shape(CallKind::kAllReduce, MiB), true, TakeReason::kTaken},
       {"2 ranks: 64 MiB allreduce (1.01)", "sm_90", 2, shape(CallKind::kAllReduce, 64 * MiB), false,
        TakeReason::kNcclMeasured},
-      {"4 ranks: 512 KiB reduce-scatter (0.79)", "sm_90", 4, shape(CallKind::kReduceScatter, 512 * KiB), true,
+      {"4 ranks: 512 KiB reduce-scatter (0.69)", "sm_90", 4, shape(CallKind::kReduceScatter, 512 * KiB), true,
        TakeReason::kTaken},
-      {"4 ranks: 1 MiB reduce-scatter (next to 2 MiB: 1.44)", "sm_90", 4, shape(CallKind::kReduceScatter, MiB), false,
+      {"4 ranks: 1 MiB + 1 reduce-scatter (next to 2 MiB: 1.46)", "sm_90", 4,
+       shape(CallKind::kReduceScatter, MiB + 1), false, TakeReason::kNcclMeasured},
+      {"4 ranks: 8 MiB reduce-scatter (0.91)", "sm_90", 4, shape(CallKind::kReduceScatter, 8 * MiB), true,
+       TakeReason::kTaken},
+      {"4 ranks: 32 MiB reduce-scatter (1.01)", "sm_90", 4, shape(CallKind::kReduceScatter, 32 * MiB), false,
        TakeReason::kNcclMeasured},
       {"4 ranks: 512 KiB all-gather", "sm_90", 4, shape(CallKind::kAllGather, 512 * KiB), true, TakeReason::kTaken},
-      {"4 ranks: 2 MiB all-gather (1.33)", "sm_90", 4, shape(CallKind::kAllGather, 2 * MiB), false,
+      {"4 ranks: 2 MiB all-gather (1.30)", "sm_90", 4, shape(CallKind::kAllGather, 2 * MiB), false,
        TakeReason::kNcclMeasured},
-      {"4 ranks: 128 KiB broadcast (0.94)", "sm_90", 4, shape(CallKind::kBroadcast, 128 * KiB), true,
+      {"4 ranks: 32 MiB all-gather (0.96)", "sm_90", 4, shape(CallKind::kAllGather, 32 * MiB), true,
+       TakeReason::kTaken},
+      {"4 ranks: 256 KiB broadcast (0.78)", "sm_90", 4, shape(CallKind::kBroadcast, 256 * KiB), true,
        TakeReason::kTaken},
       {"4 ranks: ncclBcast is a broadcast", "sm_90", 4, shape(CallKind::kBcast, 128 * KiB), true, TakeReason::kTaken},
-      {"4 ranks: 512 KiB broadcast (1.77)", "sm_90", 4, shape(CallKind::kBroadcast, 512 * KiB), false,
+      {"4 ranks: 512 KiB broadcast (1.69)", "sm_90", 4, shape(CallKind::kBroadcast, 512 * KiB), false,
        TakeReason::kNcclMeasured},
       // Unmeasured: small allreduces only.
       {"4 ranks: a bf16 allreduce of 256 KiB", "sm_90", 4, shape(CallKind::kAllReduce, 256 * KiB, kBfloat16), true,
@@ -219,8 +226,8 @@ TEST(Core, BuiltinTakeTableTakesWhereMeasuredFaster) {
 
 // PEERREDUCE_NCCL_MAX_BYTES caps the table: nothing above it is taken, whatever a row says.
 TEST(Core, MaxBytesCapsTheTakeTable) {
-  EXPECT_EQ(builtin("sm_90", 4, shape(CallKind::kAllReduce, 16 * MiB)).reason, TakeReason::kTaken);
-  EXPECT_EQ(builtin("sm_90", 4, shape(CallKind::kAllReduce, 16 * MiB), 4 * MiB).reason, TakeReason::kTooLarge);
+  EXPECT_EQ(builtin("sm_90", 4, shape(CallKind::kAllReduce, MiB)).reason, TakeReason::kTaken);
+  EXPECT_EQ(builtin("sm_90", 4, shape(CallKind::kAllReduce, MiB), 512 * KiB).reason, TakeReason::kTooLarge);
   EXPECT_EQ(builtin("sm_90", 8, shape(CallKind::kAllReduce, 64 * KiB), 4 * KiB).reason, TakeReason::kTooLarge);
 }
 
@@ -242,7 +249,7 @@ TEST(Core, BuiltinTakeTableParsesAndFormatsTheSame) {
   auto parsed = TakeTable::parse(builtinTakeText());
   ASSERT_TRUE(parsed.isOk()) << parsed.status().toString();
   EXPECT_EQ(parsed->format(), builtinTakeTable().format());
-  EXPECT_EQ(parsed->entries().size(), 14u);
+  EXPECT_EQ(parsed->entries().size(), 18u);
 }
 
 // A folder of its own for the test's files, removed at the end.
