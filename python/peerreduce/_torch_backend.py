@@ -9,6 +9,7 @@ functional collectives find it by."""
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 import torch.distributed as dist
@@ -56,6 +57,23 @@ def _scaled(outputs, factor) -> None:
             out.mul_(factor)
 
 
+# The longest wait peerreduce accepts (PEERREDUCE_TIMEOUT_MS's upper bound: one day).
+_MAX_TIMEOUT_MS = 86_400_000
+
+
+def timeout_config(timeout) -> dict | None:
+    """The communicator's settings for a process group made with `timeout` (a datetime.timedelta, as
+    init_process_group and new_group pass it): every wait of its operations bounded by the group's timeout,
+    as the process group's own watchdog bounds NCCL's, so a rank that is minutes late (a checkpoint, a slow
+    data loader) is waited for as long as torch.distributed would. None (the library's default,
+    PEERREDUCE_TIMEOUT_MS or 30 s) where no timeout is given, and where PEERREDUCE_TIMEOUT_MS is set in the
+    environment: an explicit setting wins. Clamped to 1 ms .. one day."""
+    if timeout is None or os.environ.get("PEERREDUCE_TIMEOUT_MS"):
+        return None
+    seconds = timeout.total_seconds() if hasattr(timeout, "total_seconds") else float(timeout)
+    return {"PEERREDUCE_TIMEOUT_MS": max(1, min(_MAX_TIMEOUT_MS, int(seconds * 1000)))}
+
+
 class ProcessGroup(dist.ProcessGroup):
     """A torch.distributed process group whose collectives on CUDA tensors are peerreduce's (made by
     register_backend's creator). PyTorch lets a process group defined in Python stand only for the whole
@@ -67,7 +85,8 @@ class ProcessGroup(dist.ProcessGroup):
     def __init__(self, store, rank: int, size: int, timeout=None):
         super().__init__(rank, size)
         self._group_name = None
-        self._comm = Communicator(rank, size, TorchStoreBootstrap(store, rank, size, prefix="peerreduce-backend"))
+        self._comm = Communicator(rank, size, TorchStoreBootstrap(store, rank, size, prefix="peerreduce-backend"),
+                                  timeout_config(timeout))
         self._comm.prepare()
         gloo_store = dist.PrefixStore("peerreduce-gloo", store)
         self._gloo = (dist.ProcessGroupGloo(gloo_store, rank, size, timeout) if timeout is not None

@@ -129,6 +129,47 @@ def check_functions(world, comm):
     raises(peerreduce.InvalidArgumentError, "dtype 'complex64'", lambda: comm.explain(1, "complex64"))
 
 
+def check_timeouts_follow_the_group():
+    """The backend's communicator waits as long as the process group's timeout; the environment's
+    PEERREDUCE_TIMEOUT_MS wins; no timeout keeps the library's default; the bounds hold."""
+    import datetime
+    import os
+    saved = os.environ.pop("PEERREDUCE_TIMEOUT_MS", None)
+    try:
+        config = _torch_backend.timeout_config(datetime.timedelta(minutes=10))
+        assert config == {"PEERREDUCE_TIMEOUT_MS": 600_000}, config
+        assert _torch_backend.timeout_config(None) is None
+        assert _torch_backend.timeout_config(datetime.timedelta(days=30)) == {"PEERREDUCE_TIMEOUT_MS": 86_400_000}
+        assert _torch_backend.timeout_config(datetime.timedelta(0)) == {"PEERREDUCE_TIMEOUT_MS": 1}
+        os.environ["PEERREDUCE_TIMEOUT_MS"] = "5000"
+        assert _torch_backend.timeout_config(datetime.timedelta(minutes=10)) is None, "the environment wins"
+    finally:
+        os.environ.pop("PEERREDUCE_TIMEOUT_MS", None)
+        if saved is not None:
+            os.environ["PEERREDUCE_TIMEOUT_MS"] = saved
+    # What the group passes to its communicator.
+    seen = {}
+    made = _torch_backend.Communicator
+
+    class Recorded:
+        def __init__(self, rank, size, bootstrap, config=None):
+            seen["config"] = config
+
+        def prepare(self):
+            pass
+
+    _torch_backend.Communicator = Recorded
+    saved_gloo = getattr(dist, "ProcessGroupGloo", None)
+    dist.ProcessGroupGloo = lambda *args: ("gloo",) + args
+    try:
+        _torch_backend.ProcessGroup(store=None, rank=0, size=1, timeout=datetime.timedelta(seconds=90))
+    finally:
+        _torch_backend.Communicator = made
+        if saved_gloo is not None:
+            dist.ProcessGroupGloo = saved_gloo
+    assert seen["config"] == {"PEERREDUCE_TIMEOUT_MS": 90_000}, seen
+
+
 def check_creation_rules(group):
     dist.GroupMember.WORLD = None
     raises(peerreduce.InvalidArgumentError, "init_process_group first", lambda: prt.communicator())
@@ -147,6 +188,7 @@ def main():
         check_every_collective(world, group)
         check_names_and_premul(world, group)
         check_functions(world, comm)
+        check_timeouts_follow_the_group()
         check_creation_rules(group)
         comm.close()
     print("ok")
