@@ -14,6 +14,7 @@
 #include "nccl/dispatcher.h"
 #include "nccl/last_error.h"
 #include "nccl/loaded_nccl.h"
+#include "nccl/nccl_header_version.h"  // refuses an nccl.h older than the API defined here
 
 namespace {
 

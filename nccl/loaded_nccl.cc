@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "nccl/library_loader.h"
+#include "nccl/nccl_header_version.h"  // refuses an nccl.h older than the API used here
 #include "nccl/nccl_settings.h"
 #include "nccl/nccl_values.h"
 
