@@ -292,6 +292,16 @@ class LoadedNccl final : public RealNccl {
     return as<decltype(ncclGroupSimulateEnd)>(at(NcclFunction::kGroupSimulateEnd))(
         static_cast<ncclSimInfo_t*>(sim_info));
   }
+  int commWindowRegister(void* comm, void* buffer, std::size_t size, void* window_out, int flags) override {
+    const RealCallScope inside_real;
+    return as<decltype(ncclCommWindowRegister)>(at(NcclFunction::kCommWindowRegister))(
+        commOf(comm), buffer, size, static_cast<ncclWindow_t*>(window_out), flags);
+  }
+  int commWindowDeregister(void* comm, void* window) override {
+    const RealCallScope inside_real;
+    return as<decltype(ncclCommWindowDeregister)>(at(NcclFunction::kCommWindowDeregister))(
+        commOf(comm), static_cast<ncclWindow_t>(window));
+  }
 
  private:
   void* at(NcclFunction function) const { return library_.symbols[static_cast<std::size_t>(function)]; }
