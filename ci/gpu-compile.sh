@@ -6,10 +6,11 @@
 #   and GPU tools, the hardware tests) and the API tests (every binary starts without libcuda.so, so their
 #   discovery runs here). The simulator's test binaries compile the same sources in every build and link
 #   what the API tests link, so the ci preset's build covers them; building them twice cost about a third
-#   of this step. Then the architecture check: sm_90 code and
-#   compute_90 PTX (CMAKE_CUDA_ARCHITECTURES' default) in every kernel object, and a check against a
-#   list the build does not carry, which must fail (the check is not vacuous); then the API tests of the
-#   CUDA build run: on a machine without a GPU, a GPU communicator is a typed kUnavailable error.
+#   of this step. It sets no CMAKE_CUDA_ARCHITECTURES, so the kernels are compiled for the default list
+#   users get (cmake/PeerreduceOptions.cmake): sm_80, sm_86, sm_89 and sm_90 code and compute_90 PTX, each
+#   checked in every kernel object, and a check against a list the build does not carry (sm_100) must
+#   fail (the check is not vacuous); then the API tests of the CUDA build run: on a machine without a
+#   GPU, a GPU communicator is a typed kUnavailable error.
 # - PEERREDUCE_GPU=hip (Debian's hipcc, gfx90a): the library, kernels, hardware tests and benchmark,
 #   then the offload targets of the kernel objects.
 # Unoptimised (a compile and link check: the hardware stage, ci/hardware.sh, builds what runs).
@@ -30,7 +31,8 @@ for platform in "${platforms[@]}"; do
       echo "gpu-compile: SKIPPED the CUDA path: $nvcc is missing (install the CUDA toolkit there to compile it)" >&2
       continue
     fi
-    args+=(-DCMAKE_CUDA_COMPILER="$nvcc")
+    # -U: the default list, also in a build folder where an earlier default was cached.
+    args+=(-DCMAKE_CUDA_COMPILER="$nvcc" -UCMAKE_CUDA_ARCHITECTURES)
     targets=(peerreduce peerreduce_shared peerreduce_kernels_gpu peerreduce_mpi peerreduce_mpi_shared
       peerreduce_mpi_transport peerreduce_nccl peerreduce_nccl_core gpu_callback_allreduce gpu_mpi_allreduce
       peerreduce-bench peerreduce-host-copy-bench peerreduce-gpu-debug peerreduce_hardware_tests
@@ -49,12 +51,12 @@ for platform in "${platforms[@]}"; do
   cmake --build "$build" --target "${targets[@]}"
   kernels="$build/kernels/libpeerreduce_kernels_gpu.a"
   if [[ "$platform" == cuda ]]; then
-    python3 ci/gpu_code.py check cuda 90 "$kernels"
-    if python3 ci/gpu_code.py check cuda "80;90" "$kernels" > /dev/null 2>&1; then
-      echo "gpu-compile: the architecture check passed for sm_80, which this build does not carry" >&2
+    python3 ci/gpu_code.py check cuda "80;86;89;90" "$kernels"
+    if python3 ci/gpu_code.py check cuda "80;86;89;90;100" "$kernels" > /dev/null 2>&1; then
+      echo "gpu-compile: the architecture check passed for sm_100, which this build does not carry" >&2
       exit 1
     fi
-    echo "gpu-compile: the check refuses a list the build does not carry (sm_80), as it must"
+    echo "gpu-compile: the check refuses a list the build does not carry (sm_100), as it must"
     ctest --test-dir "$build" -R '^api\.' --output-on-failure -j2 | tail -n 3
   else
     python3 ci/gpu_code.py check hip gfx90a "$build"/kernels/*_hip.o

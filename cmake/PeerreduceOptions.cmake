@@ -29,12 +29,29 @@ endif()
 # GPU platform: one compile definition the portability header (kernels/portability.h) keys on.
 if(PEERREDUCE_GPU STREQUAL "cuda")
   # The GPUs the kernels are built for. Set before enable_language(CUDA), which otherwise defines it as
-  # the compiler's default (75 with nvcc 13), after which no later default applies. CMake's form: each
-  # entry N gives sm_N code and compute_N PTX (so "90" runs natively on Hopper and JIT-compiles on newer
-  # GPUs); CUDAARCHS in the environment or -DCMAKE_CUDA_ARCHITECTURES="80;90;100" chooses others.
-  # ci/gpu_code.py check cuda ... verifies what the built library contains.
+  # the compiler's default (75 with nvcc 13), after which no later default applies. The default is the
+  # data-centre and workstation GPUs peerreduce's users have: SASS for A100 (80), A10/A40/RTX 30xx (86),
+  # L4/L40/RTX 40xx/Ada (89) and H100/H200 (90), and compute_90 PTX, which the driver JIT-compiles on
+  # newer GPUs (Blackwell). sm_80's code would run on sm_86 and sm_89 too; code built for each runs best.
+  # The kernels compile for all of them: the one Hopper instruction (griddepcontrol, programmatic
+  # dependent launch) is behind __CUDA_ARCH__ >= 900 in portability.h, and launches overlap only where
+  # the code running is compute_90 or later (kGridDependencyPtxVersion, lib/gpu/kernel_choice.h).
+  # CUDAARCHS in the environment or -DCMAKE_CUDA_ARCHITECTURES chooses others ("90" alone compiles the
+  # kernels several times faster into an archive a third the size: ci/hardware.sh builds so).
+  # ci/gpu_code.py check cuda ... verifies what the built library contains; ci/gpu-compile.sh checks
+  # this list.
   if(NOT DEFINED CMAKE_CUDA_ARCHITECTURES AND NOT DEFINED ENV{CUDAARCHS})
-    set(CMAKE_CUDA_ARCHITECTURES 90 CACHE STRING "CUDA architectures of the kernels (CMake list, e.g. 80;90;100)")
+    set(CMAKE_CUDA_ARCHITECTURES "80-real;86-real;89-real;90-real;90-virtual"
+        CACHE STRING "CUDA architectures of the kernels (CMake list, e.g. 80;90;100)")
+  endif()
+  # nvcc where the toolkit installs it when it is not on PATH (the toolkit does not add itself), unless
+  # the compiler is named already (CMAKE_CUDA_COMPILER, CUDACXX, CUDAToolkit_ROOT).
+  if(NOT DEFINED CMAKE_CUDA_COMPILER AND NOT DEFINED ENV{CUDACXX} AND NOT DEFINED CUDAToolkit_ROOT
+     AND NOT DEFINED ENV{CUDAToolkit_ROOT})
+    find_program(peerreduce_nvcc nvcc PATHS /usr/local/cuda/bin NO_CACHE)
+    if(peerreduce_nvcc)
+      set(CMAKE_CUDA_COMPILER ${peerreduce_nvcc} CACHE FILEPATH "The CUDA compiler")
+    endif()
   endif()
   enable_language(CUDA)
   find_package(CUDAToolkit REQUIRED)

@@ -80,6 +80,8 @@ class Dispatcher {
   int memFree(void* ptr);
   int commRegister(void* comm, void* buffer, std::size_t size, void** handle);
   int commDeregister(void* comm, void* handle);
+  int commWindowRegister(void* comm, void* buffer, std::size_t size, void* window_out, int flags);
+  int commWindowDeregister(void* comm, void* window);
 
  private:
   // The real NCCL having `function`, or null with the error recorded in *result.

@@ -458,4 +458,14 @@ int Dispatcher::commDeregister(void* comm, void* handle) {
   return forward(NcclFunction::kCommDeregister, [&](RealNccl& r) { return r.commDeregister(comm, handle); });
 }
 
+int Dispatcher::commWindowRegister(void* comm, void* buffer, std::size_t size, void* window_out, int flags) {
+  return forward(NcclFunction::kCommWindowRegister,
+                 [&](RealNccl& r) { return r.commWindowRegister(comm, buffer, size, window_out, flags); });
+}
+
+int Dispatcher::commWindowDeregister(void* comm, void* window) {
+  return forward(NcclFunction::kCommWindowDeregister,
+                 [&](RealNccl& r) { return r.commWindowDeregister(comm, window); });
+}
+
 }  // namespace peerreduce::nccl

@@ -14,6 +14,7 @@
 #include "nccl/dispatcher.h"
 #include "nccl/last_error.h"
 #include "nccl/loaded_nccl.h"
+#include "nccl/nccl_header_version.h"  // refuses an nccl.h older than the API defined here
 
 namespace {
 
@@ -283,6 +284,15 @@ ncclResult_t ncclCommDeregister(const ncclComm_t comm, void* handle) {
   return resultOf(dispatcher().commDeregister(comm, handle));
 }
 
+ncclResult_t ncclCommWindowRegister(ncclComm_t comm, void* buff, size_t size, ncclWindow_t* win, int winFlags) {
+  PR_NCCL_ENTRY(CommWindowRegister, comm, buff, size, win, winFlags);
+  return resultOf(dispatcher().commWindowRegister(comm, buff, size, win, winFlags));
+}
+ncclResult_t ncclCommWindowDeregister(ncclComm_t comm, ncclWindow_t win) {
+  PR_NCCL_ENTRY(CommWindowDeregister, comm, win);
+  return resultOf(dispatcher().commWindowDeregister(comm, win));
+}
+
 // The p-prefixed names (NCCL's profiling interface) are the same functions.
 #define PR_NCCL_ALIAS(name) __attribute__((alias(#name)))
 ncclResult_t pncclGetVersion(int* version) PR_NCCL_ALIAS(ncclGetVersion);
@@ -342,6 +352,9 @@ ncclResult_t pncclGather(const void* sendbuff, void* recvbuff, size_t count, ncc
 ncclResult_t pncclScatter(const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t datatype, int root,
                           ncclComm_t comm, cudaStream_t stream) PR_NCCL_ALIAS(ncclScatter);
 ncclResult_t pncclGroupSimulateEnd(ncclSimInfo_t* simInfo) PR_NCCL_ALIAS(ncclGroupSimulateEnd);
+ncclResult_t pncclCommWindowRegister(ncclComm_t comm, void* buff, size_t size, ncclWindow_t* win, int winFlags)
+    PR_NCCL_ALIAS(ncclCommWindowRegister);
+ncclResult_t pncclCommWindowDeregister(ncclComm_t comm, ncclWindow_t win) PR_NCCL_ALIAS(ncclCommWindowDeregister);
 #undef PR_NCCL_ALIAS
 
 }  // extern "C"

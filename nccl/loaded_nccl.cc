@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "nccl/library_loader.h"
+#include "nccl/nccl_header_version.h"  // refuses an nccl.h older than the API used here
 #include "nccl/nccl_settings.h"
 #include "nccl/nccl_values.h"
 
@@ -290,6 +291,16 @@ class LoadedNccl final : public RealNccl {
     const RealCallScope inside_real;
     return as<decltype(ncclGroupSimulateEnd)>(at(NcclFunction::kGroupSimulateEnd))(
         static_cast<ncclSimInfo_t*>(sim_info));
+  }
+  int commWindowRegister(void* comm, void* buffer, std::size_t size, void* window_out, int flags) override {
+    const RealCallScope inside_real;
+    return as<decltype(ncclCommWindowRegister)>(at(NcclFunction::kCommWindowRegister))(
+        commOf(comm), buffer, size, static_cast<ncclWindow_t*>(window_out), flags);
+  }
+  int commWindowDeregister(void* comm, void* window) override {
+    const RealCallScope inside_real;
+    return as<decltype(ncclCommWindowDeregister)>(at(NcclFunction::kCommWindowDeregister))(
+        commOf(comm), static_cast<ncclWindow_t>(window));
   }
 
  private:

@@ -49,8 +49,10 @@ enum class NcclFunction : int {
   kGather,
   kScatter,
   kGroupSimulateEnd,
+  kCommWindowRegister,
+  kCommWindowDeregister,
 };
-inline constexpr int kNcclFunctionCount = static_cast<int>(NcclFunction::kGroupSimulateEnd) + 1;
+inline constexpr int kNcclFunctionCount = static_cast<int>(NcclFunction::kCommWindowDeregister) + 1;
 
 struct NcclFunctionInfo {
   NcclFunction function;
@@ -104,6 +106,10 @@ inline constexpr std::array<NcclFunctionInfo, kNcclFunctionCount> kNcclFunctions
     {NcclFunction::kGather, "ncclGather", "2.28", false},
     {NcclFunction::kScatter, "ncclScatter", "2.28", false},
     {NcclFunction::kGroupSimulateEnd, "ncclGroupSimulateEnd", "2.22", false},
+    // Forwarded untouched (windows are NCCL's): exported so that a program loading this library by path
+    // and looking NCCL's functions up in it alone (vLLM's VLLM_NCCL_SO_PATH) finds them.
+    {NcclFunction::kCommWindowRegister, "ncclCommWindowRegister", "2.27", false},
+    {NcclFunction::kCommWindowDeregister, "ncclCommWindowDeregister", "2.27", false},
 }};
 
 constexpr const NcclFunctionInfo& functionInfo(NcclFunction function) {

@@ -68,6 +68,9 @@ class RealNccl {
   virtual int scatter(const void* send, void* recv, std::size_t count, int dtype, int root, void* comm,
                       void* stream) = 0;
   virtual int groupSimulateEnd(void* sim_info) = 0;
+  // window_out: the caller's ncclWindow_t*, passed through.
+  virtual int commWindowRegister(void* comm, void* buffer, std::size_t size, void* window_out, int flags) = 0;
+  virtual int commWindowDeregister(void* comm, void* window) = 0;
 };
 
 }  // namespace peerreduce::nccl

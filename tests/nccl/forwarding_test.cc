@@ -76,6 +76,8 @@ const char* const kExported[] = {
     "ncclCommShrink",
     "ncclCommRevoke",
     "ncclGroupSimulateEnd",
+    "ncclCommWindowRegister",
+    "ncclCommWindowDeregister",
 };
 
 ncclComm_t oneRankComm() {
@@ -116,6 +118,7 @@ TEST(Api, EveryExportedFunctionForwardsItsArgumentsAndItsResult) {
   ncclRedOp_t created = ncclSum;
   void* memory = nullptr;
   void* registration = nullptr;
+  ncclWindow_t window = nullptr;
   const auto on_comm = [](const NcclTestDoubleCall& call) { EXPECT_EQ(call.comm_rank, 0); };
   ncclSimInfo_t sim_info = NCCL_SIM_INFO_INITIALIZER;
 
@@ -384,6 +387,21 @@ TEST(Api, EveryExportedFunctionForwardsItsArgumentsAndItsResult) {
        [&](const NcclTestDoubleCall& call) {
          EXPECT_EQ(call.args[0], number(&sim_info));
          EXPECT_EQ(sim_info.estimatedTime, 1.0f);
+       }},
+      {"ncclCommWindowRegister",
+       [&] { return ncclCommWindowRegister(comm, recv, sizeof(recv), &window, NCCL_WIN_COLL_SYMMETRIC); },
+       [&](const NcclTestDoubleCall& call) {
+         on_comm(call);
+         EXPECT_EQ(call.args[0], number(recv));
+         EXPECT_EQ(call.args[1], sizeof(recv));
+         EXPECT_EQ(call.args[2], number(&window));
+         EXPECT_EQ(call.args[3], static_cast<std::uint64_t>(NCCL_WIN_COLL_SYMMETRIC));
+         EXPECT_EQ(number(window), number(recv)) << "the real NCCL's window comes back";
+       }},
+      {"ncclCommWindowDeregister", [&] { return ncclCommWindowDeregister(comm, window); },
+       [&](const NcclTestDoubleCall& call) {
+         on_comm(call);
+         EXPECT_EQ(call.args[0], number(window));
        }},
   };
 

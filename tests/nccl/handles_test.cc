@@ -1,7 +1,8 @@
 // The handle the application holds is the real NCCL's communicator: a function of NCCL's API this library
-// does not export reaches the real NCCL with it and works; a handle this library has no state for goes to
-// the real NCCL untouched, for it to serve or refuse; and a call the real NCCL makes to one of its own
-// exported functions (which resolves to this library's) goes straight back to the real function.
+// does not export (the device API) reaches the real NCCL with it and works; a handle this library has no
+// state for goes to the real NCCL untouched, for it to serve or refuse; and a call the real NCCL makes to
+// one of its own exported functions (which resolves to this library's) goes straight back to the real
+// function.
 #include <dlfcn.h>
 #include <gtest/gtest.h>
 
@@ -34,11 +35,14 @@ Function* realFunction(const char* name) {
   return reinterpret_cast<Function*>(symbol);
 }
 
+// The double has no device API (ncclDevCommCreate needs a GPU's device communicator), so the windows stand
+// in for it here, called in the real NCCL directly as the dynamic linker binds a function this library
+// does not export (the library's own window functions only forward: forwarding_test.cc).
 TEST(Api, AFunctionThisLibraryDoesNotExportGetsTheRealHandle) {
   const ScopedEnv all("PEERREDUCE_NCCL_TAKE", "all");
   void* self = dlopen(PEERREDUCE_NCCL_LIBRARY_PATH, RTLD_NOW | RTLD_NOLOAD);
   ASSERT_NE(self, nullptr) << dlerror();
-  EXPECT_EQ(dlsym(self, "ncclCommWindowRegister"), nullptr) << "left to the real NCCL";
+  EXPECT_EQ(dlsym(self, "ncclDevCommCreate"), nullptr) << "left to the real NCCL";
   dlclose(self);
   auto comms = makeComms(2);
   ASSERT_FALSE(::testing::Test::HasFailure());

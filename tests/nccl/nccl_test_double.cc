@@ -401,7 +401,8 @@ ncclResult_t ncclCommShrink(ncclComm_t comm, int* excludeRanksList, int excludeR
 
 ncclResult_t ncclCommRevoke(ncclComm_t comm, int revokeFlags) { return recordOn("ncclCommRevoke", comm, revokeFlags); }
 
-// Not exported by libpeerreduce_nccl: the application reaches these directly, with the handles it holds.
+// Forwarded untouched by libpeerreduce_nccl; handles_test.cc also calls them here directly, standing for a
+// function the library does not export.
 ncclResult_t ncclCommWindowRegister(ncclComm_t comm, void* buff, size_t size, ncclWindow_t* win, int winFlags) {
   const ncclResult_t result = recordOn("ncclCommWindowRegister", comm, buff, size, win, winFlags);
   if (result == ncclSuccess && win != nullptr) *win = reinterpret_cast<ncclWindow_t>(buff);

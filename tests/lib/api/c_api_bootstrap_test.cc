@@ -285,6 +285,13 @@ TEST(CApiInitRank, WithoutASimulatedWorldTheCommunicatorGoesToAGpuAndSaysWhyItCa
   prComm_t comm = nullptr;
   const prResult_t result = prCommInitRank(&comm, 1, 0, b, nullptr);
   EXPECT_TRUE(result == prUnsupported || result == prUnavailable) << prGetLastError();
+#if !defined(PEERREDUCE_GPU_CUDA) && !defined(PEERREDUCE_GPU_HIP)
+  // A build without GPUs (the "release" preset installed on a GPU machine) names the build that has them.
+  EXPECT_EQ(result, prUnsupported);
+  EXPECT_TRUE(contains(prGetLastError(), "no GPU backend")) << prGetLastError();
+  EXPECT_TRUE(contains(prGetLastError(), "--preset release-cuda")) << prGetLastError();
+  EXPECT_TRUE(contains(prGetLastError(), "-DPEERREDUCE_GPU=cuda")) << prGetLastError();
+#endif
   EXPECT_EQ(comm, nullptr);
   EXPECT_EQ(prBootstrapDestroy(b), prSuccess);
 }
