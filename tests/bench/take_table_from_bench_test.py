@@ -107,19 +107,25 @@ def check_rules(tmp):
                            "entry broadcast sm_90 2 bf16 129 524288 nccl"], f"entries: {entries(out)}")
 
 
+def factors_of_two(ratios):
+    """{bytes: ratio} for sizes 1 KiB, 2 KiB, ... in order."""
+    return {K << i: ratio for i, ratio in enumerate(ratios)}
+
+
 def check_builtin_table(tmp):
     # The measurements nccl/builtin_take_table.cc cites (fp32, NCCL 2.28.9, graph replay).
     runs = [
         ("allreduce", 2, {4 * K: 0.44, 16 * K: 0.44, 64 * K: 0.46, 256 * K: 0.53, M: 0.94, 4 * M: 0.74,
                           16 * M: 0.84, 64 * M: 1.01, 256 * M: 1.13}),
-        ("allreduce", 4, {4 * K: 0.41, 64 * K: 0.46, 256 * K: 0.65, M: 0.88, 4 * M: 0.97, 16 * M: 0.97,
-                          64 * M: 1.14, 256 * M: 1.18}),
-        ("reduce-scatter", 4, {128: 0.77, 512: 0.78, 2 * K: 0.79, 8 * K: 0.77, 32 * K: 0.78, 128 * K: 0.79,
-                               512 * K: 0.79, 2 * M: 1.44, 8 * M: 1.06}),
-        ("all-gather", 4, {128: 0.66, 512: 0.70, 2 * K: 0.72, 8 * K: 0.75, 32 * K: 0.77, 128 * K: 0.79,
-                           512 * K: 0.79, 2 * M: 1.33, 8 * M: 1.13}),
-        ("broadcast", 4, {128: 0.71, 512: 0.75, 2 * K: 0.80, 8 * K: 0.85, 32 * K: 0.90, 128 * K: 0.94,
-                          512 * K: 1.77, 2 * M: 1.02, 8 * M: 1.43}),
+        # 4 x H200, peerreduce-bench in factors of 2 (docs/perf/h200x4-take).
+        ("allreduce", 4, factors_of_two([0.37, 0.38, 0.39, 0.45, 0.42, 0.42, 0.46, 0.61, 0.67, 0.72, 0.88, 1.08,
+                                         0.97, 1.00, 0.97, 1.11, 1.14, 1.16, 1.20])),
+        ("reduce-scatter", 4, factors_of_two([0.57, 0.54, 0.53, 0.52, 0.53, 0.61, 0.59, 0.59, 0.60, 0.69, 0.75,
+                                              1.46, 0.85, 0.91, 0.96, 1.01, 1.12, 1.21, 1.25])),
+        ("all-gather", 4, factors_of_two([0.51, 0.51, 0.50, 0.50, 0.47, 0.56, 0.55, 0.55, 0.59, 0.62, 0.67, 1.30,
+                                          0.76, 0.81, 0.86, 0.96, 1.08, 1.16, 1.21])),
+        ("broadcast", 4, factors_of_two([0.55, 0.52, 0.52, 0.51, 0.43, 0.41, 0.43, 0.51, 0.78, 1.69, 1.42, 1.19,
+                                         1.67, 1.95, 1.56, 1.46, 1.60, 1.71, 1.76])),
         # 2 x H200, nccl-tests through the library against NCCL alone (factors of 8).
         ("reduce-scatter", 2, {64: 0.602, 512: 0.621, 4 * K: 0.614, 32 * K: 0.597, 256 * K: 0.546, 2 * M: 0.958,
                                16 * M: 0.834}),
