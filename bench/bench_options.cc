@@ -5,6 +5,7 @@
 #include <iterator>
 #include <string_view>
 
+#include "collective_units.h"
 #include "core/collective_algorithms.h"
 #include "peerreduce/communicator.h"  // kMaxBatchItems
 
@@ -66,7 +67,7 @@ StatusOr<Options> parseOptions(int argc, const char* const* argv, int ranks) {
       PR_ASSIGN_OR_RETURN(o.step_factor, parseInt(a, v, 2, 1024));
     } else if (a == "--dtype") {
       PR_ASSIGN_OR_RETURN(o.dtype, parseDataType(v));
-      if (o.dtype != DataType::kFloat32 && o.dtype != DataType::kBFloat16) return badValue(a, v, "takes fp32 or bf16");
+      if (!benchmarkedType(o.dtype)) return badValue(a, v, "takes fp32, bf16, fp8e4m3 or fp8e5m2");
     } else if (a == "--algo") {
       algo = v;
       o.algorithm_given = true;

@@ -1,7 +1,9 @@
 #include "collective_units.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
+#include <limits>
 
 namespace peerreduce::bench {
 namespace {
@@ -14,9 +16,32 @@ std::size_t receivedElems(Collective collective, int ranks, std::size_t count) {
   return collective == Collective::kAllGather ? count * static_cast<std::size_t>(ranks) : count;
 }
 
+// The 8-bit floats' bits of the integers -4..4 (index: value + 4), the only values their inputs and results
+// take: e4m3 (bias 7, 3 mantissa bits) and e5m2 (bias 15, 2 mantissa bits).
+constexpr int kSmallestInput = -4;
+constexpr std::uint8_t kE4M3Integers[] = {0xc8, 0xc4, 0xc0, 0xb8, 0x00, 0x38, 0x40, 0x44, 0x48};
+constexpr std::uint8_t kE5M2Integers[] = {0xc4, 0xc2, 0xc0, 0xbc, 0x00, 0x3c, 0x40, 0x42, 0x44};
+
+bool isFloat8(DataType dtype) { return dtype == DataType::kFloat8E4M3 || dtype == DataType::kFloat8E5M2; }
+
+const std::uint8_t* float8Integers(DataType dtype) {
+  return dtype == DataType::kFloat8E4M3 ? kE4M3Integers : kE5M2Integers;
+}
+
+// An 8-bit float the inputs can produce decoded, anything else NaN (which equals no expected value).
+float decodeFloat8(DataType dtype, std::uint8_t bits) {
+  const std::uint8_t* integers = float8Integers(dtype);
+  for (int k = 0; k < static_cast<int>(sizeof(kE4M3Integers)); ++k) {
+    if (integers[k] == bits) return static_cast<float>(k + kSmallestInput);
+  }
+  return std::numeric_limits<float>::quiet_NaN();
+}
+
 float decodeAt(const std::vector<unsigned char>& bytes, DataType dtype, std::size_t i) {
   float value;
-  if (dtype == DataType::kBFloat16) {
+  if (isFloat8(dtype)) {
+    value = decodeFloat8(dtype, bytes[i]);
+  } else if (dtype == DataType::kBFloat16) {
     std::uint16_t half;
     std::memcpy(&half, bytes.data() + i * 2, 2);
     const std::uint32_t bits = static_cast<std::uint32_t>(half) << 16;
@@ -79,14 +104,16 @@ bool readsInput(Collective collective, int rank, int root) {
   return collective != Collective::kBroadcast || rank == root;
 }
 
-float inputValue(int rank, std::size_t i) {
-  return static_cast<float>(static_cast<int>((i * 7 + static_cast<std::size_t>(rank) * 13) % 9) - 4);
+float inputValue(DataType dtype, int rank, int ranks, std::size_t i) {
+  if (isFloat8(dtype) && static_cast<std::size_t>(rank) != i % static_cast<std::size_t>(ranks)) return 0.0f;
+  return static_cast<float>(static_cast<int>((i * 7 + static_cast<std::size_t>(rank) * 13) % 9) + kSmallestInput);
 }
 
-float expectedValue(Collective collective, int rank, int ranks, int root, std::size_t count, std::size_t j) {
+float expectedValue(DataType dtype, Collective collective, int rank, int ranks, int root, std::size_t count,
+                    std::size_t j) {
   auto sumOver = [&](std::size_t i) {
     float sum = 0;
-    for (int r = 0; r < ranks; ++r) sum += inputValue(r, i);
+    for (int r = 0; r < ranks; ++r) sum += inputValue(dtype, r, ranks, i);
     return sum;
   };
   switch (collective) {
@@ -95,19 +122,25 @@ float expectedValue(Collective collective, int rank, int ranks, int root, std::s
     case Collective::kReduceScatter:
       return sumOver(static_cast<std::size_t>(rank) * count + j);
     case Collective::kAllGather:
-      return inputValue(static_cast<int>(j / count), j % count);
+      return inputValue(dtype, static_cast<int>(j / count), ranks, j % count);
     case Collective::kBroadcast:
-      return inputValue(root, j);
+      return inputValue(dtype, root, ranks, j);
   }
   return 0;
 }
 
-std::vector<unsigned char> encodeInput(DataType dtype, int rank, std::size_t elems) {
+bool benchmarkedType(DataType dtype) {
+  return dtype == DataType::kFloat32 || dtype == DataType::kBFloat16 || isFloat8(dtype);
+}
+
+std::vector<unsigned char> encodeInput(DataType dtype, int rank, int ranks, std::size_t elems) {
   const std::size_t elem = dataTypeSize(dtype);
   std::vector<unsigned char> host(elems * elem);
   for (std::size_t i = 0; i < elems; ++i) {
-    const float v = inputValue(rank, i);
-    if (dtype == DataType::kBFloat16) {
+    const float v = inputValue(dtype, rank, ranks, i);
+    if (isFloat8(dtype)) {
+      host[i] = float8Integers(dtype)[static_cast<int>(v) - kSmallestInput];
+    } else if (dtype == DataType::kBFloat16) {
       std::uint32_t bits;
       std::memcpy(&bits, &v, sizeof(bits));
       const auto b = static_cast<std::uint16_t>(bits >> 16);  // exact: small integers fit bf16
@@ -127,7 +160,7 @@ long long countWrong(const std::vector<unsigned char>& received, DataType dtype,
   const std::size_t present = elem == 0 ? 0 : std::min(elems, received.size() / elem);
   long long wrong = static_cast<long long>(elems - present);
   for (std::size_t j = 0; j < present; ++j) {
-    if (decodeAt(received, dtype, j) != expectedValue(collective, rank, ranks, root, count, j)) ++wrong;
+    if (decodeAt(received, dtype, j) != expectedValue(dtype, collective, rank, ranks, root, count, j)) ++wrong;
   }
   return wrong;
 }

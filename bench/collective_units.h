@@ -6,7 +6,9 @@
 // - the buffers of a call, in place (NCCL's aliasing) and out of place;
 // - the input every rank writes and the result every rank must read back.
 // Values are small integers, so every sum over up to 64 ranks is exact in fp32 and bf16, and the check
-// is exact equality.
+// is exact equality. The 8-bit floats hold too few integers for that (e5m2 every one only up to 8) and round
+// every step, so their element i is nonzero on one rank alone (i mod ranks): every partial sum is that
+// value or zero, exact in any order.
 #pragma once
 
 #include <cstddef>
@@ -47,13 +49,17 @@ Placement placementOf(Collective collective, bool in_place, int rank, int ranks,
 // uploads an input only where it is, so a buffer nobody writes still holds its poison.
 bool readsInput(Collective collective, int rank, int root);
 
-// The value of element `i` of rank `rank`'s send buffer.
-float inputValue(int rank, std::size_t i);
+// The value of element `i` of rank `rank`'s send buffer of `dtype` in a world of `ranks`: an integer in
+// [-4, 4] (zero on every rank but one for the 8-bit floats).
+float inputValue(DataType dtype, int rank, int ranks, std::size_t i);
 // The value element `j` of rank `rank`'s receive buffer must hold after the call (sum for the reductions).
-float expectedValue(Collective collective, int rank, int ranks, int root, std::size_t count, std::size_t j);
+float expectedValue(DataType dtype, Collective collective, int rank, int ranks, int root, std::size_t count,
+                    std::size_t j);
 
-// `elems` input values of `rank` encoded as `dtype` (fp32 or bf16).
-std::vector<unsigned char> encodeInput(DataType dtype, int rank, std::size_t elems);
+// The benchmark's types: fp32, bf16, fp8e4m3 and fp8e5m2.
+bool benchmarkedType(DataType dtype);
+// `elems` input values of `rank` (of `ranks`) encoded as `dtype` (a benchmarked type).
+std::vector<unsigned char> encodeInput(DataType dtype, int rank, int ranks, std::size_t elems);
 // How many of the `recv_elems` elements of `received` (encoded as `dtype`) differ from expectedValue.
 long long countWrong(const std::vector<unsigned char>& received, DataType dtype, Collective collective, int rank,
                      int ranks, int root, std::size_t count);

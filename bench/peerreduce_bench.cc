@@ -131,12 +131,12 @@ Row measure(const std::string& library, const std::string& algorithm, const Laun
   row.collective = o.collective;
   row.bytes = reportedBytes(o.collective, count, g_size, elem);
   row.in_place = in_place;
-  // Correctness: the receive buffer poisoned (NaN for fp32 and bf16: unwritten elements show), a fresh
+  // Correctness: the receive buffer poisoned (NaN for every benchmarked type: unwritten elements show), a fresh
   // input where the collective reads one (over the poison where in place), one call, every element
   // compared.
   gpu(hipMemset(recv, 0xff, p.recv_elems * elem), "poison");
   if (readsInput(o.collective, g_rank, o.root)) {
-    const std::vector<unsigned char> input = encodeInput(o.dtype, g_rank, p.send_elems);
+    const std::vector<unsigned char> input = encodeInput(o.dtype, g_rank, g_size, p.send_elems);
     gpu(hipMemcpy(send, input.data(), input.size(), hipMemcpyHostToDevice), "upload");
   }
   // The copy and the memset run on the legacy default stream and may still be in flight.
@@ -180,7 +180,7 @@ void measureBatches(Communicator& comm, const Nccl* nccl, NcclComm nccl_comm, co
     }
     return Status::ok();
   };
-  const int nccl_dtype = o.dtype == DataType::kFloat32 ? kNcclFloat32 : kNcclBfloat16;
+  const int nccl_dtype = ncclDataTypeOf(o.dtype);
   const Launch grouped = [&](const void* s, void* r, std::size_t total, hipStream_t st) {
     const std::size_t each = total / n;
     PR_RETURN_IF_ERROR(nccl->groupStart());
@@ -313,7 +313,7 @@ int main(int argc, char** argv) {
     }
   }
   if (nccl && o.batch == 0) {
-    const int nccl_dtype = o.dtype == DataType::kFloat32 ? kNcclFloat32 : kNcclBfloat16;
+    const int nccl_dtype = ncclDataTypeOf(o.dtype);
     const Launch theirs = [&](const void* s, void* r, std::size_t n, hipStream_t st) {
       return nccl->collective(o.collective, o.root, s, r, n, nccl_dtype, nccl_comm, st);
     };

@@ -30,7 +30,8 @@ COLLECTIVES = ("allreduce", "reduce-scatter", "all-gather", "broadcast")
 ALGORITHMS = ("one-shot", "two-shot", "ring", "recursive-doubling", "rabenseifner", "tree", "copy-engine-two-shot")
 # The bench's dtype names (and their aliases) -> the table's dtype classes (nccl/take_table.h).
 DTYPE_CLASSES = {"int8": "int8", "uint8": "int8", "int32": "int32", "uint32": "int32", "int64": "int64",
-                 "uint64": "int64", "fp16": "fp16", "bf16": "bf16", "fp32": "fp32", "fp64": "fp64"}
+                 "uint64": "int64", "fp16": "fp16", "bf16": "bf16", "fp32": "fp32", "fp64": "fp64",
+                 "fp8e4m3": "fp8", "fp8e5m2": "fp8"}
 DEFAULT_MARGIN = 0.97
 
 

@@ -8,6 +8,7 @@
 #include <cstdint>
 
 #include "float16.h"
+#include "float8.h"
 #include "peerreduce/types.h"
 #include "reduce_ops.h"
 
@@ -46,6 +47,10 @@ Result visitDataType(int dtype, Result unknown, F&& f) {
       return f(TypeTag<float>{});
     case DataType::kFloat64:
       return f(TypeTag<double>{});
+    case DataType::kFloat8E4M3:
+      return f(TypeTag<Float8E4M3>{});
+    case DataType::kFloat8E5M2:
+      return f(TypeTag<Float8E5M2>{});
   }
   return unknown;
 }

@@ -5,6 +5,13 @@
 // the result is stored (narrowed, round to nearest even for the 16-bit floats). Because floating-point
 // operations are not associative, the order of the sources is part of the result's bits; callers (plans)
 // fix it, and every transport must use the same order.
+// The 8-bit floats (float8.h) accumulate in their own format, as NCCL's fp8 reductions do: every pairwise
+// step of the fold converts both operands to fp32 (exact), computes there, and rounds the result to nearest
+// even back to fp8 (e4m3 saturating at +-448, e5m2 overflowing to infinity, float8.h). fp32 holds the exact
+// sum, product or product-with-the-reciprocal of two fp8 values, or one so close (24 significant bits
+// against 3 or 4, Figueroa's 2p+2 rule) that rounding it once more to fp8 gives the correctly rounded
+// result: each step is the exact result rounded once. So a fold of k sources rounds k-1 times, and its bits
+// depend on the order, which the plans fix.
 //
 // Semantics, matching peerreduce/types.h:
 // - Integers: sum and prod wrap modulo 2^bits, computed in the unsigned type of the same width so that
@@ -33,13 +40,23 @@
 #include <type_traits>
 
 #include "float16.h"
+#include "float8.h"
 #include "portability.h"
 
 namespace peerreduce::kernels {
 
-// The type an element of T is accumulated in. Only the ten element types of peerreduce have one.
+// The type an element of T is accumulated in. Only the twelve element types of peerreduce have one.
 template <typename T>
 struct Accumulator;
+// 8-bit floats accumulate in their own format: each op rounds its result back to it (see above).
+template <>
+struct Accumulator<Float8E4M3> {
+  using Type = Float8E4M3;
+};
+template <>
+struct Accumulator<Float8E5M2> {
+  using Type = Float8E5M2;
+};
 template <>
 struct Accumulator<Half> {
   using Type = float;  // 16-bit floats accumulate in fp32 (DESIGN.md "Results")
@@ -84,7 +101,7 @@ struct Accumulator<std::uint64_t> {
 template <typename T>
 using AccumulatorT = typename Accumulator<T>::Type;
 
-// Widens an element to its accumulation type (exact for every T).
+// Widens an element to its accumulation type (exact for every T; the identity for the 8-bit floats).
 template <typename T>
 PR_HOST_DEVICE PR_INLINE AccumulatorT<T> loadElement(T value) {
   if constexpr (std::is_same_v<T, Half>) {
@@ -97,7 +114,7 @@ PR_HOST_DEVICE PR_INLINE AccumulatorT<T> loadElement(T value) {
 }
 
 // Narrows an accumulated value to the element type: round to nearest even for the 16-bit floats,
-// the identity otherwise.
+// the identity otherwise (an 8-bit float's op rounded already).
 template <typename T>
 PR_HOST_DEVICE PR_INLINE T storeElement(AccumulatorT<T> acc) {
   if constexpr (std::is_same_v<T, Half>) {
@@ -121,13 +138,36 @@ PR_HOST_DEVICE PR_INLINE bool isNan(T value) {
   return value != value;  // only NaN compares unequal to itself
 }
 
+// What min and max compare: the value itself, an 8-bit float's widened to fp32 (exact).
+template <typename Acc>
+PR_HOST_DEVICE PR_INLINE auto valueOf(Acc value) {
+  if constexpr (kIsFloat8<Acc>) {
+    return float8ToFloat(value);
+  } else {
+    return value;
+  }
+}
+
+// min/max's choice: for floating types `a` when it is NaN, else `b` when it is NaN; then `b` when `b_beyond`
+// (b strictly smaller for min, larger for max), else `a`, so equal operands (-0 vs +0) give the first.
+template <typename Acc>
+PR_HOST_DEVICE PR_INLINE Acc chooseOperand(Acc a, Acc b, bool b_beyond) {
+  if constexpr (!std::is_integral_v<Acc>) {
+    if (isNan(valueOf(a))) return a;
+    if (isNan(valueOf(b))) return b;
+  }
+  return b_beyond ? b : a;
+}
+
 }  // namespace reduce_detail
 
 // Ops: `static Acc apply(Acc a, Acc b)` combines the running value `a` with the next source `b`.
 struct Sum {
   template <typename Acc>
   static PR_HOST_DEVICE PR_INLINE Acc apply(Acc a, Acc b) {
-    if constexpr (std::is_integral_v<Acc>) {
+    if constexpr (kIsFloat8<Acc>) {
+      return floatToFloat8<Acc>(float8ToFloat(a) + float8ToFloat(b));
+    } else if constexpr (std::is_integral_v<Acc>) {
       using W = reduce_detail::WrapType<Acc>;
       // Conversion back to a signed type is modular since C++20.
       return static_cast<Acc>(static_cast<W>(static_cast<W>(a) + static_cast<W>(b)));
@@ -140,7 +180,9 @@ struct Sum {
 struct Prod {
   template <typename Acc>
   static PR_HOST_DEVICE PR_INLINE Acc apply(Acc a, Acc b) {
-    if constexpr (std::is_integral_v<Acc>) {
+    if constexpr (kIsFloat8<Acc>) {
+      return floatToFloat8<Acc>(float8ToFloat(a) * float8ToFloat(b));
+    } else if constexpr (std::is_integral_v<Acc>) {
       using W = reduce_detail::WrapType<Acc>;
       return static_cast<Acc>(static_cast<W>(static_cast<W>(a) * static_cast<W>(b)));
     } else {
@@ -149,25 +191,18 @@ struct Prod {
   }
 };
 
+// min and max select one operand, bit for bit, by comparing values (an 8-bit float's in fp32).
 struct Min {
   template <typename Acc>
   static PR_HOST_DEVICE PR_INLINE Acc apply(Acc a, Acc b) {
-    if constexpr (!std::is_integral_v<Acc>) {
-      if (reduce_detail::isNan(a)) return a;
-      if (reduce_detail::isNan(b)) return b;
-    }
-    return b < a ? b : a;  // equal operands (-0 vs +0) give the first
+    return reduce_detail::chooseOperand(a, b, reduce_detail::valueOf(b) < reduce_detail::valueOf(a));
   }
 };
 
 struct Max {
   template <typename Acc>
   static PR_HOST_DEVICE PR_INLINE Acc apply(Acc a, Acc b) {
-    if constexpr (!std::is_integral_v<Acc>) {
-      if (reduce_detail::isNan(a)) return a;
-      if (reduce_detail::isNan(b)) return b;
-    }
-    return a < b ? b : a;  // equal operands (-0 vs +0) give the first
+    return reduce_detail::chooseOperand(a, b, reduce_detail::valueOf(a) < reduce_detail::valueOf(b));
   }
 };
 
@@ -176,7 +211,7 @@ using Avg = Sum;
 
 // Whether avg premultiplies the elements of T (floating types) rather than dividing their sum (integers).
 template <typename T>
-inline constexpr bool kAvgPremultiplies = std::is_floating_point_v<AccumulatorT<T>>;
+inline constexpr bool kAvgPremultiplies = std::is_floating_point_v<AccumulatorT<T>> || kIsFloat8<T>;
 
 // The reciprocal of the world size (>= 1) that floating avg premultiplies by, widened to the accumulator:
 // the value NCCL's ncclAvg holds, 1/n in double rounded to fp32 and then to T (fp64: 1/n in double).
@@ -187,17 +222,19 @@ PR_HOST_DEVICE PR_INLINE AccumulatorT<T> avgReciprocal(int world_size) {
   const double exact = 1.0 / static_cast<double>(world_size);
   if constexpr (std::is_same_v<T, double>) {
     return exact;
+  } else if constexpr (kIsFloat8<T>) {
+    return floatToFloat8<T>(static_cast<float>(exact));  // an 8-bit float accumulates in itself
   } else {
     return loadElement<T>(storeElement<T>(static_cast<float>(exact)));
   }
 }
 
 // One element read from a send buffer under a floating avg: its value times `reciprocal`
-// (avgReciprocal<T>), rounded once to T.
+// (avgReciprocal<T>), rounded once to T (Prod's step: for the 8-bit floats, the fp32 product rounded).
 template <typename T>
 PR_HOST_DEVICE PR_INLINE T premultiplied(T element, AccumulatorT<T> reciprocal) {
   static_assert(kAvgPremultiplies<T>, "integer avg divides its sum; it premultiplies nothing");
-  return storeElement<T>(loadElement<T>(element) * reciprocal);
+  return storeElement<T>(Prod::apply(loadElement<T>(element), reciprocal));
 }
 
 // Divides an accumulated integer sum by the world size (>= 1): truncation toward zero, computed in 64
@@ -231,7 +268,10 @@ class AvgArithmetic {
   using Acc = AccumulatorT<T>;
 
   PR_HOST_DEVICE explicit AvgArithmetic(const AvgStep& step) : step_(step) {
-    if constexpr (kAvgPremultiplies<T>) reciprocal_ = step.active ? avgReciprocal<T>(step.world_size) : Acc(1);
+    // Inactive: one, the reciprocal of a one-rank world (a constant; scaled() is asked only under avg).
+    if constexpr (kAvgPremultiplies<T>) {
+      reciprocal_ = step.active ? avgReciprocal<T>(step.world_size) : avgReciprocal<T>(1);
+    }
   }
 
   // Whether source `k`'s elements are premultiplied (a floating avg reading a send buffer).

@@ -9,7 +9,7 @@
 //   mode none, or no peerreduce communicator             -> forward
 //   ncclReduce, ncclSend, ncclRecv, ncclAlltoAll,
 //   ncclGather, ncclScatter                               -> forward (peerreduce has no such collective)
-//   a data type peerreduce lacks (8-bit floats, unknown)  -> forward
+//   a data type peerreduce lacks (unknown values)         -> forward
 //   avg, unless PEERREDUCE_NCCL_TAKE_AVG=1                -> forward (not yet compared with NCCL on GPUs)
 //   created (premul-sum) or unknown operators             -> forward (only NCCL knows them)
 //   mode all                                              -> take

@@ -17,8 +17,8 @@ constexpr std::string_view kHeader = "peerreduce-nccl-take 1";
 // can cover such a call, so it is never taken for a row's sake.
 constexpr std::uint64_t kMaxRowBytes = static_cast<std::uint64_t>(INT64_MAX);
 
-constexpr std::array<std::string_view, 8> kDtypeClassNames = {"any",  "int8", "int32", "int64",
-                                                              "fp16", "bf16", "fp32",  "fp64"};
+constexpr std::array<std::string_view, 9> kDtypeClassNames = {"any",  "int8", "int32", "int64", "fp16",
+                                                              "bf16", "fp32", "fp64",  "fp8"};
 
 constexpr const char* kEntryForm =
     "expected 'entry COLLECTIVE ARCH WORLD_SIZE DTYPE_CLASS MIN_BYTES MAX_BYTES peerreduce|nccl'";
@@ -32,7 +32,7 @@ StatusOr<DtypeClass> parseDtypeClass(const std::string& text) {
     if (kDtypeClassNames[i] == text) return static_cast<DtypeClass>(i);
   }
   return invalidArgumentError("unknown dtype class '" + text +
-                              "'; expected any, int8, int32, int64, fp16, bf16, fp32 or fp64");
+                              "'; expected any, int8, int32, int64, fp16, bf16, fp32, fp64 or fp8");
 }
 
 StatusOr<std::uint64_t> parseRowBytes(const std::string& text, const char* what) {
@@ -110,7 +110,7 @@ std::optional<DtypeClass> dtypeClassOf(int nccl_dtype) {
       return DtypeClass::kFp64;
     case NcclDataType::kFloat8e4m3:
     case NcclDataType::kFloat8e5m2:
-      return std::nullopt;
+      return DtypeClass::kFp8;
   }
   return std::nullopt;
 }

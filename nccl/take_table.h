@@ -9,7 +9,8 @@
 // - collective: allreduce, reduce-scatter, all-gather, broadcast (ncclBcast is a broadcast);
 // - arch: the device as peerreduce's communicator names it (its tuning-table key: "sm_90", "simulator");
 // - dtype class: int8 (int8 and uint8: the same bytes move and the same adds run), int32, int64, fp16, bf16,
-//   fp32, fp64, or any (every class that has no rows of its own);
+//   fp32, fp64, fp8 (fp8e4m3 and fp8e5m2: one byte each, the same conversions and rounding per step), or any
+//   (every class that has no rows of its own);
 // - bytes: the whole collective's buffer, nccl-tests' size (reduce-scatter's input and all-gather's output
 //   hold nranks blocks), as a number or a byte size ("64K", "16M"); the range includes both ends, so a
 //   row's upper bound is the largest size it covers, as PEERREDUCE_NCCL_MAX_BYTES is;
@@ -34,13 +35,14 @@
 namespace peerreduce::nccl {
 
 inline constexpr std::size_t kMaxTakeTableBytes = std::size_t{1} << 20;
-// 4 collectives x 8 dtype classes x 64 world sizes x 2 rows, for one architecture.
-inline constexpr std::size_t kMaxTakeTableEntries = 4096;
+// 4 collectives x 9 dtype classes x 64 world sizes x 2 rows, for one architecture.
+inline constexpr std::size_t kMaxTakeTableEntries = 4608;
 
-// The types whose speed a row speaks for. Signed and unsigned integers of one width share a class.
-enum class DtypeClass : int { kAny, kInt8, kInt32, kInt64, kFp16, kBf16, kFp32, kFp64 };
+// The types whose speed a row speaks for. Signed and unsigned integers of one width share a class, and so
+// do the two 8-bit floats.
+enum class DtypeClass : int { kAny, kInt8, kInt32, kInt64, kFp16, kBf16, kFp32, kFp64, kFp8 };
 std::string_view dtypeClassName(DtypeClass dtypes);
-// The class of an NCCL data type value; nullopt for the 8-bit floats and values that are no type.
+// The class of an NCCL data type value; nullopt for values that are no type.
 std::optional<DtypeClass> dtypeClassOf(int nccl_dtype);
 
 enum class TakeChoice : int { kPeerreduce, kNccl };

@@ -27,27 +27,19 @@ std::optional<DataType> peerreduceDataType(int nccl_dtype) {
     case NcclDataType::kBfloat16:
       return DataType::kBFloat16;
     case NcclDataType::kFloat8e4m3:
+      return DataType::kFloat8E4M3;
     case NcclDataType::kFloat8e5m2:
-      return std::nullopt;
+      return DataType::kFloat8E5M2;
   }
   return std::nullopt;
 }
 
 std::size_t ncclDataTypeBytes(int nccl_dtype) {
   if (auto type = peerreduceDataType(nccl_dtype)) return dataTypeSize(*type);
-  const auto value = static_cast<NcclDataType>(nccl_dtype);
-  return value == NcclDataType::kFloat8e4m3 || value == NcclDataType::kFloat8e5m2 ? 1 : 0;
+  return 0;
 }
 
 const char* ncclDataTypeName(int nccl_dtype) {
-  switch (static_cast<NcclDataType>(nccl_dtype)) {
-    case NcclDataType::kFloat8e4m3:
-      return "float8e4m3";
-    case NcclDataType::kFloat8e5m2:
-      return "float8e5m2";
-    default:
-      break;
-  }
   // The names are string literals, so their views end in a NUL.
   if (auto type = peerreduceDataType(nccl_dtype)) return dataTypeName(*type).data();
   return "unknown";

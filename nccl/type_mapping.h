@@ -12,12 +12,13 @@
 
 namespace peerreduce::nccl {
 
-// The peerreduce type of an NCCL data type; nullopt for the 8-bit floats (peerreduce has none) and for
-// values that are no NCCL type.
+// The peerreduce type of an NCCL data type (every one has one: ncclFloat8e4m3 and ncclFloat8e5m2 are
+// peerreduce's fp8e4m3 and fp8e5m2, with NCCL's arithmetic, peerreduce/types.h); nullopt for values that are
+// no NCCL type.
 std::optional<DataType> peerreduceDataType(int nccl_dtype);
 // Bytes per element; 0 for a value that is no NCCL type.
 std::size_t ncclDataTypeBytes(int nccl_dtype);
-// "fp32", "bf16", "float8e4m3", ...; "unknown" for other values.
+// peerreduce's name of the type: "fp32", "bf16", "fp8e4m3", ...; "unknown" for other values.
 const char* ncclDataTypeName(int nccl_dtype);
 
 // The peerreduce operator computing what NCCL's does: sum, prod, min, max and avg (peerreduce's avg is

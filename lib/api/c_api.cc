@@ -48,6 +48,8 @@ static_assert(prFloat16 == static_cast<int>(DataType::kFloat16));
 static_assert(prBFloat16 == static_cast<int>(DataType::kBFloat16));
 static_assert(prFloat32 == static_cast<int>(DataType::kFloat32));
 static_assert(prFloat64 == static_cast<int>(DataType::kFloat64));
+static_assert(prFloat8e4m3 == static_cast<int>(DataType::kFloat8E4M3));
+static_assert(prFloat8e5m2 == static_cast<int>(DataType::kFloat8E5M2));
 static_assert(prNumDataTypes == kDataTypeCount);
 
 static_assert(prSum == static_cast<int>(ReduceOp::kSum));

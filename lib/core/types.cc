@@ -13,15 +13,43 @@ struct NamedDataType {
 };
 
 // Canonical names first (index = enum value), then aliases accepted by the parsers.
-constexpr std::array<NamedDataType, 20> kDataTypeNames = {{
-    {"int8", DataType::kInt8},       {"uint8", DataType::kUint8},     {"int32", DataType::kInt32},
-    {"uint32", DataType::kUint32},   {"int64", DataType::kInt64},     {"uint64", DataType::kUint64},
-    {"fp16", DataType::kFloat16},    {"bf16", DataType::kBFloat16},   {"fp32", DataType::kFloat32},
-    {"fp64", DataType::kFloat64},    {"char", DataType::kInt8},       {"int", DataType::kInt32},
-    {"half", DataType::kFloat16},    {"float16", DataType::kFloat16}, {"bfloat16", DataType::kBFloat16},
-    {"float", DataType::kFloat32},   {"float32", DataType::kFloat32}, {"double", DataType::kFloat64},
-    {"float64", DataType::kFloat64}, {"uint", DataType::kUint32},
+// The fp8 aliases are NCCL's names (ncclFloat8e4m3) and torch's (torch.float8_e4m3fn).
+constexpr std::array<NamedDataType, 26> kDataTypeNames = {{
+    {"int8", DataType::kInt8},
+    {"uint8", DataType::kUint8},
+    {"int32", DataType::kInt32},
+    {"uint32", DataType::kUint32},
+    {"int64", DataType::kInt64},
+    {"uint64", DataType::kUint64},
+    {"fp16", DataType::kFloat16},
+    {"bf16", DataType::kBFloat16},
+    {"fp32", DataType::kFloat32},
+    {"fp64", DataType::kFloat64},
+    {"fp8e4m3", DataType::kFloat8E4M3},
+    {"fp8e5m2", DataType::kFloat8E5M2},
+    {"char", DataType::kInt8},
+    {"int", DataType::kInt32},
+    {"half", DataType::kFloat16},
+    {"float16", DataType::kFloat16},
+    {"bfloat16", DataType::kBFloat16},
+    {"float", DataType::kFloat32},
+    {"float32", DataType::kFloat32},
+    {"double", DataType::kFloat64},
+    {"float64", DataType::kFloat64},
+    {"uint", DataType::kUint32},
+    {"float8e4m3", DataType::kFloat8E4M3},
+    {"float8_e4m3fn", DataType::kFloat8E4M3},
+    {"float8e5m2", DataType::kFloat8E5M2},
+    {"float8_e5m2", DataType::kFloat8E5M2},
 }};
+
+constexpr bool canonicalNamesFollowTheEnum() {
+  for (int i = 0; i < kDataTypeCount; ++i) {
+    if (static_cast<int>(kDataTypeNames[static_cast<std::size_t>(i)].dtype) != i) return false;
+  }
+  return true;
+}
+static_assert(canonicalNamesFollowTheEnum(), "kDataTypeNames must start with every DataType in value order");
 
 constexpr std::array<std::string_view, kReduceOpCount> kReduceOpNames = {"sum", "prod", "min", "max", "avg"};
 constexpr std::array<std::string_view, kAlgorithmCount> kAlgorithmNames = {
@@ -63,6 +91,8 @@ std::size_t dataTypeSize(DataType dtype) {
   switch (dtype) {
     case DataType::kInt8:
     case DataType::kUint8:
+    case DataType::kFloat8E4M3:
+    case DataType::kFloat8E5M2:
       return 1;
     case DataType::kFloat16:
     case DataType::kBFloat16:
@@ -81,7 +111,7 @@ std::size_t dataTypeSize(DataType dtype) {
 
 bool isFloatingPoint(DataType dtype) {
   return dtype == DataType::kFloat16 || dtype == DataType::kBFloat16 || dtype == DataType::kFloat32 ||
-         dtype == DataType::kFloat64;
+         dtype == DataType::kFloat64 || dtype == DataType::kFloat8E4M3 || dtype == DataType::kFloat8E5M2;
 }
 
 std::string_view dataTypeName(DataType dtype) {

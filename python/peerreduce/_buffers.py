@@ -12,12 +12,17 @@ from typing import Any
 
 from . import errors
 
-# prDataType_t values (peerreduce.h), by the dtype's name in numpy and in torch.
+# prDataType_t values (peerreduce.h), by the dtype's name in numpy and in torch. The 8-bit floats are the OCP
+# formats torch calls float8_e4m3fn and float8_e5m2 (torch 2.1 and later; ml_dtypes gives numpy arrays of the
+# same names); torch's float8_e4m3fnuz and float8_e5m2fnuz are other formats, which peerreduce does not reduce.
 DTYPE_CODES = {
     "int8": 0, "uint8": 1, "int32": 2, "uint32": 3, "int64": 4, "uint64": 5,
     "float16": 6, "bfloat16": 7, "float32": 8, "float64": 9,
+    "float8_e4m3fn": 10, "float8_e5m2": 11,
 }
 DTYPE_NAMES = {code: name for name, code in DTYPE_CODES.items()}
+# The names above that numpy itself lacks (ml_dtypes adds them).
+_NOT_IN_NUMPY = ("bfloat16", "float8_e4m3fn", "float8_e5m2")
 # prCollective_t values, by the Communicator's method names.
 COLLECTIVE_CODES = {"all_reduce": 0, "reduce_scatter": 1, "all_gather": 2, "broadcast": 3}
 # prRedOp_t values.
@@ -55,8 +60,9 @@ def describe(value: Any, what: str) -> Buffer:
     if hasattr(value, "__array_interface__") and hasattr(value, "flags"):
         name = str(value.dtype)
         if name not in DTYPE_CODES:
+            known = ", ".join(n for n in DTYPE_CODES if n not in _NOT_IN_NUMPY)
             raise errors.InvalidArgumentError(f"{what} has dtype {value.dtype}, which peerreduce does not reduce; "
-                                              f"use one of {', '.join(n for n in DTYPE_CODES if n != 'bfloat16')}")
+                                              f"use one of {known}")
         if not value.flags["C_CONTIGUOUS"]:
             raise errors.InvalidArgumentError(f"{what} is not C-contiguous; pass numpy.ascontiguousarray(...)")
         return Buffer(value.__array_interface__["data"][0], value.size, DTYPE_CODES[name], value.nbytes, -1,

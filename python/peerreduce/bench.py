@@ -160,7 +160,10 @@ def nccl_library_path() -> str:
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--dtype", default="float32", choices=["float32", "bfloat16", "float16"])
+    # The 8-bit floats need a torch that has them (2.1 and later; NCCL's own column, 2.24 and a torch that
+    # passes them to it).
+    parser.add_argument("--dtype", default="float32",
+                        choices=["float32", "bfloat16", "float16", "float8_e4m3fn", "float8_e5m2"])
     parser.add_argument("--iterations", type=int, default=20)
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--max-bytes", type=int, default=256 << 20)
@@ -189,7 +192,8 @@ def main(argv=None) -> int:
             row["ratio"] = row["peerreduce_us"] / row["nccl_us"]
             row["graph_ratio"] = row["peerreduce_graph_us"] / row["nccl_graph_us"]
         rows.append(row)
-    python_us, direct_us = _host_overhead(comm, torch.ones(1024, dtype=dtype, device="cuda"))
+    # Made in fp32 and converted: not every torch fills 8-bit float tensors.
+    python_us, direct_us = _host_overhead(comm, torch.ones(1024, device="cuda").to(dtype))
     if rank == 0:
         nccl_name = "NCCL library" if preloaded else "NCCL"
         print(f"peerreduce.bench: {size} ranks, {args.dtype}, {'one GPU shared' if one_gpu else 'one GPU each'}, "

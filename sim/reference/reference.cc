@@ -1,9 +1,10 @@
 // The independent reference: integer results by exact 64-bit modular arithmetic truncated to the
 // dtype's width, floating results in long double with a proven tolerance. It deliberately shares no code
-// and no technique with kernels/: 16-bit floats are decoded with ldexp from their fields, and payloads
-// are assembled from sign/exponent/mantissa fields.
+// and no technique with kernels/: 16-bit and 8-bit floats are decoded with ldexp from their fields, and
+// payloads are assembled from sign/exponent/mantissa fields.
 #include "reference/reference.h"
 
+#include <algorithm>
 #include <climits>
 #include <cmath>
 #include <cstdio>
@@ -22,7 +23,7 @@ namespace {
 
 bool isFloatDtype(DataType dtype) {
   return dtype == DataType::kFloat16 || dtype == DataType::kBFloat16 || dtype == DataType::kFloat32 ||
-         dtype == DataType::kFloat64;
+         dtype == DataType::kFloat64 || dtype == DataType::kFloat8E4M3 || dtype == DataType::kFloat8E5M2;
 }
 
 bool isSignedIntDtype(DataType dtype) {
@@ -51,6 +52,10 @@ const char* dtypeText(DataType dtype) {
       return "fp32";
     case DataType::kFloat64:
       return "fp64";
+    case DataType::kFloat8E4M3:
+      return "fp8e4m3";
+    case DataType::kFloat8E5M2:
+      return "fp8e5m2";
   }
   return "invalid-dtype";
 }
@@ -72,11 +77,17 @@ const char* opText(ReduceOp op) {
 }
 
 // IEEE-style binary layout: value = (-1)^s * 2^(e - bias) * 1.m for normals, 2^(1 - bias) * 0.m for
-// subnormals (e == 0), inf/NaN for e all ones.
+// subnormals (e == 0), inf/NaN for e all ones. `finite` is fp8 e4m3's variation (OCP "e4m3fn"): no
+// infinities, e all ones holds normals, and only e and m all ones is NaN.
 struct FloatLayout {
   int exponent_bits;
   int mantissa_bits;
   int bias;
+  bool finite = false;
+  // Whether every step of a reduction rounds to the storage type (the 8-bit floats, types.h), rather than
+  // a sum running in fp32 or finer (the 16-bit floats) or in the storage type itself (fp32, fp64, where the
+  // Higham bounds below hold as written).
+  bool per_step = false;
 };
 
 FloatLayout floatLayout(DataType dtype) {
@@ -89,9 +100,24 @@ FloatLayout floatLayout(DataType dtype) {
       return {8, 23, 127};
     case DataType::kFloat64:
       return {11, 52, 1023};
+    case DataType::kFloat8E4M3:
+      return {4, 3, 7, /*finite=*/true, /*per_step=*/true};
+    case DataType::kFloat8E5M2:
+      return {5, 2, 15, /*finite=*/false, /*per_step=*/true};
     default:
       dieOnMisuse("floatLayout of a non-floating dtype");
   }
+}
+
+// The largest finite biased exponent and, at it, the largest mantissa: the all-ones exponent minus one for
+// IEEE layouts; e4m3 uses the all-ones exponent too, all but its all-ones mantissa (NaN).
+std::uint64_t largestFiniteExponent(const FloatLayout& layout) {
+  const std::uint64_t all_ones = (std::uint64_t{1} << layout.exponent_bits) - 1;
+  return layout.finite ? all_ones : all_ones - 1;
+}
+std::uint64_t largestFiniteMantissa(const FloatLayout& layout) {
+  const std::uint64_t all_ones = (std::uint64_t{1} << layout.mantissa_bits) - 1;
+  return layout.finite ? all_ones - 1 : all_ones;
 }
 
 // The unit roundoff of the storage format: half an ulp of 1, 2^-(mantissa bits + 1).
@@ -181,8 +207,11 @@ long double decodeFloatBits(const FloatLayout& layout, std::uint64_t bits) {
   const std::uint64_t exponent_max = (std::uint64_t{1} << layout.exponent_bits) - 1;
   const std::uint64_t exponent = (bits >> layout.mantissa_bits) & exponent_max;
   const bool negative = ((bits >> (layout.mantissa_bits + layout.exponent_bits)) & 1u) != 0;
+  const std::uint64_t mantissa_max = (std::uint64_t{1} << layout.mantissa_bits) - 1;
+  // IEEE: the all-ones exponent is inf or NaN; e4m3 (finite): only the all-ones exponent and mantissa, NaN.
+  const bool special = exponent == exponent_max && (!layout.finite || mantissa == mantissa_max);
   long double magnitude;
-  if (exponent == exponent_max) {
+  if (special) {
     magnitude =
         mantissa == 0 ? std::numeric_limits<long double>::infinity() : std::numeric_limits<long double>::quiet_NaN();
   } else if (exponent == 0) {
@@ -275,8 +304,51 @@ void referenceIntegers(DataType dtype, ReduceOp op, const std::vector<const void
 //   one final rounding to storage stay within (1 + v)^(n-1) * (1 + u) - 1 <= 1.01*n*u for n*u <= 0.01
 //   (the payloads keep products in the normal range, where relative bounds hold).
 // - min/max: 0. Selecting an input is exact; the result must be one of the inputs' values.
+// The 8-bit floats (layout.per_step) round every pairwise step to storage, so v = u (2^-4 for e4m3, 2^-3 for
+// e5m2) and n*u reaches 4 and 8: Higham's gamma bounds, and the linearised n*u ones, no longer apply. Their
+// exact forms do, with G = (1 + u)^(n-1) - 1 (the growth of n-1 roundings, at most gamma_{n-1}(u) where that
+// is defined):
+// - sum: G*S + m. Each of the n-1 additions (in any order, any tree) is off by at most u times its computed
+//   result, whose magnitude is at most (1 + u)^j times the sum of |x| beneath it; summed, G*S. A result in
+//   the subnormal range is exact (a sum of multiples of m). e4m3 saturates at 448, but never here: typical
+//   fp8 payloads have |x| <= 3.75, and since rounding is monotone a computed partial of k of them is at most
+//   the worst over every binary tree of k leaves, 288 for 64 (exhaustively computed, round to nearest even
+//   at each node), far below 448; e5m2 cannot overflow at all with them.
+// - avg: r's relative error is at most 1.01u (fp8 rounding after fp32's 2^-24) and the product's at most u,
+//   so a term is off by at most rho*|x_k|/n + m/2, rho = (1 + 1.01u)(1 + u) - 1; the terms' sum then adds
+//   G times their magnitudes, as for sum: rho*S/n + n*m/2 + G*((1 + rho) S/n + n*m/2) + m.
+// - prod: G*|ref| + m. Each multiplication rounds with relative error at most u: the computed product is the
+//   exact one times prod(1 + delta_j), |delta_j| <= u, while it stays normal. fp8 prod payloads have
+//   magnitudes in [0.875, 1], so |ref| <= 1 and no partial overflows; a partial that drifts into the
+//   subnormal range (possible only where G >= 1: n >= 13 for e4m3, n >= 7 for e5m2, below that every partial
+//   stays above 0.24) ends between 0 and the exact product's magnitude, off by at most |ref| <= G*|ref|.
+// - min/max: 0.
 // The long double arithmetic of the reference itself (64-bit significand) is accurate to far below
 // these bounds.
+// The 8-bit floats' tolerance (see above): `acc` the exact result (for avg, the sum before the division),
+// `abs_sum` the sum of the inputs' magnitudes, n the number of inputs.
+long double perStepTolerance(ReduceOp op, long double u, long double m, long double n, long double abs_sum,
+                             long double acc) {
+  // r = 1/n through fp64 and fp32 to the dtype: fp32's 2^-24 is far below 0.01 u.
+  constexpr long double kReciprocalSlack = 1.01L;
+  const long double growth = std::pow(1.0L + u, n - 1.0L) - 1.0L;
+  switch (op) {
+    case ReduceOp::kSum:
+      return growth * abs_sum + m;
+    case ReduceOp::kAvg: {
+      const long double rho = (1.0L + kReciprocalSlack * u) * (1.0L + u) - 1.0L;
+      const long double terms_bound = (1.0L + rho) * abs_sum / n + n * m / 2.0L;
+      return rho * abs_sum / n + n * m / 2.0L + growth * terms_bound + m;
+    }
+    case ReduceOp::kProd:
+      return growth * std::fabs(acc) + m;
+    case ReduceOp::kMin:
+    case ReduceOp::kMax:
+      return 0.0L;
+  }
+  return 0.0L;
+}
+
 void referenceFloats(DataType dtype, ReduceOp op, const std::vector<const void*>& inputs, std::size_t count,
                      ReferenceResult& result) {
   const FloatLayout layout = floatLayout(dtype);
@@ -320,6 +392,13 @@ void referenceFloats(DataType dtype, ReduceOp op, const std::vector<const void*>
       }
     }
     long double tolerance = 0.0L;
+    if (layout.per_step) {
+      tolerance = perStepTolerance(op, u, m, n, abs_sum, acc);
+      if (op == ReduceOp::kAvg) acc /= n;
+      result.expected[i] = acc;
+      result.tolerance[i] = tolerance;
+      continue;
+    }
     switch (op) {
       case ReduceOp::kSum:
         tolerance = n * u * abs_sum + m;
@@ -392,13 +471,19 @@ constexpr std::uint64_t kSpecialValueOdds = 32;
 // Float payload exponents for sum/avg/min/max: magnitudes in [2^-12, 2^3) = [~0.00024, 8).
 constexpr int kPayloadExponentMin = -12;
 constexpr int kPayloadExponentMax = 2;
+// The 8-bit floats' (fp8's exponent range is narrow, e4m3's normals start at 2^-6): magnitudes in [2^-3, 2^2)
+// = [0.125, 3.75], so no sum of 64 of them, in any order, saturates e4m3 (see the tolerances above).
+constexpr int kFloat8PayloadExponentMin = -3;
+constexpr int kFloat8PayloadExponentMax = 1;
 // Integer prod payloads: one value in kFullRangeProdOdds is full-range bits; the rest are small
 // nonzero values so that products over many ranks stay interesting (a 0 would absorb them all).
 constexpr std::uint64_t kFullRangeProdOdds = 8;
 constexpr std::int64_t kSmallProdValues[] = {-3, -2, -1, 1, 2, 3};
 constexpr std::uint64_t kSmallUnsignedProdValues[] = {1, 2, 3};
 // Float prod payload magnitudes lie in [0.9, 1.1]: 64 factors stay in [0.9^64, 1.1^64] ~ [0.0012, 446],
-// well inside fp16's normal range [2^-14, 65504].
+// well inside fp16's normal range [2^-14, 65504]. The 8-bit floats have no value in (1, 1.1] and e5m2 none
+// in [0.9, 1): theirs are 1 and the largest value below 1 (e4m3 0.9375, e5m2 0.875), products in [0.0156, 1]
+// (e4m3) and [0.0002, 1] (e5m2), normal.
 constexpr std::uint64_t kProdSpreadTenths = 1;  // 1.1 = 1 + 1/10; 0.9 = 1 - 1/10
 
 std::uint64_t assembleFloat(const FloatLayout& layout, bool negative, std::uint64_t biased_exponent,
@@ -416,8 +501,9 @@ std::uint64_t floatPayloadBits(const FloatLayout& layout, ReduceOp op, SplitMix6
       return assembleFloat(layout, negative, static_cast<std::uint64_t>(layout.bias),
                            rng.inRange(0, mantissa_count * kProdSpreadTenths / 10));
     }
-    // [0.9, 1): exponent -1, significand 1.f in [1.8, 2): fraction in [ceil(0.8 * 2^M), 2^M - 1].
-    const std::uint64_t lowest = (mantissa_count * (10 - 2 * kProdSpreadTenths) + 9) / 10;
+    // [0.9, 1): exponent -1, significand 1.f in [1.8, 2): fraction in [ceil(0.8 * 2^M), 2^M - 1]; a format too
+    // coarse for that range (e5m2) takes the largest value below 1.
+    const std::uint64_t lowest = std::min((mantissa_count * (10 - 2 * kProdSpreadTenths) + 9) / 10, mantissa_count - 1);
     return assembleFloat(layout, negative, static_cast<std::uint64_t>(layout.bias - 1),
                          rng.inRange(lowest, mantissa_count - 1));
   }
@@ -425,24 +511,27 @@ std::uint64_t floatPayloadBits(const FloatLayout& layout, ReduceOp op, SplitMix6
   if (rng.oneIn(kSpecialValueOdds)) {
     return assembleFloat(layout, negative, 0, rng.inRange(1, mantissa_count - 1));  // subnormal
   }
-  const auto exponent =
-      static_cast<std::uint64_t>(static_cast<std::int64_t>(rng.inRange(0, kPayloadExponentMax - kPayloadExponentMin)) +
-                                 kPayloadExponentMin + layout.bias);
+  const int exponent_min = layout.per_step ? kFloat8PayloadExponentMin : kPayloadExponentMin;
+  const int exponent_max = layout.per_step ? kFloat8PayloadExponentMax : kPayloadExponentMax;
+  const auto exponent = static_cast<std::uint64_t>(
+      static_cast<std::int64_t>(rng.inRange(0, static_cast<std::uint64_t>(exponent_max - exponent_min))) +
+      exponent_min + layout.bias);
   return assembleFloat(layout, negative, exponent, rng.next() & (mantissa_count - 1));
 }
 
 // Large float payloads: magnitudes in [2^(emax-1), MAX/2] (about [MAX/4, MAX/2]), the binade just below
 // the largest one (2^emax = MAX/2 + half an ulp), whose sums overflow (four of one sign reach 2^(emax+1) >
 // MAX) while their average cannot (the premultiplied terms and their rounded sums stay below MAX, types.h).
-// The largest finite biased exponent is the one below all ones (inf/NaN).
+// The largest finite biased exponent is the one below all ones (inf/NaN); e4m3's is all ones, its largest
+// value 1.75 x 2^8, so in the binade below only mantissas up to 6 stay within MAX/2 (1.75 x 2^7). The sums
+// of e4m3 saturate rather than overflow.
 // One element in this many takes a sign of its own per rank; the others share one sign across ranks, so
 // their sums grow as large as the inputs allow.
 constexpr std::uint64_t kMixedSignOdds = 8;
 
 std::uint64_t largeFloatBits(const FloatLayout& layout, bool negative, SplitMix64& rng) {
-  const std::uint64_t largest_exponent = (std::uint64_t{1} << layout.exponent_bits) - 2;
-  return assembleFloat(layout, negative, largest_exponent - 1,
-                       rng.next() & ((std::uint64_t{1} << layout.mantissa_bits) - 1));
+  return assembleFloat(layout, negative, largestFiniteExponent(layout) - 1,
+                       rng.inRange(0, largestFiniteMantissa(layout)));
 }
 
 std::uint64_t intPayloadBits(DataType dtype, ReduceOp op, SplitMix64& rng) {
@@ -461,6 +550,8 @@ std::size_t referenceElementSize(DataType dtype) {
   switch (dtype) {
     case DataType::kInt8:
     case DataType::kUint8:
+    case DataType::kFloat8E4M3:
+    case DataType::kFloat8E5M2:
       return 1;
     case DataType::kFloat16:
     case DataType::kBFloat16:
@@ -481,6 +572,45 @@ double decodeElement(DataType dtype, const void* base, std::size_t index) {
   if (isFloatDtype(dtype)) return static_cast<double>(decodeFloatElement(dtype, base, index));
   const std::uint64_t value = extendFromWidth(dtype, loadRawBits(dtype, base, index));
   return isSignedIntDtype(dtype) ? static_cast<double>(asSigned(value)) : static_cast<double>(value);
+}
+
+std::uint64_t roundToFloatBits(DataType dtype, long double value) {
+  if (!isFloatDtype(dtype)) dieOnMisuse("roundToFloatBits of a non-floating dtype");
+  const FloatLayout layout = floatLayout(dtype);
+  const int m_bits = layout.mantissa_bits;
+  const std::uint64_t exponent_all_ones = (std::uint64_t{1} << layout.exponent_bits) - 1;
+  const std::uint64_t mantissa_all_ones = (std::uint64_t{1} << m_bits) - 1;
+  const bool negative = std::signbit(value);
+  if (std::isnan(value)) {
+    // e4m3: its one NaN of the sign; IEEE: the quiet NaN (top mantissa bit).
+    const std::uint64_t mantissa = layout.finite ? mantissa_all_ones : std::uint64_t{1} << (m_bits - 1);
+    return assembleFloat(layout, negative, exponent_all_ones, mantissa);
+  }
+  const std::uint64_t max_exponent = largestFiniteExponent(layout);
+  const std::uint64_t max_mantissa = largestFiniteMantissa(layout);
+  const long double max_finite =
+      std::fabs(decodeFloatBits(layout, assembleFloat(layout, false, max_exponent, max_mantissa)));
+  const long double magnitude = std::fabs(value);
+  const int min_exponent = 1 - layout.bias;  // of the smallest normal; subnormals share its quantum
+  long double rounded = magnitude;
+  if (std::isfinite(magnitude) && magnitude != 0.0L) {
+    const int exponent = std::max(std::ilogb(magnitude), min_exponent);
+    const long double quantum = std::ldexp(1.0L, exponent - m_bits);
+    rounded = std::nearbyint(magnitude / quantum) * quantum;  // both scalings exact: powers of two
+  }
+  if (rounded > max_finite) {  // infinity included
+    return layout.finite ? assembleFloat(layout, negative, max_exponent, max_mantissa)
+                         : assembleFloat(layout, negative, exponent_all_ones, 0);
+  }
+  if (rounded < std::ldexp(1.0L, min_exponent)) {
+    // Subnormal or zero: a multiple of the subnormal quantum 2^(min_exponent - M).
+    const auto units = static_cast<std::uint64_t>(std::ldexp(rounded, m_bits - min_exponent));
+    return assembleFloat(layout, negative, 0, units);
+  }
+  const int exponent = std::ilogb(rounded);
+  const auto significand = static_cast<std::uint64_t>(std::ldexp(rounded, m_bits - exponent));
+  return assembleFloat(layout, negative, static_cast<std::uint64_t>(exponent + layout.bias),
+                       significand & mantissa_all_ones);
 }
 
 ReferenceResult referenceReduce(DataType dtype, ReduceOp op, const std::vector<const void*>& inputs,

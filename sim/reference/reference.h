@@ -1,8 +1,8 @@
 // An independent reference for the reduce arithmetic, and deterministic test payloads.
 //
 // Independence: nothing here includes or calls kernels/ (nor lib/ code; only the enums of
-// peerreduce/types.h), so a bug there cannot hide behind the same bug here. The 16-bit floats are
-// decoded arithmetically (ldexp of the sign/exponent/mantissa fields) and payloads are built from the
+// peerreduce/types.h), so a bug there cannot hide behind the same bug here. The 16-bit and 8-bit floats
+// are decoded arithmetically (ldexp of the sign/exponent/mantissa fields) and payloads are built from the
 // fields directly, never by the kernels' bit conversions.
 //
 // What is checked:
@@ -11,7 +11,8 @@
 // - Floating dtypes: the (nearly) exact value computed in long double, and a per-element absolute
 //   tolerance that any correct implementation of types.h's semantics meets (see reference.cc for the
 //   bound and why it holds; avg's is that of NCCL's premultiplied sum: every input times 1/n, rounded,
-//   then summed). min/max are exact (tolerance 0). NaN must match NaN, inf the same inf, and an infinite
+//   then summed; the 8-bit floats round every step to fp8, so theirs grows as (1 + u)^(n-1)). min/max are
+//   exact (tolerance 0). NaN must match NaN, inf the same inf, and an infinite
 //   result never matches a finite expected value (an average that overflows is wrong).
 //
 // Thread safety: all functions are pure (no shared state).
@@ -38,6 +39,14 @@ std::size_t referenceElementSize(DataType dtype);
 // dtype except int64/uint64 beyond 2^53, which are rounded: use them for tolerances only, never for
 // integer checks.
 double decodeElement(DataType dtype, const void* base, std::size_t index);
+
+// `value` rounded to the float dtype `dtype` (round to nearest, ties to even), as the dtype's bits: what an
+// exact result becomes when an implementation rounds it once. Overflow follows the dtype's rule: infinity for
+// the IEEE formats and fp8 e5m2, saturation at +-448 for fp8 e4m3 (no infinity; infinite values saturate
+// too); results below the normal range round among the subnormals; zero keeps its sign; NaN gives a quiet NaN
+// of its sign. Computed from the value's binade with ldexp and nearbyint (the default rounding mode), never
+// by the kernels' conversions. Precondition: a float dtype (aborts otherwise).
+std::uint64_t roundToFloatBits(DataType dtype, long double value);
 
 struct ReferenceResult {
   DataType dtype = DataType::kInt8;
@@ -83,7 +92,8 @@ enum class Payload {
 // payload), the same on every platform. Integers: random full-range bits (prod: mostly values in
 // [-3, 3], or [0, 3] unsigned, so products do not collapse to 0). Typical floats: sum/avg/min/max
 // magnitudes in [2^-12, 8) with a random sign and exponent and a few signed zeros; prod magnitudes in
-// [0.9, 1.1] with a random sign, so a product of 64 ranks stays far inside the fp16 normal range. Large
+// [0.9, 1.1] with a random sign, so a product of 64 ranks stays far inside the fp16 normal range (the 8-bit
+// floats: sum/avg/min/max magnitudes in [0.125, 3.75], prod magnitudes 1 and the largest value below 1). Large
 // floats: magnitudes in the binade below the largest one, [2^(emax-1), MAX/2]; most elements have one sign on
 // every rank (so their sums are as large as can be), one in eight a sign per rank. Every value
 // is exactly representable in the dtype; never NaN or inf.

@@ -100,7 +100,7 @@ TEST_P(SimulatedCheck, ACorrectRunHasNoWrongElementAndAMissingOrCorruptOneIsCoun
   for (int r = 0; r < kRanks; ++r) {
     const Placement p = placementOf(collective, in_place, r, kRanks, kCount, elem);
     if (!readsInput(collective, r, kRoot)) continue;
-    const auto input = encodeInput(dtype, r, p.send_elems);
+    const auto input = encodeInput(dtype, r, kRanks, p.send_elems);
     std::memcpy(base(r, p.send_in) + p.send_offset, input.data(), input.size());
   }
   long long before = 0;
@@ -125,7 +125,8 @@ TEST_P(SimulatedCheck, ACorrectRunHasNoWrongElementAndAMissingOrCorruptOneIsCoun
 
 INSTANTIATE_TEST_SUITE_P(EveryCollective, SimulatedCheck,
                          ::testing::Combine(::testing::ValuesIn(kEvery), ::testing::Bool(),
-                                            ::testing::Values(DataType::kFloat32, DataType::kBFloat16)));
+                                            ::testing::Values(DataType::kFloat32, DataType::kBFloat16,
+                                                              DataType::kFloat8E4M3, DataType::kFloat8E5M2)));
 
 TEST(CollectiveCall, AnUnknownCollectiveIsATypedError) {
   Config config;

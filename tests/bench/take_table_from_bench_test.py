@@ -112,6 +112,17 @@ def factors_of_two(ratios):
     return {K << i: ratio for i, ratio in enumerate(ratios)}
 
 
+def check_fp8_class(tmp):
+    # Both 8-bit floats are the table's class fp8 (nccl/take_table.h).
+    out = os.path.join(tmp, "fp8.txt")
+    for dtype in ("fp8e4m3", "fp8e5m2"):
+        run = write(os.path.join(tmp, dtype + ".json"), {"ranks": 4, "dtype": dtype, "collective": "allreduce",
+                                                          "architecture": "sm_90", "rows": measured({4 * K: 0.5})})
+        done = run_script("--json", run, "--out", out)
+        check(done.returncode == 0, f"{dtype}: exit {done.returncode}: {done.stderr}")
+        check(entries(out) == ["entry allreduce sm_90 4 fp8 0 4096 peerreduce"], f"{dtype}: {entries(out)}")
+
+
 def check_builtin_table(tmp):
     # The measurements nccl/builtin_take_table.cc cites (fp32, NCCL 2.28.9, graph replay).
     runs = [
@@ -155,7 +166,7 @@ def check_bad_input(tmp):
         ("norows", {"ranks": 4}, "no 'rows' list"),
         ("noarch", {"ranks": 4, "rows": []}, "names no architecture"),
         ("noranks", {"architecture": "sm_90", "rows": []}, "whole number 'ranks'"),
-        ("dtype", dict(base, dtype="fp8", rows=[]), "unknown dtype 'fp8'"),
+        ("dtype", dict(base, dtype="fp4", rows=[]), "unknown dtype 'fp4'"),
         ("fields", dict(base, rows=[{"library": "nccl"}]), "row 0: needs library"),
         ("wrong", dict(base, rows=[row("peerreduce", "ring", 64, 1.0, wrong=3)]), "had 3 wrong elements"),
         ("collective", dict(base, rows=[row("nccl", "2.28.9", 64, 1.0, collective="alltoall")]),
@@ -178,6 +189,7 @@ def check_bad_input(tmp):
 def main():
     with tempfile.TemporaryDirectory() as tmp:
         check_rules(tmp)
+        check_fp8_class(tmp)
         check_builtin_table(tmp)
         check_bad_input(tmp)
     print("take_table_from_bench: OK")

@@ -9,18 +9,21 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
-#include <cstring>
 #include <limits>
-#include <sstream>
 #include <string>
 #include <vector>
 
+#include "bit_patterns.h"
 #include "reference/reference.h"
 
 namespace peerreduce::kernels {
 namespace {
 
 using peerreduce::testing::decodeElement;
+using testing::floatBits;
+using testing::floatFromBits;
+using testing::hex;
+using testing::MismatchLog;
 
 constexpr std::uint32_t kPatternCount16 = 1u << 16;
 constexpr std::uint16_t kHalfSignBit = 0x8000;
@@ -35,8 +38,6 @@ constexpr std::uint32_t kFloatInf = 0x7f800000u;
 constexpr int kFloatMantissaBits = 23;
 // fp32 mantissa bits that fp16 drops: the fp16 NaN payload is fp32 payload bits 22..13.
 constexpr int kHalfPayloadShift = 13;
-// Report at most this many mismatching patterns of an exhaustive sweep, so a bug does not print 65536 lines.
-constexpr int kMaxReportedMismatches = 8;
 
 // rc::gen::inRange scales its range with the test size (small values first); bit patterns must be
 // uniform over the whole range from the first case on, so the size is pinned to the nominal maximum.
@@ -45,43 +46,10 @@ rc::Gen<T> uniformIn(T low, T high_exclusive) {
   return rc::gen::resize(rc::kNominalSize, rc::gen::inRange<T>(low, high_exclusive));
 }
 
-std::uint32_t floatBits(float f) {
-  std::uint32_t bits;
-  std::memcpy(&bits, &f, sizeof(bits));
-  return bits;
-}
-
-float floatFromBits(std::uint32_t bits) {
-  float f;
-  std::memcpy(&f, &bits, sizeof(f));
-  return f;
-}
-
 bool isHalfNan(std::uint16_t bits) { return (bits & kHalfInf) == kHalfInf && (bits & kHalfMantissaMask) != 0; }
 bool isBF16Nan(std::uint16_t bits) { return (bits & kBF16Inf) == kBF16Inf && (bits & kBF16MantissaMask) != 0; }
 
 double decode16(DataType dtype, std::uint16_t bits) { return decodeElement(dtype, &bits, 0); }
-
-// Collects mismatches of an exhaustive sweep and reports a few of them.
-class MismatchLog {
- public:
-  void add(const std::string& what) {
-    if (count_ < kMaxReportedMismatches) text_ << what << "\n";
-    ++count_;
-  }
-  int count() const { return count_; }
-  std::string text() const { return text_.str(); }
-
- private:
-  int count_ = 0;
-  std::ostringstream text_;
-};
-
-std::string hex(std::uint32_t value) {
-  std::ostringstream out;
-  out << "0x" << std::hex << value;
-  return out.str();
-}
 
 // Round to nearest even, computed the slow, obvious way: every non-negative finite value of the 16-bit
 // format is in a sorted table indexed by its bit pattern (the encodings of non-negative values increase

@@ -31,6 +31,10 @@ static_assert(std::is_same_v<AccumulatorT<Half>, float>);
 static_assert(std::is_same_v<AccumulatorT<BFloat16>, float>);
 static_assert(std::is_same_v<AccumulatorT<float>, float>);
 static_assert(std::is_same_v<AccumulatorT<double>, double>);
+// The 8-bit floats accumulate in themselves: every step rounds (float8_test.cc checks each step).
+static_assert(std::is_same_v<AccumulatorT<Float8E4M3>, Float8E4M3>);
+static_assert(std::is_same_v<AccumulatorT<Float8E5M2>, Float8E5M2>);
+static_assert(kAvgPremultiplies<Float8E4M3> && kAvgPremultiplies<Float8E5M2> && !kAvgPremultiplies<std::uint8_t>);
 static_assert(std::is_same_v<AccumulatorT<std::int8_t>, std::int8_t>);
 static_assert(std::is_same_v<AccumulatorT<std::uint8_t>, std::uint8_t>);
 static_assert(std::is_same_v<AccumulatorT<std::int32_t>, std::int32_t>);
@@ -326,10 +330,12 @@ void checkTwoMaxesAverageToMax(std::uint64_t max_bits) {
   EXPECT_EQ(bitsOf(out), max_bits) << "reduceElements";
   const void* untyped[] = {a, b};
   T host_out = fromBits<T>(0);
-  hostReduce(std::is_same_v<T, Half>       ? DataType::kFloat16
-             : std::is_same_v<T, BFloat16> ? DataType::kBFloat16
-             : std::is_same_v<T, float>    ? DataType::kFloat32
-                                           : DataType::kFloat64,
+  hostReduce(std::is_same_v<T, Half>         ? DataType::kFloat16
+             : std::is_same_v<T, BFloat16>   ? DataType::kBFloat16
+             : std::is_same_v<T, Float8E4M3> ? DataType::kFloat8E4M3
+             : std::is_same_v<T, Float8E5M2> ? DataType::kFloat8E5M2
+             : std::is_same_v<T, float>      ? DataType::kFloat32
+                                             : DataType::kFloat64,
              ReduceOp::kAvg, &host_out, untyped, 2, 1, true, 2, from_send.data());
   EXPECT_EQ(bitsOf(host_out), max_bits) << "hostReduce";
 }
@@ -339,6 +345,8 @@ TEST(ReduceOps, FloatAvgOfTwoMaxesIsMaxNotInfinity) {
   checkTwoMaxesAverageToMax<double>(0x7FEFFFFFFFFFFFFFu);
   checkTwoMaxesAverageToMax<Half>(0x7BFFu);
   checkTwoMaxesAverageToMax<BFloat16>(0x7F7Fu);
+  checkTwoMaxesAverageToMax<Float8E4M3>(0x7Eu);
+  checkTwoMaxesAverageToMax<Float8E5M2>(0x7Bu);
 }
 
 TEST(ReduceOps, Fp16PremultipliedTermIsRoundedToHalfBeforeTheSum) {

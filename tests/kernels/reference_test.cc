@@ -39,6 +39,24 @@ TEST(Reference, DecodesKnownBitPatterns) {
   EXPECT_EQ(decodeElement(DataType::kBFloat16, bf16, 2), std::ldexp(255.0, 120));
   EXPECT_EQ(decodeElement(DataType::kBFloat16, bf16, 3), -5.0);
 
+  // e4m3: 1, the smallest subnormal, 448 (largest, in the all-ones exponent), NaN (S.1111.111 only), -0.
+  const std::uint8_t e4m3[] = {0x38, 0x01, 0x7e, 0x7f, 0x80, 0x78, 0xff};
+  EXPECT_EQ(decodeElement(DataType::kFloat8E4M3, e4m3, 0), 1.0);
+  EXPECT_EQ(decodeElement(DataType::kFloat8E4M3, e4m3, 1), std::ldexp(1.0, -9));
+  EXPECT_EQ(decodeElement(DataType::kFloat8E4M3, e4m3, 2), 448.0);
+  EXPECT_TRUE(std::isnan(decodeElement(DataType::kFloat8E4M3, e4m3, 3)));
+  EXPECT_TRUE(std::signbit(decodeElement(DataType::kFloat8E4M3, e4m3, 4)));
+  EXPECT_EQ(decodeElement(DataType::kFloat8E4M3, e4m3, 5), 256.0);
+  EXPECT_TRUE(std::isnan(decodeElement(DataType::kFloat8E4M3, e4m3, 6)));
+  // e5m2: 1, the smallest subnormal, 57344, inf, NaN, -2.
+  const std::uint8_t e5m2[] = {0x3c, 0x01, 0x7b, 0x7c, 0x7d, 0xc0};
+  EXPECT_EQ(decodeElement(DataType::kFloat8E5M2, e5m2, 0), 1.0);
+  EXPECT_EQ(decodeElement(DataType::kFloat8E5M2, e5m2, 1), std::ldexp(1.0, -16));
+  EXPECT_EQ(decodeElement(DataType::kFloat8E5M2, e5m2, 2), 57344.0);
+  EXPECT_EQ(decodeElement(DataType::kFloat8E5M2, e5m2, 3), std::numeric_limits<double>::infinity());
+  EXPECT_TRUE(std::isnan(decodeElement(DataType::kFloat8E5M2, e5m2, 4)));
+  EXPECT_EQ(decodeElement(DataType::kFloat8E5M2, e5m2, 5), -2.0);
+
   const std::int8_t i8[] = {-128, 127};
   EXPECT_EQ(decodeElement(DataType::kInt8, i8, 0), -128.0);
   const std::uint8_t u8[] = {255};
@@ -176,8 +194,10 @@ TEST(Reference, FillPayloadPinsItsBitsAcrossPlatforms) {
 
 TEST(Reference, FloatPayloadsAreFiniteAndInTheirRanges) {
   constexpr std::size_t kCount = 4096;
-  const DataType floats[] = {DataType::kFloat16, DataType::kBFloat16, DataType::kFloat32, DataType::kFloat64};
+  const DataType floats[] = {DataType::kFloat16, DataType::kBFloat16,   DataType::kFloat32,
+                             DataType::kFloat64, DataType::kFloat8E4M3, DataType::kFloat8E5M2};
   for (const DataType dtype : floats) {
+    const bool fp8 = dtype == DataType::kFloat8E4M3 || dtype == DataType::kFloat8E5M2;
     for (int o = 0; o < kReduceOpCount; ++o) {
       const auto op = static_cast<ReduceOp>(o);
       const auto bytes = payload(dtype, op, 5, 0, kCount);
@@ -187,9 +207,12 @@ TEST(Reference, FloatPayloadsAreFiniteAndInTheirRanges) {
         ASSERT_TRUE(std::isfinite(value));
         if (std::signbit(value)) ++negatives;
         if (op == ReduceOp::kProd) {
-          EXPECT_GE(std::fabs(value), 0.9) << i;
-          EXPECT_LE(std::fabs(value), 1.1) << i;
+          // fp8: 1 or the largest value below 1 (e5m2's is 0.875).
+          EXPECT_GE(std::fabs(value), fp8 ? 0.875 : 0.9) << i;
+          EXPECT_LE(std::fabs(value), fp8 ? 1.0 : 1.1) << i;
         } else {
+          // fp8: at most 3.75, so no sum of 64 saturates e4m3 (reference.cc).
+          EXPECT_LE(std::fabs(value), fp8 ? 3.75 : 8.0) << i;
           EXPECT_LT(std::fabs(value), 8.0) << i;
         }
       }
@@ -204,11 +227,17 @@ TEST(Reference, FloatPayloadsAreFiniteAndInTheirRanges) {
 double largestFinite(DataType dtype) {
   const std::uint16_t half_max = 0x7bff;
   const std::uint16_t bf16_max = 0x7f7f;
+  const std::uint8_t e4m3_max = 0x7e;
+  const std::uint8_t e5m2_max = 0x7b;
   switch (dtype) {
     case DataType::kFloat16:
       return decodeElement(dtype, &half_max, 0);
     case DataType::kBFloat16:
       return decodeElement(dtype, &bf16_max, 0);
+    case DataType::kFloat8E4M3:
+      return decodeElement(dtype, &e4m3_max, 0);
+    case DataType::kFloat8E5M2:
+      return decodeElement(dtype, &e5m2_max, 0);
     case DataType::kFloat32:
       return std::numeric_limits<float>::max();
     default:
@@ -219,7 +248,8 @@ double largestFinite(DataType dtype) {
 TEST(Reference, LargePayloadsLieInTheBinadeBelowTheLargestAndShareMostSigns) {
   constexpr std::size_t kCount = 4096;
   constexpr int kRanks = 4;
-  const DataType floats[] = {DataType::kFloat16, DataType::kBFloat16, DataType::kFloat32, DataType::kFloat64};
+  const DataType floats[] = {DataType::kFloat16, DataType::kBFloat16,   DataType::kFloat32,
+                             DataType::kFloat64, DataType::kFloat8E4M3, DataType::kFloat8E5M2};
   for (const DataType dtype : floats) {
     const double max = largestFinite(dtype);
     std::vector<std::vector<std::uint8_t>> ranks;
@@ -249,6 +279,61 @@ TEST(Reference, LargePayloadsLieInTheBinadeBelowTheLargestAndShareMostSigns) {
     EXPECT_LT(negatives, kCount * 3 / 4);
     EXPECT_NE(ranks[0], ranks[1]);
   }
+}
+
+TEST(Reference, RoundsToEveryFloatFormatWithItsOverflowRule) {
+  // e4m3 saturates: the tie at 464 goes to the even 448, anything beyond it and infinity too.
+  EXPECT_EQ(roundToFloatBits(DataType::kFloat8E4M3, 464.0L), 0x7eu);
+  EXPECT_EQ(roundToFloatBits(DataType::kFloat8E4M3, 465.0L), 0x7eu);
+  EXPECT_EQ(roundToFloatBits(DataType::kFloat8E4M3, -std::numeric_limits<long double>::infinity()), 0xfeu);
+  EXPECT_EQ(roundToFloatBits(DataType::kFloat8E4M3, 17.0L), 0x58u);                  // 16 or 18: the even 16
+  EXPECT_EQ(roundToFloatBits(DataType::kFloat8E4M3, std::ldexp(3.0L, -10)), 0x02u);  // subnormal tie
+  EXPECT_EQ(roundToFloatBits(DataType::kFloat8E4M3, std::ldexp(1.0L, -10)), 0x00u);
+  EXPECT_EQ(roundToFloatBits(DataType::kFloat8E4M3, std::ldexp(7.5L, -9)), 0x08u);  // carries into 2^-6
+  EXPECT_EQ(roundToFloatBits(DataType::kFloat8E4M3, -0.0L), 0x80u);
+  EXPECT_EQ(roundToFloatBits(DataType::kFloat8E4M3, std::numeric_limits<long double>::quiet_NaN()), 0x7fu);
+  // e5m2 and fp16 overflow to infinity at the tie past their largest value.
+  EXPECT_EQ(roundToFloatBits(DataType::kFloat8E5M2, 61440.0L), 0x7cu);
+  EXPECT_EQ(roundToFloatBits(DataType::kFloat8E5M2, 61439.0L), 0x7bu);
+  EXPECT_EQ(roundToFloatBits(DataType::kFloat8E5M2, -std::ldexp(1.0L, -17)), 0x80u);
+  EXPECT_EQ(roundToFloatBits(DataType::kFloat8E5M2, std::numeric_limits<long double>::quiet_NaN()), 0x7eu);
+  EXPECT_EQ(roundToFloatBits(DataType::kFloat16, 65520.0L), 0x7c00u);
+  EXPECT_EQ(roundToFloatBits(DataType::kFloat16, 1.0L + std::ldexp(1.0L, -11)), 0x3c00u);
+  EXPECT_EQ(roundToFloatBits(DataType::kFloat16, std::ldexp(1.0L, -24)), 0x0001u);
+  EXPECT_EQ(roundToFloatBits(DataType::kFloat32, 1.0L / 3.0L), 0x3eaaaaabu);
+  // Every finite fp8 value rounds to itself.
+  for (const DataType dtype : {DataType::kFloat8E4M3, DataType::kFloat8E5M2}) {
+    for (int bits = 0; bits < 256; ++bits) {
+      const auto byte = static_cast<std::uint8_t>(bits);
+      const double value = decodeElement(dtype, &byte, 0);
+      if (std::isfinite(value)) {
+        EXPECT_EQ(roundToFloatBits(dtype, value), static_cast<std::uint64_t>(bits));
+      }
+    }
+  }
+}
+
+// The 8-bit floats round every step, so their tolerance is that of n-1 roundings to fp8 (reference.cc):
+// e4m3's 16 + 1 + 1 folded in that order is 16 (each step a tie to even), 2 off the exact 18, and must be
+// accepted; a value off by more than the bound is not.
+TEST(Reference, Fp8ToleranceCoversARoundingPerStep) {
+  const std::uint8_t sixteen[] = {0x58};
+  const std::uint8_t one[] = {0x38};
+  const auto ref = referenceReduce(DataType::kFloat8E4M3, ReduceOp::kSum, {sixteen, one, one}, 1);
+  EXPECT_EQ(ref.expected[0], 18.0L);
+  EXPECT_EQ(compareToReference(DataType::kFloat8E4M3, ReduceOp::kSum, ref, sixteen, 1), "");
+  // (1 + 2^-4)^2 - 1 = 0.1289 of S = 18, plus 2^-9: about 2.32; 24 is 6 off.
+  const std::uint8_t twenty_four[] = {0x5c};
+  EXPECT_NE(compareToReference(DataType::kFloat8E4M3, ReduceOp::kSum, ref, twenty_four, 1), "");
+  // min/max stay exact, and infinity must match: the max of e5m2 1 and 3 is 3, not 2 nor infinity.
+  const std::uint8_t e5m2_one[] = {0x3c};
+  const std::uint8_t e5m2_three[] = {0x42};
+  const auto max = referenceReduce(DataType::kFloat8E5M2, ReduceOp::kMax, {e5m2_one, e5m2_three}, 1);
+  const std::uint8_t e5m2_two[] = {0x40};
+  const std::uint8_t e5m2_inf[] = {0x7c};
+  EXPECT_EQ(compareToReference(DataType::kFloat8E5M2, ReduceOp::kMax, max, e5m2_three, 1), "");
+  EXPECT_NE(compareToReference(DataType::kFloat8E5M2, ReduceOp::kMax, max, e5m2_two, 1), "");
+  EXPECT_NE(compareToReference(DataType::kFloat8E5M2, ReduceOp::kMax, max, e5m2_inf, 1), "");
 }
 
 // avg's reference is the mean; an output that overflowed (a sum divided afterwards) is rejected, and the

@@ -81,7 +81,9 @@ TEST(Core, TakeTableRows) {
       {"reduce", mode(TakeMode::kAll), true, shape(CallKind::kReduce, 64), false, TakeReason::kNotPeerreduceKind},
       {"send", mode(TakeMode::kAll), true, shape(CallKind::kSend, 64), false, TakeReason::kNotPeerreduceKind},
       {"recv", mode(TakeMode::kAll), true, shape(CallKind::kRecv, 64), false, TakeReason::kNotPeerreduceKind},
-      {"8-bit float", mode(TakeMode::kAll), true, shape(CallKind::kAllGather, 64, fp8), false, TakeReason::kDataType},
+      {"8-bit float", mode(TakeMode::kAll), true, shape(CallKind::kAllGather, 64, fp8), true, TakeReason::kTakenAll},
+      {"auto: an unmeasured 8-bit float allreduce", mode(TakeMode::kAuto), true,
+       shape(CallKind::kAllReduce, 64, static_cast<int>(NcclDataType::kFloat8e5m2)), true, TakeReason::kTaken},
       {"unknown type", mode(TakeMode::kAll), true, shape(CallKind::kBroadcast, 64, 12), false, TakeReason::kDataType},
       {"avg", mode(TakeMode::kAll), true, shape(CallKind::kAllReduce, 64, kFloat32, avg), false, TakeReason::kAverage},
       {"integer avg", mode(TakeMode::kAll), true,
@@ -90,8 +92,10 @@ TEST(Core, TakeTableRows) {
        TakeReason::kTakenAll},
       {"auto: integer avg switched on", withAvg(mode(TakeMode::kAuto)), true,
        shape(CallKind::kReduceScatter, 64, static_cast<int>(NcclDataType::kUint8), avg), true, TakeReason::kTaken},
-      {"avg switched on: still an 8-bit float", withAvg(mode(TakeMode::kAll)), true,
-       shape(CallKind::kAllReduce, 64, fp8, avg), false, TakeReason::kDataType},
+      {"8-bit float avg", mode(TakeMode::kAll), true, shape(CallKind::kAllReduce, 64, fp8, avg), false,
+       TakeReason::kAverage},
+      {"avg switched on: an 8-bit float too", withAvg(mode(TakeMode::kAll)), true,
+       shape(CallKind::kAllReduce, 64, fp8, avg), true, TakeReason::kTakenAll},
       {"avg switched on: a created operator is not avg", withAvg(mode(TakeMode::kAll)), true,
        shape(CallKind::kAllReduce, 64, kFloat32, created_op), false, TakeReason::kOtherOperator},
       {"created operator", mode(TakeMode::kAll), true, shape(CallKind::kAllReduce, 64, kFloat32, created_op), false,
@@ -120,10 +124,9 @@ TEST(Core, TakeTableSharedTypesAndOperators) {
     for (int op = 0; op < kNcclBuiltinOpCount; ++op) {
       const TakeDecision decision =
           decideTake(mode(TakeMode::kAuto), facts(true), shape(CallKind::kAllReduce, 1024, dtype, op), kNeverRing);
-      const bool shared_type =
-          dtype != static_cast<int>(NcclDataType::kFloat8e4m3) && dtype != static_cast<int>(NcclDataType::kFloat8e5m2);
+      // Every NCCL type, the 8-bit floats included, is peerreduce's; avg waits for PEERREDUCE_NCCL_TAKE_AVG.
       const bool shared_op = op != static_cast<int>(NcclRedOp::kAvg);
-      EXPECT_EQ(decision.take, shared_type && shared_op) << ncclDataTypeName(dtype) << " " << ncclRedOpName(op);
+      EXPECT_EQ(decision.take, shared_op) << ncclDataTypeName(dtype) << " " << ncclRedOpName(op);
     }
   }
 }
@@ -151,9 +154,15 @@ TEST(Core, RingSelectionForwardsAutoAllreducesOnly) {
 TEST(Core, NcclValuesInPeerreduceTerms) {
   EXPECT_EQ(peerreduceDataType(static_cast<int>(NcclDataType::kBfloat16)), DataType::kBFloat16);
   EXPECT_EQ(peerreduceDataType(static_cast<int>(NcclDataType::kFloat32)), DataType::kFloat32);
-  EXPECT_EQ(peerreduceDataType(static_cast<int>(NcclDataType::kFloat8e5m2)), std::nullopt);
+  EXPECT_EQ(peerreduceDataType(static_cast<int>(NcclDataType::kFloat8e4m3)), DataType::kFloat8E4M3);
+  EXPECT_EQ(peerreduceDataType(static_cast<int>(NcclDataType::kFloat8e5m2)), DataType::kFloat8E5M2);
   EXPECT_EQ(peerreduceDataType(-1), std::nullopt);
+  EXPECT_EQ(peerreduceDataType(kNcclDataTypeCount), std::nullopt);
   EXPECT_EQ(ncclDataTypeBytes(static_cast<int>(NcclDataType::kFloat8e4m3)), 1u);
+  EXPECT_EQ(ncclDataTypeBytes(static_cast<int>(NcclDataType::kFloat8e5m2)), 1u);
+  EXPECT_STREQ(ncclDataTypeName(static_cast<int>(NcclDataType::kFloat8e4m3)), "fp8e4m3");
+  EXPECT_STREQ(ncclDataTypeName(static_cast<int>(NcclDataType::kFloat8e5m2)), "fp8e5m2");
+  EXPECT_STREQ(ncclDataTypeName(kNcclDataTypeCount), "unknown");
   EXPECT_EQ(ncclDataTypeBytes(static_cast<int>(NcclDataType::kInt64)), 8u);
   EXPECT_EQ(ncclDataTypeBytes(99), 0u);
   // NCCL numbers max before min; peerreduce the other way round.
@@ -164,7 +173,9 @@ TEST(Core, NcclValuesInPeerreduceTerms) {
   EXPECT_STREQ(ncclRedOpName(-2), "unknown operator -2");
   EXPECT_EQ(toPrDataType(static_cast<int>(NcclDataType::kFloat16)), prFloat16);
   EXPECT_EQ(toPrRedOp(static_cast<int>(NcclRedOp::kMin)), prMin);
-  EXPECT_EQ(toPrDataType(static_cast<int>(NcclDataType::kFloat8e4m3)), prNumDataTypes);
+  EXPECT_EQ(toPrDataType(static_cast<int>(NcclDataType::kFloat8e4m3)), prFloat8e4m3);
+  EXPECT_EQ(toPrDataType(static_cast<int>(NcclDataType::kFloat8e5m2)), prFloat8e5m2);
+  EXPECT_EQ(toPrDataType(kNcclDataTypeCount), prNumDataTypes);
 }
 
 TEST(Core, PeerreduceErrorsBecomeNcclResults) {

@@ -54,7 +54,7 @@ TEST(Core, TakeTableParseErrorsNameTheLine) {
       {header + "entry allreduce sm/90 4 fp32 0 1M peerreduce\n", "line 2: arch must be"},
       {header + "entry allreduce sm_90 0 fp32 0 1M peerreduce\n", "line 2: world size"},
       {header + "entry allreduce sm_90 65 fp32 0 1M peerreduce\n", "line 2: world size"},
-      {header + "entry allreduce sm_90 4 fp8 0 1M peerreduce\n", "line 2: unknown dtype class 'fp8'"},
+      {header + "entry allreduce sm_90 4 fp4 0 1M peerreduce\n", "line 2: unknown dtype class 'fp4'"},
       {header + "entry allreduce sm_90 4 fp32 -1 1M peerreduce\n", "line 2: min bytes"},
       {header + "entry allreduce sm_90 4 fp32 0 1T peerreduce\n", "line 2: max bytes: byte size '1T' has unknown"},
       {header + "entry allreduce sm_90 4 fp32 0 9223372036854775808 peerreduce\n",
@@ -84,7 +84,8 @@ TEST(Core, TakeTableIsBounded) {
   for (std::size_t i = 0; i <= kMaxTakeTableEntries; ++i) {
     text += "entry allreduce sm_90 4 fp32 " + std::to_string(i * 2) + " " + std::to_string(i * 2) + " nccl\n";
   }
-  EXPECT_TRUE(contains(parseError(text), "line " + std::to_string(kMaxTakeTableEntries + 2) + ": more than 4096"));
+  EXPECT_TRUE(contains(parseError(text), "line " + std::to_string(kMaxTakeTableEntries + 2) + ": more than " +
+                                             std::to_string(kMaxTakeTableEntries)));
   EXPECT_TRUE(contains(parseError(std::string(kMaxTakeTableBytes + 1, '#')), "exceeds the limit"));
 }
 
@@ -133,7 +134,14 @@ TEST(Core, DtypeClasses) {
   EXPECT_EQ(dtypeClassOf(kBfloat16), DtypeClass::kBf16);
   EXPECT_EQ(dtypeClassOf(kFloat32), DtypeClass::kFp32);
   EXPECT_EQ(dtypeClassOf(static_cast<int>(NcclDataType::kFloat64)), DtypeClass::kFp64);
-  EXPECT_EQ(dtypeClassOf(static_cast<int>(NcclDataType::kFloat8e5m2)), std::nullopt);
+  // The two 8-bit floats share a class (one byte each, the same conversions per step).
+  EXPECT_EQ(dtypeClassOf(static_cast<int>(NcclDataType::kFloat8e4m3)), DtypeClass::kFp8);
+  EXPECT_EQ(dtypeClassOf(static_cast<int>(NcclDataType::kFloat8e5m2)), DtypeClass::kFp8);
+  EXPECT_EQ(dtypeClassName(DtypeClass::kFp8), "fp8");
+  auto table = TakeTable::parse("peerreduce-nccl-take 1\nentry allreduce sm_90 4 fp8 0 1M peerreduce\n");
+  ASSERT_TRUE(table.isOk()) << table.status().toString();
+  EXPECT_EQ(table->lookup(Collective::kAllReduce, "sm_90", 4, DtypeClass::kFp8, 1024), TableAnswer::kPeerreduce);
+  EXPECT_EQ(table->lookup(Collective::kAllReduce, "sm_90", 4, DtypeClass::kFp16, 1024), TableAnswer::kUnmeasured);
   EXPECT_EQ(dtypeClassOf(99), std::nullopt);
   EXPECT_EQ(dtypeClassName(DtypeClass::kBf16), "bf16");
 }

@@ -100,6 +100,62 @@ TEST(Api, TakenCollectivesGiveNcclResults) {
   destroyComms(comms);
 }
 
+// A small integer (|value| <= 8) as the bits of an 8-bit float: e4m3 (bias 7, 3 mantissa bits) or e5m2 (bias
+// 15, 2 mantissa bits); both hold every integer up to 8 exactly.
+std::uint8_t smallIntegerAsFp8(int value, bool e4m3) {
+  if (value == 0) return 0;
+  const int mantissa_bits = e4m3 ? 3 : 2;
+  const int bias = e4m3 ? 7 : 15;
+  const int magnitude = value < 0 ? -value : value;
+  int exponent = 0;
+  while ((2 << exponent) <= magnitude) ++exponent;
+  const int mantissa = ((magnitude - (1 << exponent)) << mantissa_bits) >> exponent;  // exact: |value| <= 8
+  return static_cast<std::uint8_t>((value < 0 ? 0x80 : 0) | ((exponent + bias) << mantissa_bits) | mantissa);
+}
+
+// ncclFloat8e4m3 and ncclFloat8e5m2 are taken and reduced by peerreduce: values whose every partial sum is a
+// small integer, so every fold order gives the exact bits; nothing reaches the real NCCL.
+TEST(Api, Fp8CollectivesAreTakenWithExactResults) {
+  const ScopedEnv all("PEERREDUCE_NCCL_TAKE", "all");
+  auto comms = makeComms(kRanks);
+  ASSERT_FALSE(::testing::Test::HasFailure());
+  TestDouble::get().reset();
+  constexpr std::size_t kCount = 1001;
+  // Rank r's element i: -1, 0, 1 or 2; sums over four ranks lie in [-4, 8].
+  const auto value = [](int rank, std::size_t i) {
+    return static_cast<int>((static_cast<std::size_t>(rank) + i) % 4) - 1;
+  };
+  for (const ncclDataType_t type : {ncclFloat8e4m3, ncclFloat8e5m2}) {
+    const bool e4m3 = type == ncclFloat8e4m3;
+    std::vector<std::vector<std::uint8_t>> sums(kRanks), maxima(kRanks);
+    onRanks(kRanks, [&](int rank) {
+      const auto r = static_cast<std::size_t>(rank);
+      std::vector<std::uint8_t> mine(kCount);
+      for (std::size_t i = 0; i < kCount; ++i) mine[i] = smallIntegerAsFp8(value(rank, i), e4m3);
+      sums[r].assign(kCount, 0xaa);
+      maxima[r].assign(kCount, 0xaa);
+      EXPECT_EQ(ncclAllReduce(mine.data(), sums[r].data(), kCount, type, ncclSum, comms[r], nullptr), ncclSuccess)
+          << ncclGetLastError(comms[r]);
+      EXPECT_EQ(ncclAllReduce(mine.data(), maxima[r].data(), kCount, type, ncclMax, comms[r], nullptr), ncclSuccess);
+    });
+    for (int rank = 0; rank < kRanks; ++rank) {
+      for (std::size_t i = 0; i < kCount; ++i) {
+        int total = 0;
+        int high = value(0, i);
+        for (int q = 0; q < kRanks; ++q) {
+          total += value(q, i);
+          high = std::max(high, value(q, i));
+        }
+        const auto r = static_cast<std::size_t>(rank);
+        ASSERT_EQ(sums[r][i], smallIntegerAsFp8(total, e4m3)) << (e4m3 ? "e4m3" : "e5m2") << " element " << i;
+        ASSERT_EQ(maxima[r][i], smallIntegerAsFp8(high, e4m3)) << (e4m3 ? "e4m3" : "e5m2") << " element " << i;
+      }
+    }
+  }
+  EXPECT_TRUE(TestDouble::get().callsOf("ncclAllReduce").empty()) << "an 8-bit float allreduce was forwarded";
+  destroyComms(comms);
+}
+
 // A take table for the simulated 4-rank world, in a file of its own for PEERREDUCE_NCCL_TAKE_TABLE.
 class TableFile {
  public:
@@ -146,7 +202,7 @@ TEST(Api, AutoModeTakesOnlyWhatTheTableTakes) {
     EXPECT_EQ(ncclAllReduce(mine.data(), out.data(), 16, ncclFloat32, ncclAvg, comm, nullptr), ncclSuccess);
     // An all-gather's size is its whole output: 4 x 64 floats = 1 KiB, measured NCCL's.
     EXPECT_EQ(ncclAllGather(mine.data(), out.data(), 64, ncclFloat32, comm, nullptr), ncclSuccess);
-    // 8-bit floats: peerreduce has none.
+    // A reduce-scatter (of 8-bit floats, which peerreduce has too): the table has no rows for it, forwarded.
     EXPECT_EQ(ncclReduceScatter(mine.data(), out.data(), 16, ncclFloat8e4m3, ncclSum, comm, nullptr), ncclSuccess);
     // A created operator only NCCL knows.
     float scalar = 2.0f;

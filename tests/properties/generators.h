@@ -73,7 +73,8 @@ inline rc::Gen<std::size_t> genSmallCount(int world_size) {
 inline rc::Gen<DataType> genDataType() {
   return uniform(rc::gen::element(DataType::kInt8, DataType::kUint8, DataType::kInt32, DataType::kUint32,
                                   DataType::kInt64, DataType::kUint64, DataType::kFloat16, DataType::kBFloat16,
-                                  DataType::kFloat32, DataType::kFloat64));
+                                  DataType::kFloat32, DataType::kFloat64, DataType::kFloat8E4M3,
+                                  DataType::kFloat8E5M2));
 }
 
 inline rc::Gen<ReduceOp> genReduceOp() {
@@ -94,7 +95,8 @@ inline rc::Gen<Algorithm> genAnyAlgorithm() {
 }
 
 inline rc::Gen<DataType> genFloatDataType() {
-  return uniform(rc::gen::element(DataType::kFloat16, DataType::kBFloat16, DataType::kFloat32, DataType::kFloat64));
+  return uniform(rc::gen::element(DataType::kFloat16, DataType::kBFloat16, DataType::kFloat32, DataType::kFloat64,
+                                  DataType::kFloat8E4M3, DataType::kFloat8E5M2));
 }
 
 inline rc::Gen<AllreduceCase> genAllreduceCase(bool small = false) {

@@ -279,6 +279,11 @@ def test_the_library_that_cannot_be_found_is_named(monkeypatch, tmp_path):
 
 def test_dtype_tables_match_the_c_header():
     assert _buffers.DTYPE_CODES["float32"] == 8 and _buffers.DTYPE_CODES["bfloat16"] == 7
+    # torch's names of the OCP 8-bit floats, prFloat8e4m3 and prFloat8e5m2; not the fnuz variants.
+    assert _buffers.DTYPE_CODES["float8_e4m3fn"] == 10 and _buffers.DTYPE_CODES["float8_e5m2"] == 11
+    assert _buffers.dtype_code("torch.float8_e5m2") == 11
+    assert "float8_e4m3fnuz" not in _buffers.DTYPE_CODES
+    assert sorted(_buffers.DTYPE_CODES.values()) == list(range(12))
     assert _buffers.OP_CODES == {"sum": 0, "prod": 1, "min": 2, "max": 3, "avg": 4}
 
 

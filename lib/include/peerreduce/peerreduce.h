@@ -81,7 +81,10 @@ typedef enum {
   prResult_MaxEnum_ = 0x7fffffff
 } prResult_t;
 
-/* Same numbers as peerreduce::DataType (peerreduce/types.h). fp16 and bf16 accumulate in fp32. */
+/* Same numbers as peerreduce::DataType (peerreduce/types.h). fp16 and bf16 accumulate in fp32. The 8-bit
+ * floats are the OCP FP8 formats (NCCL's ncclFloat8e4m3 and ncclFloat8e5m2, 10 and 11 there too) and
+ * accumulate in fp8: each pairwise step computes in fp32 and rounds to nearest even back to fp8; e4m3
+ * saturates at +-448, e5m2 overflows to infinity (peerreduce/types.h). */
 typedef enum {
   prInt8 = 0,
   prUint8 = 1,
@@ -93,7 +96,9 @@ typedef enum {
   prBFloat16 = 7,
   prFloat32 = 8,
   prFloat64 = 9,
-  prNumDataTypes = 10,
+  prFloat8e4m3 = 10,
+  prFloat8e5m2 = 11,
+  prNumDataTypes = 12,
   prDataType_MinEnum_ = -0x7fffffff - 1,
   prDataType_MaxEnum_ = 0x7fffffff
 } prDataType_t;

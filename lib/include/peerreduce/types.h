@@ -17,6 +17,14 @@
 //   The product of two fp16 or bf16 values is exact in fp32 (bf16's above fp32's subnormal range), so
 //   the term is the correctly rounded product NCCL computes.
 // - fp16 and bf16 accumulate in fp32 within each reduction step and round to nearest even when stored.
+// - fp8 (OCP FP8: e4m3, NCCL's ncclFloat8e4m3, and e5m2, ncclFloat8e5m2) accumulates in fp8, as NCCL does:
+//   every pairwise step (the sum, product, min or max of two values, and avg's premultiplication) converts
+//   both operands to fp32, computes there and rounds the result to nearest even back to fp8, so each step
+//   is the exact result rounded once and a fold of k values rounds k-1 times, in the plan's order.
+//   Overflow: e4m3 (no infinity) saturates to +-448, as CUDA's __NV_SATFINITE conversion; e5m2 follows IEEE
+//   754 and becomes +-infinity past 57344 (NCCL's kernels saturate e5m2 too, at 57344). NaN stays NaN with
+//   its sign (e4m3 has one NaN per sign, S.1111.111; e5m2's comes back quiet). kernels/float8.h has the
+//   conversions.
 // - min and max on floating point propagate NaN: if any input is NaN, the result is NaN.
 //
 // Thread safety: everything here is a pure function.
@@ -50,8 +58,10 @@ enum class DataType : int {
   kBFloat16 = 7,
   kFloat32 = 8,
   kFloat64 = 9,
+  kFloat8E4M3 = 10,  // OCP FP8 e4m3fn: bias 7, max 448, no infinities (NCCL's ncclFloat8e4m3)
+  kFloat8E5M2 = 11,  // OCP FP8 e5m2: bias 15, max 57344, IEEE infinities and NaNs (NCCL's ncclFloat8e5m2)
 };
-inline constexpr int kDataTypeCount = 10;
+inline constexpr int kDataTypeCount = 12;
 
 // Values are stable: the C API's prRedOp_t uses the same numbers.
 enum class ReduceOp : int {
@@ -110,7 +120,8 @@ bool isValidCollective(Collective collective);
 std::size_t dataTypeSize(DataType dtype);
 bool isFloatingPoint(DataType dtype);
 
-// Canonical names: "int8", "uint8", "int32", "uint32", "int64", "uint64", "fp16", "bf16", "fp32", "fp64";
+// Canonical names: "int8", "uint8", "int32", "uint32", "int64", "uint64", "fp16", "bf16", "fp32", "fp64",
+// "fp8e4m3", "fp8e5m2";
 // "sum", "prod", "min", "max", "avg"; "auto", "one-shot", "two-shot", "ring", "recursive-doubling",
 // "rabenseifner", "tree", "copy-engine-two-shot", "user". Invalid values give "invalid".
 std::string_view dataTypeName(DataType dtype);
@@ -119,7 +130,8 @@ std::string_view algorithmName(Algorithm algorithm);
 // "allreduce", "reduce-scatter", "all-gather", "broadcast"; "invalid" otherwise.
 std::string_view collectiveName(Collective collective);
 
-// Parses a canonical name (also accepts common aliases such as "float32", "half", "bfloat16", "double").
+// Parses a canonical name (also accepts common aliases such as "float32", "half", "bfloat16", "double",
+// "float8_e4m3fn", "float8_e5m2").
 // An unknown name is an kInvalidArgument error that lists the accepted names.
 StatusOr<DataType> parseDataType(std::string_view text);
 StatusOr<ReduceOp> parseReduceOp(std::string_view text);

@@ -44,6 +44,15 @@ const std::vector<AvgCase>& cases() {
       // Four maxima: terms MAX/4; 2 and 4 terms sum exactly, 3 round down and the fourth restores MAX.
       {"fp32_max_x4", DataType::kFloat32, {0x7F7FFFFF, 0x7F7FFFFF, 0x7F7FFFFF, 0x7F7FFFFF}, 0x7F7FFFFF},
       {"fp16_max_x4", DataType::kFloat16, {0x7BFF, 0x7BFF, 0x7BFF, 0x7BFF}, 0x7BFF},
+      // The 8-bit floats, which round every step: e4m3's 448 over two ranks is 224 + 224; over four, terms of 112
+      // sum to 224 + 224 or, in rank order, 336 (a tie between 320 and 352: the even 320) + 112 = 432 (a tie
+      // between 416 and 448: the even 448). e5m2's 57344: 28672 x 2; over four, 14336 x 4 reaches 57344 either
+      // way (43008 rounds to 40960, + 14336 = 55296 rounds up to 57344). A sum divided afterwards overflows
+      // e5m2 to infinity.
+      {"fp8e4m3_max_x2", DataType::kFloat8E4M3, {0x7E, 0x7E}, 0x7E},
+      {"fp8e4m3_max_x4", DataType::kFloat8E4M3, {0x7E, 0x7E, 0x7E, 0x7E}, 0x7E},
+      {"fp8e5m2_max_x2", DataType::kFloat8E5M2, {0x7B, 0x7B}, 0x7B},
+      {"fp8e5m2_max_x4", DataType::kFloat8E5M2, {0x7B, 0x7B, 0x7B, 0x7B}, 0x7B},
       // {1, 2, 2} over 3: r = 0x3EAAAAAB, terms r, 2r, 2r; either fold order rounds (3r or 4r, then 5r)
       // to 0x3FD55556, where 5/3 rounded (a divided sum) is 0x3FD55555.
       {"fp32_thirds", DataType::kFloat32, {0x3F800000, 0x40000000, 0x40000000}, 0x3FD55556},

@@ -115,6 +115,14 @@ void checkAllreduce(SimWorldFixture& fixture, prDataType_t dtype, prRedOp_t op, 
   }
 }
 
+// e4m3 bits of the integers 0..8 (bias 7, 3 mantissa bits): every sum of up to eight zeros and ones, and
+// every partial sum of one, is exact, so any fold order gives these bits.
+constexpr std::uint8_t kE4M3Integers[] = {0x00, 0x38, 0x40, 0x44, 0x48, 0x4a, 0x4c, 0x4e, 0x50};
+// e5m2's (bias 15, 2 mantissa bits), 0..8, also exact.
+constexpr std::uint8_t kE5M2Integers[] = {0x00, 0x3c, 0x40, 0x42, 0x44, 0x45, 0x46, 0x47, 0x48};
+
+int zeroOrOne(int rank, std::size_t i) { return static_cast<int>((static_cast<std::size_t>(rank) + i) % 2); }
+
 class CApiEndToEnd : public ::testing::TestWithParam<int> {};
 
 TEST_P(CApiEndToEnd, AllreduceMatchesValuesComputedHereForEveryDtypeOpAndPlacement) {
@@ -157,6 +165,20 @@ TEST_P(CApiEndToEnd, AllreduceMatchesValuesComputedHereForEveryDtypeOpAndPlaceme
               sum += fromBf16(toBf16(fromBf16(toBf16(bf16InputValue(r, i))) * reciprocal));
             return toBf16(sum);
           });
+      // The 8-bit floats (prFloat8e4m3, prFloat8e5m2): sums of zeros and ones, exact in any order.
+      const auto ones = [&](std::size_t i) {
+        int sum = 0;
+        for (int r = 0; r < nranks; ++r) sum += zeroOrOne(r, i);
+        return sum;
+      };
+      checkAllreduce<std::uint8_t>(
+          fixture, prFloat8e4m3, prSum, in_place, count,
+          [](int r, std::size_t i) { return kE4M3Integers[zeroOrOne(r, i)]; },
+          [&](std::size_t i) { return kE4M3Integers[ones(i)]; });
+      checkAllreduce<std::uint8_t>(
+          fixture, prFloat8e5m2, prMax, in_place, count,
+          [](int r, std::size_t i) { return kE5M2Integers[zeroOrOne(r, i)]; },
+          [&](std::size_t i) { return kE5M2Integers[ones(i) > 0 ? 1 : 0]; });
     }
   }
 }
@@ -534,6 +556,10 @@ TEST(CApiErrors, RejectedAllreduceNamesTheProblemAndLeavesBuffersUnchanged) {
     expectUntouched();
     expectRejected(prAllReduce(send.data(), recv.data(), kCount, static_cast<prDataType_t>(-1), prSum, comm, nullptr),
                    prInvalidArgument, "dtype value -1");
+    expectUntouched();
+    // The first value past the last type (prFloat8e5m2 = 11) is refused, naming the valid range.
+    expectRejected(prAllReduce(send.data(), recv.data(), kCount, prNumDataTypes, prSum, comm, nullptr),
+                   prInvalidArgument, "dtype value 12 (valid: 0..11");
     expectUntouched();
   }
   {

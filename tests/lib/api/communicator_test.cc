@@ -507,7 +507,7 @@ TEST_F(CommunicatorAllreduce, BufferRunningPastTheAddressSpaceIsRejected) {
 
 TEST_F(CommunicatorAllreduce, UnknownDtypeOrOpIsRejected) {
   expectRejected(comm().allreduce(send_.data(), recv_.data(), kCount, static_cast<DataType>(42), ReduceOp::kSum),
-                 ErrorCode::kInvalidArgument, "unknown dtype value 42 (valid: 0..9");
+                 ErrorCode::kInvalidArgument, "unknown dtype value 42 (valid: 0..11");
   expectRejected(comm().allreduce(send_.data(), recv_.data(), kCount, DataType::kFloat32, static_cast<ReduceOp>(42)),
                  ErrorCode::kInvalidArgument, "unknown op value 42 (valid: 0..4");
   // Even with count 0, where nothing would be read: an unknown enum is a caller bug worth reporting.
@@ -625,10 +625,11 @@ TEST(CommunicatorExplain, AutomaticChoiceIsTheCheapestCandidateAndEveryAlgorithm
 TEST(CommunicatorExplain, UnknownDtypeIsRejected) {
   auto cluster = sim::SimCluster::create(1, {}, shortTimeout());
   ASSERT_TRUE(cluster.isOk());
-  auto report = (*cluster)->comm(0).explainSelection(10, static_cast<DataType>(10));
+  // The first value past the last type (fp8e5m2 = 11).
+  auto report = (*cluster)->comm(0).explainSelection(10, static_cast<DataType>(kDataTypeCount));
   ASSERT_FALSE(report.isOk());
   EXPECT_EQ(report.status().code(), ErrorCode::kInvalidArgument);
-  EXPECT_TRUE(contains(report.status().message(), "unknown dtype value 10"));
+  EXPECT_TRUE(contains(report.status().message(), "unknown dtype value 12"));
 }
 
 // Bug: explainSelection multiplied count by the element size unchecked, so for a count allreduce()

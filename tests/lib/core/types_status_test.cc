@@ -151,10 +151,10 @@ TEST(DataType, SizesAndFloatingPointClassification) {
     std::size_t size;
     bool floating;
   } cases[] = {
-      {DataType::kInt8, 1, false},   {DataType::kUint8, 1, false},   {DataType::kInt32, 4, false},
-      {DataType::kUint32, 4, false}, {DataType::kInt64, 8, false},   {DataType::kUint64, 8, false},
-      {DataType::kFloat16, 2, true}, {DataType::kBFloat16, 2, true}, {DataType::kFloat32, 4, true},
-      {DataType::kFloat64, 8, true},
+      {DataType::kInt8, 1, false},   {DataType::kUint8, 1, false},     {DataType::kInt32, 4, false},
+      {DataType::kUint32, 4, false}, {DataType::kInt64, 8, false},     {DataType::kUint64, 8, false},
+      {DataType::kFloat16, 2, true}, {DataType::kBFloat16, 2, true},   {DataType::kFloat32, 4, true},
+      {DataType::kFloat64, 8, true}, {DataType::kFloat8E4M3, 1, true}, {DataType::kFloat8E5M2, 1, true},
   };
   static_assert(sizeof(cases) / sizeof(cases[0]) == kDataTypeCount);
   for (const auto& c : cases) {
@@ -186,13 +186,28 @@ TEST(DataType, CanonicalNamesRoundTripAndAliasesParse) {
   }
   EXPECT_EQ(names.size(), static_cast<std::size_t>(kDataTypeCount));
   EXPECT_EQ(dataTypeName(DataType::kBFloat16), "bf16");
+  EXPECT_EQ(dataTypeName(DataType::kFloat8E4M3), "fp8e4m3");
+  EXPECT_EQ(dataTypeName(DataType::kFloat8E5M2), "fp8e5m2");
+  // NCCL's and the C API's numbers.
+  EXPECT_EQ(static_cast<int>(DataType::kFloat8E4M3), 10);
+  EXPECT_EQ(static_cast<int>(DataType::kFloat8E5M2), 11);
   const struct {
     const char* alias;
     DataType dtype;
-  } aliases[] = {{"char", DataType::kInt8},      {"int", DataType::kInt32},       {"uint", DataType::kUint32},
-                 {"half", DataType::kFloat16},   {"float16", DataType::kFloat16}, {"bfloat16", DataType::kBFloat16},
-                 {"float", DataType::kFloat32},  {"float32", DataType::kFloat32}, {"double", DataType::kFloat64},
-                 {"float64", DataType::kFloat64}};
+  } aliases[] = {{"char", DataType::kInt8},
+                 {"int", DataType::kInt32},
+                 {"uint", DataType::kUint32},
+                 {"half", DataType::kFloat16},
+                 {"float16", DataType::kFloat16},
+                 {"bfloat16", DataType::kBFloat16},
+                 {"float", DataType::kFloat32},
+                 {"float32", DataType::kFloat32},
+                 {"double", DataType::kFloat64},
+                 {"float64", DataType::kFloat64},
+                 {"float8e4m3", DataType::kFloat8E4M3},
+                 {"float8_e4m3fn", DataType::kFloat8E4M3},
+                 {"float8e5m2", DataType::kFloat8E5M2},
+                 {"float8_e5m2", DataType::kFloat8E5M2}};
   for (const auto& a : aliases) {
     auto parsed = parseDataType(a.alias);
     ASSERT_TRUE(parsed.isOk()) << a.alias;
@@ -201,12 +216,13 @@ TEST(DataType, CanonicalNamesRoundTripAndAliasesParse) {
 }
 
 TEST(DataType, UnknownNameIsRejectedListingTheCanonicalNames) {
-  for (const char* bad : {"", "FP32", "float128", "int16"}) {
+  for (const char* bad : {"", "FP32", "float128", "int16", "float8_e4m3fnuz"}) {
     auto parsed = parseDataType(bad);
     ASSERT_FALSE(parsed.isOk()) << bad;
     EXPECT_EQ(parsed.status().code(), ErrorCode::kInvalidArgument);
     EXPECT_NE(parsed.status().message().find("unknown dtype '" + std::string(bad) + "'"), std::string::npos);
-    EXPECT_NE(parsed.status().message().find("int8, uint8, int32, uint32, int64, uint64, fp16, bf16, fp32, fp64"),
+    EXPECT_NE(parsed.status().message().find(
+                  "int8, uint8, int32, uint32, int64, uint64, fp16, bf16, fp32, fp64, fp8e4m3, fp8e5m2"),
               std::string::npos)
         << parsed.status().message();
   }
