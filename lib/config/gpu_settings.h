@@ -11,6 +11,11 @@ namespace peerreduce::gpu {
 // One-shots up to this size run as lines (on 4 x H200 lines beat the fused pull one-shot at every
 // size to 256 KiB: docs/PERF.md); PEERREDUCE_GPU_LL_MAX_BYTES overrides it.
 inline constexpr std::uint64_t kDefaultLowLatencyMaxBytes = std::uint64_t{256} << 10;
+// At two ranks a one-shot writes its input to one peer only, so lines carry more: on 2 x H200 (fp32, out of
+// place, graph of 20; docs/PERF.md) 512 KiB took 5.9 us as lines against 10.9 by the fused pull (NCCL 9.9),
+// 1 MiB 8.8 against 12.5 (NCCL 13.0); 1 MiB is the most a rank's lines hold at two ranks. The default
+// only: PEERREDUCE_GPU_LL_MAX_BYTES, when set, is the limit at every world size.
+inline constexpr std::uint64_t kDefaultLowLatencyTwoRankMaxBytes = std::uint64_t{1} << 20;
 // Two-shots up to this size run as lines (PEERREDUCE_GPU_LL2_MAX_BYTES; 0 turns them off). On
 // 4 x H200 at 1 MiB: 15.0-15.3 us in four runs of nine replays, against 26 for the fused pull two-shot
 // and 25 for the pull one-shot. They were off by default while some runs took 3 to 20 times longer;
@@ -19,9 +24,11 @@ inline constexpr std::uint64_t kDefaultLowLatencyMaxBytes = std::uint64_t{256} <
 inline constexpr std::uint64_t kDefaultLowLatencyTwoShotMaxBytes = std::uint64_t{1} << 20;
 // Direct reduce-scatters, all-gathers and broadcasts whose block (one rank's count x the element size)
 // is at most this run as lines (PEERREDUCE_GPU_LL_COLLECTIVE_MAX_BYTES; 0 turns them off). Each writer
-// sends each peer one block there, as the one-shot sends its whole input, so the one-shot's measured
-// crossover is the starting point; not yet measured for these collectives.
-inline constexpr std::uint64_t kDefaultCollectiveLinesMaxBytes = std::uint64_t{256} << 10;
+// sends each peer one block there. On 4 x H200 (fp32, out of place, graph of 20; docs/PERF.md) a 2 MiB
+// reduce-scatter (512 KiB blocks) took 13.0 us as lines against 23.8 in the plan interpreter (NCCL 16.2),
+// an all-gather 13.5 against 23.7 (NCCL 18.3); 1 MiB blocks are past the tuning table's switch to
+// recursive halving and doubling at 4 ranks, so 512 KiB is the measured limit.
+inline constexpr std::uint64_t kDefaultCollectiveLinesMaxBytes = std::uint64_t{512} << 10;
 // Two-shots from this size on push their data (PEERREDUCE_GPU_PUSH_MIN_BYTES; 0 turns pushing off).
 inline constexpr std::uint64_t kDefaultPushMinBytes = std::uint64_t{2} << 20;
 // Bytes a block should have to itself before another is worth launching: one pass of 512 threads

@@ -323,7 +323,9 @@ std::array<SettingSpec, kSettingCount> makeSpecs() {
     at(id).help = help;
   };
   threshold(SettingId::kGpuLowLatencyMaxBytes, "PEERREDUCE_GPU_LL_MAX_BYTES", "low-latency one-shot limit",
-            gpu::kDefaultLowLatencyMaxBytes, "64K", "largest one-shot run as lines; 0: none");
+            gpu::kDefaultLowLatencyMaxBytes, "64K",
+            "largest one-shot run as lines; 0: none (unset: 256 KiB, and 1 MiB at two ranks; set: at every world "
+            "size)");
   threshold(SettingId::kGpuLowLatencyTwoShotMaxBytes, "PEERREDUCE_GPU_LL2_MAX_BYTES", "low-latency two-shot limit",
             gpu::kDefaultLowLatencyTwoShotMaxBytes, "0", "largest two-shot run as lines; 0: none");
   threshold(SettingId::kGpuPushMinBytes, "PEERREDUCE_GPU_PUSH_MIN_BYTES", "push two-shot threshold",

@@ -60,10 +60,16 @@ StatusOr<GpuSettings> gpuSettingsFromEnvironment(const std::function<const char*
   for (const auto& size : sizes) {
     PR_ASSIGN_OR_RETURN(const auto bytes, readByteSizeSetting(size.id, getenv));
     if (bytes) *size.field = *bytes;
+    if (bytes && size.id == SettingId::kGpuLowLatencyMaxBytes) s.kernels.two_rank_default = false;
   }
   PR_ASSIGN_OR_RETURN(const auto probe_faults, readTextSetting(SettingId::kGpuFaultProbePairs, getenv));
   if (probe_faults) s.probe_fault_pairs = *probe_faults;
   return s;
+}
+
+std::uint64_t oneShotLinesMaxBytes(const KernelPolicy& policy, int world_size) {
+  if (policy.max_bytes == 0) return 0;  // off stays off at every world size
+  return world_size == 2 && policy.two_rank_default ? kDefaultLowLatencyTwoRankMaxBytes : policy.max_bytes;
 }
 
 KernelChoice chooseKernel(FusedKind kind, std::uint64_t bytes, int world_size, const KernelPolicy& policy) {
@@ -78,8 +84,8 @@ KernelChoice chooseKernel(FusedKind kind, std::uint64_t bytes, int world_size, c
     return kind == FusedKind::kAllGatherDirect ? KernelChoice::kAllGatherLines : KernelChoice::kBroadcastLines;
   }
   if (kind == FusedKind::kOneShot) {
-    return lines && bytes <= policy.max_bytes && bytes <= linePayloadBytes(world_size) ? KernelChoice::kOneShotLines
-                                                                                       : KernelChoice::kOneShotPull;
+    const bool fits = bytes <= oneShotLinesMaxBytes(policy, world_size) && bytes <= linePayloadBytes(world_size);
+    return lines && fits ? KernelChoice::kOneShotLines : KernelChoice::kOneShotPull;
   }
   const std::uint64_t vectors = (bytes + kVectorBytes - 1) / kVectorBytes;
   if (lines && bytes <= policy.max_two_shot_bytes && bytes <= lineTwoShotPayloadBytes(world_size) &&
@@ -111,7 +117,8 @@ std::uint64_t maxBatchBytes(FusedKind kind, int world_size, const KernelPolicy& 
   if (!policy.fused || world_size < 2) return 0;
   // Whole vectors only: every item starts on a vector of its own.
   if (kind == FusedKind::kOneShot) {
-    return std::min(policy.max_bytes, linePayloadBytes(world_size)) / kVectorBytes * kVectorBytes;
+    return std::min(oneShotLinesMaxBytes(policy, world_size), linePayloadBytes(world_size)) / kVectorBytes *
+           kVectorBytes;
   }
   if (kind != FusedKind::kTwoShot) return 0;
   const std::uint64_t most = std::min(policy.max_two_shot_bytes, lineTwoShotPayloadBytes(world_size));

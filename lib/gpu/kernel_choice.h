@@ -23,8 +23,11 @@ namespace peerreduce::gpu {
 // budget split evenly, so larger worlds carry smaller operations as lines.
 inline constexpr std::uint64_t kLineAreaBudgetBytes = std::uint64_t{8} << 20;
 struct KernelPolicy {
-  bool fused = true;                                                     // false: the interpreter runs everything
-  std::uint64_t max_bytes = kDefaultLowLatencyMaxBytes;                  // one-shot lines; 0 turns them off
+  bool fused = true;                                     // false: the interpreter runs everything
+  std::uint64_t max_bytes = kDefaultLowLatencyMaxBytes;  // one-shot lines; 0 turns them off
+  // The one-shot lines' default at two ranks (kDefaultLowLatencyTwoRankMaxBytes), used while max_bytes is
+  // the default: a setting of PEERREDUCE_GPU_LL_MAX_BYTES clears it, so the setting holds at every size.
+  bool two_rank_default = true;
   std::uint64_t max_two_shot_bytes = kDefaultLowLatencyTwoShotMaxBytes;  // two-shot lines; 0 turns them off
   std::uint64_t push_min_bytes = kDefaultPushMinBytes;                   // push two-shot; 0 turns it off
   // Direct reduce-scatters, all-gathers and broadcasts run as lines up to this many bytes of one rank's
@@ -103,6 +106,9 @@ std::uint64_t lineTwoShotPayloadBytes(int world_size);
 // fits both the setting and a writer's lines (linePayloadBytes), else in the interpreter: a fused pull
 // kernel would make the same launch, the same one signal round and the same copies as the interpreter
 // running those plans, so nothing structural is gained between the lines and the interpreter.
+// The largest one-shot run as lines at `world_size` ranks under `policy` (before the lines' capacity).
+std::uint64_t oneShotLinesMaxBytes(const KernelPolicy& policy, int world_size);
+
 KernelChoice chooseKernel(FusedKind kind, std::uint64_t bytes, int world_size, const KernelPolicy& policy);
 // The largest batch (bytes, every buffer rounded up to 16) one launch of the batched low-latency
 // one-shot (kind kOneShot) or two-shot (kTwoShot) carries: what chooseKernel runs as lines of that

@@ -55,6 +55,35 @@ TEST(KernelChoice, OneShotProgramsRunAsLinesWithinBothLimitsElseFused) {
   EXPECT_EQ(chooseKernel(FusedKind::kOneShot, 16, 4, off), KernelChoice::kOneShotPull);
 }
 
+// Two ranks carry larger one-shots as lines by default (each rank writes one peer); a setting of the
+// limit holds at every world size, and off stays off.
+TEST(KernelChoice, TwoRanksRunLargerOneShotsAsLinesUnlessTheLimitIsSet) {
+  const KernelPolicy policy;
+  EXPECT_EQ(oneShotLinesMaxBytes(policy, 2), kDefaultLowLatencyTwoRankMaxBytes);
+  EXPECT_EQ(oneShotLinesMaxBytes(policy, 3), kDefaultLowLatencyMaxBytes);
+  EXPECT_EQ(oneShotLinesMaxBytes(policy, 4), kDefaultLowLatencyMaxBytes);
+  EXPECT_EQ(chooseKernel(FusedKind::kOneShot, 1 * kMiB, 2, policy), KernelChoice::kOneShotLines);
+  EXPECT_EQ(chooseKernel(FusedKind::kOneShot, 1 * kMiB + 16, 2, policy), KernelChoice::kOneShotPull)
+      << "past the lines' capacity at two ranks";
+  EXPECT_EQ(chooseKernel(FusedKind::kOneShot, 512 * kKiB, 4, policy), KernelChoice::kOneShotPull);
+  EXPECT_EQ(maxBatchBytes(FusedKind::kOneShot, 2, policy), 1 * kMiB);
+
+  auto set = gpuSettingsFromEnvironment([](const char* name) -> const char* {
+    return std::string(name) == "PEERREDUCE_GPU_LL_MAX_BYTES" ? "128K" : nullptr;
+  });
+  ASSERT_TRUE(set.isOk()) << set.status().toString();
+  EXPECT_FALSE(set->kernels.two_rank_default);
+  EXPECT_EQ(oneShotLinesMaxBytes(set->kernels, 2), 128 * kKiB) << "the setting holds at two ranks";
+  EXPECT_EQ(chooseKernel(FusedKind::kOneShot, 256 * kKiB, 2, set->kernels), KernelChoice::kOneShotPull);
+  EXPECT_EQ(oneShotLinesMaxBytes(set->kernels, 4), 128 * kKiB);
+
+  KernelPolicy off;
+  off.max_bytes = 0;  // as the host-staged transport sets it
+  EXPECT_EQ(oneShotLinesMaxBytes(off, 2), 0u);
+  EXPECT_EQ(chooseKernel(FusedKind::kOneShot, 16, 2, off), KernelChoice::kOneShotPull);
+  EXPECT_EQ(maxBatchBytes(FusedKind::kOneShot, 2, off), 0u);
+}
+
 TEST(KernelChoice, TwoShotProgramsRunAsLinesPulledOrPushedBySize) {
   KernelPolicy policy;
   EXPECT_EQ(policy.max_two_shot_bytes, 1 * kMiB) << "two-shot lines up to 1 MiB by default";
@@ -99,7 +128,7 @@ TEST(KernelChoice, DirectCollectivesRunAsTheirLinesWithinBothLimitsElseInterpret
                 {FusedKind::kBroadcastDirect, KernelChoice::kBroadcastLines}};
   for (const auto& shape : shapes) {
     const KernelPolicy policy;
-    EXPECT_EQ(policy.collective_max_bytes, 256 * kKiB);
+    EXPECT_EQ(policy.collective_max_bytes, 512 * kKiB);
     EXPECT_EQ(chooseKernel(shape.kind, 1, 4, policy), shape.lines);
     EXPECT_EQ(chooseKernel(shape.kind, policy.collective_max_bytes, 4, policy), shape.lines);
     EXPECT_EQ(chooseKernel(shape.kind, policy.collective_max_bytes + 1, 4, policy), KernelChoice::kInterpreter);
@@ -216,7 +245,7 @@ TEST(KernelChoice, TheBatchCapacityIsWhatRunsAsLinesOfItsShape) {
     const std::uint64_t one = maxBatchBytes(FusedKind::kOneShot, world, policy);
     ASSERT_GT(one, 0u) << world;
     EXPECT_EQ(one % 16, 0u);
-    EXPECT_LE(one, policy.max_bytes);
+    EXPECT_LE(one, oneShotLinesMaxBytes(policy, world));
     EXPECT_EQ(chooseKernel(FusedKind::kOneShot, one, world, policy), KernelChoice::kOneShotLines) << world;
     const std::uint64_t two = maxBatchBytes(FusedKind::kTwoShot, world, policy);
     ASSERT_GT(two, 0u) << world;
