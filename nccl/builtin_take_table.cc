@@ -11,38 +11,44 @@ std::string_view builtinTakeText() {
   // largest measured size no row speaks, and the call is forwarded (take_table.h). This is the rule
   // bench/take_table_from_bench.py applies to benchmark JSON.
   return R"(peerreduce-nccl-take 1
-# allreduce, peerreduce-bench beside NCCL (sizes as allreduce's buffer).
-# 2 x H200: 4K 0.44, 16K 0.44, 64K 0.46, 256K 0.53, 1M 0.94, 4M 0.74, 16M 0.84, 64M 1.01, 256M 1.13
-entry allreduce sm_90 2 fp32 0 16M peerreduce
-entry allreduce sm_90 2 fp32 16777217 256M nccl
-# 4 x H200, sizes in factors of 2 (docs/perf/h200x4-take): 1K .. 64K 0.37-0.46, 128K 0.61, 256K 0.67,
-# 512K 0.72, 1M 0.88, 2M 1.08, 4M 0.97, 8M 1.00, 16M 0.97, 32M 1.11, 64M 1.14, 256M 1.20
+# peerreduce-bench beside NCCL in factors of 2 from 1K (sizes as the collective's whole buffer; broadcast
+# from the last rank). 2 x H200: docs/perf/h200x2-take; 4 x H200: docs/perf/h200x4-take.
+# allreduce, 2 GPUs: 1K .. 256K 0.43-0.53, 512K 0.60, 1M 0.68 (one-shot lines, the two-rank default),
+# 2M 0.59, 4M 0.74, 8M 0.85, 16M 0.86, 32M 0.94, 64M 1.01, 128M 1.07, 256M 1.12
+entry allreduce sm_90 2 fp32 0 32M peerreduce
+entry allreduce sm_90 2 fp32 33554433 256M nccl
+# allreduce, 4 GPUs: 1K .. 64K 0.37-0.46, 128K 0.61, 256K 0.67, 512K 0.72, 1M 0.88, 2M 1.08, 4M 0.97,
+# 8M 1.00, 16M 0.97, 32M 1.11, 64M 1.14, 256M 1.20
 entry allreduce sm_90 4 fp32 0 1M peerreduce
 entry allreduce sm_90 4 fp32 1048577 256M nccl
-# nccl-tests through this library against NCCL alone (nccl-tests' total size): 4 x H200 in factors of
-# 4, 2 x H200 in factors of 8 (128M there was NCCL's own: nothing above 16M was taken).
-# reduce-scatter, 2 GPUs: 64 B .. 256K 0.55-0.62, 2M 0.96, 16M 0.83
-entry reduce-scatter sm_90 2 fp32 0 16M peerreduce
-# reduce-scatter, 4 GPUs, peerreduce-bench in factors of 2 (the interpreter on every multiprocessor, the
-# measured algorithm per size): 1K .. 1M 0.52-0.75, 2M 1.46 (the direct plan in the interpreter, past the
-# lines), 4M 0.85, 8M 0.91, 16M 0.96, 32M 1.01, 64M 1.12, 256M 1.25
-entry reduce-scatter sm_90 4 fp32 0 1M peerreduce
-entry reduce-scatter sm_90 4 fp32 1048577 4M nccl
-entry reduce-scatter sm_90 4 fp32 4194305 16M peerreduce
+# reduce-scatter, 2 GPUs: 1K .. 512K 0.45-0.56, 1M 1.32 (its 512K blocks were then past the lines),
+# 2M 1.00, 4M 0.74, 8M 0.76, 16M 0.78, 32M 0.80, 64M 0.91, 128M 0.98, 256M 1.02
+entry reduce-scatter sm_90 2 fp32 0 512K peerreduce
+entry reduce-scatter sm_90 2 fp32 524289 4M nccl
+entry reduce-scatter sm_90 2 fp32 4194305 64M peerreduce
+entry reduce-scatter sm_90 2 fp32 67108865 256M nccl
+# reduce-scatter, 4 GPUs (the interpreter on every multiprocessor, the measured algorithm per size):
+# 1K .. 1M 0.52-0.75, 2M 0.81 (512K blocks as lines, the default since; 1.46 in the interpreter), 4M 0.85,
+# 8M 0.91, 16M 0.96, 32M 1.01, 64M 1.12, 256M 1.25
+entry reduce-scatter sm_90 4 fp32 0 16M peerreduce
 entry reduce-scatter sm_90 4 fp32 16777217 256M nccl
-# all-gather, 2 GPUs: 64 B .. 256K 0.41-0.54, 2M 0.92, 16M 0.89
-entry all-gather sm_90 2 fp32 0 16M peerreduce
-# all-gather, 4 GPUs, the same run: 1K .. 1M 0.47-0.67, 2M 1.30, 4M 0.76, 8M 0.81, 16M 0.86, 32M 0.96,
-# 64M 1.08, 256M 1.21
-entry all-gather sm_90 4 fp32 0 1M peerreduce
-entry all-gather sm_90 4 fp32 1048577 4M nccl
-entry all-gather sm_90 4 fp32 4194305 32M peerreduce
+# all-gather, 2 GPUs: 1K .. 512K 0.47-0.54, 1M 1.24 (as reduce-scatter's), 2M 0.89, 4M 0.69, 8M 0.70,
+# 16M 0.76, 32M 0.84, 64M 0.94, 128M 1.01, 256M 1.07
+entry all-gather sm_90 2 fp32 0 512K peerreduce
+entry all-gather sm_90 2 fp32 524289 2M nccl
+entry all-gather sm_90 2 fp32 2097153 64M peerreduce
+entry all-gather sm_90 2 fp32 67108865 256M nccl
+# all-gather, 4 GPUs: 1K .. 1M 0.47-0.67, 2M 0.74 (lines, as reduce-scatter's; 1.30 in the interpreter),
+# 4M 0.76, 8M 0.81, 16M 0.86, 32M 0.96, 64M 1.08, 256M 1.21
+entry all-gather sm_90 4 fp32 0 32M peerreduce
 entry all-gather sm_90 4 fp32 33554433 256M nccl
-# broadcast, 2 GPUs: 8 B 0.93, 64 B .. 256K 1.06-1.22, 2M 0.84 (alone between losses), 16M 1.07
-entry broadcast sm_90 2 fp32 0 8 peerreduce
-entry broadcast sm_90 2 fp32 9 16M nccl
-# broadcast, 4 GPUs, the same run: 1K .. 128K 0.41-0.55, 256K 0.78, 512K 1.69, 1M 1.42, 2M 1.19, 4M 1.67,
-# 16M 1.56, 256M 1.76
+# broadcast, 2 GPUs: 1K .. 512K 1.27-1.81 (the tree plan in the interpreter), 1M 1.03, 2M 0.78, 4M 0.84,
+# 8M 0.89, 16M 0.96, 32M 1.05, 256M 1.22
+entry broadcast sm_90 2 fp32 0 2M nccl
+entry broadcast sm_90 2 fp32 2097153 16M peerreduce
+entry broadcast sm_90 2 fp32 16777217 256M nccl
+# broadcast, 4 GPUs: 1K .. 128K 0.41-0.55, 256K 0.78, 512K 1.69, 1M 1.42, 2M 1.19, 4M 1.67, 16M 1.56,
+# 256M 1.76
 entry broadcast sm_90 4 fp32 0 256K peerreduce
 entry broadcast sm_90 4 fp32 262145 256M nccl
 )";

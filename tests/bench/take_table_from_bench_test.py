@@ -126,24 +126,25 @@ def check_fp8_class(tmp):
 def check_builtin_table(tmp):
     # The measurements nccl/builtin_take_table.cc cites (fp32, NCCL 2.28.9, graph replay).
     runs = [
-        ("allreduce", 2, {4 * K: 0.44, 16 * K: 0.44, 64 * K: 0.46, 256 * K: 0.53, M: 0.94, 4 * M: 0.74,
-                          16 * M: 0.84, 64 * M: 1.01, 256 * M: 1.13}),
-        # 4 x H200, peerreduce-bench in factors of 2 (docs/perf/h200x4-take).
+        # 2 x H200, peerreduce-bench in factors of 2 (docs/perf/h200x2-take).
+        ("allreduce", 2, factors_of_two([0.46, 0.43, 0.47, 0.46, 0.46, 0.46, 0.46, 0.51, 0.53, 0.60, 0.68, 0.59,
+                                         0.74, 0.85, 0.86, 0.94, 1.01, 1.07, 1.12])),
+        ("reduce-scatter", 2, factors_of_two([0.48, 0.45, 0.48, 0.47, 0.50, 0.50, 0.50, 0.51, 0.52, 0.56, 1.32,
+                                              1.00, 0.74, 0.76, 0.78, 0.80, 0.91, 0.98, 1.02])),
+        ("all-gather", 2, factors_of_two([0.49, 0.48, 0.50, 0.47, 0.50, 0.50, 0.50, 0.51, 0.52, 0.54, 1.24, 0.89,
+                                          0.69, 0.70, 0.76, 0.84, 0.94, 1.01, 1.07])),
+        ("broadcast", 2, factors_of_two([1.78, 1.81, 1.67, 1.55, 1.57, 1.61, 1.58, 1.61, 1.50, 1.27, 1.03, 0.78,
+                                         0.84, 0.89, 0.96, 1.05, 1.12, 1.19, 1.22])),
+        # 4 x H200, peerreduce-bench in factors of 2 (docs/perf/h200x4-take; reduce-scatter's and all-gather's
+        # 2 MiB with 512 KiB blocks as lines).
         ("allreduce", 4, factors_of_two([0.37, 0.38, 0.39, 0.45, 0.42, 0.42, 0.46, 0.61, 0.67, 0.72, 0.88, 1.08,
                                          0.97, 1.00, 0.97, 1.11, 1.14, 1.16, 1.20])),
         ("reduce-scatter", 4, factors_of_two([0.57, 0.54, 0.53, 0.52, 0.53, 0.61, 0.59, 0.59, 0.60, 0.69, 0.75,
-                                              1.46, 0.85, 0.91, 0.96, 1.01, 1.12, 1.21, 1.25])),
-        ("all-gather", 4, factors_of_two([0.51, 0.51, 0.50, 0.50, 0.47, 0.56, 0.55, 0.55, 0.59, 0.62, 0.67, 1.30,
+                                              0.81, 0.85, 0.91, 0.96, 1.01, 1.12, 1.21, 1.25])),
+        ("all-gather", 4, factors_of_two([0.51, 0.51, 0.50, 0.50, 0.47, 0.56, 0.55, 0.55, 0.59, 0.62, 0.67, 0.74,
                                           0.76, 0.81, 0.86, 0.96, 1.08, 1.16, 1.21])),
         ("broadcast", 4, factors_of_two([0.55, 0.52, 0.52, 0.51, 0.43, 0.41, 0.43, 0.51, 0.78, 1.69, 1.42, 1.19,
                                          1.67, 1.95, 1.56, 1.46, 1.60, 1.71, 1.76])),
-        # 2 x H200, nccl-tests through the library against NCCL alone (factors of 8).
-        ("reduce-scatter", 2, {64: 0.602, 512: 0.621, 4 * K: 0.614, 32 * K: 0.597, 256 * K: 0.546, 2 * M: 0.958,
-                               16 * M: 0.834}),
-        ("all-gather", 2, {64: 0.544, 512: 0.478, 4 * K: 0.412, 32 * K: 0.476, 256 * K: 0.465, 2 * M: 0.918,
-                           16 * M: 0.885}),
-        ("broadcast", 2, {8: 0.931, 64: 1.064, 512: 1.220, 4 * K: 1.117, 32 * K: 1.223, 256 * K: 1.112,
-                          2 * M: 0.844, 16 * M: 1.066}),
     ]
     paths = []
     for i, (collective, ranks, ratios) in enumerate(runs):

@@ -182,19 +182,22 @@ TEST(Core, BuiltinTakeTableTakesWhereMeasuredFaster) {
        TakeReason::kNcclMeasured},
       {"4 ranks: above every measurement", "sm_90", 4, shape(CallKind::kAllReduce, 512 * MiB), false,
        TakeReason::kUnmeasured},
-      {"2 ranks: 1 MiB allreduce (0.94)", "sm_90", 2, shape(CallKind::kAllReduce, MiB), true, TakeReason::kTaken},
+      {"2 ranks: 1 MiB allreduce (0.68, one-shot lines)", "sm_90", 2, shape(CallKind::kAllReduce, MiB), true,
+       TakeReason::kTaken},
       {"2 ranks: 64 MiB allreduce (1.01)", "sm_90", 2, shape(CallKind::kAllReduce, 64 * MiB), false,
        TakeReason::kNcclMeasured},
       {"4 ranks: 512 KiB reduce-scatter (0.69)", "sm_90", 4, shape(CallKind::kReduceScatter, 512 * KiB), true,
        TakeReason::kTaken},
-      {"4 ranks: 1 MiB + 1 reduce-scatter (next to 2 MiB: 1.46)", "sm_90", 4, shape(CallKind::kReduceScatter, MiB + 1),
-       false, TakeReason::kNcclMeasured},
+      {"4 ranks: 2 MiB reduce-scatter (0.81, 512 KiB blocks as lines)", "sm_90", 4,
+       shape(CallKind::kReduceScatter, 2 * MiB), true, TakeReason::kTaken},
       {"4 ranks: 8 MiB reduce-scatter (0.91)", "sm_90", 4, shape(CallKind::kReduceScatter, 8 * MiB), true,
        TakeReason::kTaken},
       {"4 ranks: 32 MiB reduce-scatter (1.01)", "sm_90", 4, shape(CallKind::kReduceScatter, 32 * MiB), false,
        TakeReason::kNcclMeasured},
       {"4 ranks: 512 KiB all-gather", "sm_90", 4, shape(CallKind::kAllGather, 512 * KiB), true, TakeReason::kTaken},
-      {"4 ranks: 2 MiB all-gather (1.30)", "sm_90", 4, shape(CallKind::kAllGather, 2 * MiB), false,
+      {"4 ranks: 2 MiB all-gather (0.74, 512 KiB blocks as lines)", "sm_90", 4, shape(CallKind::kAllGather, 2 * MiB),
+       true, TakeReason::kTaken},
+      {"4 ranks: 64 MiB all-gather (1.08)", "sm_90", 4, shape(CallKind::kAllGather, 64 * MiB), false,
        TakeReason::kNcclMeasured},
       {"4 ranks: 32 MiB all-gather (0.96)", "sm_90", 4, shape(CallKind::kAllGather, 32 * MiB), true,
        TakeReason::kTaken},
@@ -212,13 +215,17 @@ TEST(Core, BuiltinTakeTableTakesWhereMeasuredFaster) {
        TakeReason::kTakenUnmeasured},
       {"8 ranks: 256 KiB + 1 allreduce", "sm_90", 8, shape(CallKind::kAllReduce, 256 * KiB + 1), false,
        TakeReason::kUnmeasured},
-      {"2 ranks: a small reduce-scatter (0.61)", "sm_90", 2, shape(CallKind::kReduceScatter, 4 * KiB), true,
+      {"2 ranks: a small reduce-scatter (0.48)", "sm_90", 2, shape(CallKind::kReduceScatter, 4 * KiB), true,
        TakeReason::kTaken},
-      {"2 ranks: 16 MiB all-gather (0.89)", "sm_90", 2, shape(CallKind::kAllGather, 16 * MiB), true,
+      {"2 ranks: 16 MiB all-gather (0.76)", "sm_90", 2, shape(CallKind::kAllGather, 16 * MiB), true,
        TakeReason::kTaken},
-      {"2 ranks: 4 KiB broadcast (1.12)", "sm_90", 2, shape(CallKind::kBroadcast, 4 * KiB), false,
+      {"2 ranks: 4 KiB broadcast (1.67)", "sm_90", 2, shape(CallKind::kBroadcast, 4 * KiB), false,
        TakeReason::kNcclMeasured},
-      {"2 ranks: a reduce-scatter above every measurement", "sm_90", 2, shape(CallKind::kReduceScatter, 32 * MiB),
+      {"2 ranks: 1 MiB reduce-scatter (1.32)", "sm_90", 2, shape(CallKind::kReduceScatter, MiB), false,
+       TakeReason::kNcclMeasured},
+      {"2 ranks: 32 MiB reduce-scatter (0.80)", "sm_90", 2, shape(CallKind::kReduceScatter, 32 * MiB), true,
+       TakeReason::kTaken},
+      {"2 ranks: a reduce-scatter above every measurement", "sm_90", 2, shape(CallKind::kReduceScatter, 512 * MiB),
        false, TakeReason::kUnmeasured},
       {"another GPU: a small broadcast", "gfx942", 4, shape(CallKind::kBroadcast, 128), false, TakeReason::kUnmeasured},
       {"the simulator: a small allreduce", "simulator", 4, shape(CallKind::kAllReduce, 1024, kUint8), true,
@@ -257,7 +264,7 @@ TEST(Core, BuiltinTakeTableParsesAndFormatsTheSame) {
   auto parsed = TakeTable::parse(builtinTakeText());
   ASSERT_TRUE(parsed.isOk()) << parsed.status().toString();
   EXPECT_EQ(parsed->format(), builtinTakeTable().format());
-  EXPECT_EQ(parsed->entries().size(), 18u);
+  EXPECT_EQ(parsed->entries().size(), 21u);
 }
 
 // A folder of its own for the test's files, removed at the end.
