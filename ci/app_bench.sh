@@ -5,6 +5,8 @@
 #   package, NCCL alone, NCCL through the library; eager and graph). Then the training step (DDP, and
 #   FSDP unless APP_FSDP=0) with NCCL alone and through the library. Needs .hw/ (ci/hardware.sh build).
 #   APP_MAX_BYTES (default 16 MiB) bounds the bench sizes; APP_PYTHON the interpreter with torch.
+#   APP_FIRST_RUN numbers the runs from there (default 1: repeats split over several calls keep apart);
+#   APP_TRAIN=0 skips the training steps; APP_TRAIN_REPEATS repeats them.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out="${1:?out}" np="${2:?np}" repeats="${3:-5}"
@@ -17,29 +19,36 @@ package=(env PEERREDUCE_LIBRARY="$PWD/.hw/libpeerreduce.so" PYTHONPATH="$PWD/pyt
 torchrun=("$python" -m torch.distributed.run --standalone --nproc-per-node="$np")
 status=0
 bounded=(timeout -k 10 "${APP_STEP_TIMEOUT_S:-300}")
-for ((run = 1; run <= repeats; run++)); do
+first="${APP_FIRST_RUN:-1}"
+for ((run = first; run < first + repeats; run++)); do
   plain="$out/pybench-np$np-run$run.json" through="$out/pybench-np$np-run$run-library.json"
   "${package[@]}" "${bounded[@]}" "${torchrun[@]}" -m peerreduce.bench --max-bytes "${APP_MAX_BYTES:-16777216}" \
     --json "$plain" > "$out/pybench-np$np-run$run.log" 2>&1 || { status=1; tail -5 "$out/pybench-np$np-run$run.log"; }
   "${preload[@]}" "${package[@]}" "${bounded[@]}" "${torchrun[@]}" -m peerreduce.bench --max-bytes "${APP_MAX_BYTES:-16777216}" \
     --json "$through" > "$out/pybench-np$np-run$run-library.log" 2>&1 ||
     { status=1; tail -5 "$out/pybench-np$np-run$run-library.log"; }
-  echo "=== python -m peerreduce.bench, $np ranks, run $run of $repeats"
+  echo "=== python -m peerreduce.bench, $np ranks, run $run (runs $first to $((first + repeats - 1)))"
   PYTHONPATH="$PWD/python" "$python" -m peerreduce.bench_merge "$plain" "$through" \
     --json "$out/pybench-np$np-run$run-merged.json" || status=1
 done
-wrappers=(ddp)
-if [[ "${APP_FSDP:-1}" != 0 ]]; then wrappers+=(fsdp); fi
-for wrapper in "${wrappers[@]}"; do
+wrappers=()
+if [[ "${APP_TRAIN:-1}" != 0 ]]; then wrappers+=(ddp); fi
+if [[ "${APP_TRAIN:-1}" != 0 && "${APP_FSDP:-1}" != 0 ]]; then wrappers+=(fsdp); fi
+# The training steps alternate NCCL alone and the library APP_TRAIN_REPEATS times (default 1), so drift in
+# the machine's speed falls on both sides alike.
+for wrapper in "${wrappers[@]+"${wrappers[@]}"}"; do
   flag=()
   if [[ "$wrapper" == fsdp ]]; then flag=(--fsdp); fi
-  for side in alone library; do
-    run=(env)
-    if [[ "$side" == library ]]; then run=("${preload[@]}"); fi
-    echo "=== $wrapper training step, $np ranks, NCCL $side"
-    "${run[@]}" PYTHONPATH="$PWD/python" "${bounded[@]}" "${torchrun[@]}" -m peerreduce.train_bench "${flag[@]}" \
-      --json "$out/train-$wrapper-np$np-$side.json" > "$out/train-$wrapper-np$np-$side.log" 2>&1 || status=1
-    grep "train_bench:" "$out/train-$wrapper-np$np-$side.log" || tail -5 "$out/train-$wrapper-np$np-$side.log"
+  for ((rep = 1; rep <= ${APP_TRAIN_REPEATS:-1}; rep++)); do
+    for side in alone library; do
+      run=(env)
+      if [[ "$side" == library ]]; then run=("${preload[@]}"); fi
+      name="train-$wrapper-np$np-$side-rep$rep"
+      echo "=== $wrapper training step, $np ranks, NCCL $side, repeat $rep"
+      "${run[@]}" PYTHONPATH="$PWD/python" "${bounded[@]}" "${torchrun[@]}" -m peerreduce.train_bench "${flag[@]}" \
+        --json "$out/$name.json" > "$out/$name.log" 2>&1 || status=1
+      grep "train_bench:" "$out/$name.log" || tail -5 "$out/$name.log"
+    done
   done
 done
 exit "$status"

@@ -70,24 +70,31 @@ def _cpu_group():
     return _cpu_group_handle
 
 
-def _median_of_timed(run, iterations: int, repeats: int) -> float:
+def _median_of_timed(run, iterations: int, repeats: int, host: list | None = None) -> float:
     """Microseconds per operation of `run()` (which enqueues `iterations` operations), timed with CUDA
-    events after a barrier: the median over `repeats` of the slowest rank's time."""
-    times = []
+    events after a barrier: the median over `repeats` of the slowest rank's time. With `host`, the median
+    of the slowest rank's host time per operation (the enqueue loop's own) is appended to it: where that
+    is about the GPU's time, the calls were host-bound."""
+    times, host_times = [], []
     for _ in range(repeats):
         start = torch.cuda.Event(enable_timing=True)
         stop = torch.cuda.Event(enable_timing=True)
         _barrier()
         start.record()
+        began = time.perf_counter()
         run()
+        enqueued = time.perf_counter()
         stop.record()
         stop.synchronize()
         times.append(_slowest(start.elapsed_time(stop) * 1000.0 / iterations))
+        host_times.append(_slowest((enqueued - began) * 1e6 / iterations))
+    if host is not None:
+        host.append(statistics.median(host_times))
     return statistics.median(times)
 
 
-def _time_eager(fn, iterations: int, repeats: int = 5) -> float:
-    """Microseconds per call of `fn` enqueued back to back (after a warm-up)."""
+def _time_eager(fn, iterations: int, repeats: int = 5, host: list | None = None) -> float:
+    """Microseconds per call of `fn` enqueued back to back (after a warm-up); `host` as _median_of_timed's."""
     for _ in range(3):
         fn()
 
@@ -95,7 +102,7 @@ def _time_eager(fn, iterations: int, repeats: int = 5) -> float:
         for _ in range(iterations):
             fn()
 
-    return _median_of_timed(loop, iterations, repeats)
+    return _median_of_timed(loop, iterations, repeats, host)
 
 
 _capture_stream = None
@@ -183,11 +190,14 @@ def main(argv=None) -> int:
     for nbytes in [s for s in SIZES if s <= args.max_bytes]:
         count = nbytes // torch.tensor([], dtype=dtype).element_size()
         tensor = torch.randn(count, device="cuda").to(dtype)
+        host = []
         row = {"bytes": nbytes,
-               "peerreduce_us": _time_eager(lambda: comm.all_reduce(tensor), args.iterations, args.repeats),
+               "peerreduce_us": _time_eager(lambda: comm.all_reduce(tensor), args.iterations, args.repeats, host),
                "peerreduce_graph_us": _time_graph(lambda: comm.all_reduce(tensor), args.iterations, args.repeats)}
+        row["peerreduce_host_us"] = host[-1]
         if not one_gpu:
-            row["nccl_us"] = _time_eager(lambda: dist.all_reduce(tensor), args.iterations, args.repeats)
+            row["nccl_us"] = _time_eager(lambda: dist.all_reduce(tensor), args.iterations, args.repeats, host)
+            row["nccl_host_us"] = host[-1]
             row["nccl_graph_us"] = _time_graph(lambda: dist.all_reduce(tensor), args.iterations, args.repeats)
             row["ratio"] = row["peerreduce_us"] / row["nccl_us"]
             row["graph_ratio"] = row["peerreduce_graph_us"] / row["nccl_graph_us"]
@@ -199,16 +209,18 @@ def main(argv=None) -> int:
         print(f"peerreduce.bench: {size} ranks, {args.dtype}, {'one GPU shared' if one_gpu else 'one GPU each'}, "
               f"slowest rank, median of {args.repeats}; NCCL column: "
               f"{'torch.distributed through ' + preloaded if preloaded else 'torch.distributed, NCCL alone'}")
-        header = f"{'bytes':>10} {'peerreduce us':>14} {'graph us':>10}"
+        header = f"{'bytes':>10} {'peerreduce us':>14} {'(host)':>8} {'graph us':>10}"
         if not one_gpu:
-            header += f" {nccl_name + ' us':>16} {'graph us':>10} {'ratio':>7} {'graph ratio':>11}"
+            header += f" {nccl_name + ' us':>16} {'(host)':>8} {'graph us':>10} {'ratio':>7} {'graph ratio':>11}"
         print(header)
         for row in rows:
-            line = f"{row['bytes']:>10} {row['peerreduce_us']:>14.2f} {row['peerreduce_graph_us']:>10.2f}"
+            line = (f"{row['bytes']:>10} {row['peerreduce_us']:>14.2f} {row['peerreduce_host_us']:>8.2f}"
+                    f" {row['peerreduce_graph_us']:>10.2f}")
             if not one_gpu:
-                line += (f" {row['nccl_us']:>16.2f} {row['nccl_graph_us']:>10.2f} {row['ratio']:>7.3f}"
-                         f" {row['graph_ratio']:>11.3f}")
+                line += (f" {row['nccl_us']:>16.2f} {row['nccl_host_us']:>8.2f} {row['nccl_graph_us']:>10.2f}"
+                         f" {row['ratio']:>7.3f} {row['graph_ratio']:>11.3f}")
             print(line)
+        print("(host): the slowest rank's host time per eager call, median; about the eager time: host-bound")
         print(f"host cost of one enqueue: {python_us:.2f} us through peerreduce.Communicator.all_reduce, "
               f"{direct_us:.2f} us calling prAllReduce through ctypes")
         if args.json:

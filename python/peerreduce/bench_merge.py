@@ -48,6 +48,11 @@ def merge(first: dict, second: dict) -> dict:
                             "nccl_library": other["nccl" + suffix],
                             "peerreduce_ratio": row["peerreduce" + suffix] / nccl,
                             "library_ratio": other["nccl" + suffix] / nccl}
+        # Host time per eager call (tables from before it was measured have none): where the library's is
+        # about its eager time and NCCL's is not, the library's calls are host-bound.
+        if "nccl_host_us" in row and "nccl_host_us" in other:
+            merged["eager"].update(peerreduce_host=row.get("peerreduce_host_us"), nccl_host=row["nccl_host_us"],
+                                   nccl_library_host=other["nccl_host_us"])
         rows.append(merged)
     if not rows:
         raise MergeError("the runs have no size in common with NCCL's times")
@@ -58,13 +63,19 @@ def render(table: dict) -> str:
     lines = [f"{table['ranks']} ranks, {table['dtype']}; times in us, ratios to NCCL alone",
              f"{'bytes':>10} | {'eager: package':>15} {'NCCL':>8} {'library':>8} {'pkg/N':>6} {'lib/N':>6} |"
              f" {'graph: package':>15} {'NCCL':>8} {'library':>8} {'pkg/N':>6} {'lib/N':>6}"]
+    hosts = all("nccl_host" in row["eager"] for row in table["rows"])
+    if hosts:
+        lines[-1] += f" | {'eager host: NCCL':>16} {'library':>8}"
     for row in table["rows"]:
         cells = []
         for mode in ("eager", "graph"):
             m = row[mode]
             cells.append(f"{m['peerreduce']:>15.2f} {m['nccl']:>8.2f} {m['nccl_library']:>8.2f} "
                          f"{m['peerreduce_ratio']:>6.3f} {m['library_ratio']:>6.3f}")
-        lines.append(f"{row['bytes']:>10} | {cells[0]} | {cells[1]}")
+        line = f"{row['bytes']:>10} | {cells[0]} | {cells[1]}"
+        if hosts:
+            line += f" | {row['eager']['nccl_host']:>16.2f} {row['eager']['nccl_library_host']:>8.2f}"
+        lines.append(line)
     return "\n".join(lines)
 
 

@@ -28,6 +28,21 @@ def test_merges_either_order_with_ratios_to_nccl_alone():
     assert "65536" in bench_merge.render(merged)
 
 
+def test_host_times_per_eager_call_are_kept_and_shown_when_both_runs_have_them():
+    plain, preloaded = table("", 1.0), table("/x/libpeerreduce_nccl.so", 1.0)
+    assert "eager host" not in bench_merge.render(bench_merge.merge(plain, preloaded))
+    assert "nccl_host" not in bench_merge.merge(plain, preloaded)["rows"][0]["eager"]
+    for row in plain["rows"]:
+        row.update(peerreduce_host_us=2.5, nccl_host_us=9.5)
+    for row in preloaded["rows"]:
+        row.update(peerreduce_host_us=2.5, nccl_host_us=41.25)
+    merged = bench_merge.merge(preloaded, plain)
+    eager = merged["rows"][0]["eager"]
+    assert (eager["peerreduce_host"], eager["nccl_host"], eager["nccl_library_host"]) == (2.5, 9.5, 41.25)
+    rendered = bench_merge.render(merged)
+    assert "eager host" in rendered and "41.25" in rendered
+
+
 def test_two_plain_runs_or_differing_runs_are_refused_by_name():
     with pytest.raises(bench_merge.MergeError, match="one run with NCCL alone"):
         bench_merge.merge(table("", 1.0), table("", 1.0))
