@@ -163,6 +163,39 @@ def creation_inside_capture_is_refused(failures):
         check("before capturing" in str(e), f"capture refusal does not say what to do: {e}", failures)
 
 
+def tensor_parallel_pair(rank, size, failures):
+    """A tensor-parallel subgroup of the last two ranks (2 and 3 of 4) runs on those ranks' own GPUs, the
+    caller's current device unchanged; a tensor of another GPU is refused with an error that names both
+    devices. Needs a GPU per rank."""
+    members = [size - 2, size - 1]
+    pair = dist.new_group(members)  # every rank makes the group, as torch.distributed requires
+    if size < 4 or torch.cuda.device_count() < size or rank not in members:
+        return
+    before = torch.cuda.current_device()
+    check(before == rank, f"rank {rank}: current device {before} before the pair's calls", failures)
+    tensor = values(rank, 4096, torch.float32).cuda()
+    prt.all_reduce(tensor, group=pair)
+    gathered = torch.empty(2 * 4096, device="cuda")
+    prt.all_gather_into_tensor(gathered, values(rank, 4096, torch.float32).cuda(), group=pair)
+    torch.cuda.synchronize()
+    check(torch.equal(tensor.cpu(), sum(values(r, 4096, torch.float32) for r in members)),
+          f"rank {rank}: the pair's all_reduce", failures)
+    check(torch.equal(gathered.cpu(), torch.cat([values(r, 4096, torch.float32) for r in members])),
+          f"rank {rank}: the pair's all_gather_into_tensor", failures)
+    check(torch.cuda.current_device() == before,
+          f"rank {rank}: current device {torch.cuda.current_device()} after the pair's calls, {before} before", failures)
+    elsewhere = torch.ones(16, device=f"cuda:{(rank + 1) % torch.cuda.device_count()}")
+    try:
+        prt.all_reduce(elsewhere, group=pair)
+        failures.append(f"rank {rank}: a tensor of another GPU was not refused")
+    except peerreduce.InvalidArgumentError as e:
+        check(f"device {rank}" in str(e) and f"device {(rank + 1) % torch.cuda.device_count()}" in str(e),
+              f"rank {rank}: the refusal does not name both devices: {e}", failures)
+    except RuntimeError as e:  # torch may wrap what the custom op raised
+        check("device" in str(e), f"rank {rank}: the refusal does not name the device: {e}", failures)
+    check(torch.cuda.current_device() == before, f"rank {rank}: current device changed by a refused call", failures)
+
+
 def main():
     local_rank = int(os.environ["LOCAL_RANK"])
     torch.cuda.set_device(local_rank % torch.cuda.device_count())
@@ -176,6 +209,7 @@ def main():
     compiled_without_graph_breaks(rank, size, failures)
     compiled_with_reduce_ops(rank, size, failures)
     creation_inside_capture_is_refused(failures)
+    tensor_parallel_pair(rank, size, failures)
     prt.close_all()
     dist.destroy_process_group()
     print(f"rank {rank} of {size} (collectives): {'ok' if not failures else 'FAILED ' + ', '.join(failures)}")
