@@ -100,6 +100,37 @@ TEST(Api, TakenCollectivesGiveNcclResults) {
   destroyComms(comms);
 }
 
+// A taken collective of no elements ends in the library: success, nothing forwarded, nothing touched;
+// with its root out of range it goes on to peerreduce's checks and fails as NCCL's would.
+TEST(Api, TakenCollectivesOfNoElementsEndWithoutWork) {
+  const ScopedEnv all("PEERREDUCE_NCCL_TAKE", "all");
+  auto comms = makeComms(kRanks);
+  ASSERT_FALSE(::testing::Test::HasFailure());
+  TestDouble::get().reset();
+  std::vector<int> bad_root(kRanks, ncclSuccess);
+  onRanks(kRanks, [&](int rank) {
+    ncclComm_t comm = comms[static_cast<std::size_t>(rank)];
+    float untouched[4] = {1, 2, 3, 4};
+    EXPECT_EQ(ncclAllReduce(untouched, untouched, 0, ncclFloat32, ncclSum, comm, nullptr), ncclSuccess);
+    EXPECT_EQ(ncclReduceScatter(untouched, untouched, 0, ncclFloat32, ncclSum, comm, nullptr), ncclSuccess);
+    EXPECT_EQ(ncclAllGather(untouched, untouched, 0, ncclFloat32, comm, nullptr), ncclSuccess);
+    EXPECT_EQ(ncclBroadcast(untouched, untouched, 0, ncclFloat32, 1, comm, nullptr), ncclSuccess);
+    EXPECT_EQ(ncclGroupStart(), ncclSuccess);
+    EXPECT_EQ(ncclAllReduce(untouched, untouched, 0, ncclFloat32, ncclSum, comm, nullptr), ncclSuccess);
+    EXPECT_EQ(ncclGroupEnd(), ncclSuccess);
+    EXPECT_EQ(untouched[0] + untouched[1] + untouched[2] + untouched[3], 10.0f);
+    bad_root[static_cast<std::size_t>(rank)] =
+        ncclBroadcast(untouched, untouched, 0, ncclFloat32, kRanks, comm, nullptr);
+  });
+  for (const char* function : {"ncclAllReduce", "ncclReduceScatter", "ncclAllGather", "ncclBroadcast"}) {
+    EXPECT_TRUE(TestDouble::get().callsOf(function).empty()) << function << " was forwarded";
+  }
+  for (int rank = 0; rank < kRanks; ++rank) {
+    EXPECT_EQ(bad_root[static_cast<std::size_t>(rank)], ncclInvalidArgument) << "rank " << rank;
+  }
+  destroyComms(comms);
+}
+
 // A small integer (|value| <= 8) as the bits of an 8-bit float: e4m3 (bias 7, 3 mantissa bits) or e5m2 (bias
 // 15, 2 mantissa bits); both hold every integer up to 8 exactly.
 std::uint8_t smallIntegerAsFp8(int value, bool e4m3) {
