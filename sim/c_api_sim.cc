@@ -31,7 +31,8 @@ Status createSimComm(const std::shared_ptr<sim::SimWorld>& world, int rank, cons
   return createRankGuarded(rank, [&]() -> Status {
     auto comm = Communicator::create(rank, world->worldSize(), world->bootstrap(rank), world->transport(rank), config);
     if (!comm.isOk()) return comm.status();
-    out = std::make_unique<prComm>(prComm{std::move(comm).value(), world});
+    out = std::make_unique<prComm>(
+        prComm{std::move(comm).value(), world, -1, world->bootstrap(rank), simSplitPlacement(world)});
     return Status::ok();
   });
 }
@@ -171,9 +172,7 @@ prResult_t prCommInitSimRank(prSimWorld_t world, int rank, const prConfig_t* con
 }  // extern "C"
 
 namespace peerreduce::capi {
-namespace {
 
-// Communicators made with a bootstrap carrying this factory run on `world`'s transports.
 TransportFactory simTransports(const std::shared_ptr<sim::SimWorld>& world) {
   std::weak_ptr<sim::SimWorld> weak = world;
   return [weak](int rank, int nranks, const Config&) -> StatusOr<std::shared_ptr<Transport>> {
@@ -187,7 +186,6 @@ TransportFactory simTransports(const std::shared_ptr<sim::SimWorld>& world) {
   };
 }
 
-}  // namespace
 }  // namespace peerreduce::capi
 
 extern "C" {
@@ -206,6 +204,7 @@ prResult_t prSimWorldBootstrap(prSimWorld_t world, int rank, prBootstrap_t* boot
     handle->transports = peerreduce::capi::simTransports(world->world);
     handle->owner = world->world;
     handle->describe = "simulated world";
+    handle->placement = peerreduce::capi::simSplitPlacement(world->world);
     *bootstrap = peerreduce::capi::publishBootstrap(std::move(handle));
     return prSuccess;
   });
@@ -226,6 +225,7 @@ prResult_t prSimWorldAttachBootstrap(prSimWorld_t world, prBootstrap_t bootstrap
     }
     bootstrap->transports = peerreduce::capi::simTransports(world->world);
     bootstrap->owner = world->world;
+    bootstrap->placement = peerreduce::capi::simSplitPlacement(world->world);
     return prSuccess;
   });
 }

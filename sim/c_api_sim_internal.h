@@ -40,4 +40,11 @@ Status createRankGuarded(int rank, Body&& body) noexcept {
   }
 }
 
+// Communicators made with a bootstrap carrying this factory run on `world`'s transports.
+TransportFactory simTransports(const std::shared_ptr<sim::SimWorld>& world);
+
+// Where the children of a split of a communicator on `world` run: each child on a simulated world of its
+// own (sim/c_api_split_sim.cc).
+SplitPlacement simSplitPlacement(const std::shared_ptr<sim::SimWorld>& world);
+
 }  // namespace peerreduce::capi

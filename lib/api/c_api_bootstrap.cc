@@ -165,7 +165,8 @@ prResult_t prCommInitRank(prComm_t* comm, int nranks, int rank, prBootstrap_t bo
     auto created =
         peerreduce::Communicator::create(rank, nranks, bootstrap->bootstrap, std::move(transport).value(), *settings);
     if (!created.isOk()) return toResult(kFunction, created.status());
-    auto handle = std::make_unique<prComm>(prComm{std::move(created).value(), bootstrap->owner, device});
+    auto handle = std::make_unique<prComm>(
+        prComm{std::move(created).value(), bootstrap->owner, device, bootstrap->bootstrap, bootstrap->placement});
     peerreduce::capi::liveComms().add(handle.get());
     *comm = handle.release();
     return prSuccess;

@@ -21,11 +21,11 @@ constexpr const char* kFunction = "prCommInitAll";
 // Rank `rank` of the in-process world on `device`.
 StatusOr<std::unique_ptr<prComm>> makeRank(const std::shared_ptr<Bootstrap>& bootstrap, int rank, int nranks,
                                            const Config& config, int device) {
-  prBootstrap handle{bootstrap, {}, nullptr, std::string(kFunction) + "'s in-process group"};
+  prBootstrap handle{bootstrap, {}, nullptr, std::string(kFunction) + "'s in-process group", {}};
   int device_used = -1;
   PR_ASSIGN_OR_RETURN(auto transport, transportFor(handle, rank, nranks, config, device, &device_used));
   PR_ASSIGN_OR_RETURN(auto comm, Communicator::create(rank, nranks, bootstrap, std::move(transport), config));
-  return std::make_unique<prComm>(prComm{std::move(comm), nullptr, device_used});
+  return std::make_unique<prComm>(prComm{std::move(comm), nullptr, device_used, bootstrap, {}});
 }
 
 // The devices of the ranks: devlist's, or 0..ndev-1; each at most once (two ranks of one world on one

@@ -11,6 +11,7 @@
 #include <string_view>
 
 #include "api/handle_registry.h"
+#include "api/split_placement.h"
 #include "config/settings_registry.h"
 #include "peerreduce/communicator.h"
 #include "peerreduce/config.h"
@@ -25,6 +26,10 @@ struct prComm {
   // On GPUs: the device it was created on (Config::device resolved); a shrunk communicator keeps it (-1
   // on the simulator and for transports an application made).
   int device = -1;
+  // The bootstrap it was created with: the split (prCommSplit) meets the ranks through it.
+  std::shared_ptr<peerreduce::Bootstrap> bootstrap;
+  // Where the children of a split of it run (a simulated world's own); empty: on GPUs.
+  peerreduce::capi::SplitPlacement placement;
 };
 
 namespace peerreduce::capi {

@@ -175,7 +175,8 @@ prResult_t prCommShrink(prComm_t comm, const prFailureDecision_t* decision, prBo
     auto shrunk =
         peerreduce::shrinkCommunicator(*comm->comm, *decided, new_bootstrap->bootstrap, std::move(transport).value());
     if (!shrunk.isOk()) return toResult(kFunction, shrunk.status());
-    auto handle = std::make_unique<prComm>(prComm{std::move(shrunk).value(), new_bootstrap->owner, device});
+    auto handle = std::make_unique<prComm>(prComm{std::move(shrunk).value(), new_bootstrap->owner, device,
+                                                  new_bootstrap->bootstrap, new_bootstrap->placement});
     peerreduce::capi::liveComms().add(handle.get());
     *newcomm = handle.release();
     return prSuccess;

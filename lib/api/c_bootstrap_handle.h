@@ -8,19 +8,12 @@
 #include <string>
 
 #include "api/handle_registry.h"
+#include "api/split_placement.h"
 #include "peerreduce/bootstrap.h"
 #include "peerreduce/config.h"
 #include "peerreduce/peerreduce.h"
 #include "peerreduce/status.h"
 #include "peerreduce/transport.h"
-
-namespace peerreduce::capi {
-
-// Makes the transport of rank `rank` of `nranks` for a communicator with `config`.
-using TransportFactory =
-    std::function<StatusOr<std::shared_ptr<Transport>>(int rank, int nranks, const Config& config)>;
-
-}  // namespace peerreduce::capi
 
 struct prBootstrap {
   std::shared_ptr<peerreduce::Bootstrap> bootstrap;
@@ -29,6 +22,8 @@ struct prBootstrap {
   // What those transports live in (a simulated world), kept alive by every communicator made here.
   std::shared_ptr<const void> owner;
   std::string describe;  // "application callbacks", "MPI", "simulated world"
+  // Where the children of a prCommSplit of communicators made here run. Empty: on GPUs.
+  peerreduce::capi::SplitPlacement placement;
 };
 
 namespace peerreduce::capi {

@@ -13,7 +13,7 @@ library is found through PEERREDUCE_LIBRARY, next to this package, or in the ins
 
 from .bootstrap import (Bootstrap, CallbackBootstrap, Mpi4pyBootstrap, SimWorld, TorchProcessGroupBootstrap,
                         TorchStoreBootstrap)
-from .communicator import Communicator, RegisteredBuffer
+from .communicator import SPLIT_NOCOLOR, Communicator, RegisteredBuffer
 from .errors import (AbortedError, CorruptError, Error, InternalError, InvalidArgumentError, LinkDownError,
                      MismatchError, OutOfMemoryError, PeerLostError, RemoteError, TimeoutError, UnavailableError,
                      UnsupportedError)
@@ -24,7 +24,7 @@ __all__ = [
     "AbortedError", "Bootstrap", "CallbackBootstrap", "Communicator", "CorruptError", "Error", "InternalError",
     "InvalidArgumentError", "LibraryNotFoundError", "LinkDownError", "MismatchError", "Mpi4pyBootstrap",
     "MultiMachineCommunicator", "MultiMachineSimWorld",
-    "OutOfMemoryError", "PeerLostError", "RegisteredBuffer", "RemoteError", "SimWorld", "TimeoutError",
+    "OutOfMemoryError", "PeerLostError", "RegisteredBuffer", "RemoteError", "SPLIT_NOCOLOR", "SimWorld", "TimeoutError",
     "TorchProcessGroupBootstrap", "TorchStoreBootstrap", "UnavailableError", "UnsupportedError", "library_version",
 ]
 # The package's version; library_version() gives the loaded library's, which must have the same

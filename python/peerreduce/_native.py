@@ -147,6 +147,7 @@ _SIGNATURES: dict[str, tuple] = {
     "prCommGetAsyncError": (c_int, [c_void_p]),
     "prCommAbort": (c_int, [c_void_p]),
     "prCommDestroy": (c_int, [c_void_p]),
+    "prCommSplit": (c_int, [c_void_p, c_int, c_int, _P(c_void_p), c_void_p]),
     "prCommRank": (c_int, [c_void_p, _P(c_int)]),
     "prCommSize": (c_int, [c_void_p, _P(c_int)]),
     "prCommDevice": (c_int, [c_void_p, _P(c_int)]),

@@ -16,6 +16,9 @@ from typing import Any, Sequence
 from . import _buffers, _native, errors
 from .bootstrap import Bootstrap
 
+# The color of a rank that takes part in split() but joins no new communicator (PR_SPLIT_NOCOLOR).
+SPLIT_NOCOLOR = -1
+
 
 def _config_buffer(config: dict | None):
     """NULL for the defaults (with the PEERREDUCE_* environment), else a prConfig_t the library filled."""
@@ -107,6 +110,22 @@ class Communicator:
         value = ctypes.c_int()
         _native.call("prCommDevice", self._live(), ctypes.byref(value))
         return value.value
+
+    def split(self, color: int | None, key: int = 0, config: dict | None = None) -> "Communicator | None":
+        """NCCL's ncclCommSplit (prCommSplit). Collective: every rank of this communicator calls it, each on a
+        thread of its own. The ranks passing the same color (0 or more) form a new communicator, ranked by
+        `key` (equal keys: by rank here); color None takes part but joins none and gets None. The new one runs
+        where this one does (a simulated one on a world of its own: complete its work with synchronize() on
+        every rank's thread) and needs nothing of this one afterwards. config None: this communicator's."""
+        settings = _config_buffer(config)
+        handle = ctypes.c_void_p()
+        _native.call("prCommSplit", self._live(), SPLIT_NOCOLOR if color is None else int(color), int(key),
+                     ctypes.byref(handle), settings)
+        if not handle.value:
+            return None
+        child = Communicator._adopt(handle, None)  # the library's child holds all it needs
+        child._on_host = self._on_host
+        return child
 
     def close(self) -> None:
         """Ends the communicator (complete its operations first). Safe to call twice."""

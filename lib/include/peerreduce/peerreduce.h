@@ -263,6 +263,33 @@ prResult_t prCommInitRank(prComm_t* comm, int nranks, int rank, prBootstrap_t bo
  * waits for the others'. prCommDestroy each. */
 prResult_t prCommInitAll(prComm_t* comms, int ndev, const int* devlist, const prConfig_t* config) PEERREDUCE_NOEXCEPT;
 
+/* The color of a rank that takes part in prCommSplit but joins no new communicator (NCCL_SPLIT_NOCOLOR). */
+#define PR_SPLIT_NOCOLOR (-1)
+/* Splits `comm` as NCCL's ncclCommSplit: the ranks that pass the same `color` (0 or more) form one new
+ * communicator, ranked by `key` (equal keys: by rank in `comm`); a rank passing PR_SPLIT_NOCOLOR gets
+ * *newcomm = NULL. Collective over every rank of `comm`, at the same point of each rank's sequence of
+ * collective calls (each rank on a thread of its own when one thread drives several), PR_SPLIT_NOCOLOR ranks
+ * included: every rank returns once every new communicator is made or failed, each wait bounded by the
+ * parent's bootstrap timeout.
+ * Where the new communicators run: where `comm` runs. A simulated parent's children run each on a simulated
+ * world of its own (seeded from the parent's seed and the color, with the links the parent has between
+ * the members), completed by prCommSynchronize from each of its ranks (there is no prSimWorld_t to run); a
+ * parent on GPUs gives children on GPUs, each rank on the parent's device unless config->device names one
+ * (0 or more; PR_DEVICE_CURRENT and PR_DEVICE_OF_LOCAL_RANK keep the parent's). config NULL means the
+ * parent's settings; ranks of one child must pass the same (prMismatch otherwise).
+ * Lifetime: the children need nothing of `comm` once this returns: destroy the parent, or its bootstrap,
+ * whenever convenient, and use the parent and the children independently afterwards. A child on GPUs meets
+ * its ranks through the parent's bootstrap during this call only, so a later collective of its bootstrap
+ * (prCommRegisterBuffer) is prUnsupported on it; a simulated child has a bootstrap of its own.
+ * Errors (*newcomm NULL on every failure): prInvalidArgument for a NULL or dead comm, a NULL newcomm, a
+ * negative color other than PR_SPLIT_NOCOLOR, or a bad config; every other rank then gets prRemoteError
+ * naming the rank that refused (NULL or dead comm excepted: such a rank cannot tell the others, who time
+ * out naming it). prAborted on an aborted comm. prMismatch when a rank of `comm` called another collective
+ * instead, or ranks of one child disagree about its settings; prUnavailable when another member of this
+ * rank's child failed (that rank's error says why); prTimeout naming the missing ranks. */
+prResult_t prCommSplit(prComm_t comm, int color, int key, prComm_t* newcomm,
+                       const prConfig_t* config) PEERREDUCE_NOEXCEPT;
+
 /* Reduces `count` elements of `datatype` with `op` across every rank; every rank gets the same bits in
  * recvbuff. sendbuff == recvbuff is in place; otherwise the buffers must not overlap, and both must be
  * aligned to the element size. Every rank calls it with the same count, datatype and op, in the same

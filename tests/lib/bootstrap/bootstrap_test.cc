@@ -7,10 +7,11 @@
 
 #include <chrono>
 #include <cstddef>
-#include <functional>
 #include <string>
 #include <thread>
 #include <vector>
+
+#include "rank_threads.h"
 
 namespace peerreduce {
 namespace {
@@ -27,16 +28,7 @@ std::vector<std::shared_ptr<Bootstrap>> makeGroup(int size) {
   return group.isOk() ? std::move(group).value() : std::vector<std::shared_ptr<Bootstrap>>{};
 }
 
-// Runs body(rank) on one thread per rank and returns each rank's Status.
-std::vector<Status> onEveryRank(int size, const std::function<Status(int)>& body) {
-  std::vector<Status> results(static_cast<std::size_t>(size));
-  std::vector<std::thread> threads;
-  for (int r = 0; r < size; ++r) {
-    threads.emplace_back([&, r] { results[static_cast<std::size_t>(r)] = body(r); });
-  }
-  for (auto& t : threads) t.join();
-  return results;
-}
+using testing::onEveryRank;
 
 bool contains(const std::string& text, const std::string& word) { return text.find(word) != std::string::npos; }
 
