@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -10,6 +11,7 @@
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
+#include <optional>
 #include <utility>
 
 namespace peerreduce {
@@ -28,6 +30,17 @@ std::size_t pageBytes() {
 }
 
 std::string errnoText(int err) { return "errno " + std::to_string(err); }
+
+// Where POSIX shared memory lives on Linux (a tmpfs); its free bytes, when the system says.
+constexpr char kSharedMemoryDirectory[] = "/dev/shm";
+
+std::optional<std::size_t> sharedMemoryFreeBytes() {
+  struct statvfs info {};
+  if (::statvfs(kSharedMemoryDirectory, &info) != 0) return std::nullopt;
+  return static_cast<std::size_t>(info.f_bavail) * static_cast<std::size_t>(info.f_frsize);
+}
+
+std::string mebibytes(std::size_t bytes) { return std::to_string((bytes + (1u << 20) - 1) >> 20) + " MiB"; }
 
 std::string freshName(int attempt) {
   const auto now = static_cast<std::uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count());
@@ -79,7 +92,24 @@ StatusOr<SharedHostSegment> SharedHostSegment::create(std::size_t bytes) {
     return outOfMemoryError("shared host segment " + name + " of " + std::to_string(size) + " bytes: " + what +
                             " failed with " + errnoText(err) + "; /dev/shm may be too small (docker --shm-size)");
   };
+  // A tmpfs sizes a file without its pages: a segment larger than /dev/shm's free space is created, then
+  // kills the process with SIGBUS when its pages are first touched (a container's default /dev/shm is
+  // 64 MiB). So the space is checked, then taken at once, and a shortage is an error naming the sizes.
+  const auto shortage = [&](std::size_t free_bytes) -> Status {
+    ::close(fd);
+    ::shm_unlink(name.c_str());
+    return outOfMemoryError("shared host segment " + name + " needs " + mebibytes(size) + " (" + std::to_string(size) +
+                            " bytes) of " + kSharedMemoryDirectory + ", which has " + mebibytes(free_bytes) +
+                            " free: each rank of host-staged links keeps its region there. Give it more (docker "
+                            "run --shm-size, or remount " +
+                            kSharedMemoryDirectory + " larger) or lower PEERREDUCE_POOL_BYTES");
+  };
+  const std::optional<std::size_t> free_bytes = sharedMemoryFreeBytes();
+  if (free_bytes && *free_bytes < size) return shortage(*free_bytes);
   if (::ftruncate(fd, static_cast<off_t>(size)) != 0) return fail("ftruncate", errno);
+  const int reserved = ::posix_fallocate(fd, 0, static_cast<off_t>(size));
+  if (reserved == ENOSPC) return shortage(sharedMemoryFreeBytes().value_or(0));
+  // Other answers (a file system without fallocate) leave the check above as the only one.
   void* data = ::mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
   if (data == MAP_FAILED) return fail("mmap", errno);
   ::close(fd);  // the mapping keeps the segment

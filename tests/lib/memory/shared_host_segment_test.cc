@@ -4,6 +4,7 @@
 #include "memory/shared_host_segment.h"
 
 #include <gtest/gtest.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include <cstring>
@@ -78,6 +79,28 @@ TEST(SharedHostSegment, AnOwnerThatDiesUnlinksAndNamesAreFresh) {
   }
   EXPECT_TRUE(ourNames().empty());
   EXPECT_EQ(SharedHostSegment::open(first, 1).status().code(), ErrorCode::kUnavailable);
+}
+
+// A segment larger than /dev/shm's free space is refused before any page is touched (a tmpfs would
+// otherwise create it and kill the process with SIGBUS on first use), naming both sizes and the fix.
+TEST(SharedHostSegment, MoreThanSharedMemoryHoldsIsRefusedNamingTheSizes) {
+  struct statvfs info {};
+  ASSERT_EQ(::statvfs("/dev/shm", &info), 0) << "this test needs /dev/shm";
+  const std::size_t free_bytes = static_cast<std::size_t>(info.f_bavail) * static_cast<std::size_t>(info.f_frsize);
+  const std::size_t wanted = free_bytes + (std::size_t{64} << 20);
+  auto refused = SharedHostSegment::create(wanted);
+  ASSERT_FALSE(refused.isOk());
+  EXPECT_EQ(refused.status().code(), ErrorCode::kOutOfMemory) << refused.status().toString();
+  for (const char* part : {"/dev/shm", "free", "--shm-size", "PEERREDUCE_POOL_BYTES", "/peerreduce-"}) {
+    EXPECT_TRUE(mentions(refused.status(), part)) << part << ": " << refused.status().toString();
+  }
+  EXPECT_TRUE(mentions(refused.status(), std::to_string((wanted + (1u << 20) - 1) >> 20) + " MiB"))
+      << refused.status().toString();
+  EXPECT_TRUE(ourNames().empty()) << "the refused segment's name was removed";
+  // What fits is taken at once: its pages are there to touch.
+  auto fits = SharedHostSegment::create(std::size_t{1} << 20);
+  ASSERT_TRUE(fits.isOk()) << fits.status().toString();
+  static_cast<volatile char*>(fits->data())[(std::size_t{1} << 20) - 1] = 1;
 }
 
 TEST(SharedHostSegment, BadRequestsAreTypedErrorsAndLeaveNoName) {
