@@ -1,5 +1,8 @@
 #include "nccl/call_counters.h"
 
+#include <algorithm>
+#include <cstdio>
+
 namespace peerreduce::nccl {
 
 void CallCounters::count(CallKind kind, bool was_taken, std::size_t bytes) {
@@ -8,7 +11,24 @@ void CallCounters::count(CallKind kind, bool was_taken, std::size_t bytes) {
   tally.bytes += bytes;
 }
 
+void CallCounters::time(bool was_taken, std::uint64_t ns) {
+  HostTime& host = was_taken ? taken_host : forwarded_host;
+  ++host.calls;
+  host.total_ns += ns;
+  host.max_ns = std::max(host.max_ns, ns);
+}
+
 namespace {
+
+// "2.1 us (most 9.8)": the mean and the largest, in microseconds with one decimal.
+std::string hostTimeText(const CallCounters::HostTime& host) {
+  if (host.calls == 0) return "none timed";
+  char text[64];
+  std::snprintf(text, sizeof(text), "%.1f us (most %.1f)",
+                static_cast<double>(host.total_ns) / static_cast<double>(host.calls) / 1000.0,
+                static_cast<double>(host.max_ns) / 1000.0);
+  return text;
+}
 
 CallCounters::Tally sum(const std::array<CallCounters::Tally, kCallKindCount>& tallies) {
   CallCounters::Tally total;
@@ -41,6 +61,10 @@ std::string describeCounters(const CallCounters& counters, int rank, int size, c
              " forwarded";
   }
   if (!kinds.empty()) line += "; " + kinds;
+  if (counters.taken_host.calls + counters.forwarded_host.calls != 0) {
+    line += "; host time per call: taken " + hostTimeText(counters.taken_host) + ", forwarded " +
+            hostTimeText(counters.forwarded_host);
+  }
   if (!why_none.empty()) line += "; nothing taken: " + why_none;
   return line;
 }

@@ -1,6 +1,8 @@
 // The dispatcher's collectives and groups: each call decided (take_policy.h), logged once per (call, size
 // bucket), run on peerreduce's side or forwarded; groups kept, batched or forwarded whole (dispatcher.h).
 #include <algorithm>
+#include <chrono>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -143,6 +145,17 @@ int Dispatcher::collective(const char* function, const CollectiveCall& call) {
     return noteRealResult(forwardCall(*r, call));
   };
   if (group.depth > 0 && group.forwarding) return forwardThis();
+  // With the summary on, each call outside a group is timed from here to its return (the decision included).
+  const bool timed = call.comm != nullptr && call.comm->settings.summary && group.depth == 0;
+  const auto began = timed ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{};
+  const auto timedOutcome = [&](bool taken, int outcome) {
+    if (timed) {
+      const auto spent = std::chrono::steady_clock::now() - began;
+      call.comm->counters.time(
+          taken, static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(spent).count()));
+    }
+    return outcome;
+  };
   const TakeDecision decision =
       call.comm != nullptr ? decide(call, shape) : TakeDecision{false, TakeReason::kNoCommunicator};
   if (decision.take && call.count == 0 && rootFits(call)) {
@@ -162,8 +175,8 @@ int Dispatcher::collective(const char* function, const CollectiveCall& call) {
     const int own = forwardThis();
     return replayed != kSuccess ? replayed : own;
   }
-  if (!decision.take) return forwardThis();
-  return runTaken(function, call, shape.bytes);
+  if (!decision.take) return timedOutcome(false, forwardThis());
+  return timedOutcome(true, runTaken(function, call, shape.bytes));
 }
 
 int Dispatcher::runTakenGroup(const char* function) {

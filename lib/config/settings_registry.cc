@@ -117,7 +117,8 @@ void addNcclSpecs(const At& at) {
   at(SettingId::kNcclSummary).default_value = false;
   at(SettingId::kNcclSummary).example = "1";
   at(SettingId::kNcclSummary).help =
-      "1: each communicator prints, when destroyed, the calls and bytes peerreduce took and forwarded";
+      "1: each communicator prints, when destroyed, the calls and bytes peerreduce took and forwarded, and the host "
+      "time per call in the library";
 
   at(SettingId::kNcclSimulate) = integerSpec("PEERREDUCE_NCCL_SIMULATE", "simulated world seed", "", 0, INT64_MAX);
   at(SettingId::kNcclSimulate).default_note = "unset: on GPUs";

@@ -200,6 +200,19 @@ TEST(Core, CountersSummaryLine) {
   EXPECT_EQ(describeCounters(counters, 1, 4, ""),
             "rank 1 of 4: took 2 calls (2048 bytes), forwarded 2 calls (1048584 bytes); ncclAllReduce 2 taken / 1 "
             "forwarded, ncclSend 0 taken / 1 forwarded");
+  // Timed calls (the summary's host times): mean and most per side.
+  counters.time(true, 2000);
+  counters.time(true, 9800);
+  counters.time(false, 400);
+  EXPECT_EQ(describeCounters(counters, 1, 4, ""),
+            "rank 1 of 4: took 2 calls (2048 bytes), forwarded 2 calls (1048584 bytes); ncclAllReduce 2 taken / 1 "
+            "forwarded, ncclSend 0 taken / 1 forwarded; host time per call: taken 5.9 us (most 9.8), forwarded 0.4 "
+            "us (most 0.4)");
+  CallCounters only_taken;
+  only_taken.time(true, 1000);
+  EXPECT_NE(describeCounters(only_taken, 0, 2, "").find("taken 1.0 us (most 1.0), forwarded none timed"),
+            std::string::npos)
+      << describeCounters(only_taken, 0, 2, "");
   EXPECT_EQ(
       describeCounters(CallCounters{}, 0, 2, "PEERREDUCE_NCCL_TAKE=none"),
       "rank 0 of 2: took 0 calls (0 bytes), forwarded 0 calls (0 bytes); nothing taken: PEERREDUCE_NCCL_TAKE=none");

@@ -118,6 +118,10 @@ TEST(Api, SummaryAtDestructionCountsTakenAndForwardedCalls) {
                                       "taken / 1 forwarded"))
         << printed;
   }
+  // Every call of it was timed: two taken, one forwarded, each side's mean and most.
+  EXPECT_TRUE(contains(printed, "; host time per call: taken ")) << printed;
+  EXPECT_FALSE(contains(printed, "taken none timed")) << printed;
+  EXPECT_FALSE(contains(printed, "forwarded none timed")) << printed;
 }
 
 // PEERREDUCE_DEBUG is read once per process, at the first line logged: the check runs in a process of its
