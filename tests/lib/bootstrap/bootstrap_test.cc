@@ -11,7 +11,7 @@
 #include <thread>
 #include <vector>
 
-#include "rank_threads.h"
+#include "on_every_rank.h"
 
 namespace peerreduce {
 namespace {

@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "rank_threads.h"
+#include "on_every_rank.h"
 
 namespace peerreduce {
 namespace {
