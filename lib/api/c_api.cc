@@ -11,6 +11,7 @@
 #include <string_view>
 
 #include "api/c_api_internal.h"
+#include "peerreduce/gpu.h"
 #include "peerreduce/types.h"
 #include "peerreduce/version.h"
 
@@ -331,6 +332,14 @@ prResult_t prCommProfileSummary(prComm_t comm, prProfileSummary_t* summary) noex
 prResult_t prGetVersion(int* version) noexcept {
   if (version == nullptr) return nullArgument("prGetVersion", "version", "pass the address of an int");
   *version = PEERREDUCE_VERSION_CODE;
+  return prSuccess;
+}
+
+prResult_t prGetGpuPlatform(const char** platform) noexcept {
+  if (platform == nullptr) {
+    return nullArgument("prGetGpuPlatform", "platform", "pass the address of a const char*");
+  }
+  *platform = peerreduce::gpuPlatformName();
   return prSuccess;
 }
 

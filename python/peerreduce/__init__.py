@@ -17,7 +17,7 @@ from .communicator import SPLIT_NOCOLOR, Communicator, RegisteredBuffer
 from .errors import (AbortedError, CorruptError, Error, InternalError, InvalidArgumentError, LinkDownError,
                      MismatchError, OutOfMemoryError, PeerLostError, RemoteError, TimeoutError, UnavailableError,
                      UnsupportedError)
-from ._native import LibraryNotFoundError, library_version
+from ._native import LibraryNotFoundError, gpu_platform, library_version
 from .machines import MultiMachineCommunicator, MultiMachineSimWorld
 
 __all__ = [
@@ -25,7 +25,7 @@ __all__ = [
     "InvalidArgumentError", "LibraryNotFoundError", "LinkDownError", "MismatchError", "Mpi4pyBootstrap",
     "MultiMachineCommunicator", "MultiMachineSimWorld",
     "OutOfMemoryError", "PeerLostError", "RegisteredBuffer", "RemoteError", "SPLIT_NOCOLOR", "SimWorld", "TimeoutError",
-    "TorchProcessGroupBootstrap", "TorchStoreBootstrap", "UnavailableError", "UnsupportedError", "library_version",
+    "TorchProcessGroupBootstrap", "TorchStoreBootstrap", "UnavailableError", "UnsupportedError", "gpu_platform", "library_version",
 ]
 # The package's version; library_version() gives the loaded library's, which must have the same
 # major.minor (the C API may change between minor versions while the major is 0).

@@ -133,6 +133,7 @@ _SIGNATURES: dict[str, tuple] = {
     "prGetErrorString": (c_char_p, [c_int]),
     "prConfigSize": (c_size_t, []),
     "prGetVersion": (c_int, [_P(c_int)]),
+    "prGetGpuPlatform": (c_int, [_P(c_char_p)]),
     "prConfigInitSized": (c_int, [c_void_p, c_size_t]),
     "prConfigSet": (c_int, [c_void_p, c_char_p, c_char_p]),
     "prBootstrapCreate": (c_int, [c_int, c_int, _P(BootstrapCallbacks), _P(c_void_p)]),
@@ -205,6 +206,14 @@ def call(name: str, *args) -> None:
     """Calls the C function `name` and raises its error if it failed."""
     function: Callable[..., int] = getattr(library(), name)
     check(function(*args))
+
+
+def gpu_platform() -> str:
+    """The GPU platform the loaded library was built for: "cuda", "hip", or "none" (a build for the
+    simulator and CPU-only use: communicators on GPUs need a release-cuda or release-hip build)."""
+    name = c_char_p()
+    call("prGetGpuPlatform", ctypes.byref(name))
+    return name.value.decode()
 
 
 def library_version() -> tuple[int, int, int]:

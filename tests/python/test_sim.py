@@ -309,3 +309,9 @@ def test_the_loaded_library_has_the_packages_major_and_minor_version():
     major, minor, patch = peerreduce.library_version()
     assert (major, minor) == tuple(int(p) for p in peerreduce.__version__.split(".")[:2])
     assert patch >= 0
+
+
+def test_the_loaded_library_names_its_gpu_platform():
+    # The check after installing (README): "none" is a CPU-only build (CI's), "cuda" or "hip" a GPU one (the
+    # hardware stage's).
+    assert peerreduce.gpu_platform() in ("none", "cuda", "hip")

@@ -512,6 +512,11 @@ prResult_t prMultiCommLayout(prMultiComm_t comm, prMachineLayout_t* layout) PEER
  * PEERREDUCE_VERSION_CODE of peerreduce/version.h is for the headers compiled against). */
 prResult_t prGetVersion(int* version) PEERREDUCE_NOEXCEPT;
 
+/* The GPU platform the loaded library was built for: "cuda", "hip", or "none" (a build for the simulator and
+ * CPU-only use, in which a communicator on a GPU cannot be made: build with the release-cuda or release-hip
+ * preset). *platform is a static string. The check after installing: "none" means the wrong build. */
+prResult_t prGetGpuPlatform(const char** platform) PEERREDUCE_NOEXCEPT;
+
 /* Short static name of a result ("success", "invalid argument", ...); "unknown result" for other values. */
 const char* prGetErrorString(prResult_t result) PEERREDUCE_NOEXCEPT;
 /* The full message of the last failing peerreduce call on this thread, or "" if none has failed. */

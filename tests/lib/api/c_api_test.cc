@@ -12,6 +12,7 @@
 #include <thread>
 #include <vector>
 
+#include "peerreduce/gpu.h"
 #include "peerreduce/peerreduce_sim.h"
 #include "peerreduce/status.h"
 #include "scoped_env.h"
@@ -596,6 +597,19 @@ TEST(CApiErrors, RejectedAllreduceNamesTheProblemAndLeavesBuffersUnchanged) {
 }
 
 // ---- Names and the last error ----------------------------------------------------------------------
+
+// The build's GPU platform, as the library reports it: this suite's build is the simulator's ("none"), and
+// the answer is the GPU transport's own name; a NULL out-pointer is refused by name.
+TEST(CApi, GpuPlatformNamesThisBuildsPlatform) {
+  const char* platform = nullptr;
+  ASSERT_EQ(prGetGpuPlatform(&platform), prSuccess);
+  ASSERT_NE(platform, nullptr);
+  EXPECT_STREQ(platform, peerreduce::gpuPlatformName());
+  const std::string name = platform;
+  EXPECT_TRUE(name == "none" || name == "cuda" || name == "hip") << name;
+  EXPECT_EQ(prGetGpuPlatform(nullptr), prInvalidArgument);
+  EXPECT_NE(std::string(prGetLastError()).find("platform"), std::string::npos) << prGetLastError();
+}
 
 TEST(CApiErrorStrings, EveryResultHasItsNameAndOthersAreUnknown) {
   EXPECT_STREQ(prGetErrorString(prSuccess), "success");
