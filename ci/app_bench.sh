@@ -6,7 +6,7 @@
 #   FSDP unless APP_FSDP=0) with NCCL alone and through the library. Needs .hw/ (ci/hardware.sh build).
 #   APP_MAX_BYTES (default 16 MiB) bounds the bench sizes; APP_PYTHON the interpreter with torch.
 #   APP_FIRST_RUN numbers the runs from there (default 1: repeats split over several calls keep apart);
-#   APP_TRAIN=0 skips the training steps; APP_TRAIN_REPEATS repeats them.
+#   APP_TRAIN=0 skips the training steps (ddp or fsdp: only that one); APP_TRAIN_REPEATS repeats them.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out="${1:?out}" np="${2:?np}" repeats="${3:-5}"
@@ -32,8 +32,14 @@ for ((run = first; run < first + repeats; run++)); do
     --json "$out/pybench-np$np-run$run-merged.json" || status=1
 done
 wrappers=()
-if [[ "${APP_TRAIN:-1}" != 0 ]]; then wrappers+=(ddp); fi
-if [[ "${APP_TRAIN:-1}" != 0 && "${APP_FSDP:-1}" != 0 ]]; then wrappers+=(fsdp); fi
+case "${APP_TRAIN:-1}" in
+0) ;;
+ddp | fsdp) wrappers=("$APP_TRAIN") ;;
+*)
+  wrappers=(ddp)
+  if [[ "${APP_FSDP:-1}" != 0 ]]; then wrappers+=(fsdp); fi
+  ;;
+esac
 # The training steps alternate NCCL alone and the library APP_TRAIN_REPEATS times (default 1), so drift in
 # the machine's speed falls on both sides alike.
 for wrapper in "${wrappers[@]+"${wrappers[@]}"}"; do
