@@ -30,7 +30,9 @@ class SimTransport final : public Transport,
   SimTransport(std::shared_ptr<SimEngine> engine, std::shared_ptr<SimBufferRegistry> buffers, int rank)
       : engine_(std::move(engine)), buffers_(std::move(buffers)), rank_(rank) {}
 
-  TransportIdentity identity() const override { return {"simulator", "simulator", rank_, engine_->worldSize()}; }
+  TransportIdentity identity() const override {
+    return {"simulator", "simulator", rank_, engine_->worldSize(), /*compares_operations=*/true};
+  }
   StatusOr<OpenedRegion> openSymmetric(std::size_t bytes) override {
     PR_ASSIGN_OR_RETURN(std::vector<std::byte> record, engine_->openSymmetric(rank_, bytes));
     return OpenedRegion{std::move(record), engine_->regionOf(rank_)};

@@ -46,7 +46,7 @@ struct CField {
   Status (*toC)(const Config&, prConfig_t&);
 };
 
-constexpr std::array<CField, 19> kFields = {{
+constexpr std::array<CField, 20> kFields = {{
     {SettingId::kAlgorithm,
      [](const prConfig_t& c, Config& out) {
        out.algorithm = static_cast<Algorithm>(c.algorithm);
@@ -168,6 +168,15 @@ constexpr std::array<CField, 19> kFields = {{
      },
      [](const Config& in, prConfig_t& c) {
        c.plan_max_bytes = in.plan_max_bytes;
+       return Status::ok();
+     }},
+    {SettingId::kCheckOperations,
+     [](const prConfig_t& c, Config& out) {
+       out.check_operations = c.check_operations != 0;
+       return Status::ok();
+     },
+     [](const Config& in, prConfig_t& c) {
+       c.check_operations = in.check_operations ? 1 : 0;
        return Status::ok();
      }},
     {SettingId::kPoolBytes,

@@ -2,6 +2,9 @@
 // The pool and the memory API are in communicator_memory.cc.
 #include "peerreduce/communicator.h"
 
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
 #include <exception>
 #include <limits>
 #include <new>
@@ -68,6 +71,50 @@ Status agreeOnCreation(const Communicator::Impl& impl) {
   return Status::ok();
 }
 
+// The operation log (api/operation_log.h): rank 0 makes the segment, every other rank maps it by name, and
+// the log is kept only where every rank mapped it (ranks on several machines share no host memory: they
+// run without it, as does a world where shared memory cannot be made). All ranks decide alike.
+struct OperationLogName {
+  char name[kMaxSharedNameBytes];
+};
+
+Status openOperationLog(Communicator::Impl& impl) {
+  if (!impl.config.check_operations || impl.size < 2 || impl.transport->identity().compares_operations) {
+    return Status::ok();
+  }
+  const RankAgreement agreement = agreementOf(impl);
+  std::unique_ptr<OperationLog> log;
+  OperationLogName mine{};
+  if (impl.rank == 0) {
+    auto created = OperationLog::create(impl.rank, impl.size);
+    if (created.isOk()) {
+      log = std::move(created).value();
+      std::snprintf(mine.name, sizeof(mine.name), "%s", log->name().c_str());
+    } else {
+      PR_INFO(impl.rank, "operations are not compared across ranks: %s", created.status().toString().c_str());
+    }
+  }
+  PR_ASSIGN_OR_RETURN(const std::vector<OperationLogName> names, agreement.gather(mine));
+  const std::string name(names[0].name, strnlen(names[0].name, sizeof(names[0].name)));
+  if (impl.rank != 0 && !name.empty()) {
+    auto opened = OperationLog::open(impl.rank, impl.size, name);
+    if (opened.isOk()) log = std::move(opened).value();
+  }
+  const std::int32_t have = log ? 1 : 0;
+  PR_ASSIGN_OR_RETURN(const std::vector<std::int32_t> everyone, agreement.gather(have));
+  const bool all = std::all_of(everyone.begin(), everyone.end(), [](std::int32_t h) { return h == 1; });
+  if (!all) {
+    if (have == 1) {
+      PR_INFO(impl.rank, "operations are not compared across ranks: not every rank maps this machine's shared memory");
+    }
+    return Status::ok();
+  }
+  // Every rank mapped it: the name can go (the pages stay while mapped).
+  PR_RETURN_IF_ERROR(log->unlink());
+  impl.operation_log = std::move(log);
+  return Status::ok();
+}
+
 // The hash every rank compares (a tuning file's contents).
 std::uint64_t Fnv1aOf(const std::string& text) {
   Fnv1a hash;
@@ -124,6 +171,7 @@ Status buildPlans(Communicator::Impl& impl) {
 Status createImpl(Communicator::Impl& impl) {
   PR_RETURN_IF_ERROR(impl.config.validate());
   PR_RETURN_IF_ERROR(agreeOnCreation(impl));
+  PR_RETURN_IF_ERROR(openOperationLog(impl));
   // Settings are agreed by now, so every rank gets the same outcome (and the same pool).
   PR_RETURN_IF_ERROR(createPool(impl));
   PR_RETURN_IF_ERROR(exchangeSymmetricMemory(impl));
@@ -251,12 +299,15 @@ Status Communicator::allreduce(const void* send, void* recv, std::size_t count, 
 
 Status Communicator::synchronize(StreamHandle stream) {
   if (aborted()) return abortedStatus(*impl_, "synchronize");
-  return impl_->transport->synchronize(stream, impl_->config.timeout);
+  const Status done = impl_->transport->synchronize(stream, impl_->config.timeout);
+  // A wait that ended because another rank refused the operation reports why.
+  return impl_->operation_log ? impl_->operation_log->explain(done) : done;
 }
 
 Status Communicator::asyncError() const {
   if (aborted()) return abortedStatus(*impl_, "the operations were ended");
-  return impl_->transport->asyncError();
+  const Status error = impl_->transport->asyncError();
+  return impl_->operation_log ? impl_->operation_log->explain(error) : error;
 }
 
 int Communicator::rank() const { return impl_->rank; }

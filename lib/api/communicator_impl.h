@@ -10,6 +10,7 @@
 
 #include "api/buffer_registrations.h"
 #include "api/channel_leases.h"
+#include "api/operation_log.h"
 #include "api/plan_choice.h"
 #include "api/profiler.h"
 #include "memory/pinned_host_pool.h"
@@ -46,6 +47,10 @@ struct Communicator::Impl {
   // The channels (signal areas) used so far and their scratch leases from `pool` (declared after it:
   // ends first).
   std::optional<ChannelLeases> channels;
+  // Every operation compared with the other ranks' of this machine before it is submitted
+  // (api/operation_log.h); null where the check is off, the transport compares them itself, or the ranks
+  // share no host memory.
+  std::unique_ptr<OperationLog> operation_log;
   // Null unless enableProfiling was called: the allreduce path's only cost when off is this check.
   std::unique_ptr<Profiler> profiler;
   // Page-locked host memory for host-staged paths, bounded by Config::memory.pinned_limit_bytes.

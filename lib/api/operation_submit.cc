@@ -4,8 +4,29 @@
 #include <string>
 
 #include "select/segmenting.h"
+#include "util/hash.h"
 
 namespace peerreduce {
+namespace {
+
+// What every rank must agree on for `operation` (api/operation_log.h): its user call, not its segments.
+OperationDescriptor descriptorOf(const Operation& operation) {
+  OperationDescriptor d;
+  d.collective = operation.plan->collective;
+  d.root = operation.plan->root;
+  d.dtype = operation.dtype;
+  d.op = operation.op;
+  d.count = operation.count;
+  if (!operation.batch.empty()) {
+    Fnv1a counts;
+    for (const BatchItem& item : operation.batch) counts.add(static_cast<std::uint64_t>(item.count));
+    d.items = operation.batch.size();
+    d.items_hash = counts.value();
+  }
+  return d;
+}
+
+}  // namespace
 
 Status submitOperation(Communicator::Impl& impl, const Operation& operation, StreamHandle stream, const char* call) {
   PR_ASSIGN_OR_RETURN(const OperationChannel where, operationChannel(impl, stream));
@@ -26,6 +47,8 @@ Status submitOperation(Communicator::Impl& impl, const Operation& operation, Str
 
 Status submitOperation(Communicator::Impl& impl, const Operation& operation, const OperationChannel& where,
                        const PoolBlock& scratch, std::size_t segment, StreamHandle stream) {
+  // Before anything is enqueued: a rank that disagrees with a peer launches nothing.
+  if (impl.operation_log) PR_RETURN_IF_ERROR(impl.operation_log->post(descriptorOf(operation)));
   const std::size_t elem = dataTypeSize(operation.dtype);
   const bool batched = !operation.batch.empty();
   ExecutionRequest request;

@@ -51,7 +51,7 @@ std::string Config::describe() const {
               ? ""
               : " bootstrap_timeout_ms=" + std::to_string(bootstrap_timeout.count())) +
          " scratch_bytes=" + std::to_string(scratch_bytes) + " verify_plans=" + (verify_plans ? "1" : "0") +
-         (link_mask.empty() ? "" : " link_mask=" + link_mask) +
+         (check_operations ? "" : " check_operations=0") + (link_mask.empty() ? "" : " link_mask=" + link_mask) +
          // Each collective's own algorithm only where set, like the optional settings around it.
          (reduce_scatter_algorithm == Algorithm::kAuto
               ? ""

@@ -361,6 +361,18 @@ std::array<SettingSpec, kSettingCount> makeSpecs() {
       "(for programs that never choose one), N device N";
   at(SettingId::kDevice).agreement = SettingAgreement::kLocal;  // every rank drives its own
 
+  // Added after fingerprints were in use: hashed only when set (to 0), so configurations that leave it on
+  // keep their fingerprints. Ranks must agree: the log's creation is a collective step.
+  at(SettingId::kCheckOperations) = booleanSpec("PEERREDUCE_CHECK_OPERATIONS", "cross-rank operation check", true);
+  at(SettingId::kCheckOperations).default_value = true;
+  at(SettingId::kCheckOperations).example = "0";
+  at(SettingId::kCheckOperations).help =
+      "compare every operation (collective, count, type, op, root) with the other ranks' of this machine through "
+      "shared host memory, so ranks that disagree get kMismatch instead of a hang or a wrong result "
+      "(transports that compare them themselves, as the simulator, skip it)";
+  at(SettingId::kCheckOperations).agreement = SettingAgreement::kFingerprint;
+  at(SettingId::kCheckOperations).fingerprinted_when_set = true;
+
   for (SettingId id :
        {SettingId::kAlgorithm, SettingId::kReduceScatterAlgorithm, SettingId::kAllGatherAlgorithm,
         SettingId::kBroadcastAlgorithm, SettingId::kTimeoutMs, SettingId::kScratchBytes, SettingId::kVerifyPlans,
@@ -492,6 +504,9 @@ std::array<SettingRow, kSettingCount> makeRows() {
       configRow(
           SettingId::kDevice, O::kConfig, [](const Config& c) -> V { return std::int64_t{c.device}; },
           [](Config& c, const V& v) { c.device = static_cast<int>(integerOf(v)); }),
+      configRow(
+          SettingId::kCheckOperations, O::kConfig, [](const Config& c) -> V { return c.check_operations; },
+          [](Config& c, const V& v) { c.check_operations = std::get<bool>(v); }),
   };
 }
 

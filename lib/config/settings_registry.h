@@ -67,8 +67,9 @@ enum class SettingId : int {
   kNcclSummary,
   kNcclSimulate,
   kDevice,
+  kCheckOperations,
 };
-inline constexpr int kSettingCount = static_cast<int>(SettingId::kDevice) + 1;
+inline constexpr int kSettingCount = static_cast<int>(SettingId::kCheckOperations) + 1;
 
 // Who reads a setting.
 enum class SettingOwner {

@@ -103,8 +103,10 @@ class Communicator {
   Status synchronize(StreamHandle stream = nullptr);
   // The first error an enqueued operation ended with, or ok. Does not block. Such an error is sticky,
   // as NCCL's asynchronous errors are: every later operation reports it, and the communicator must be
-  // destroyed and created anew. Ranks that disagree on an operation (count, dtype, op; kMismatch, which
-  // the simulator detects) leave their communicators out of step in the same way.
+  // destroyed and created anew. Ranks that disagree on an operation (collective, count, dtype, op, root)
+  // get kMismatch (the simulator's engine compares them; elsewhere ranks of one machine compare them
+  // through shared host memory, Config::check_operations): the refusing rank at its call, a rank whose
+  // operation was launched when its wait ends, both sticky.
   Status asyncError() const;
   // Ends every wait of this rank promptly (kAborted) and refuses every later allreduce, synchronize
   // and registration with kAborted, writing nothing. Safe from any thread, and safe when every rank

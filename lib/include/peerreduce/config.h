@@ -94,6 +94,9 @@ struct Config {
   std::chrono::milliseconds bootstrap_timeout{kDefaultBootstrapTimeoutMs};
   std::size_t scratch_bytes = kDefaultScratchBytes;
   bool verify_plans = true;
+  // Every operation compared with the other ranks' of this machine before it is launched (shared host memory,
+  // lib/api/operation_log.h); transports that compare them themselves (the simulator) skip it.
+  bool check_operations = true;
   std::string link_mask;    // "A-B,host:C-D": A-B removed, C-D host-staged, both directions; "host:all":
                             // every pair host-staged (topology/link_mask.h; checked at creation)
   std::string tuning_file;  // path of a tuning table; empty = none

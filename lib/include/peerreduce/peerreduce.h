@@ -74,7 +74,11 @@ typedef enum {
   prInternalError = 9,   /* a bug in peerreduce; please report it with the message */
   prUnavailable = 10,    /* a resource (device, peer access, bootstrap) is not there */
   prMismatch = 11,       /* ranks disagree (count, dtype, op, configuration, world size); after an
-                          * operation's mismatch the communicators must be recreated (sticky) */
+                          * operation's mismatch the communicators must be recreated (sticky). Ranks of
+                          * one machine compare every operation before it is launched (collective,
+                          * count, dtype, op, root; PEERREDUCE_CHECK_OPERATIONS=0 turns it off): the rank
+                          * that finds the difference gets it at its call, a rank whose operation was
+                          * launched at its synchronize once its wait ends */
   prCorrupt = 12,        /* a message or handle received from a peer is malformed */
   prNumResults = 13,
   prResult_MinEnum_ = -0x7fffffff - 1,
@@ -182,6 +186,8 @@ typedef struct {
   char plan_file[PR_CONFIG_PATH_BYTES]; /* PEERREDUCE_PLAN_FILE, NUL-terminated; "" = none (docs/PLANS.md) */
   size_t plan_min_bytes;                /* PEERREDUCE_PLAN_MIN_BYTES: smallest size the plan file runs */
   size_t plan_max_bytes;                /* PEERREDUCE_PLAN_MAX_BYTES: exclusive bound; 0 = none */
+  int check_operations; /* PEERREDUCE_CHECK_OPERATIONS: nonzero (the default) compares every operation with the
+                           other ranks' of this machine before it is launched (prMismatch when they differ) */
 } prConfig_t;
 #define PR_DEVICE_CURRENT (-1)
 #define PR_DEVICE_OF_LOCAL_RANK (-2)

@@ -83,6 +83,9 @@ struct TransportIdentity {
   std::string architecture;  // the key of tuning tables: "simulator", "sm_90", "gfx90a"; "unknown" if none
   int rank = 0;
   int world_size = 1;
+  // The transport compares every rank's operations itself (the simulator's engine): the communicator's
+  // own check through shared host memory (Config::check_operations) is not needed.
+  bool compares_operations = false;
 };
 
 // What opening the symmetric region gave: the record peers need to map it, and where the host can
