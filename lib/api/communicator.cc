@@ -111,6 +111,15 @@ Status openOperationLog(Communicator::Impl& impl) {
   }
   // Every rank mapped it: the name can go (the pages stay while mapped).
   PR_RETURN_IF_ERROR(log->unlink());
+  // A transport that reads the rank's stop word stops at once when a peer refuses an operation this
+  // rank launched; one that cannot keeps its deadline (not an error: the mismatch is reported either way).
+  if (StopWordAdoption* stop = impl.transport->capabilities().stop_word_adoption) {
+    const Status adopted = stop->adoptStopWord(log->keepAlive(), log->stopWord(impl.rank));
+    if (!adopted.isOk()) {
+      PR_INFO(impl.rank, "a refused operation ends this rank's waits at their deadline: %s",
+              adopted.toString().c_str());
+    }
+  }
   impl.operation_log = std::move(log);
   return Status::ok();
 }

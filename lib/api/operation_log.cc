@@ -1,5 +1,7 @@
 #include "api/operation_log.h"
 
+#include <unistd.h>
+
 #include <atomic>
 #include <string>
 
@@ -19,7 +21,8 @@ struct Words {
 Words pack(const OperationDescriptor& d) {
   Words out{};
   out.w[0] = static_cast<std::uint64_t>(d.collective) | (static_cast<std::uint64_t>(d.dtype) << 8) |
-             (static_cast<std::uint64_t>(d.op) << 16) | (static_cast<std::uint64_t>(static_cast<std::uint32_t>(d.root)) << 32);
+             (static_cast<std::uint64_t>(d.op) << 16) |
+             (static_cast<std::uint64_t>(static_cast<std::uint32_t>(d.root)) << 32);
   out.w[1] = d.count;
   out.w[2] = d.items;
   out.w[3] = d.items_hash;
@@ -71,8 +74,20 @@ std::atomic_ref<T> shared(T& field) {
 
 Header& headerOf(void* data) { return *static_cast<Header*>(data); }
 
+// The segment: the header, the entries, then a page per rank holding its stop word (a device registers
+// the page of its own rank's word, and ranks of one process must not register one page twice).
+std::size_t entriesOffset() { return ((sizeof(Header) + 63) / 64) * 64; }
+
+std::size_t pageBytes() { return static_cast<std::size_t>(::sysconf(_SC_PAGESIZE)); }
+
+std::size_t stopWordsOffset(int world_size) {
+  const std::size_t end =
+      entriesOffset() + static_cast<std::size_t>(world_size) * OperationLog::kEntries * sizeof(Entry);
+  return (end + pageBytes() - 1) / pageBytes() * pageBytes();
+}
+
 Entry& entryOf(void* data, int rank, std::uint64_t operation) {
-  auto* entries = reinterpret_cast<Entry*>(static_cast<unsigned char*>(data) + ((sizeof(Header) + 63) / 64) * 64);
+  auto* entries = reinterpret_cast<Entry*>(static_cast<unsigned char*>(data) + entriesOffset());
   return entries[static_cast<std::uint64_t>(rank) * OperationLog::kEntries + operation % OperationLog::kEntries];
 }
 
@@ -111,11 +126,20 @@ std::string OperationDescriptor::describe() const {
 }
 
 std::size_t OperationLog::segmentBytes(int world_size) {
-  return ((sizeof(Header) + 63) / 64) * 64 + static_cast<std::size_t>(world_size) * kEntries * sizeof(Entry);
+  return stopWordsOffset(world_size) + static_cast<std::size_t>(world_size) * pageBytes();
 }
 
 OperationLog::OperationLog(int rank, int world_size, SharedHostSegment segment)
-    : rank_(rank), world_size_(world_size), segment_(std::move(segment)) {}
+    : rank_(rank), world_size_(world_size), segment_(std::make_shared<SharedHostSegment>(std::move(segment))) {}
+
+std::uint32_t* OperationLog::stopWord(int rank) const {
+  auto* base = static_cast<unsigned char*>(segment_->data()) + stopWordsOffset(world_size_);
+  return reinterpret_cast<std::uint32_t*>(base + static_cast<std::size_t>(rank) * pageBytes());
+}
+
+void OperationLog::stopEveryRank() const {
+  for (int r = 0; r < world_size_; ++r) shared(*stopWord(r)).store(1, std::memory_order_release);
+}
 
 StatusOr<std::unique_ptr<OperationLog>> OperationLog::create(int rank, int world_size) {
   if (world_size < 1 || world_size > kMaxWorldSize || rank < 0 || rank >= world_size) {
@@ -145,15 +169,16 @@ StatusOr<std::unique_ptr<OperationLog>> OperationLog::open(int rank, int world_s
   return std::unique_ptr<OperationLog>(new OperationLog(rank, world_size, std::move(segment)));
 }
 
-Status OperationLog::unlink() { return segment_.owner() ? segment_.unlink() : Status::ok(); }
+Status OperationLog::unlink() { return segment_->owner() ? segment_->unlink() : Status::ok(); }
 
 Status OperationLog::reported() const {
-  Report& report = headerOf(segment_.data()).report;
+  Report& report = headerOf(segment_->data()).report;
   const std::uint32_t state = shared(report.state).load(std::memory_order_acquire);
   if (state == 0) return Status::ok();
   if (state != kReportReady) {
-    return mismatchError("another rank found that the ranks called different operations on this communicator "
-                         "(its error names them); destroy and create the communicators again");
+    return mismatchError(
+        "another rank found that the ranks called different operations on this communicator "
+        "(its error names them); destroy and create the communicators again");
   }
   return mismatchOf(shared(report.operation).load(std::memory_order_relaxed),
                     shared(report.reporter).load(std::memory_order_relaxed),
@@ -169,7 +194,7 @@ Status OperationLog::explain(const Status& failure) const {
 
 Status OperationLog::post(const OperationDescriptor& descriptor) {
   PR_RETURN_IF_ERROR(reported());
-  void* data = segment_.data();
+  void* data = segment_->data();
   const std::uint64_t operation = next_++;
   const Words mine = pack(descriptor);
   Entry& own = entryOf(data, rank_, operation);
@@ -200,6 +225,8 @@ Status OperationLog::post(const OperationDescriptor& descriptor) {
       writeWords(report.peer_descriptor, fields);
       shared(report.state).store(kReportReady, std::memory_order_release);
     }
+    // The ranks that launched this operation wait for this one: end their waits now.
+    stopEveryRank();
     return mismatchOf(operation, rank_, descriptor, peer, unpack(fields));
   }
   return Status::ok();

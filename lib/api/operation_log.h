@@ -17,10 +17,11 @@
 // hundred nanoseconds of host memory traffic.
 //
 // The rank that finds a mismatch refuses the operation (kMismatch naming both ranks, the operation's
-// number and both descriptors) and writes a report into the segment; the others' operations cannot
-// complete without it, and when their wait ends (the deadline) they find the report and return the same
-// mismatch instead of a timeout (explain()). The error is sticky on every rank, as the simulator's: every
-// later post returns the report.
+// number and both descriptors), writes a report into the segment and sets every rank's stop word (a page
+// of the segment per rank); the others' operations cannot complete without it: a transport that reads
+// its rank's stop word as an abort word (StopWordAdoption) ends their waits at once, any other at its
+// deadline, and then they find the report and return the same mismatch instead of the wait's error
+// (explain()). The error is sticky on every rank, as the simulator's: every later post returns the report.
 //
 // Entries are seqlocks: the writer marks the entry busy, writes the fields, then publishes the
 // operation's number; a reader takes the fields only when the number it read before and after them is
@@ -65,7 +66,12 @@ class OperationLog {
   static StatusOr<std::unique_ptr<OperationLog>> create(int rank, int world_size);
   static StatusOr<std::unique_ptr<OperationLog>> open(int rank, int world_size, const std::string& name);
 
-  const std::string& name() const { return segment_.name(); }
+  const std::string& name() const { return segment_->name(); }
+  // `rank`'s stop word: 0 until a rank finds a mismatch, then 1; alone on its page. Valid while keepAlive()
+  // (or this log) is held.
+  std::uint32_t* stopWord(int rank) const;
+  // Holds the segment mapped (for a transport that reads a stop word after this log is gone).
+  std::shared_ptr<void> keepAlive() const { return segment_; }
   // Removes the segment's name once every rank mapped it (rank 0 only; others: nothing).
   Status unlink();
 
@@ -83,10 +89,11 @@ class OperationLog {
 
  private:
   OperationLog(int rank, int world_size, SharedHostSegment segment);
+  void stopEveryRank() const;
 
   int rank_;
   int world_size_;
-  SharedHostSegment segment_;
+  std::shared_ptr<SharedHostSegment> segment_;
   std::uint64_t next_ = 0;  // this rank's next operation number
 };
 

@@ -13,7 +13,9 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -108,7 +110,8 @@ class GpuTransport final : public Transport,
                            private HostStaging,
                            private KernelLaunches,
                            private ProbeFallback,
-                           private StreamCaptures {
+                           private StreamCaptures,
+                           private StopWordAdoption {
  public:
   GpuTransport(int rank, int world_size, int device, int multiprocessors, int max_blocks, std::uint64_t bytes_per_block,
                KernelPolicy kernels, std::uint64_t line_bytes_per_block, std::vector<std::uint8_t> probe_faults)
@@ -126,7 +129,10 @@ class GpuTransport final : public Transport,
         order_(rank, device),
         buffers_(rank, device, pointerFactsOf),
         scratch_bases_(static_cast<std::size_t>(world_size), nullptr) {}
-  ~GpuTransport() override { release(); }
+  ~GpuTransport() override {
+    release();
+    releaseStopWord();
+  }
 
   TransportIdentity identity() const override {
     return {std::string(PR_GPU_PLATFORM_NAME) + " gpu " + std::to_string(device_), architecture(), rank_, world_size_};
@@ -140,6 +146,7 @@ class GpuTransport final : public Transport,
     caps.kernel_launches = this;
     caps.probe_fallback = this;
     caps.stream_captures = this;
+    caps.stop_word_adoption = this;
     return caps;
   }
 
@@ -511,7 +518,7 @@ class GpuTransport final : public Transport,
     // The stream's own signal area: its counters in every rank's region, its bases and block count.
     args.peers = peer_table_ + request.channel;
     args.control = control_ + request.channel;
-    args.abort_word = abort_word_device_;
+    args.abort_word = stop_word_device_ != nullptr ? stop_word_device_ : abort_word_device_;
     args.error = error_device_;
     timeout_ns_ = static_cast<std::uint64_t>(request.timeout.count()) * 1000000ull;
     args.timeout_ns = timeout_ns_;
@@ -864,6 +871,42 @@ class GpuTransport final : public Transport,
 
   void abort() override {
     if (abort_word_ != nullptr) *reinterpret_cast<volatile std::uint32_t*>(abort_word_) = 1;
+    if (stop_word_ != nullptr) std::atomic_ref<std::uint32_t>(*stop_word_).store(1, std::memory_order_release);
+  }
+
+  // The kernels read the stop word in place of the abort word (abort() writes both), so a peer's process
+  // ends this rank's waits by writing it. Its page is registered with the device; the previous word's
+  // page, if any, is released.
+  Status adoptStopWord(std::shared_ptr<void> owner, std::uint32_t* word) override {
+    if (word == nullptr || owner == nullptr)
+      return invalidArgumentError("rank " + std::to_string(rank_) + ": no stop word");
+    const std::size_t page = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
+    void* base = reinterpret_cast<void*>(reinterpret_cast<std::uintptr_t>(word) / page * page);
+    PR_RETURN_IF_ERROR(registerHostPages(base, page).withContext("rank " + std::to_string(rank_) + " stop word"));
+    std::uint32_t* device = nullptr;
+    const hipError_t mapped = hipHostGetDevicePointer(reinterpret_cast<void**>(&device), word, 0);
+    if (mapped != hipSuccess) {
+      unregisterHostPages(base, page);
+      return unavailableError("rank " + std::to_string(rank_) + ": the stop word has no device address (" +
+                              std::string(hipGetErrorString(mapped)) + ")");
+    }
+    releaseStopWord();
+    if (abort_word_ != nullptr && *reinterpret_cast<volatile std::uint32_t*>(abort_word_) != 0) {
+      std::atomic_ref<std::uint32_t>(*word).store(1, std::memory_order_release);  // aborted before: stays so
+    }
+    stop_owner_ = std::move(owner);
+    stop_word_ = word;
+    stop_word_device_ = device;
+    stop_page_ = base;
+    return Status::ok();
+  }
+
+  void releaseStopWord() {
+    if (stop_page_ != nullptr) unregisterHostPages(stop_page_, static_cast<std::size_t>(::sysconf(_SC_PAGESIZE)));
+    stop_page_ = nullptr;
+    stop_word_ = nullptr;
+    stop_word_device_ = nullptr;
+    stop_owner_.reset();
   }
 
  private:
@@ -1048,6 +1091,12 @@ class GpuTransport final : public Transport,
   PeerTable* peer_table_ = nullptr;
   std::uint32_t* abort_word_ = nullptr;
   std::uint32_t* abort_word_device_ = nullptr;
+  // A stop word adopted from the communicator's operation log (StopWordAdoption), read by the kernels in
+  // place of abort_word_; null when none.
+  std::shared_ptr<void> stop_owner_;
+  std::uint32_t* stop_word_ = nullptr;
+  std::uint32_t* stop_word_device_ = nullptr;
+  void* stop_page_ = nullptr;
   ErrorReport* error_ = nullptr;
   ErrorReport* error_device_ = nullptr;
   std::vector<void*> opened_;

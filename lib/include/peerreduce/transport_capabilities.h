@@ -166,6 +166,20 @@ class StreamCaptures {
   virtual StatusOr<std::uint64_t> captureOf(StreamHandle stream) = 0;
 };
 
+// Stop words: a word of host memory that the other ranks' processes of this machine can write (the
+// communicator's operation log, lib/api/operation_log.h), which the transport's waits read as they read
+// its own abort(): nonzero ends them with kAborted. A rank that refuses an operation its peers already
+// launched (they disagree on it) sets their words, so their kernels stop within the abort ration instead
+// of at their deadline. A transport without it keeps its deadline.
+class StopWordAdoption {
+ public:
+  virtual ~StopWordAdoption() = default;
+  // From now on `word` (4-byte aligned, alone on its page) is read with the transport's abort word; `owner`
+  // keeps its memory mapped while the transport holds it. A later call replaces it. An error (the page
+  // cannot be made visible to the device) leaves the transport as it was.
+  virtual Status adoptStopWord(std::shared_ptr<void> owner, std::uint32_t* word) = 0;
+};
+
 struct TransportCapabilities {
   TimeMarks* time_marks = nullptr;
   BufferSharing* buffer_sharing = nullptr;
@@ -175,6 +189,7 @@ struct TransportCapabilities {
   KernelLaunches* kernel_launches = nullptr;
   ProbeFallback* probe_fallback = nullptr;
   StreamCaptures* stream_captures = nullptr;
+  StopWordAdoption* stop_word_adoption = nullptr;
 };
 
 }  // namespace peerreduce

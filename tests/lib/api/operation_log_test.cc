@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cstdint>
 #include <filesystem>
 #include <memory>
 #include <string>
@@ -26,7 +27,8 @@ using std::chrono::milliseconds;
 
 bool mentions(const Status& s, const std::string& words) { return s.message().find(words) != std::string::npos; }
 
-OperationDescriptor allreduceOf(std::uint64_t count, DataType dtype = DataType::kFloat32, ReduceOp op = ReduceOp::kSum) {
+OperationDescriptor allreduceOf(std::uint64_t count, DataType dtype = DataType::kFloat32,
+                                ReduceOp op = ReduceOp::kSum) {
   OperationDescriptor d;
   d.collective = Collective::kAllReduce;
   d.count = count;
@@ -72,8 +74,9 @@ TEST(OperationLog, TheLaterRankFindsADifferentCountAndEveryRankReportsIt) {
   ASSERT_TRUE(logs[2]->post(allreduceOf(1024)).isOk());
   const Status later = logs[1]->post(allreduceOf(1000));
   EXPECT_EQ(later.code(), ErrorCode::kMismatch) << later.toString();
-  EXPECT_TRUE(mentions(later, "operation 0 of the communicator differs between ranks: rank 1 called allreduce of "
-                              "1000 fp32 (sum), rank 0 called allreduce of 1024 fp32 (sum)"))
+  EXPECT_TRUE(mentions(later,
+                       "operation 0 of the communicator differs between ranks: rank 1 called allreduce of "
+                       "1000 fp32 (sum), rank 0 called allreduce of 1024 fp32 (sum)"))
       << later.message();
   EXPECT_TRUE(mentions(later, "destroy and create them again")) << later.message();
   // The ranks whose operation was enqueued find the report when their wait ends, in place of its error.
@@ -83,6 +86,31 @@ TEST(OperationLog, TheLaterRankFindsADifferentCountAndEveryRankReportsIt) {
   EXPECT_TRUE(logs[2]->explain(Status::ok()).isOk()) << "success stays success";
   // Sticky: every later operation of every rank is refused.
   for (auto& log : logs) EXPECT_EQ(log->post(allreduceOf(1024)).code(), ErrorCode::kMismatch);
+}
+
+// The stop words: one page each, 0 while ranks agree, 1 on every rank once one refused an operation (the
+// launched ranks' transports read them as abort words).
+TEST(OperationLog, ARefusalSetsEveryRanksStopWord) {
+  auto logs = logsOf(3);
+  ASSERT_EQ(logs.size(), 3u);
+  const auto page = static_cast<std::uintptr_t>(::sysconf(_SC_PAGESIZE));
+  for (int r = 0; r < 3; ++r) {
+    const auto address = reinterpret_cast<std::uintptr_t>(logs[0]->stopWord(r));
+    EXPECT_EQ(address % page, 0u) << "rank " << r << "'s word starts its own page";
+    EXPECT_EQ(*logs[2]->stopWord(r), 0u);
+  }
+  EXPECT_NE(logs[0]->stopWord(0), logs[0]->stopWord(1));
+  for (auto& log : logs) ASSERT_TRUE(log->post(allreduceOf(8)).isOk());
+  for (int r = 0; r < 3; ++r) EXPECT_EQ(*logs[1]->stopWord(r), 0u) << "agreeing ranks stop nobody";
+  ASSERT_TRUE(logs[0]->post(allreduceOf(8)).isOk());
+  ASSERT_EQ(logs[1]->post(allreduceOf(9)).code(), ErrorCode::kMismatch);
+  // Every rank's mapping sees every word set (the same pages, mapped by each rank).
+  for (int r = 0; r < 3; ++r) EXPECT_EQ(*logs[0]->stopWord(r), 1u) << "rank " << r;
+  // keepAlive holds the pages after the log itself is gone.
+  std::shared_ptr<void> held = logs[2]->keepAlive();
+  std::uint32_t* word = logs[2]->stopWord(2);
+  logs[2].reset();
+  EXPECT_EQ(*word, 1u);
 }
 
 TEST(OperationLog, EachFieldIsCompared) {
@@ -230,8 +258,9 @@ TEST(OperationLog, BadArgumentsAndForeignSegmentsAreRefused) {
 
 // ---- through a communicator ----------------------------------------------------------------------
 
-// The simulator with its own comparison hidden: the communicator's log is what checks.
-class UncheckedTransport : public TransportWrapper {
+// The simulator with its own comparison hidden: the communicator's log is what checks. It adopts stop
+// words as a GPU does (records the word it was given).
+class UncheckedTransport : public TransportWrapper, private StopWordAdoption {
  public:
   using TransportWrapper::TransportWrapper;
   TransportIdentity identity() const override {
@@ -239,14 +268,32 @@ class UncheckedTransport : public TransportWrapper {
     inner.compares_operations = false;
     return inner;
   }
+  TransportCapabilities capabilities() override {
+    TransportCapabilities caps = TransportWrapper::capabilities();
+    caps.stop_word_adoption = this;
+    return caps;
+  }
+  Status adoptStopWord(std::shared_ptr<void> owner, std::uint32_t* word) override {
+    if (refuse_stop_word) return unavailableError("no stop words in this test");
+    owner_ = std::move(owner);
+    stop_word = word;
+    return Status::ok();
+  }
+
+  std::uint32_t* stop_word = nullptr;
+  bool refuse_stop_word = false;
+
+ private:
+  std::shared_ptr<void> owner_;
 };
 
 struct World {
   std::shared_ptr<sim::SimWorld> sim;
+  std::vector<std::shared_ptr<UncheckedTransport>> transports;
   std::vector<std::unique_ptr<Communicator>> comms;
 };
 
-World makeWorld(int n, Config config) {
+World makeWorld(int n, Config config, bool refuse_stop_words = false) {
   World out;
   auto world = sim::SimWorld::create(n);
   EXPECT_TRUE(world.isOk());
@@ -255,11 +302,15 @@ World makeWorld(int n, Config config) {
   config.timeout = milliseconds(2000);
   std::vector<Status> status(static_cast<std::size_t>(n));
   std::vector<std::unique_ptr<Communicator>> comms(static_cast<std::size_t>(n));
+  for (int r = 0; r < n; ++r) {
+    out.transports.push_back(std::make_shared<UncheckedTransport>(out.sim->transport(r)));
+    out.transports.back()->refuse_stop_word = refuse_stop_words;
+  }
   std::vector<std::thread> threads;
   for (int r = 0; r < n; ++r) {
     threads.emplace_back([&, r] {
-      auto made = Communicator::create(r, n, out.sim->bootstrap(r),
-                                       std::make_shared<UncheckedTransport>(out.sim->transport(r)), config);
+      auto made =
+          Communicator::create(r, n, out.sim->bootstrap(r), out.transports[static_cast<std::size_t>(r)], config);
       if (made.isOk()) {
         comms[static_cast<std::size_t>(r)] = std::move(made).value();
       } else {
@@ -280,7 +331,8 @@ TEST(OperationLogCommunicator, AgreeingRanksRunAsBefore) {
   ASSERT_EQ(w.comms.size(), 2u);
   std::vector<std::int32_t> data[2] = {std::vector<std::int32_t>(100, 3), std::vector<std::int32_t>(100, 4)};
   for (int k = 0; k < 5; ++k) {
-    for (int r = 0; r < 2; ++r) ASSERT_TRUE(w.comms[r]->allreduce(data[r].data(), data[r].data(), 100, DataType::kInt32, ReduceOp::kSum).isOk());
+    for (int r = 0; r < 2; ++r)
+      ASSERT_TRUE(w.comms[r]->allreduce(data[r].data(), data[r].data(), 100, DataType::kInt32, ReduceOp::kSum).isOk());
   }
   ASSERT_TRUE(w.sim->runUntilIdle().isOk());
   EXPECT_EQ(data[0], std::vector<std::int32_t>(100, 7 * 16));
@@ -297,6 +349,11 @@ TEST(OperationLogCommunicator, ARankWithAnotherCountIsRefusedAndItsPeerLearnsWhy
   EXPECT_EQ(refused.code(), ErrorCode::kMismatch) << refused.toString();
   EXPECT_TRUE(mentions(refused, "rank 1 called allreduce of 96 fp32 (sum), rank 0 called allreduce of 100 fp32 (sum)"))
       << refused.message();
+  // Each transport was given its rank's stop word at creation, and the refusal set rank 0's.
+  ASSERT_NE(w.transports[0]->stop_word, nullptr);
+  ASSERT_NE(w.transports[1]->stop_word, nullptr);
+  EXPECT_NE(w.transports[0]->stop_word, w.transports[1]->stop_word);
+  EXPECT_EQ(*w.transports[0]->stop_word, 1u);
   // Rank 0's operation cannot complete without rank 1; when it ends, rank 0 learns the reason.
   EXPECT_FALSE(w.sim->runUntilIdle().isOk());
   const Status peer = w.comms[0]->asyncError();
@@ -317,9 +374,21 @@ TEST(OperationLogCommunicator, DifferentCollectivesAreRefusedBeforeAnythingRuns)
   ASSERT_TRUE(w.comms[0]->broadcast(x.data(), x.data(), 8, DataType::kFloat32, 2).isOk());
   const Status other_root = w.comms[1]->broadcast(x.data(), x.data(), 8, DataType::kFloat32, 1);
   EXPECT_EQ(other_root.code(), ErrorCode::kMismatch);
-  EXPECT_TRUE(mentions(other_root, "rank 1 called broadcast of 8 fp32 from rank 1, rank 0 called broadcast of 8 fp32 "
-                                   "from rank 2"))
+  EXPECT_TRUE(mentions(other_root,
+                       "rank 1 called broadcast of 8 fp32 from rank 1, rank 0 called broadcast of 8 fp32 "
+                       "from rank 2"))
       << other_root.message();
+}
+
+// A transport that cannot adopt a stop word still gets every comparison (its waits end at the deadline).
+TEST(OperationLogCommunicator, ATransportWithoutStopWordsStillComparesEveryOperation) {
+  World w = makeWorld(2, Config{}, /*refuse_stop_words=*/true);
+  ASSERT_EQ(w.comms.size(), 2u);
+  EXPECT_EQ(w.transports[0]->stop_word, nullptr);
+  std::vector<float> a(8, 1.0f);
+  ASSERT_TRUE(w.comms[0]->allreduce(a.data(), a.data(), 8, DataType::kFloat32, ReduceOp::kSum).isOk());
+  EXPECT_EQ(w.comms[1]->allreduce(a.data(), a.data(), 8, DataType::kFloat32, ReduceOp::kMax).code(),
+            ErrorCode::kMismatch);
 }
 
 TEST(OperationLogCommunicator, TheCheckCanBeTurnedOff) {
@@ -327,6 +396,7 @@ TEST(OperationLogCommunicator, TheCheckCanBeTurnedOff) {
   off.check_operations = false;
   World w = makeWorld(2, off);
   ASSERT_EQ(w.comms.size(), 2u);
+  EXPECT_EQ(w.transports[0]->stop_word, nullptr) << "no log, no stop word";
   std::vector<float> a(100, 1.0f);
   ASSERT_TRUE(w.comms[0]->allreduce(a.data(), a.data(), 100, DataType::kFloat32, ReduceOp::kSum).isOk());
   // The log does not compare: what refuses the call, if anything, is the transport (here the simulator's
