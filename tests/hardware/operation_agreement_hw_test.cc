@@ -52,11 +52,12 @@ TEST(HardwareOperationAgreement, RanksWithDifferentCountsGetMismatchNotAResult) 
   const bool refused_at_call = !status.isOk();
   if (status.isOk()) status = (*comm)->synchronize();
   const auto waited = std::chrono::steady_clock::now() - began;
-  EXPECT_LT(waited, std::chrono::seconds(5)) << "rank " << rank << " waited for its deadline: the stop word did not end it";
-  const bool mismatch = status.code() == ErrorCode::kMismatch &&
-                        status.message().find("of the communicator differs between ranks") != std::string::npos &&
-                        status.message().find("allreduce of " + std::to_string(kCount - 16) + " fp32") !=
-                            std::string::npos;
+  EXPECT_LT(waited, std::chrono::seconds(5))
+      << "rank " << rank << " waited for its deadline: the stop word did not end it";
+  const bool mismatch =
+      status.code() == ErrorCode::kMismatch &&
+      status.message().find("of the communicator differs between ranks") != std::string::npos &&
+      status.message().find("allreduce of " + std::to_string(kCount - 16) + " fp32") != std::string::npos;
   EXPECT_TRUE(mismatch) << "rank " << rank << ": " << status.toString();
   if (refused_at_call) {
     std::vector<float> after(kCount);
