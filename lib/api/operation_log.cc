@@ -91,14 +91,17 @@ Entry& entryOf(void* data, int rank, std::uint64_t operation) {
   return entries[static_cast<std::uint64_t>(rank) * OperationLog::kEntries + operation % OperationLog::kEntries];
 }
 
-Words readWords(Words& source) {
+// Entries use sequentially consistent accesses throughout (no standalone fences: ThreadSanitizer does
+// not model them): one total order of every entry access is what makes both the seqlock reads and the
+// "both write before they read" argument hold. A report's fields are published by its state (release).
+Words readWords(Words& source, std::memory_order order) {
   Words out{};
-  for (int i = 0; i < 4; ++i) out.w[i] = shared(source.w[i]).load(std::memory_order_relaxed);
+  for (int i = 0; i < 4; ++i) out.w[i] = shared(source.w[i]).load(order);
   return out;
 }
 
-void writeWords(Words& target, const Words& value) {
-  for (int i = 0; i < 4; ++i) shared(target.w[i]).store(value.w[i], std::memory_order_relaxed);
+void writeWords(Words& target, const Words& value, std::memory_order order) {
+  for (int i = 0; i < 4; ++i) shared(target.w[i]).store(value.w[i], order);
 }
 
 Status mismatchOf(std::uint64_t operation, int reporter, const OperationDescriptor& mine, int peer,
@@ -182,8 +185,9 @@ Status OperationLog::reported() const {
   }
   return mismatchOf(shared(report.operation).load(std::memory_order_relaxed),
                     shared(report.reporter).load(std::memory_order_relaxed),
-                    unpack(readWords(report.reporter_descriptor)), shared(report.peer).load(std::memory_order_relaxed),
-                    unpack(readWords(report.peer_descriptor)));
+                    unpack(readWords(report.reporter_descriptor, std::memory_order_relaxed)),
+                    shared(report.peer).load(std::memory_order_relaxed),
+                    unpack(readWords(report.peer_descriptor, std::memory_order_relaxed)));
 }
 
 Status OperationLog::explain(const Status& failure) const {
@@ -198,20 +202,17 @@ Status OperationLog::post(const OperationDescriptor& descriptor) {
   const std::uint64_t operation = next_++;
   const Words mine = pack(descriptor);
   Entry& own = entryOf(data, rank_, operation);
-  shared(own.number).store(kBusy, std::memory_order_relaxed);
-  std::atomic_thread_fence(std::memory_order_release);
-  writeWords(own.fields, mine);
-  shared(own.number).store(operation + 1, std::memory_order_release);
-  // Both ranks of a disagreeing pair write before they read: one of them sees the other's entry.
-  std::atomic_thread_fence(std::memory_order_seq_cst);
+  shared(own.number).store(kBusy);
+  writeWords(own.fields, mine, std::memory_order_seq_cst);
+  shared(own.number).store(operation + 1);
+  // Both ranks of a disagreeing pair write before they read (one total order): one sees the other's entry.
   for (int peer = 0; peer < world_size_; ++peer) {
     if (peer == rank_) continue;
     Entry& theirs = entryOf(data, peer, operation);
-    const std::uint64_t before = shared(theirs.number).load(std::memory_order_acquire);
+    const std::uint64_t before = shared(theirs.number).load();
     if (before != operation + 1) continue;  // not there yet, or a whole ring ahead: not checked here
-    const Words fields = readWords(theirs.fields);
-    std::atomic_thread_fence(std::memory_order_acquire);
-    if (shared(theirs.number).load(std::memory_order_relaxed) != before) continue;  // rewritten meanwhile
+    const Words fields = readWords(theirs.fields, std::memory_order_seq_cst);
+    if (shared(theirs.number).load() != before) continue;  // rewritten meanwhile
     if (fields.w[0] == mine.w[0] && fields.w[1] == mine.w[1] && fields.w[2] == mine.w[2] && fields.w[3] == mine.w[3]) {
       continue;
     }
@@ -221,8 +222,8 @@ Status OperationLog::post(const OperationDescriptor& descriptor) {
       shared(report.reporter).store(rank_, std::memory_order_relaxed);
       shared(report.peer).store(peer, std::memory_order_relaxed);
       shared(report.operation).store(operation, std::memory_order_relaxed);
-      writeWords(report.reporter_descriptor, mine);
-      writeWords(report.peer_descriptor, fields);
+      writeWords(report.reporter_descriptor, mine, std::memory_order_relaxed);
+      writeWords(report.peer_descriptor, fields, std::memory_order_relaxed);
       shared(report.state).store(kReportReady, std::memory_order_release);
     }
     // The ranks that launched this operation wait for this one: end their waits now.

@@ -8,13 +8,12 @@
 //
 // The log is one shared segment (memory/shared_host_segment.h) per communicator, made by rank 0 and
 // mapped by every rank at creation: for each rank, a ring of kEntries entries, entry k % kEntries holding
-// the descriptor of its operation k. Posting operation k, a rank writes its entry, then (after a full
-// fence) reads every peer's entry k: a peer already there with another descriptor is a mismatch, a peer
-// not there yet (or already past k by a whole ring) is not checked by this rank, and checks this rank's
-// entry itself when it posts. Of two ranks that disagree, the later poster always sees the other's entry
-// (both write before they read), so one of them finds every mismatch among ranks within kEntries
-// operations of each other, at the call, before anything is launched. Nothing waits: a post is a few
-// hundred nanoseconds of host memory traffic.
+// the descriptor of its operation k. Posting operation k, a rank writes its entry, then (every entry access
+// sequentially consistent) reads every peer's entry k: a peer already there with another descriptor is a mismatch, a
+// peer not there yet (or already past k by a whole ring) is not checked by this rank, and checks this rank's entry
+// itself when it posts. Of two ranks that disagree, the later poster always sees the other's entry (both write before
+// they read), so one of them finds every mismatch among ranks within kEntries operations of each other, at the call,
+// before anything is launched. Nothing waits: a post is a few hundred nanoseconds of host memory traffic.
 //
 // The rank that finds a mismatch refuses the operation (kMismatch naming both ranks, the operation's
 // number and both descriptors), writes a report into the segment and sets every rank's stop word (a page
