@@ -2,6 +2,7 @@
 # Runs every libFuzzer target in fuzz/ for a bounded time and prints how many inputs each executed.
 # Usage: ci/fuzz.sh [target...]      (default: all targets)
 #   FUZZ_SECONDS   seconds per target (default 45)
+#   FUZZ_JOBS      targets fuzzed at once (default: the number of cores)
 # Builds the "fuzz" preset (clang 14, ASan + UBSan + libFuzzer) into build/fuzz. Each target starts
 # from its seed corpus fuzz/corpus/<name>/ (read only) and writes what it discovers to
 # build/fuzz/fuzz-work/<name>/. A crash, sanitizer report, leak, timeout or failed oracle stops that
@@ -21,30 +22,50 @@ build=build/fuzz
 # Leaks are bugs; abort so that libFuzzer keeps the input of a sanitizer report.
 export ASAN_OPTIONS="detect_leaks=1:abort_on_error=1"
 export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
-rows=()
-failed=()
+# Each target is one single-threaded libFuzzer process: FUZZ_JOBS of them (default: one per core) run side
+# by side, each on its own core for its whole FUZZ_SECONDS, so a target's executions are what it would
+# get alone while the phase takes a fraction of the time.
+jobs="${FUZZ_JOBS:-$(nproc)}"
 for t in "${targets[@]}"; do
-  exe="$build/fuzz/${t}_fuzz"
-  if [[ ! -x "$exe" ]]; then
+  if [[ ! -x "$build/fuzz/${t}_fuzz" ]]; then
     echo "ci/fuzz.sh: no target '$t' (known: ${all_targets[*]})" >&2
     exit 2
   fi
-  work="$build/fuzz-work/$t"
-  artifacts="$build/fuzz-artifacts/$t"
+done
+run_target() {
+  local t="$1" exe="$build/fuzz/$1_fuzz" work="$build/fuzz-work/$1" artifacts="$build/fuzz-artifacts/$1"
   mkdir -p "$work" "$artifacts"
-  log="$build/fuzz-work/$t.log"
-  echo "ci/fuzz.sh: $t for ${seconds} s"
-  status=0
+  local status=0
   # -timeout: one input running 10 s is a hang; -rss_limit_mb: memory blow-ups are bugs too.
   "$exe" -max_total_time="$seconds" -print_final_stats=1 -timeout=10 -rss_limit_mb=2048 \
-    -artifact_prefix="$artifacts/" "$work" "fuzz/corpus/$t" >"$log" 2>&1 || status=$?
+    -artifact_prefix="$artifacts/" "$work" "fuzz/corpus/$t" >"$build/fuzz-work/$t.log" 2>&1 || status=$?
+  echo "$status" > "$build/fuzz-work/$t.status"
+}
+rm -f "$build"/fuzz-work/*.status  # verdicts of an earlier run are not this one's
+running=0
+for t in "${targets[@]}"; do
+  echo "ci/fuzz.sh: $t for ${seconds} s"
+  run_target "$t" &
+  running=$((running + 1))
+  if ((running >= jobs)); then
+    wait -n || true  # a target's verdict is its .status file, read below
+    running=$((running - 1))
+  fi
+done
+wait
+rows=()
+failed=()
+for t in "${targets[@]}"; do
+  log="$build/fuzz-work/$t.log" work="$build/fuzz-work/$t"
+  status="$(cat "$build/fuzz-work/$t.status" 2>/dev/null || echo "no status")"
   execs=$(awk '/stat::number_of_executed_units:/ {print $2}' "$log" | tail -n 1)
   corpus=$(find "$work" -type f | wc -l)
   seeds=$(find "fuzz/corpus/$t" -type f | wc -l)
   verdict="ok"
-  if ((status != 0)); then
+  if [[ "$status" != 0 ]]; then
     verdict="FAILED (exit $status)"
     failed+=("$t")
+    echo "ci/fuzz.sh: $t failed:" >&2
     grep -E "ERROR|fuzz oracle failed|SUMMARY|Test unit written" "$log" | head -n 8 >&2 || true
   fi
   rows+=("$(printf '| %-18s | %12s | %9s | %10s | %s |' "$t" "${execs:-?}" "$seeds" "$corpus" "$verdict")")
