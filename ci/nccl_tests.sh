@@ -4,7 +4,8 @@
 #   SRC: nccl-tests' public source (fetched outside this tree and carried to the GPU machine; built here
 #   in /tmp, never kept); OUT: where the logs and the table go; GPUS: GPUs on the machine (an NP above it
 #   is skipped: NCCL needs a GPU per rank). For each collective and NP: NCCL alone, then with
-#   LD_PRELOAD=.hw/libpeerreduce_nccl.so, sizes 8 B to 256 MiB (x8), one iteration checked (-c 1). Prints
+#   LD_PRELOAD=.hw/libpeerreduce_nccl.so, sizes 8 B to 256 MiB, every power of 2 (steps of x8 from 8 B
+#   would skip 256 MiB), one iteration checked (-c 1). Prints
 #   per size the out-of-place times, the library's over NCCL's, and the library's #wrong; fails when any
 #   #wrong is not 0 or a run fails. With no NP it only builds (start it early: the build takes about two
 #   minutes); a build already in /tmp is reused (NCCL_TESTS_REBUILD=1 builds again). NCCL_TESTS_COLLS
@@ -33,8 +34,8 @@ for np in "$@"; do
   if ((np > gpus)); then continue; fi
   for coll in ${NCCL_TESTS_COLLS:-all_reduce reduce_scatter all_gather broadcast}; do
     alone="$out/nccl-tests-$coll-np$np-nccl.log" through="$out/nccl-tests-$coll-np$np-library.log"
-    "${mpi[@]}" -np "$np" "$build/build/${coll}_perf" -b 8 -e 256M -f 8 -c 1 -g 1 ${NCCL_TESTS_FLAGS:-} > "$alone" 2>&1 || status=1
-    "${mpi[@]}" "${library[@]}" -np "$np" "$build/build/${coll}_perf" -b 8 -e 256M -f 8 -c 1 -g 1 ${NCCL_TESTS_FLAGS:-} > "$through" 2>&1 ||
+    "${mpi[@]}" -np "$np" "$build/build/${coll}_perf" -b 8 -e 256M -f 2 -c 1 -g 1 ${NCCL_TESTS_FLAGS:-} > "$alone" 2>&1 || status=1
+    "${mpi[@]}" "${library[@]}" -np "$np" "$build/build/${coll}_perf" -b 8 -e 256M -f 2 -c 1 -g 1 ${NCCL_TESTS_FLAGS:-} > "$through" 2>&1 ||
       status=1
     echo "=== nccl-tests $coll np=$np: bytes, NCCL us, library us, library/NCCL, library #wrong"
     paste -d' ' <(rows "$alone") <(rows "$through") |

@@ -33,19 +33,22 @@ entry reduce-scatter sm_90 2 fp32 67108865 256M nccl
 entry reduce-scatter sm_90 4 fp32 0 16M peerreduce
 entry reduce-scatter sm_90 4 fp32 16777217 256M nccl
 # all-gather, 2 GPUs: 1K .. 512K 0.47-0.54, 1M 1.24 (as reduce-scatter's), 2M 0.89, 4M 0.69, 8M 0.70,
-# 16M 0.76, 32M 0.84, 64M 0.94, 128M 1.01, 256M 1.07
-entry all-gather sm_90 2 fp32 0 512K peerreduce
-entry all-gather sm_90 2 fp32 524289 2M nccl
-entry all-gather sm_90 2 fp32 2097153 64M peerreduce
+# 16M 0.76, 32M 0.84, 64M 0.94, 128M 1.01, 256M 1.07. Then the one-shot at every size (the two-rank tuning
+# row, lib/select/builtin_tuning.cc; peerreduce-bench --coll all-gather --algo all, factors of 4 from 1M):
+# 1M 0.56, 4M 0.69, 16M 0.75, 64M 0.94, 256M 1.07
+entry all-gather sm_90 2 fp32 0 64M peerreduce
 entry all-gather sm_90 2 fp32 67108865 256M nccl
 # all-gather, 4 GPUs: 1K .. 1M 0.47-0.67, 2M 0.74 (lines, as reduce-scatter's; 1.30 in the interpreter),
 # 4M 0.76, 8M 0.81, 16M 0.86, 32M 0.96, 64M 1.08, 256M 1.21
 entry all-gather sm_90 4 fp32 0 32M peerreduce
 entry all-gather sm_90 4 fp32 33554433 256M nccl
 # broadcast, 2 GPUs: 1K .. 512K 1.27-1.81 (the tree plan in the interpreter), 1M 1.03, 2M 0.78, 4M 0.84,
-# 8M 0.89, 16M 0.96, 32M 1.05, 256M 1.22
-entry broadcast sm_90 2 fp32 0 2M nccl
-entry broadcast sm_90 2 fp32 2097153 16M peerreduce
+# 8M 0.89, 16M 0.96, 32M 1.05, 256M 1.22. Then with the two-rank tuning rows (one-shot lines to 512K, the
+# tree to 8M, the ring above; --algo all, factors of 4 from 1K, root 0): 1K .. 256K 0.45-0.51, 1M 1.04,
+# 4M 0.84, 16M 0.96, 64M 1.01, 256M 1.09. 2M was not measured with the rows: forwarded until it is.
+entry broadcast sm_90 2 fp32 0 256K peerreduce
+entry broadcast sm_90 2 fp32 262145 4M nccl
+entry broadcast sm_90 2 fp32 4194305 16M peerreduce
 entry broadcast sm_90 2 fp32 16777217 256M nccl
 # broadcast, 4 GPUs: 1K .. 128K 0.41-0.55, 256K 0.78, 512K 1.69, 1M 1.42, 2M 1.19, 4M 1.67, 16M 1.56,
 # 256M 1.76

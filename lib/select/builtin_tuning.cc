@@ -35,6 +35,18 @@ entry broadcast sm_90 4 1048576 4194304 tree
 entry broadcast sm_90 4 4194304 8388608 two-shot
 entry broadcast sm_90 4 8388608 16777216 one-shot
 entry broadcast sm_90 4 16777216 1099511627776 ring
+# 2 x H200 (two GPUs of the same machine), fp32, out of place, graph of 20 (peerreduce-bench --coll C
+# --algo all; best us; NCCL beside it). broadcast (root 0): 256 KiB one-shot 3.35, two-shot 11.70, tree
+# 10.04 (NCCL 6.79); 1 MiB one-shot 13.62, two-shot 13.67, tree 11.95, ring 35.81 (NCCL 11.47); 4 MiB
+# 22.24 / 22.15 / 20.70 / 39.28 (24.54); 16 MiB 62.77 / 63.48 / 59.30 / 58.30 (60.66); 64 MiB 259.65 /
+# 259.57 / 228.72 / 205.06 (202.82); 256 MiB 1036.98 / 1037.62 / 910.13 / 819.92 (750.60)
+entry broadcast sm_90 2 0 524288 one-shot
+entry broadcast sm_90 2 524288 8388608 tree
+entry broadcast sm_90 2 8388608 1099511627776 ring
+# all-gather: 1 MiB one-shot 5.85, ring 13.21, recursive doubling 13.22 (NCCL 10.54); 4 MiB 17.60 /
+# 17.76 / 17.70 (25.68); 16 MiB 39.67 / 39.81 / 39.81 (52.98); 64 MiB 146.20 / 150.75 / 150.48 (155.30);
+# 256 MiB 582.58 / 602.77 / 601.82 (546.35)
+entry all-gather sm_90 2 0 1099511627776 one-shot
 )";
 }
 

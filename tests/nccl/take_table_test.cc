@@ -219,7 +219,13 @@ TEST(Core, BuiltinTakeTableTakesWhereMeasuredFaster) {
        TakeReason::kTaken},
       {"2 ranks: 16 MiB all-gather (0.76)", "sm_90", 2, shape(CallKind::kAllGather, 16 * MiB), true,
        TakeReason::kTaken},
-      {"2 ranks: 4 KiB broadcast (1.67)", "sm_90", 2, shape(CallKind::kBroadcast, 4 * KiB), false,
+      {"2 ranks: 4 KiB broadcast (one-shot lines, 0.50)", "sm_90", 2, shape(CallKind::kBroadcast, 4 * KiB), true,
+       TakeReason::kTaken},
+      {"2 ranks: 1 MiB broadcast (1.04)", "sm_90", 2, shape(CallKind::kBroadcast, MiB), false,
+       TakeReason::kNcclMeasured},
+      {"2 ranks: 1 MiB all-gather (one-shot, 0.56)", "sm_90", 2, shape(CallKind::kAllGather, MiB), true,
+       TakeReason::kTaken},
+      {"2 ranks: 256 MiB all-gather (1.07)", "sm_90", 2, shape(CallKind::kAllGather, 256 * MiB), false,
        TakeReason::kNcclMeasured},
       {"2 ranks: 1 MiB reduce-scatter (1.32)", "sm_90", 2, shape(CallKind::kReduceScatter, MiB), false,
        TakeReason::kNcclMeasured},
@@ -264,7 +270,7 @@ TEST(Core, BuiltinTakeTableParsesAndFormatsTheSame) {
   auto parsed = TakeTable::parse(builtinTakeText());
   ASSERT_TRUE(parsed.isOk()) << parsed.status().toString();
   EXPECT_EQ(parsed->format(), builtinTakeTable().format());
-  EXPECT_EQ(parsed->entries().size(), 21u);
+  EXPECT_EQ(parsed->entries().size(), 20u);
 }
 
 // A folder of its own for the test's files, removed at the end.
