@@ -47,6 +47,11 @@ entry broadcast sm_90 2 8388608 1099511627776 ring
 # 17.76 / 17.70 (25.68); 16 MiB 39.67 / 39.81 / 39.81 (52.98); 64 MiB 146.20 / 150.75 / 150.48 (155.30);
 # 256 MiB 582.58 / 602.77 / 601.82 (546.35)
 entry all-gather sm_90 2 0 1099511627776 one-shot
+# reduce-scatter: 256 KiB one-shot 3.59, ring 11.74 (NCCL 6.88); 1 MiB 5.76 / 12.73 (9.60); 4 MiB 17.49 /
+# 17.32 (23.33); 16 MiB 39.48 / 39.04 (50.33); 64 MiB 144.59 / 143.99 (159.62); 256 MiB 573.56 / 571.90
+# (563.19); recursive halving within 1 % of the ring from 4 MiB, the tree 1.9-2.3 x slower
+entry reduce-scatter sm_90 2 0 2097152 one-shot
+entry reduce-scatter sm_90 2 2097152 1099511627776 ring
 )";
 }
 

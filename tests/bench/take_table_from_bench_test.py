@@ -129,12 +129,17 @@ def check_builtin_table(tmp):
         # 2 x H200, peerreduce-bench in factors of 2 (docs/perf/h200x2-take).
         ("allreduce", 2, factors_of_two([0.46, 0.43, 0.47, 0.46, 0.46, 0.46, 0.46, 0.51, 0.53, 0.60, 0.68, 0.59,
                                          0.74, 0.85, 0.86, 0.94, 1.01, 1.07, 1.12])),
-        ("reduce-scatter", 2, factors_of_two([0.48, 0.45, 0.48, 0.47, 0.50, 0.50, 0.50, 0.51, 0.52, 0.56, 1.32,
-                                              1.00, 0.74, 0.76, 0.78, 0.80, 0.91, 0.98, 1.02])),
-        ("all-gather", 2, factors_of_two([0.49, 0.48, 0.50, 0.47, 0.50, 0.50, 0.50, 0.51, 0.52, 0.54, 1.24, 0.89,
-                                          0.69, 0.70, 0.76, 0.84, 0.94, 1.01, 1.07])),
-        ("broadcast", 2, factors_of_two([1.78, 1.81, 1.67, 1.55, 1.57, 1.61, 1.58, 1.61, 1.50, 1.27, 1.03, 0.78,
-                                         0.84, 0.89, 0.96, 1.05, 1.12, 1.19, 1.22])),
+        # Then with the two-rank tuning rows (lib/select/builtin_tuning.cc), 2 x H200 (docs/perf/h200x4-nccl-tests-f2):
+        # reduce-scatter's and all-gather's one-shot from 1 MiB up in factors of 4 (--algo all, the row's
+        # algorithm), beside their earlier one-shot sizes to 512 KiB; broadcast as the selector picks, in factors
+        # of 2 to 32 MiB, and the ring at 64 and 256 MiB.
+        ("reduce-scatter", 2, {**factors_of_two([0.48, 0.45, 0.48, 0.47, 0.50, 0.50, 0.50, 0.51, 0.52, 0.56]),
+                               M: 0.60, 4 * M: 0.74, 16 * M: 0.78, 64 * M: 0.90, 256 * M: 1.02}),
+        ("all-gather", 2, {**factors_of_two([0.49, 0.48, 0.50, 0.47, 0.50, 0.50, 0.50, 0.51, 0.52, 0.54]),
+                           M: 0.56, 4 * M: 0.69, 16 * M: 0.75, 64 * M: 0.94, 256 * M: 1.07}),
+        ("broadcast", 2, {**factors_of_two([0.52, 0.51, 0.50, 0.48, 0.46, 0.44, 0.45, 0.48, 0.50, 1.27, 1.04, 0.76,
+                                            0.83, 1.10, 0.95, 0.92]),
+                          64 * M: 1.01, 256 * M: 1.09}),
         # 4 x H200, peerreduce-bench in factors of 2 (docs/perf/h200x4-take; reduce-scatter's and all-gather's
         # 2 MiB with 512 KiB blocks as lines).
         ("allreduce", 4, factors_of_two([0.37, 0.38, 0.39, 0.45, 0.42, 0.42, 0.46, 0.61, 0.67, 0.72, 0.88, 1.08,

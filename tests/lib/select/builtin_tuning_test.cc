@@ -24,15 +24,17 @@ TEST(BuiltinTuning, ParsesAndHoldsTheMeasuredCrossovers) {
   EXPECT_EQ(table.lookup("sm_90", 2, 4 * kMiB), Algorithm::kOneShot);
   EXPECT_EQ(table.lookup("sm_90", 2, 16 * kMiB), Algorithm::kTwoShot);
   EXPECT_EQ(table.lookup("sm_90", 4, 256 * kMiB), Algorithm::kTwoShot);
-  // Two ranks' broadcast and all-gather, measured on 2 x H200: the one-shot lines to 512 KiB, the tree to
-  // 8 MiB, the ring above; all-gather's one-shot at every size.
+  // Two ranks' other collectives, measured on 2 x H200: broadcast's one-shot lines to 512 KiB, the tree to
+  // 8 MiB, the ring above; all-gather's one-shot at every size; reduce-scatter's one-shot to 2 MiB, then the ring.
   EXPECT_EQ(table.lookup(Collective::kBroadcast, "sm_90", 2, 256 * 1024), Algorithm::kOneShot);
   EXPECT_EQ(table.lookup(Collective::kBroadcast, "sm_90", 2, 1 * kMiB), Algorithm::kTree);
   EXPECT_EQ(table.lookup(Collective::kBroadcast, "sm_90", 2, 4 * kMiB), Algorithm::kTree);
   EXPECT_EQ(table.lookup(Collective::kBroadcast, "sm_90", 2, 16 * kMiB), Algorithm::kRing);
   EXPECT_EQ(table.lookup(Collective::kAllGather, "sm_90", 2, 1 * kMiB), Algorithm::kOneShot);
   EXPECT_EQ(table.lookup(Collective::kAllGather, "sm_90", 2, 256 * kMiB), Algorithm::kOneShot);
-  EXPECT_FALSE(table.lookup(Collective::kReduceScatter, "sm_90", 2, 1 * kMiB).has_value());
+  EXPECT_EQ(table.lookup(Collective::kReduceScatter, "sm_90", 2, 1 * kMiB), Algorithm::kOneShot);
+  EXPECT_EQ(table.lookup(Collective::kReduceScatter, "sm_90", 2, 4 * kMiB), Algorithm::kRing);
+  EXPECT_FALSE(table.lookup(Collective::kReduceScatter, "sm_90", 8, 1 * kMiB).has_value());
   // Only what was measured: other worlds and devices keep the cost model.
   EXPECT_FALSE(table.lookup("sm_90", 8, 4096).has_value());
   EXPECT_FALSE(table.lookup("simulator", 4, 4096).has_value());
