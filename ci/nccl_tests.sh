@@ -9,7 +9,8 @@
 #   per size the out-of-place times, the library's over NCCL's, and the library's #wrong; fails when any
 #   #wrong is not 0 or a run fails. With no NP it only builds (start it early: the build takes about two
 #   minutes); a build already in /tmp is reused (NCCL_TESTS_REBUILD=1 builds again). NCCL_TESTS_COLLS
-#   narrows the collectives (default all four); NCCL_TESTS_FLAGS adds to each run's flags (e.g. "-d bfloat16").
+#   narrows the collectives (default all four); NCCL_TESTS_FLAGS adds to each run's flags (e.g. "-d bfloat16");
+#   NCCL_TESTS_REPEATS (default 1) runs each side that many times, alternated, and tabulates medians.
 set -uo pipefail
 src="${1:?source}" out="${2:?out}" gpus="${3:?gpus}"
 shift 3
@@ -28,19 +29,33 @@ mpi=(timeout -k 10 300 mpirun --allow-run-as-root --bind-to none -x NCCL_NVLS_EN
 library=(-x LD_PRELOAD="$PWD/.hw/libpeerreduce_nccl.so" -x PEERREDUCE_NCCL_LIB="$nccl_dir/lib/libnccl.so.2")
 # The caller's PEERREDUCE_* settings (a take table to try, PEERREDUCE_NCCL_TAKE, ...) reach every rank.
 for setting in $(compgen -e | grep '^PEERREDUCE_' || true); do library+=(-x "$setting"); done
-# The rows of an nccl-tests log: size and the out-of-place time and #wrong.
-rows() { grep -E '^ +[0-9]+ ' "$1" | awk '{print $1, $6, $9}'; }
+# NCCL_TESTS_REPEATS runs of each side, alternated (NCCL alone, then the library, again): the table then has
+# each side's median per size (ci/nccl_tests_table.py), so one disturbed run does not decide a cell.
+repeats="${NCCL_TESTS_REPEATS:-1}"
 for np in "$@"; do
   if ((np > gpus)); then continue; fi
   for coll in ${NCCL_TESTS_COLLS:-all_reduce reduce_scatter all_gather broadcast}; do
-    alone="$out/nccl-tests-$coll-np$np-nccl.log" through="$out/nccl-tests-$coll-np$np-library.log"
-    "${mpi[@]}" -np "$np" "$build/build/${coll}_perf" -b 8 -e 256M -f 2 -c 1 -g 1 ${NCCL_TESTS_FLAGS:-} > "$alone" 2>&1 || status=1
-    "${mpi[@]}" "${library[@]}" -np "$np" "$build/build/${coll}_perf" -b 8 -e 256M -f 2 -c 1 -g 1 ${NCCL_TESTS_FLAGS:-} > "$through" 2>&1 ||
+    logs=()
+    for ((run = 1; run <= repeats; run++)); do
+      suffix=""
+      if ((repeats > 1)); then suffix="-run$run"; fi
+      alone="$out/nccl-tests-$coll-np$np-nccl$suffix.log" through="$out/nccl-tests-$coll-np$np-library$suffix.log"
+      "${mpi[@]}" -np "$np" "$build/build/${coll}_perf" -b 8 -e 256M -f 2 -c 1 -g 1 ${NCCL_TESTS_FLAGS:-} > "$alone" 2>&1 ||
+        status=1
+      "${mpi[@]}" "${library[@]}" -np "$np" "$build/build/${coll}_perf" -b 8 -e 256M -f 2 -c 1 -g 1 ${NCCL_TESTS_FLAGS:-} \
+        > "$through" 2>&1 || status=1
+      logs+=(--nccl "$alone" --library "$through")
+    done
+    what="NCCL us, library us, library/NCCL"
+    if ((repeats > 1)); then what="medians of $repeats runs: NCCL us, library us, their ratio"; fi
+    echo "=== nccl-tests $coll np=$np: bytes, $what, library #wrong" |
+      tee -a "$out/nccl-tests-table.txt"  # the table says which collective and world each block is
+    python3 ci/nccl_tests_table.py "${logs[@]}" | tee -a "$out/nccl-tests-table.txt"
+    table_status="${PIPESTATUS[0]}"
+    if ((table_status != 0)); then
+      echo "!!! #wrong is not 0, or a run has no table"
       status=1
-    echo "=== nccl-tests $coll np=$np: bytes, NCCL us, library us, library/NCCL, library #wrong"
-    paste -d' ' <(rows "$alone") <(rows "$through") |
-      awk '{r = ($2 > 0) ? $5 / $2 : 0; printf "%10s %9s %9s %6.3f %s\n", $1, $2, $5, r, $6; if ($6 != "0") bad = 1}
-           END {exit bad}' | tee -a "$out/nccl-tests-table.txt" || { echo "!!! #wrong is not 0"; status=1; }
+    fi
   done
 done
 exit "$status"
