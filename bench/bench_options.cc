@@ -49,7 +49,8 @@ StatusOr<Options> parseOptions(int argc, const char* const* argv, int ranks) {
   bool root_given = false;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
-    const bool is_switch = a == "--nccl-p2p-disable" || a == "--no-in-place" || a == "--profile" || a == "--ce";
+    const bool is_switch =
+        a == "--nccl-p2p-disable" || a == "--no-in-place" || a == "--profile" || a == "--ce" || a == "--eager";
     const bool takes_value = std::find(std::begin(kValueFlags), std::end(kValueFlags), a) != std::end(kValueFlags);
     if (!is_switch && !takes_value) return invalidArgumentError("unknown option " + a);
     if (takes_value && i + 1 >= argc) return invalidArgumentError(a + " needs a value");
@@ -93,6 +94,8 @@ StatusOr<Options> parseOptions(int argc, const char* const* argv, int ranks) {
       o.profile = true;
     } else if (a == "--ce") {
       o.ce_probe = true;
+    } else if (a == "--eager") {
+      o.eager = true;
     } else if (a == "--batch") {
       PR_ASSIGN_OR_RETURN(o.batch, parseInt(a, v, 1, static_cast<int>(kMaxBatchItems)));
     } else if (a == "--skew-us") {

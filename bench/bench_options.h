@@ -37,6 +37,9 @@ struct Options {
   // --skew-us: every rank but 0 starts each timed replay this much later than rank 0, as ranks of an
   // application do (eager launches, a barrier over TCP); 0 starts them together after MPI_Barrier.
   int skew_us = 0;
+  // --eager: each timing is `iters` calls launched back to back, as an application's eager loop and
+  // nccl-tests do (the host's cost of a call included), instead of one replay of a graph of them.
+  bool eager = false;
 };
 
 // Parses argv[1..argc) for a world of `ranks` (a --root outside it is refused). --algo all lists the

@@ -35,8 +35,13 @@ std::string formatHeadline(const RunInfo& info) {
                                ? "broadcast from rank " + std::to_string(info.root)
                            : info.collective == Collective::kAllGather ? nameOf(info.collective)
                                                                        : nameOf(info.collective) + ", sum";
-  appendf(out, "# peerreduce-bench: %d ranks, %s, %s; graph of %d ops, best/median of %d replays (us)\n", info.ranks,
-          std::string(dataTypeName(info.dtype)).c_str(), what.c_str(), info.iters, info.repeats);
+  if (info.eager) {
+    appendf(out, "# peerreduce-bench: %d ranks, %s, %s; eager, %d calls back to back, best/median of %d runs (us)\n",
+            info.ranks, std::string(dataTypeName(info.dtype)).c_str(), what.c_str(), info.iters, info.repeats);
+  } else {
+    appendf(out, "# peerreduce-bench: %d ranks, %s, %s; graph of %d ops, best/median of %d replays (us)\n", info.ranks,
+            std::string(dataTypeName(info.dtype)).c_str(), what.c_str(), info.iters, info.repeats);
+  }
   return out;
 }
 
@@ -82,9 +87,9 @@ std::string formatJson(const std::vector<Row>& rows, const RunInfo& info) {
   std::string out;
   appendf(out,
           "{\"ranks\":%d,\"dtype\":\"%s\",\"collective\":\"%s\",\"root\":%d,\"architecture\":\"%s\","
-          "\"iters\":%d,\"repeats\":%d,\"rows\":[",
+          "\"iters\":%d,\"repeats\":%d,\"timing\":\"%s\",\"rows\":[",
           info.ranks, std::string(dataTypeName(info.dtype)).c_str(), nameOf(info.collective).c_str(), info.root,
-          info.architecture.c_str(), info.iters, info.repeats);
+          info.architecture.c_str(), info.iters, info.repeats, info.eager ? "eager" : "graph");
   for (std::size_t i = 0; i < rows.size(); ++i) {
     const Row& r = rows[i];
     appendf(out,

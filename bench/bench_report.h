@@ -40,6 +40,7 @@ struct RunInfo {
   int iters = 0;
   int repeats = 0;
   std::string architecture;  // the transport's (e.g. "sm_90"): a tuning table's key
+  bool eager = false;        // timed as calls launched back to back, not as a graph's replays
 };
 
 // The first line printed: ranks, dtype, collective (broadcast's root), timing method.

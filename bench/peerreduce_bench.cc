@@ -22,6 +22,8 @@
 // kernel_blocks): how many multiprocessors the operation keeps busy. --ce runs the copy-engine probe
 // (ce_probe.cc) instead and exits. --skew-us N starts every rank but 0 N us late in each timed replay
 // (a skewed arrival, as applications have): the first operation absorbs it, and the rest must not slow.
+// --eager times --iters calls launched back to back instead of a graph's replay (each timing then
+// includes the host's cost of every call, as an application's eager loop and nccl-tests see it).
 #include <mpi.h>
 
 #include <algorithm>
@@ -75,26 +77,19 @@ void spinHostUs(int us) {
   }
 }
 
-// Captures `iters` launches into a graph and times `repeats` replays; the slowest rank counts.
-Timing timeGraph(const Launch& launch, const void* send, void* recv, std::size_t count, const Options& o,
-                 hipStream_t stream) {
-  hipGraph_t graph;
-  hipGraphExec_t exec;
-  gpu(hipStreamBeginCapture(stream, hipStreamCaptureModeThreadLocal), "begin capture");
-  for (int i = 0; i < o.iters; ++i) check(launch(send, recv, count, stream), "launch during capture");
-  gpu(hipStreamEndCapture(stream, &graph), "end capture");
-  gpu(hipGraphInstantiate(&exec, graph, nullptr, nullptr, 0), "instantiate");
+// `repeats` timings of what `enqueue` puts on `stream` (`iters` operations), each after a barrier (and
+// --skew-us on every rank but 0), timed with events; per operation, the slowest rank's time counts.
+Timing timeRuns(const Options& o, hipStream_t stream, const std::function<void()>& enqueue) {
   hipEvent_t start, stop;
   gpu(hipEventCreate(&start), "event");
   gpu(hipEventCreate(&stop), "event");
-  gpu(hipGraphLaunch(exec, stream), "warm-up replay");
-  gpu(hipStreamSynchronize(stream), "sync");
   std::vector<double> times;
   for (int r = 0; r < o.repeats; ++r) {
+    gpu(hipStreamSynchronize(stream), "sync");
     MPI_Barrier(MPI_COMM_WORLD);
     if (g_rank != 0) spinHostUs(o.skew_us);
     gpu(hipEventRecord(start, stream), "record");
-    gpu(hipGraphLaunch(exec, stream), "replay");
+    enqueue();
     gpu(hipEventRecord(stop, stream), "record");
     gpu(hipEventSynchronize(stop), "sync");
     float ms = 0;
@@ -104,12 +99,35 @@ Timing timeGraph(const Launch& launch, const void* send, void* recv, std::size_t
     MPI_Allreduce(&mine, &slowest, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
     times.push_back(slowest);
   }
-  gpu(hipGraphExecDestroy(exec), "destroy exec");
-  gpu(hipGraphDestroy(graph), "destroy graph");
   gpu(hipEventDestroy(start), "event");
   gpu(hipEventDestroy(stop), "event");
   std::sort(times.begin(), times.end());
   return Timing{times.front(), times[times.size() / 2]};
+}
+
+// Captures `iters` launches into a graph and times `repeats` replays.
+Timing timeGraph(const Launch& launch, const void* send, void* recv, std::size_t count, const Options& o,
+                 hipStream_t stream) {
+  hipGraph_t graph;
+  hipGraphExec_t exec;
+  gpu(hipStreamBeginCapture(stream, hipStreamCaptureModeThreadLocal), "begin capture");
+  for (int i = 0; i < o.iters; ++i) check(launch(send, recv, count, stream), "launch during capture");
+  gpu(hipStreamEndCapture(stream, &graph), "end capture");
+  gpu(hipGraphInstantiate(&exec, graph, nullptr, nullptr, 0), "instantiate");
+  gpu(hipGraphLaunch(exec, stream), "warm-up replay");
+  const Timing timing = timeRuns(o, stream, [&] { gpu(hipGraphLaunch(exec, stream), "replay"); });
+  gpu(hipGraphExecDestroy(exec), "destroy exec");
+  gpu(hipGraphDestroy(graph), "destroy graph");
+  return timing;
+}
+
+// --eager: `repeats` runs of `iters` calls launched back to back (the host's cost of each call included, as
+// in an application's eager loop and in nccl-tests).
+Timing timeEager(const Launch& launch, const void* send, void* recv, std::size_t count, const Options& o,
+                 hipStream_t stream) {
+  return timeRuns(o, stream, [&] {
+    for (int i = 0; i < o.iters; ++i) check(launch(send, recv, count, stream), "eager launch");
+  });
 }
 
 // The collective of `bytes` (nccl-tests' size) in place or out of place, on buffers laid out in the two
@@ -150,7 +168,8 @@ Row measure(const std::string& library, const std::string& algorithm, const Laun
   MPI_Allreduce(&wrong, &row.wrong, 1, MPI_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
   for (int w = 0; w < o.warmup; ++w) check(launch(send, recv, count, stream), "warm-up");
   gpu(hipStreamSynchronize(stream), "sync");
-  row.time = timeGraph(launch, send, recv, count, o, stream);
+  row.time =
+      o.eager ? timeEager(launch, send, recv, count, o, stream) : timeGraph(launch, send, recv, count, o, stream);
   setBandwidths(row, g_size);
   return row;
 }
@@ -326,7 +345,7 @@ int main(int argc, char** argv) {
   }
 
   if (g_rank == 0) {
-    const RunInfo info{g_size, o.dtype, o.collective, o.root, o.iters, o.repeats, architecture};
+    const RunInfo info{g_size, o.dtype, o.collective, o.root, o.iters, o.repeats, architecture, o.eager};
     std::printf("%s", formatHeadline(info).c_str());
     const char* mask_env = std::getenv("PEERREDUCE_LINK_MASK");
     const std::string mask = o.link_mask ? *o.link_mask : (mask_env != nullptr ? mask_env : "");

@@ -31,6 +31,11 @@ TEST(BenchOptions, DefaultsAreTheAllreduceRunOfEarlierVersions) {
   auto skewed = parse({"--skew-us", "200"});
   ASSERT_TRUE(skewed.isOk()) << skewed.status().toString();
   EXPECT_EQ(skewed->skew_us, 200);
+  EXPECT_FALSE(o->eager) << "graph replays unless asked";
+  auto eager = parse({"--eager"});
+  ASSERT_TRUE(eager.isOk()) << eager.status().toString();
+  EXPECT_TRUE(eager->eager);
+  EXPECT_FALSE(parse({"--eager", "1"}).isOk()) << "--eager is a switch";
 }
 
 TEST(BenchOptions, CollRootAndAlgoAll) {

@@ -53,8 +53,11 @@ TEST(BenchReport, JsonNamesTheCollectiveOfTheRunAndOfEveryRow) {
   const std::string json = formatJson({ours, wrong}, info);
   EXPECT_TRUE(contains(json,
                        "{\"ranks\":4,\"dtype\":\"fp32\",\"collective\":\"reduce-scatter\",\"root\":0,"
-                       "\"architecture\":\"sm_90\",\"iters\":20,\"repeats\":5,\"rows\":["))
+                       "\"architecture\":\"sm_90\",\"iters\":20,\"repeats\":5,\"timing\":\"graph\",\"rows\":["))
       << json;
+  RunInfo eager = info;
+  eager.eager = true;
+  EXPECT_TRUE(contains(formatJson({ours}, eager), "\"repeats\":5,\"timing\":\"eager\",\"rows\":[")) << "--eager";
   EXPECT_TRUE(contains(json,
                        "{\"library\":\"peerreduce\",\"algorithm\":\"ring\",\"collective\":\"reduce-scatter\","
                        "\"bytes\":65536,\"in_place\":false,\"best_us\":4.000"))
@@ -85,6 +88,9 @@ TEST(BenchReport, TheTablePutsNcclsTimeBesideTheSameCollectiveSizeAndPlacement) 
             "(us)\n");
   EXPECT_TRUE(contains(formatHeadline(RunInfo{2, DataType::kFloat32, Collective::kAllReduce, 0, 20, 5, "sm_90"}),
                        "2 ranks, fp32, allreduce, sum;"));
+  EXPECT_EQ(formatHeadline(RunInfo{2, DataType::kFloat32, Collective::kAllReduce, 0, 20, 5, "sm_90", true}),
+            "# peerreduce-bench: 2 ranks, fp32, allreduce, sum; eager, 20 calls back to back, best/median of 5 runs "
+            "(us)\n");
 }
 
 }  // namespace
