@@ -8,7 +8,7 @@
 #   ci/hardware.sh unpack         ON the GPU machine: uncompress the packaged binaries (run does it too)
 #   ci/hardware.sh run [NP...]    ON the GPU machine, from the repository root with .hw/ beside it: the
 #                                 same test binaries under mpirun -np 2 and -np 4 with the real
-#                                 transport (and with user-written plans, docs/PLANS.md), compute-sanitizer on the kernels, the benchmark of every
+#                                 transport (and with user-written plans, docs/PLANS.md), compute-sanitizer on the kernels, the benchmark (graph replays, and eager calls for allreduce) of every
 #                                 collective against NCCL; everything it writes goes to $OUT (default ./hw-out). With
 #                                 fewer GPUs than NP, the ranks share device 0 (threads of one process
 #                                 for the property suite, processes for the hardware suite)
@@ -415,6 +415,12 @@ run)
         python3 bench/plot_bench.py --csv "$out/bench-np$np-$dtype.csv" --out "$out/bench-np$np-$dtype.svg" \
           --title "$np GPUs, $dtype sum: peerreduce and NCCL" || status=1
       done
+      # Eager calls (fp32 allreduce, 20 launched back to back per timing): the library's own host cost per call
+      # beside NCCL's, with no application's host path around either.
+      echo "=== peerreduce-bench np=$np fp32 --eager"
+      bounded "${mpi[@]}" -np "$np" .hw/peerreduce-bench --nccl "$nccl" --dtype fp32 --eager --max-bytes 16777216 \
+        --json "$out/bench-np$np-eager.json" > "$out/bench-np$np-eager.log" 2>&1 || status=1
+      grep "^\[1,0\]" "$out/bench-np$np-eager.log" | sed 's/^\[1,0\]<stdout>://'
       # The other collectives beside NCCL's (fp32; broadcast from the last rank, so the root is not rank 0).
       for coll in reduce-scatter all-gather broadcast; do
         root=()
