@@ -39,7 +39,7 @@ StatusOr<int> parseInt(const std::string& flag, const std::string& text, int low
 constexpr std::string_view kValueFlags[] = {
     "--coll", "--root",      "--min-bytes", "--max-bytes",       "--step-factor", "--dtype",
     "--algo", "--iters",     "--repeats",   "--warmup",          "--nccl",        "--json",
-    "--csv",  "--link-mask", "--batch",     "--batch-max-bytes", "--skew-us"};
+    "--csv",  "--link-mask", "--batch",     "--batch-max-bytes", "--skew-us",     "--machines"};
 
 }  // namespace
 
@@ -100,6 +100,8 @@ StatusOr<Options> parseOptions(int argc, const char* const* argv, int ranks) {
       PR_ASSIGN_OR_RETURN(o.batch, parseInt(a, v, 1, static_cast<int>(kMaxBatchItems)));
     } else if (a == "--skew-us") {
       PR_ASSIGN_OR_RETURN(o.skew_us, parseInt(a, v, 0, 1000000));
+    } else if (a == "--machines") {
+      PR_ASSIGN_OR_RETURN(o.machines, parseInt(a, v, 2, std::max(2, ranks)));
     } else if (a == "--batch-max-bytes") {
       PR_ASSIGN_OR_RETURN(o.batch_max_bytes, parseBytes(a, v));
     }
@@ -111,6 +113,20 @@ StatusOr<Options> parseOptions(int argc, const char* const* argv, int ranks) {
   }
   if (o.batch > 0 && o.collective != Collective::kAllReduce) {
     return invalidArgumentError("--batch measures allreduceBatch: it needs --coll allreduce, not " + coll);
+  }
+  if (o.machines > 0) {
+    if (ranks % o.machines != 0) {
+      return invalidArgumentError("--machines " + std::to_string(o.machines) + ": " + std::to_string(ranks) +
+                                  " ranks do not split into machines of equal rank counts");
+    }
+    if (!o.eager) {
+      return invalidArgumentError(
+          "--machines needs --eager: the step between machines runs on the host, which a graph cannot capture");
+    }
+    if (o.batch > 0 || o.algorithm_given || o.link_mask || o.profile) {
+      return invalidArgumentError(
+          "--machines times each machine strategy; --batch, --algo, --link-mask and --profile do not apply");
+    }
   }
   o.algorithms.clear();
   if (algo == "all") {

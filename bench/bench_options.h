@@ -40,6 +40,11 @@ struct Options {
   // --eager: each timing is `iters` calls launched back to back, as an application's eager loop and
   // nccl-tests do (the host's cost of a call included), instead of one replay of a graph of them.
   bool eager = false;
+  // --machines M: the world split into M machines of equal rank counts (ranks in order, one host playing
+  // them), a MultiMachineCommunicator over them (MPI between machines) timed with each strategy
+  // (hierarchical, flat) beside NCCL on the same GPUs. Eager only: the step between machines runs on
+  // the host before the call returns, which a graph cannot capture. 0: one machine, a Communicator.
+  int machines = 0;
 };
 
 // Parses argv[1..argc) for a world of `ranks` (a --root outside it is refused). --algo all lists the

@@ -24,6 +24,9 @@
 // (a skewed arrival, as applications have): the first operation absorbs it, and the rest must not slow.
 // --eager times --iters calls launched back to back instead of a graph's replay (each timing then
 // includes the host's cost of every call, as an application's eager loop and nccl-tests see it).
+// --machines M (with --eager) times a MultiMachineCommunicator over M machines of the world's ranks in
+// order (bench/machine_world.h), each machine strategy a row ("machines-hierarchical", "machines-flat";
+// broadcast has one way, "machines"), beside NCCL over the same GPUs.
 #include <mpi.h>
 
 #include <algorithm>
@@ -42,6 +45,8 @@
 #include "ce_probe.h"
 #include "collective_call.h"
 #include "collective_units.h"
+#include "machine_call.h"
+#include "machine_world.h"
 #include "nccl_loader.h"
 #include "peerreduce/communicator.h"
 #include "peerreduce/gpu.h"
@@ -227,7 +232,9 @@ void measureBatches(Communicator& comm, const Nccl* nccl, NcclComm nccl_comm, co
 int main(int argc, char** argv) {
   using namespace peerreduce;
   using namespace peerreduce::bench;
-  MPI_Init(&argc, &argv);
+  // The communicator across machines (--machines) runs MPI transports on its own threads.
+  int thread_level = 0;
+  MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &thread_level);
   MPI_Comm_rank(MPI_COMM_WORLD, &g_rank);
   MPI_Comm_size(MPI_COMM_WORLD, &g_size);
   auto parsed = parseOptions(argc, argv, g_size);
@@ -272,7 +279,29 @@ int main(int argc, char** argv) {
 
   std::vector<Row> rows;
   std::string architecture;  // the transport's: the JSON names it for tuning tables
-  for (Algorithm algorithm : o.algorithms) {
+  if (o.machines > 0) {
+    auto from_environment = Config::fromEnvironment();
+    check(from_environment.status(), "PEERREDUCE_* settings");
+    auto machines = createMachines(MPI_COMM_WORLD, g_rank, g_size, o.machines, g_rank % devices, *from_environment);
+    check(machines.status(), "communicator across machines");
+    architecture = "machines";
+    std::vector<MachineStrategy> strategies{MachineStrategy::kHierarchical, MachineStrategy::kFlat};
+    if (o.collective == Collective::kBroadcast) strategies = {MachineStrategy::kAuto};
+    for (MachineStrategy strategy : strategies) {
+      const Launch across = [&](const void* s, void* r, std::size_t n, hipStream_t st) {
+        return callMachineCollective(**machines, o.collective, o.root, strategy, s, r, n, o.dtype, st);
+      };
+      const std::string name = strategy == MachineStrategy::kAuto
+                                   ? std::string("machines")
+                                   : std::string("machines-") + machineStrategyName(strategy);
+      for (std::size_t bytes : sizes) {
+        for (int ip = 0; ip < (o.in_place ? 2 : 1); ++ip) {
+          rows.push_back(measure("peerreduce", name, across, bytes, ip == 1, o, send, recv, stream));
+        }
+      }
+    }
+  }
+  for (Algorithm algorithm : o.machines > 0 ? std::vector<Algorithm>{} : o.algorithms) {
     auto from_environment = Config::fromEnvironment();
     check(from_environment.status(), "PEERREDUCE_* settings");
     Config config = *from_environment;

@@ -430,6 +430,16 @@ run)
           --json "$out/bench-np$np-$coll.json" --csv "$out/bench-np$np-$coll.csv" > "$out/bench-np$np-$coll.log" 2>&1 || status=1
         grep "^\[1,0\]" "$out/bench-np$np-$coll.log" | sed 's/^\[1,0\]<stdout>://'
       done
+      # Two machines of np/2 GPUs each (one host playing both, MPI between them) beside NCCL over the same
+      # GPUs: eager calls, since the step between machines runs on the host before a call returns. MPI carries
+      # the step between machines (about 1 GB/s on one host), so sizes stop at 16 MiB.
+      for coll in allreduce reduce-scatter all-gather broadcast; do
+        echo "=== peerreduce-bench np=$np fp32 --coll $coll --machines 2 --eager"
+        bounded "${mpi[@]}" -np "$np" .hw/peerreduce-bench --nccl "$nccl" --dtype fp32 --coll "$coll" --machines 2 \
+          --eager --max-bytes 16777216 --step-factor 4 --json "$out/bench-np$np-machines-$coll.json" \
+          > "$out/bench-np$np-machines-$coll.log" 2>&1 || status=1
+        grep "^\[1,0\]" "$out/bench-np$np-machines-$coll.log" | sed 's/^\[1,0\]<stdout>://'
+      done
     done
   fi
   finish

@@ -13,7 +13,7 @@
 //   avg, unless PEERREDUCE_NCCL_TAKE_AVG=1                -> forward (not yet compared with NCCL on GPUs)
 //   created (premul-sum) or unknown operators             -> forward (only NCCL knows them)
 //   mode all                                              -> take
-//   mode auto: larger than max_bytes                      -> forward (a cap over the take table)
+//   mode auto: larger than max_bytes (if set)             -> forward (a cap over the take table)
 //   mode auto: the take table (take_table.h) has rows for the collective, arch, world size and dtype class:
 //     a row measured peerreduce faster                    -> take
 //     a row measured NCCL faster, or no row for the size  -> forward
@@ -64,8 +64,10 @@ inline constexpr std::uint64_t kUnmeasuredTakeMaxBytes = std::uint64_t{256} << 1
 
 struct TakeSettings {
   TakeMode mode = TakeMode::kAuto;
-  std::uint64_t max_bytes = std::uint64_t{16} << 20;  // PEERREDUCE_NCCL_MAX_BYTES' default
-  bool take_avg = false;                              // PEERREDUCE_NCCL_TAKE_AVG
+  // PEERREDUCE_NCCL_MAX_BYTES: none by default, so the take table alone decides at every size (it forwards
+  // what no measurement shows peerreduce winning); a user's cap below it.
+  std::uint64_t max_bytes = UINT64_MAX;
+  bool take_avg = false;  // PEERREDUCE_NCCL_TAKE_AVG
 };
 
 // What every rank knows alike about the communicator a call is on.

@@ -29,6 +29,12 @@ inline constexpr std::uint64_t kDefaultLowLatencyTwoShotMaxBytes = std::uint64_t
 // an all-gather 13.5 against 23.7 (NCCL 18.3); 1 MiB blocks are past the tuning table's switch to
 // recursive halving and doubling at 4 ranks, so 512 KiB is the measured limit.
 inline constexpr std::uint64_t kDefaultCollectiveLinesMaxBytes = std::uint64_t{512} << 10;
+// At two ranks a writer's lines hold 1 MiB (one peer), as the one-shot's do, and nothing beats lines there:
+// on 2 x H200 (fp32, out of place, graph of 20; docs/PERF.md) a 1 MiB broadcast took 11.9 us by the tree in
+// the interpreter (13.6 by the one-shot plan there) against NCCL's 11.5, a 2 MiB all-gather or
+// reduce-scatter (1 MiB blocks) 16.5-16.7 us in nccl-tests against NCCL's 17.7, where 512 KiB blocks as lines
+// took 3.3-3.7 us. The default only: PEERREDUCE_GPU_LL_COLLECTIVE_MAX_BYTES, when set, holds at every world size.
+inline constexpr std::uint64_t kDefaultCollectiveLinesTwoRankMaxBytes = std::uint64_t{1} << 20;
 // Two-shots from this size on push their data (PEERREDUCE_GPU_PUSH_MIN_BYTES; 0 turns pushing off).
 inline constexpr std::uint64_t kDefaultPushMinBytes = std::uint64_t{2} << 20;
 // Bytes a block should have to itself before another is worth launching: one pass of 512 threads

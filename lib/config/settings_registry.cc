@@ -90,11 +90,11 @@ void addNcclSpecs(const At& at) {
   // 16 MiB: the largest allreduce peerreduce ran faster than NCCL on 2 and 4 x H200 (docs/PERF.md: 0.97 x at
   // 16 MiB, 1.14 x at 64 MiB on 4 GPUs). The take table decides below it; this caps whatever a table says.
   at(SettingId::kNcclMaxBytes) = byteSizeSpec("PEERREDUCE_NCCL_MAX_BYTES", "largest message taken", 0, UINT64_MAX);
-  at(SettingId::kNcclMaxBytes).default_value = std::uint64_t{16} << 20;
+  at(SettingId::kNcclMaxBytes).default_value = std::uint64_t{UINT64_MAX};
   at(SettingId::kNcclMaxBytes).example = "4M";
   at(SettingId::kNcclMaxBytes).help =
       "in auto mode, a cap over the take table: no collective larger than this (bytes of its whole buffer) is "
-      "taken; larger ones go to NCCL";
+      "taken; larger ones go to NCCL (unset: no cap, the take table decides at every size)";
 
   // Off until peerreduce's avg has been compared with NCCL's bits on GPUs: the arithmetic reads the same
   // (docs/NCCL.md, "avg"), the kernels have not met NCCL's yet.
@@ -334,7 +334,7 @@ std::array<SettingSpec, kSettingCount> makeSpecs() {
   threshold(SettingId::kGpuCollectiveLinesMaxBytes, "PEERREDUCE_GPU_LL_COLLECTIVE_MAX_BYTES",
             "low-latency collective limit", gpu::kDefaultCollectiveLinesMaxBytes, "64K",
             "largest block (count x element size) of a direct reduce-scatter, all-gather or broadcast run as "
-            "lines; 0: none");
+            "lines; 0: none (unset: 512 KiB, and 1 MiB at two ranks; set: at every world size)");
 
   at(SettingId::kGpuCopyEngines) = booleanSpec("PEERREDUCE_GPU_COPY_ENGINES", "copy-engine switch", false);
   at(SettingId::kGpuCopyEngines).default_value = false;

@@ -61,6 +61,7 @@ StatusOr<GpuSettings> gpuSettingsFromEnvironment(const std::function<const char*
     PR_ASSIGN_OR_RETURN(const auto bytes, readByteSizeSetting(size.id, getenv));
     if (bytes) *size.field = *bytes;
     if (bytes && size.id == SettingId::kGpuLowLatencyMaxBytes) s.kernels.two_rank_default = false;
+    if (bytes && size.id == SettingId::kGpuCollectiveLinesMaxBytes) s.kernels.collective_two_rank_default = false;
   }
   PR_ASSIGN_OR_RETURN(const auto probe_faults, readTextSetting(SettingId::kGpuFaultProbePairs, getenv));
   if (probe_faults) s.probe_fault_pairs = *probe_faults;
@@ -72,12 +73,18 @@ std::uint64_t oneShotLinesMaxBytes(const KernelPolicy& policy, int world_size) {
   return world_size == 2 && policy.two_rank_default ? kDefaultLowLatencyTwoRankMaxBytes : policy.max_bytes;
 }
 
+std::uint64_t collectiveLinesMaxBytes(const KernelPolicy& policy, int world_size) {
+  if (policy.collective_max_bytes == 0) return 0;  // off stays off at every world size
+  return world_size == 2 && policy.collective_two_rank_default ? kDefaultCollectiveLinesTwoRankMaxBytes
+                                                               : policy.collective_max_bytes;
+}
+
 KernelChoice chooseKernel(FusedKind kind, std::uint64_t bytes, int world_size, const KernelPolicy& policy) {
   if (!policy.fused || kind == FusedKind::kNone) return KernelChoice::kInterpreter;
   const bool lines = world_size >= 2 && bytes > 0;
   if (kind == FusedKind::kReduceScatterDirect || kind == FusedKind::kAllGatherDirect ||
       kind == FusedKind::kBroadcastDirect) {
-    if (!lines || bytes > policy.collective_max_bytes || bytes > linePayloadBytes(world_size)) {
+    if (!lines || bytes > collectiveLinesMaxBytes(policy, world_size) || bytes > linePayloadBytes(world_size)) {
       return KernelChoice::kInterpreter;
     }
     if (kind == FusedKind::kReduceScatterDirect) return KernelChoice::kReduceScatterLines;

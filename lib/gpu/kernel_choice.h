@@ -33,6 +33,9 @@ struct KernelPolicy {
   // Direct reduce-scatters, all-gathers and broadcasts run as lines up to this many bytes of one rank's
   // block (the count argument x the element size); 0 turns them off (the interpreter runs them).
   std::uint64_t collective_max_bytes = kDefaultCollectiveLinesMaxBytes;
+  // The collectives' line default at two ranks (kDefaultCollectiveLinesTwoRankMaxBytes), used while
+  // collective_max_bytes is the default: a setting of PEERREDUCE_GPU_LL_COLLECTIVE_MAX_BYTES clears it.
+  bool collective_two_rank_default = true;
   // A plan's copy-engine copies on the copy engines (lib/gpu/copy_engine_launch.h); off by default: the
   // interpreter runs such a plan whole, its copies on the multiprocessors (same steps, same bits), until the
   // copy-engine path passes the hardware suites at every world size (docs/PERF.md says where it stands).
@@ -108,6 +111,9 @@ std::uint64_t lineTwoShotPayloadBytes(int world_size);
 // running those plans, so nothing structural is gained between the lines and the interpreter.
 // The largest one-shot run as lines at `world_size` ranks under `policy` (before the lines' capacity).
 std::uint64_t oneShotLinesMaxBytes(const KernelPolicy& policy, int world_size);
+// The largest block of a direct reduce-scatter, all-gather or broadcast run as lines at `world_size`
+// ranks under `policy` (before the lines' capacity).
+std::uint64_t collectiveLinesMaxBytes(const KernelPolicy& policy, int world_size);
 
 KernelChoice chooseKernel(FusedKind kind, std::uint64_t bytes, int world_size, const KernelPolicy& policy);
 // The largest batch (bytes, every buffer rounded up to 16) one launch of the batched low-latency

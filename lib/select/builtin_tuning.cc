@@ -40,8 +40,13 @@ entry broadcast sm_90 4 16777216 1099511627776 ring
 # 10.04 (NCCL 6.79); 1 MiB one-shot 13.62, two-shot 13.67, tree 11.95, ring 35.81 (NCCL 11.47); 4 MiB
 # 22.24 / 22.15 / 20.70 / 39.28 (24.54); 16 MiB 62.77 / 63.48 / 59.30 / 58.30 (60.66); 64 MiB 259.65 /
 # 259.57 / 228.72 / 205.06 (202.82); 256 MiB 1036.98 / 1037.62 / 910.13 / 819.92 (750.60)
-entry broadcast sm_90 2 0 524288 one-shot
-entry broadcast sm_90 2 524288 8388608 tree
+# With lines to 1 MiB at two ranks (kDefaultCollectiveLinesTwoRankMaxBytes; peerreduce-bench --coll broadcast,
+# factors of 2): 512 KiB one-shot lines 4.52 us (NCCL 8.40), 1 MiB the tree 11.89 (11.68), 2 MiB tree 14.66
+# (18.93). The selector reads a row at the middle of each quarter-octave bucket, so a row must cover the
+# bucket [1 MiB, 1.25 MiB) for 1 MiB itself to run as lines; sizes above 1 MiB in it run the one-shot in the
+# interpreter (13.6 us at 1 MiB, 1.14 x the tree), which the NCCL library's take table forwards.
+entry broadcast sm_90 2 0 1310720 one-shot
+entry broadcast sm_90 2 1310720 8388608 tree
 entry broadcast sm_90 2 8388608 1099511627776 ring
 # all-gather: 1 MiB one-shot 5.85, ring 13.21, recursive doubling 13.22 (NCCL 10.54); 4 MiB 17.60 /
 # 17.76 / 17.70 (25.68); 16 MiB 39.67 / 39.81 / 39.81 (52.98); 64 MiB 146.20 / 150.75 / 150.48 (155.30);
@@ -50,8 +55,10 @@ entry all-gather sm_90 2 0 1099511627776 one-shot
 # reduce-scatter: 256 KiB one-shot 3.59, ring 11.74 (NCCL 6.88); 1 MiB 5.76 / 12.73 (9.60); 4 MiB 17.49 /
 # 17.32 (23.33); 16 MiB 39.48 / 39.04 (50.33); 64 MiB 144.59 / 143.99 (159.62); 256 MiB 573.56 / 571.90
 # (563.19); recursive halving within 1 % of the ring from 4 MiB, the tree 1.9-2.3 x slower
-entry reduce-scatter sm_90 2 0 2097152 one-shot
-entry reduce-scatter sm_90 2 2097152 1099511627776 ring
+# 2 MiB (1 MiB blocks) runs as lines at two ranks since; the ring took 14.20 us there (NCCL 14.49). As for
+# broadcast the row covers the whole bucket of 1 MiB blocks ([1 MiB, 1.25 MiB), 2-2.5 MiB in all).
+entry reduce-scatter sm_90 2 0 2621440 one-shot
+entry reduce-scatter sm_90 2 2621440 1099511627776 ring
 )";
 }
 

@@ -29,8 +29,10 @@ std::string whose(const SettingSpec& spec) {
   return " (" + spec.name + (spec.range_hint.empty() ? "" : "; " + spec.range_hint) + ")";
 }
 
-// "1024 (1 KiB)" for byte counts that are whole KiB, MiB, GiB or TiB; the plain number otherwise.
+// "1024 (1 KiB)" for byte counts that are whole KiB, MiB, GiB or TiB; the plain number otherwise; the largest
+// count, a default that sets no limit, as such.
 std::string bytesInWords(std::uint64_t bytes) {
+  if (bytes == UINT64_MAX) return "no limit";
   static constexpr struct {
     int shift;
     const char* name;

@@ -62,6 +62,25 @@ TEST(BenchOptions, CollRootAndAlgoAll) {
   EXPECT_FALSE(ag->in_place);
 }
 
+// --machines splits the world into machines of equal rank counts, timed eagerly (the step between machines
+// runs on the host), every collective.
+TEST(BenchOptions, MachinesSplitTheWorldAndTimeEagerCalls) {
+  auto o = parse({});
+  ASSERT_TRUE(o.isOk());
+  EXPECT_EQ(o->machines, 0) << "one machine unless asked";
+  for (const char* coll : {"allreduce", "reduce-scatter", "all-gather", "broadcast"}) {
+    auto two = parse({"--machines", "2", "--eager", "--coll", coll});
+    ASSERT_TRUE(two.isOk()) << coll << ": " << two.status().toString();
+    EXPECT_EQ(two->machines, 2);
+    EXPECT_TRUE(two->eager);
+  }
+  auto each = parse({"--machines", "4", "--eager"});
+  ASSERT_TRUE(each.isOk()) << each.status().toString();
+  EXPECT_EQ(each->machines, 4) << "a machine per rank";
+  auto pair = parse({"--machines", "2", "--eager"}, 2);
+  ASSERT_TRUE(pair.isOk()) << "two ranks: a machine each";
+}
+
 TEST(BenchOptions, BadFlagsAreTypedErrorsNamingThem) {
   const struct {
     std::vector<const char*> args;
@@ -85,6 +104,13 @@ TEST(BenchOptions, BadFlagsAreTypedErrorsNamingThem) {
       {{"--batch", "0"}, "--batch '0'"},
       {{"--skew-us", "-5"}, "--skew-us '-5': takes a whole number in 0..1000000"},
       {{"--fast"}, "unknown option --fast"},
+      {{"--machines", "2"}, "--machines needs --eager"},
+      {{"--machines", "3", "--eager"}, "--machines 3: 4 ranks do not split into machines of equal rank counts"},
+      {{"--machines", "1", "--eager"}, "--machines '1': takes a whole number in 2..4"},
+      {{"--machines", "8", "--eager"}, "--machines '8': takes a whole number in 2..4"},
+      {{"--machines", "2", "--eager", "--algo", "ring"}, "--machines times each machine strategy"},
+      {{"--machines", "2", "--eager", "--batch", "4"}, "--machines times each machine strategy"},
+      {{"--machines", "2", "--eager", "--link-mask", "host:all"}, "--machines times each machine strategy"},
   };
   for (const auto& c : cases) {
     auto o = parse(c.args);

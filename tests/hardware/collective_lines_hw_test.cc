@@ -61,7 +61,9 @@ TEST(CollectiveLines, EveryDirectCollectiveBackToBackInEveryFormStaysExact) {
   const int n = world->size();
   const Collective collectives[] = {Collective::kReduceScatter, Collective::kAllGather, Collective::kBroadcast};
   const ReduceOp ops[] = {ReduceOp::kSum, ReduceOp::kAvg, ReduceOp::kMax};
-  const std::size_t counts[] = {1, 5, 1000, 4099, 65536, 70000};  // fp32: 65536 is 256 KiB, the default limit
+  // fp32: 131072 is 512 KiB, the default limit, and 262144 1 MiB, the default at two ranks (all a writer's
+  // lines hold there); one more vector past each runs in the interpreter.
+  const std::size_t counts[] = {1, 5, 1000, 4099, 65536, 70000, 131072, 131076, 262144, 262148};
   std::vector<CollectiveCase> cases;
   int i = 0;
   for (const std::size_t count : counts) {

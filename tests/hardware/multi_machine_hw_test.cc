@@ -9,13 +9,12 @@
 #include <gtest/gtest.h>
 #include <mpi.h>
 
+#include <chrono>
 #include <cstdio>
 #include <string>
 #include <vector>
 
-#include "mpi/mpi_process_links.h"
-#include "peerreduce/gpu.h"
-#include "peerreduce/mpi_bootstrap.h"
+#include "bench/machine_world.h"
 #include "peerreduce/multi_machine.h"
 #include "portability.h"
 #include "reference/reference.h"
@@ -85,22 +84,12 @@ std::vector<const void*> pointersOf(const std::vector<std::vector<std::uint8_t>>
 }
 
 StatusOr<std::unique_ptr<MultiMachineCommunicator>> twoMachines(const World& w) {
-  PR_ASSIGN_OR_RETURN(auto world_bootstrap, createMpiBootstrap(MPI_COMM_WORLD));
   int devices = 1;
   if (hipGetDeviceCount(&devices) != hipSuccess || devices < 1) devices = 1;
-  const int device = w.rank % devices;
-  const auto factory = mpi::mpiProcessLinksFactory(
-      MPI_COMM_WORLD, [device](const MachineLayout& layout, MPI_Comm, const std::shared_ptr<Bootstrap>&) {
-        GpuTransportOptions options;
-        options.device = device;  // one GPU per process, as mpirun gives them on one host
-        options.local_rank = layout.local_rank;
-        return createGpuTransport(layout.local_rank, layout.ranks_per_machine, options);
-      });
   Config config;
   config.timeout = std::chrono::seconds(60);
-  const int half = (w.size + 1) / 2;
-  return MultiMachineCommunicator::create(w.rank, w.size, world_bootstrap, factory, config,
-                                          "machine-" + std::to_string(w.rank / half));
+  // One GPU per process, as mpirun gives them on one host; the first half of the ranks machine-0.
+  return bench::createMachines(MPI_COMM_WORLD, w.rank, w.size, 2, w.rank % devices, config);
 }
 
 TEST(MultiMachineHw, TwoMachinesOfGpusMatchTheReferenceForEveryCollectiveAndStrategy) {

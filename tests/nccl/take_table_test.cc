@@ -156,7 +156,8 @@ CallShape shape(CallKind kind, std::uint64_t bytes, int dtype = kFloat32) {
 }
 
 // Auto mode with the built-in table on `world` ranks of `arch`.
-TakeDecision builtin(const char* arch, int world, const CallShape& call, std::uint64_t max_bytes = 16 * MiB) {
+TakeDecision builtin(const char* arch, int world, const CallShape& call,
+                     std::uint64_t max_bytes = TakeSettings{}.max_bytes) {
   TakeSettings settings;
   settings.max_bytes = max_bytes;
   const TakeTable rows = builtinTakeTable().narrowedTo(arch, world);
@@ -221,7 +222,11 @@ TEST(Core, BuiltinTakeTableTakesWhereMeasuredFaster) {
        TakeReason::kTaken},
       {"2 ranks: 4 KiB broadcast (one-shot lines, 0.50)", "sm_90", 2, shape(CallKind::kBroadcast, 4 * KiB), true,
        TakeReason::kTaken},
-      {"2 ranks: 1 MiB broadcast (1.04)", "sm_90", 2, shape(CallKind::kBroadcast, MiB), false,
+      {"2 ranks: 512 KiB broadcast (one-shot lines, 0.54)", "sm_90", 2, shape(CallKind::kBroadcast, 512 * KiB), true,
+       TakeReason::kTaken},
+      {"2 ranks: 1 MiB broadcast (the tree, 1.02)", "sm_90", 2, shape(CallKind::kBroadcast, MiB), false,
+       TakeReason::kNcclMeasured},
+      {"2 ranks: 2 MiB reduce-scatter (the ring, 0.98)", "sm_90", 2, shape(CallKind::kReduceScatter, 2 * MiB), false,
        TakeReason::kNcclMeasured},
       {"2 ranks: 1 MiB all-gather (one-shot, 0.56)", "sm_90", 2, shape(CallKind::kAllGather, MiB), true,
        TakeReason::kTaken},
@@ -245,15 +250,18 @@ TEST(Core, BuiltinTakeTableTakesWhereMeasuredFaster) {
   };
   for (const Row& row : rows) {
     SCOPED_TRACE(row.what);
-    const TakeDecision decision = builtin(row.arch, row.world, row.call, 1024 * MiB);
+    const TakeDecision decision = builtin(row.arch, row.world, row.call);
     EXPECT_EQ(decision.take, row.take);
     EXPECT_EQ(decision.reason, row.reason) << takeReasonText(decision.reason);
   }
 }
 
-// PEERREDUCE_NCCL_MAX_BYTES caps the table: nothing above it is taken, whatever a row says.
+// PEERREDUCE_NCCL_MAX_BYTES caps the table: nothing above it is taken, whatever a row says. Unset, the
+// table alone decides: DDP's 25 MiB buckets at two ranks are taken where the rows measured a win.
 TEST(Core, MaxBytesCapsTheTakeTable) {
   EXPECT_EQ(builtin("sm_90", 4, shape(CallKind::kAllReduce, MiB)).reason, TakeReason::kTaken);
+  EXPECT_EQ(builtin("sm_90", 2, shape(CallKind::kAllReduce, 25 * MiB)).reason, TakeReason::kTaken);
+  EXPECT_EQ(builtin("sm_90", 2, shape(CallKind::kAllReduce, 25 * MiB), 16 * MiB).reason, TakeReason::kTooLarge);
   EXPECT_EQ(builtin("sm_90", 4, shape(CallKind::kAllReduce, MiB), 512 * KiB).reason, TakeReason::kTooLarge);
   EXPECT_EQ(builtin("sm_90", 8, shape(CallKind::kAllReduce, 64 * KiB), 4 * KiB).reason, TakeReason::kTooLarge);
 }
@@ -276,7 +284,7 @@ TEST(Core, BuiltinTakeTableParsesAndFormatsTheSame) {
   auto parsed = TakeTable::parse(builtinTakeText());
   ASSERT_TRUE(parsed.isOk()) << parsed.status().toString();
   EXPECT_EQ(parsed->format(), builtinTakeTable().format());
-  EXPECT_EQ(parsed->entries().size(), 20u);
+  EXPECT_EQ(parsed->entries().size(), 22u);
 }
 
 // A folder of its own for the test's files, removed at the end.

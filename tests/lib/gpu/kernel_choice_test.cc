@@ -84,6 +84,37 @@ TEST(KernelChoice, TwoRanksRunLargerOneShotsAsLinesUnlessTheLimitIsSet) {
   EXPECT_EQ(maxBatchBytes(FusedKind::kOneShot, 2, off), 0u);
 }
 
+// Two ranks carry the other collectives' 1 MiB blocks as lines by default (a writer's lines hold 1 MiB
+// there, as the one-shot's); a setting of the limit holds at every world size, and off stays off.
+TEST(KernelChoice, TwoRanksRunLargerCollectiveBlocksAsLinesUnlessTheLimitIsSet) {
+  const KernelPolicy policy;
+  EXPECT_EQ(collectiveLinesMaxBytes(policy, 2), kDefaultCollectiveLinesTwoRankMaxBytes);
+  EXPECT_EQ(collectiveLinesMaxBytes(policy, 3), kDefaultCollectiveLinesMaxBytes);
+  EXPECT_EQ(collectiveLinesMaxBytes(policy, 4), kDefaultCollectiveLinesMaxBytes);
+  EXPECT_EQ(kDefaultCollectiveLinesTwoRankMaxBytes, linePayloadBytes(2)) << "exactly what a writer's lines hold";
+  for (FusedKind kind : {FusedKind::kReduceScatterDirect, FusedKind::kAllGatherDirect, FusedKind::kBroadcastDirect}) {
+    EXPECT_TRUE(runsAsLines(chooseKernel(kind, 1 * kMiB, 2, policy)));
+    EXPECT_EQ(chooseKernel(kind, 1 * kMiB + 16, 2, policy), KernelChoice::kInterpreter)
+        << "past the lines' capacity at two ranks";
+    EXPECT_EQ(chooseKernel(kind, 1 * kMiB, 4, policy), KernelChoice::kInterpreter) << "four ranks keep 512 KiB";
+  }
+
+  auto set = gpuSettingsFromEnvironment([](const char* name) -> const char* {
+    return std::string(name) == "PEERREDUCE_GPU_LL_COLLECTIVE_MAX_BYTES" ? "256K" : nullptr;
+  });
+  ASSERT_TRUE(set.isOk()) << set.status().toString();
+  EXPECT_FALSE(set->kernels.collective_two_rank_default);
+  EXPECT_TRUE(set->kernels.two_rank_default) << "the allreduce one-shot's default is its own";
+  EXPECT_EQ(collectiveLinesMaxBytes(set->kernels, 2), 256 * kKiB) << "the setting holds at two ranks";
+  EXPECT_EQ(chooseKernel(FusedKind::kBroadcastDirect, 512 * kKiB, 2, set->kernels), KernelChoice::kInterpreter);
+  EXPECT_EQ(collectiveLinesMaxBytes(set->kernels, 4), 256 * kKiB);
+
+  KernelPolicy off;
+  off.collective_max_bytes = 0;  // as the host-staged transport sets it
+  EXPECT_EQ(collectiveLinesMaxBytes(off, 2), 0u);
+  EXPECT_EQ(chooseKernel(FusedKind::kAllGatherDirect, 16, 2, off), KernelChoice::kInterpreter);
+}
+
 TEST(KernelChoice, TwoShotProgramsRunAsLinesPulledOrPushedBySize) {
   KernelPolicy policy;
   EXPECT_EQ(policy.max_two_shot_bytes, 1 * kMiB) << "two-shot lines up to 1 MiB by default";

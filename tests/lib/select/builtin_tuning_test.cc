@@ -24,15 +24,22 @@ TEST(BuiltinTuning, ParsesAndHoldsTheMeasuredCrossovers) {
   EXPECT_EQ(table.lookup("sm_90", 2, 4 * kMiB), Algorithm::kOneShot);
   EXPECT_EQ(table.lookup("sm_90", 2, 16 * kMiB), Algorithm::kTwoShot);
   EXPECT_EQ(table.lookup("sm_90", 4, 256 * kMiB), Algorithm::kTwoShot);
-  // Two ranks' other collectives, measured on 2 x H200: broadcast's one-shot lines to 512 KiB, the tree to
-  // 8 MiB, the ring above; all-gather's one-shot at every size; reduce-scatter's one-shot to 2 MiB, then the ring.
+  // Two ranks' other collectives, measured on 2 x H200: broadcast's one-shot lines to 1 MiB, the tree to
+  // 8 MiB, the ring above; all-gather's one-shot at every size; reduce-scatter's one-shot to 2 MiB (1 MiB
+  // blocks, the most a writer's lines hold at two ranks), then the ring.
   EXPECT_EQ(table.lookup(Collective::kBroadcast, "sm_90", 2, 256 * 1024), Algorithm::kOneShot);
-  EXPECT_EQ(table.lookup(Collective::kBroadcast, "sm_90", 2, 1 * kMiB), Algorithm::kTree);
+  EXPECT_EQ(table.lookup(Collective::kBroadcast, "sm_90", 2, 1 * kMiB), Algorithm::kOneShot);
+  EXPECT_EQ(table.lookup(Collective::kBroadcast, "sm_90", 2, 1 * kMiB + kMiB / 8), Algorithm::kOneShot)
+      << "the middle of 1 MiB's bucket, where the selector reads the row";
+  EXPECT_EQ(table.lookup(Collective::kBroadcast, "sm_90", 2, 1 * kMiB + kMiB / 4), Algorithm::kTree);
   EXPECT_EQ(table.lookup(Collective::kBroadcast, "sm_90", 2, 4 * kMiB), Algorithm::kTree);
   EXPECT_EQ(table.lookup(Collective::kBroadcast, "sm_90", 2, 16 * kMiB), Algorithm::kRing);
   EXPECT_EQ(table.lookup(Collective::kAllGather, "sm_90", 2, 1 * kMiB), Algorithm::kOneShot);
   EXPECT_EQ(table.lookup(Collective::kAllGather, "sm_90", 2, 256 * kMiB), Algorithm::kOneShot);
   EXPECT_EQ(table.lookup(Collective::kReduceScatter, "sm_90", 2, 1 * kMiB), Algorithm::kOneShot);
+  EXPECT_EQ(table.lookup(Collective::kReduceScatter, "sm_90", 2, 2 * kMiB), Algorithm::kOneShot);
+  EXPECT_EQ(table.lookup(Collective::kReduceScatter, "sm_90", 2, 2 * kMiB + kMiB / 4), Algorithm::kOneShot);
+  EXPECT_EQ(table.lookup(Collective::kReduceScatter, "sm_90", 2, 2 * kMiB + kMiB / 2), Algorithm::kRing);
   EXPECT_EQ(table.lookup(Collective::kReduceScatter, "sm_90", 2, 4 * kMiB), Algorithm::kRing);
   EXPECT_FALSE(table.lookup(Collective::kReduceScatter, "sm_90", 8, 1 * kMiB).has_value());
   // Only what was measured: other worlds and devices keep the cost model.

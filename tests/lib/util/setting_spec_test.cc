@@ -188,6 +188,9 @@ TEST(SettingSpec, DefaultsAndRangesInWords) {
   s.default_value = std::uint64_t{0};
   s.default_note = "off";
   EXPECT_EQ(describeDefault(s), "0 bytes (off)");
+  s.default_value = std::uint64_t{UINT64_MAX};
+  s.default_note.clear();
+  EXPECT_EQ(describeDefault(s), "no limit") << "a default that caps nothing";
   s.default_value.reset();
   s.default_note = "the device's";
   EXPECT_EQ(describeDefault(s), "the device's");
