@@ -25,11 +25,11 @@ entry allreduce sm_90 4 fp32 1048577 256M nccl
 # 2M 1.00, 4M 0.74, 8M 0.76, 16M 0.78, 32M 0.80, 64M 0.91, 128M 0.98, 256M 1.02
 # Then with the two-rank tuning rows (one-shot to 2M, the ring above; --algo all, factors of 4 from 1K):
 # 1K .. 256K 0.46-0.52, 1M 0.60, 4M 0.74, 16M 0.78, 64M 0.90, 256M 1.02
-# Then (peerreduce-bench --coll reduce-scatter, factors of 2 from 128K, the selector's pick) 1M 0.59 (lines),
-# 2M 0.98 (the ring), 4M 0.73.
-entry reduce-scatter sm_90 2 fp32 0 1M peerreduce
-entry reduce-scatter sm_90 2 fp32 1048577 4M nccl
-entry reduce-scatter sm_90 2 fp32 4194305 64M peerreduce
+# Then with 1 MiB blocks as lines (kDefaultCollectiveLinesTwoRankMaxBytes; peerreduce-bench --coll
+# reduce-scatter, the selector's pick): 1M 0.61, 2M 0.62 (lines), 2.25M 0.71 (the one-shot in the
+# interpreter: the tuning row covers the bucket of 1 MiB blocks), 4M 0.74 (the ring). nccl-tests through the
+# library, medians of three: 2M 0.56, 32M 0.80, 64M 0.91 (docs/perf/h200x2-lines).
+entry reduce-scatter sm_90 2 fp32 0 64M peerreduce
 entry reduce-scatter sm_90 2 fp32 67108865 256M nccl
 # reduce-scatter, 4 GPUs (the interpreter on every multiprocessor, the measured algorithm per size):
 # 1K .. 1M 0.52-0.75, 2M 0.81 (512K blocks as lines, the default since; 1.46 in the interpreter), 4M 0.85,
@@ -50,11 +50,10 @@ entry all-gather sm_90 4 fp32 33554433 256M nccl
 # 8M 0.89, 16M 0.96, 32M 1.05, 256M 1.22. Then with the two-rank tuning rows (one-shot lines to 512K, the
 # tree to 8M, the ring above), the selector's pick in factors of 2 from 1K, root 0: 1K .. 256K 0.44-0.52,
 # 512K 1.27, 1M 1.04, 2M 0.76, 4M 0.83, 8M 1.10, 16M 0.95, 32M 0.92; --algo all: 64M 1.01, 256M 1.09
-# Then (the one-shot row to 1.25 MiB; peerreduce-bench --coll broadcast, factors of 2 from 128K): 128K ..
-# 512K 0.48-0.54 (lines), 1M 1.02, 2M 0.77, 4M 0.83 (the tree).
-entry broadcast sm_90 2 fp32 0 512K peerreduce
-entry broadcast sm_90 2 fp32 524289 2M nccl
-entry broadcast sm_90 2 fp32 2097153 4M peerreduce
+# Then with the one-shot as lines to 1 MiB (the tuning row to 1.25 MiB; peerreduce-bench --coll broadcast):
+# 512K 0.55, 1M 0.65 (lines), 1.125M 0.87 (the one-shot in the interpreter), 2M 0.78, 4M 0.84 (the tree).
+# nccl-tests through the library, medians of three: 512K 0.60, 1M 0.66, 32M 0.92 (docs/perf/h200x2-lines).
+entry broadcast sm_90 2 fp32 0 4M peerreduce
 entry broadcast sm_90 2 fp32 4194305 16M nccl
 entry broadcast sm_90 2 fp32 16777217 32M peerreduce
 entry broadcast sm_90 2 fp32 33554433 256M nccl

@@ -40,11 +40,11 @@ entry broadcast sm_90 4 16777216 1099511627776 ring
 # 10.04 (NCCL 6.79); 1 MiB one-shot 13.62, two-shot 13.67, tree 11.95, ring 35.81 (NCCL 11.47); 4 MiB
 # 22.24 / 22.15 / 20.70 / 39.28 (24.54); 16 MiB 62.77 / 63.48 / 59.30 / 58.30 (60.66); 64 MiB 259.65 /
 # 259.57 / 228.72 / 205.06 (202.82); 256 MiB 1036.98 / 1037.62 / 910.13 / 819.92 (750.60)
-# With lines to 1 MiB at two ranks (kDefaultCollectiveLinesTwoRankMaxBytes; peerreduce-bench --coll broadcast,
-# factors of 2): 512 KiB one-shot lines 4.52 us (NCCL 8.40), 1 MiB the tree 11.89 (11.68), 2 MiB tree 14.66
+# With lines to 1 MiB at two ranks (kDefaultCollectiveLinesTwoRankMaxBytes; peerreduce-bench --coll broadcast):
+# 512 KiB one-shot lines 4.55 us (NCCL 8.21), 1 MiB 7.43 (11.51; the tree took 11.89), 2 MiB the tree 14.70
 # (18.93). The selector reads a row at the middle of each quarter-octave bucket, so a row must cover the
-# bucket [1 MiB, 1.25 MiB) for 1 MiB itself to run as lines; sizes above 1 MiB in it run the one-shot in the
-# interpreter (13.6 us at 1 MiB, 1.14 x the tree), which the NCCL library's take table forwards.
+# bucket [1 MiB, 1.25 MiB) for 1 MiB itself to run as lines; the sizes above 1 MiB in it run the one-shot
+# in the interpreter (1.125 MiB: 13.83 us, NCCL 15.98).
 entry broadcast sm_90 2 0 1310720 one-shot
 entry broadcast sm_90 2 1310720 8388608 tree
 entry broadcast sm_90 2 8388608 1099511627776 ring
@@ -55,8 +55,9 @@ entry all-gather sm_90 2 0 1099511627776 one-shot
 # reduce-scatter: 256 KiB one-shot 3.59, ring 11.74 (NCCL 6.88); 1 MiB 5.76 / 12.73 (9.60); 4 MiB 17.49 /
 # 17.32 (23.33); 16 MiB 39.48 / 39.04 (50.33); 64 MiB 144.59 / 143.99 (159.62); 256 MiB 573.56 / 571.90
 # (563.19); recursive halving within 1 % of the ring from 4 MiB, the tree 1.9-2.3 x slower
-# 2 MiB (1 MiB blocks) runs as lines at two ranks since; the ring took 14.20 us there (NCCL 14.49). As for
-# broadcast the row covers the whole bucket of 1 MiB blocks ([1 MiB, 1.25 MiB), 2-2.5 MiB in all).
+# 2 MiB (1 MiB blocks) runs as lines at two ranks since: 8.64 us (NCCL 14.05; the ring took 14.20). As for
+# broadcast the row covers the whole bucket of 1 MiB blocks ([1 MiB, 1.25 MiB), 2-2.5 MiB in all): 2.25 MiB
+# took 14.72 us by the one-shot in the interpreter (NCCL 20.68).
 entry reduce-scatter sm_90 2 0 2621440 one-shot
 entry reduce-scatter sm_90 2 2621440 1099511627776 ring
 )";

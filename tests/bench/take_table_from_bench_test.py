@@ -134,15 +134,18 @@ def check_builtin_table(tmp):
         # algorithm), beside their earlier one-shot sizes to 512 KiB; broadcast as the selector picks, in factors
         # of 2 to 32 MiB, and the ring at 64 and 256 MiB.
         # Then two-rank collective lines to 1 MiB blocks (kDefaultCollectiveLinesTwoRankMaxBytes; peerreduce-bench
-        # --coll C, factors of 2 from 128K, the selector's pick): reduce-scatter 1 MiB 0.59 (lines), 2 MiB
-        # 0.98 (the ring); broadcast 512 KiB 0.54 (lines), 1 MiB 1.02, 2 MiB 0.77, 4 MiB 0.83 (the tree).
+        # --coll C, the selector's pick, with the size in the middle of 1 MiB blocks' selector bucket):
+        # reduce-scatter 1 MiB 0.61, 2 MiB 0.62 (lines), 2.25 MiB 0.71 (the one-shot in the interpreter), 4 MiB
+        # 0.74 (the ring); broadcast 512 KiB 0.55, 1 MiB 0.65 (lines), 1.125 MiB 0.87 (the one-shot in the
+        # interpreter), 2 MiB 0.78, 4 MiB 0.84 (the tree).
         ("reduce-scatter", 2, {**factors_of_two([0.48, 0.45, 0.48, 0.47, 0.50, 0.50, 0.50, 0.51, 0.52, 0.56]),
-                               M: 0.59, 2 * M: 0.98, 4 * M: 0.74, 16 * M: 0.78, 64 * M: 0.90, 256 * M: 1.02}),
+                               M: 0.61, 2 * M: 0.62, 2 * M + M // 4: 0.71, 4 * M: 0.74, 16 * M: 0.78, 64 * M: 0.90,
+                               256 * M: 1.02}),
         ("all-gather", 2, {**factors_of_two([0.49, 0.48, 0.50, 0.47, 0.50, 0.50, 0.50, 0.51, 0.52, 0.54]),
                            M: 0.56, 4 * M: 0.69, 16 * M: 0.75, 64 * M: 0.94, 256 * M: 1.07}),
-        ("broadcast", 2, {**factors_of_two([0.52, 0.51, 0.50, 0.48, 0.46, 0.44, 0.45, 0.48, 0.50, 0.54, 1.02, 0.77,
-                                            0.83, 1.10, 0.95, 0.92]),
-                          64 * M: 1.01, 256 * M: 1.09}),
+        ("broadcast", 2, {**factors_of_two([0.52, 0.51, 0.50, 0.48, 0.46, 0.44, 0.45, 0.48, 0.50, 0.55, 0.65, 0.78,
+                                            0.84, 1.10, 0.95, 0.92]),
+                          M + M // 8: 0.87, 64 * M: 1.01, 256 * M: 1.09}),
         # 4 x H200, peerreduce-bench in factors of 2 (docs/perf/h200x4-take; reduce-scatter's and all-gather's
         # 2 MiB with 512 KiB blocks as lines).
         ("allreduce", 4, factors_of_two([0.37, 0.38, 0.39, 0.45, 0.42, 0.42, 0.46, 0.61, 0.67, 0.72, 0.88, 1.08,
