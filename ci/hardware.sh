@@ -270,6 +270,25 @@ run)
       bash -c 'GCOV_PREFIX="$0/rank$OMPI_COMM_WORLD_RANK" exec "$@"' "$out/gcda/${name}" .hw/peerreduce_property_tests > "$log" 2>&1 || status=1
     grep -E "\[  (PASSED|FAILED)  \]|tests ran" "$log" | grep "1,0\]" || tail -20 "$log"
   done
+  # The pushing one-shot (two ranks only; off by default until measured): the property suite at two ranks
+  # with every one-shot pushed (lines off, so small cases reach it too).
+  if [[ "$suites" != 0 ]]; then
+    push_one=(PEERREDUCE_GPU_LL_MAX_BYTES=0 PEERREDUCE_GPU_PUSH_ONE_SHOT_MIN_BYTES=1)
+    log="$out/variant-push-one-shot-np2.log"
+    echo "=== peerreduce_property_tests np=2 with ${push_one[*]} (cases per property ${HW_VARIANT_CASES:-50})"
+    if ((gpus < 2)); then  # two ranks as threads on one GPU
+      PEERREDUCE_TEST_GPU_RANKS=2 PEERREDUCE_TIMEOUT_MS="$threads_timeout" \
+        RC_PARAMS="${HW_RC_EXTRA:-}seed=$seed max_success=${HW_VARIANT_CASES:-50}" GCOV_PREFIX="$out/gcda/push-one-shot" \
+        bounded env "${push_one[@]}" .hw/peerreduce_property_tests > "$log" 2>&1 || status=1
+      grep -E "\[  (PASSED|FAILED)  \]|tests ran" "$log" || tail -20 "$log"
+    else
+      RC_PARAMS="${HW_RC_EXTRA:-}seed=$seed max_success=${HW_VARIANT_CASES:-50}" bounded "${mpi[@]}" \
+        -x "${push_one[0]}" -x "${push_one[1]}" -np 2 \
+        bash -c 'GCOV_PREFIX="$0/rank$OMPI_COMM_WORLD_RANK" exec "$@"' "$out/gcda/push-one-shot" \
+        .hw/peerreduce_property_tests > "$log" 2>&1 || status=1
+      grep -E "\[  (PASSED|FAILED)  \]|tests ran" "$log" | grep "1,0\]" || tail -20 "$log"
+    fi
+  fi
   # Copy engines (experimental, PEERREDUCE_GPU_COPY_ENGINES=1): the property suite with the copy-engine
   # two-shot forced and its copies on the copy engines, at each NP in HW_COPY_ENGINE_NPS (default the
   # first NP: with four ranks sharing one H100 it timed out, docs/PERF.md). Without the masked-world
@@ -389,14 +408,15 @@ run)
     for tool in memcheck racecheck synccheck; do
       log="$out/sanitizer-$tool.log"
       echo "=== compute-sanitizer $tool, np=2"
-      # Two-shots pushed at every size, so the sanitizers see the push kernel beside the line and
-      # interpreter kernels that the small cases take anyway.
+      # Two-shots pushed at every size, and one-shots past the lines, so the sanitizers see both push
+      # kernels beside the line and interpreter kernels that the small cases take anyway.
       if ((gpus < 2)); then  # two ranks as threads on the one GPU
         PEERREDUCE_TEST_GPU_RANKS=2 RC_PARAMS="${HW_RC_EXTRA:-}seed=$seed max_success=10" PEERREDUCE_GPU_PUSH_MIN_BYTES=1 \
-          bounded compute-sanitizer --tool "$tool" --error-exitcode 9 \
+          PEERREDUCE_GPU_PUSH_ONE_SHOT_MIN_BYTES=1 bounded compute-sanitizer --tool "$tool" --error-exitcode 9 \
           .hw/peerreduce_property_tests --gtest_filter='AllreduceProperty.MatchesReferenceOnEveryRank' > "$log" 2>&1 || status=1
       else
-        RC_PARAMS="${HW_RC_EXTRA:-}seed=$seed max_success=10" bounded "${mpi[@]}" -x PEERREDUCE_GPU_PUSH_MIN_BYTES=1 -np 2 \
+        RC_PARAMS="${HW_RC_EXTRA:-}seed=$seed max_success=10" bounded "${mpi[@]}" -x PEERREDUCE_GPU_PUSH_MIN_BYTES=1 \
+          -x PEERREDUCE_GPU_PUSH_ONE_SHOT_MIN_BYTES=1 -np 2 \
           compute-sanitizer --tool "$tool" --error-exitcode 9 \
           .hw/peerreduce_property_tests --gtest_filter='AllreduceProperty.MatchesReferenceOnEveryRank' > "$log" 2>&1 || status=1
       fi
@@ -430,6 +450,17 @@ run)
           --json "$out/bench-np$np-$coll.json" --csv "$out/bench-np$np-$coll.csv" > "$out/bench-np$np-$coll.log" 2>&1 || status=1
         grep "^\[1,0\]" "$out/bench-np$np-$coll.log" | sed 's/^\[1,0\]<stdout>://'
       done
+      # The pushing one-shot (two ranks; off by default until measured) against the pulling one and the
+      # push two-shot, past the lines' 1 MiB.
+      if ((np == 2)); then
+        for algo in one-shot two-shot; do
+          echo "=== peerreduce-bench np=2 fp32 --algo $algo, with PEERREDUCE_GPU_PUSH_ONE_SHOT_MIN_BYTES=1"
+          bounded "${mpi[@]}" -x PEERREDUCE_GPU_PUSH_ONE_SHOT_MIN_BYTES=1 -np 2 .hw/peerreduce-bench --nccl "$nccl" \
+            --dtype fp32 --algo "$algo" --min-bytes 2097152 --json "$out/bench-np2-push-one-shot-$algo.json" \
+            > "$out/bench-np2-push-one-shot-$algo.log" 2>&1 || status=1
+          grep "^\[1,0\]" "$out/bench-np2-push-one-shot-$algo.log" | sed 's/^\[1,0\]<stdout>://'
+        done
+      fi
       # Two machines of np/2 GPUs each (one host playing both, MPI between them) beside NCCL over the same
       # GPUs: eager calls, since the step between machines runs on the host before a call returns. MPI carries
       # the step between machines (about 1 GB/s on one host), so sizes stop at 16 MiB.

@@ -195,5 +195,6 @@ inline constexpr std::int32_t kPushTwoShot = 5;
 inline constexpr std::int32_t kLowLatencyReduceScatter = 6;
 inline constexpr std::int32_t kLowLatencyAllGather = 7;
 inline constexpr std::int32_t kLowLatencyBroadcast = 8;
+inline constexpr std::int32_t kPushOneShot = 9;  // two ranks (kernels/fused_kernels.cu)
 
 }  // namespace peerreduce::gpu

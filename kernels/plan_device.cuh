@@ -196,8 +196,9 @@ __device__ bool passEntryFence(const LaunchArgs& a, const std::uint64_t* my_coun
 }
 
 // The end of a launch: the last block to finish (all others have finished their accesses) sends the
-// rank-level done signals and advances every base.
-__device__ void finishLaunch(const LaunchArgs& a) {
+// rank-level done signals and advances every base. (The push kernels end without it: their own signals
+// order their writes, and each block advances its own bases.)
+[[maybe_unused]] __device__ void finishLaunch(const LaunchArgs& a) {
   __shared__ int last;
   __syncthreads();
   if (threadIdx.x == 0) {

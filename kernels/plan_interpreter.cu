@@ -161,8 +161,8 @@ hipError_t loadKernels() {
 }
 
 int kernelsPtxVersion() {
-  return std::min({kernelPtxVersion(planKernel<float, kernels::Sum>), fusedKernelsPtxVersion(), lineKernelsPtxVersion(),
-                   collectiveLineKernelsPtxVersion()});
+  return std::min({kernelPtxVersion(planKernel<float, kernels::Sum>), fusedKernelsPtxVersion(), pushKernelsPtxVersion(),
+                   lineKernelsPtxVersion(), collectiveLineKernelsPtxVersion()});
 }
 
 }  // namespace peerreduce::gpu

@@ -17,8 +17,11 @@ inline constexpr unsigned kPlanKernelThreads = 512;
 // DataType and ReduceOp values (checked by the caller). Returns the launch's error, if any.
 // With args.fused set, launches the fused or low-latency kernel of that shape instead.
 hipError_t launchPlanKernel(const LaunchArgs& args, int dtype, unsigned blocks, hipStream_t stream);
-// The fused kernel of args.fused (1 one-shot, 2 two-shot).
+// The fused kernel of args.fused (kFusedOneShot, kFusedTwoShot; the push kernels through launchPushKernel).
 hipError_t launchFusedKernel(const LaunchArgs& args, int dtype, unsigned blocks, hipStream_t stream);
+// The push two-shot or, at two ranks, the push one-shot (args.fused kPushTwoShot, kPushOneShot;
+// kernels/push_kernels.cu).
+hipError_t launchPushKernel(const LaunchArgs& args, int dtype, unsigned blocks, hipStream_t stream);
 // The low-latency one-shot or two-shot (args.fused kLowLatencyOneShot or kLowLatencyTwoShot; args.line_capacity
 // and the peers' lines set).
 hipError_t launchLowLatencyKernel(const LaunchArgs& args, int dtype, unsigned blocks, hipStream_t stream);
@@ -34,7 +37,8 @@ hipError_t launchBatchedLowLatencyKernel(const LaunchArgs& args, const BatchTabl
 // context (portability.h, loadKernel: a kernel first launched behind one that waits for it may never
 // start). The first error, if any.
 hipError_t loadKernels();
-hipError_t loadFusedKernels();
+hipError_t loadFusedKernels();  // the push kernels too
+hipError_t loadPushKernels();
 hipError_t loadLineKernels();
 hipError_t loadCollectiveLineKernels();
 
@@ -44,6 +48,7 @@ hipError_t loadCollectiveLineKernels();
 // kGridDependencyPtxVersion: below, awaitPriorGrid() compiled to nothing (lib/gpu/kernel_choice.h).
 int kernelsPtxVersion();
 int fusedKernelsPtxVersion();
+int pushKernelsPtxVersion();
 int lineKernelsPtxVersion();
 int collectiveLineKernelsPtxVersion();
 

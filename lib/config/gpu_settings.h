@@ -37,6 +37,11 @@ inline constexpr std::uint64_t kDefaultCollectiveLinesMaxBytes = std::uint64_t{5
 inline constexpr std::uint64_t kDefaultCollectiveLinesTwoRankMaxBytes = std::uint64_t{1} << 20;
 // Two-shots from this size on push their data (PEERREDUCE_GPU_PUSH_MIN_BYTES; 0 turns pushing off).
 inline constexpr std::uint64_t kDefaultPushMinBytes = std::uint64_t{2} << 20;
+// Two-rank one-shots past the lines from this size on push their input into the peer's scratch
+// (PEERREDUCE_GPU_PUSH_ONE_SHOT_MIN_BYTES). Off (0) until the hardware stage has run it and the benchmark
+// has timed it against the pulling one-shot and the push two-shot (docs/PERF.md, next steps: predicted
+// 16 MiB about 57 us against the push two-shot's 65 on 2 x H200).
+inline constexpr std::uint64_t kDefaultPushOneShotMinBytes = 0;
 // Bytes a block should have to itself before another is worth launching: one pass of 512 threads
 // x 4 vectors x 16 bytes (PEERREDUCE_GPU_BYTES_PER_BLOCK).
 inline constexpr std::uint64_t kDefaultBytesPerBlock = std::uint64_t{32} << 10;

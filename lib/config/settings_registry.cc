@@ -331,6 +331,10 @@ std::array<SettingSpec, kSettingCount> makeSpecs() {
             gpu::kDefaultLowLatencyTwoShotMaxBytes, "0", "largest two-shot run as lines; 0: none");
   threshold(SettingId::kGpuPushMinBytes, "PEERREDUCE_GPU_PUSH_MIN_BYTES", "push two-shot threshold",
             gpu::kDefaultPushMinBytes, "4M", "smallest two-shot that pushes its data; 0: none");
+  threshold(SettingId::kGpuPushOneShotMinBytes, "PEERREDUCE_GPU_PUSH_ONE_SHOT_MIN_BYTES", "push one-shot threshold",
+            gpu::kDefaultPushOneShotMinBytes, "4M",
+            "smallest one-shot past the lines that pushes its input into the peer's scratch, two ranks only; 0: "
+            "none (the default until measured)");
   threshold(SettingId::kGpuCollectiveLinesMaxBytes, "PEERREDUCE_GPU_LL_COLLECTIVE_MAX_BYTES",
             "low-latency collective limit", gpu::kDefaultCollectiveLinesMaxBytes, "64K",
             "largest block (count x element size) of a direct reduce-scatter, all-gather or broadcast run as "
@@ -381,10 +385,11 @@ std::array<SettingSpec, kSettingCount> makeSpecs() {
         SettingId::kPoolDefragThreshold, SettingId::kPinnedLimitBytes}) {
     at(id).agreement = SettingAgreement::kFingerprint;
   }
-  for (SettingId id : {SettingId::kGpuMaxBlocks, SettingId::kGpuInterpreterMaxBlocks, SettingId::kGpuBytesPerBlock,
-                       SettingId::kGpuLineBytesPerBlock, SettingId::kGpuFused, SettingId::kGpuLowLatencyMaxBytes,
-                       SettingId::kGpuLowLatencyTwoShotMaxBytes, SettingId::kGpuPushMinBytes,
-                       SettingId::kGpuCollectiveLinesMaxBytes, SettingId::kGpuCopyEngines}) {
+  for (SettingId id :
+       {SettingId::kGpuMaxBlocks, SettingId::kGpuInterpreterMaxBlocks, SettingId::kGpuBytesPerBlock,
+        SettingId::kGpuLineBytesPerBlock, SettingId::kGpuFused, SettingId::kGpuLowLatencyMaxBytes,
+        SettingId::kGpuLowLatencyTwoShotMaxBytes, SettingId::kGpuPushMinBytes, SettingId::kGpuPushOneShotMinBytes,
+        SettingId::kGpuCollectiveLinesMaxBytes, SettingId::kGpuCopyEngines}) {
     at(id).agreement = SettingAgreement::kSameUnchecked;
   }
   // Only how kernels are launched changes, never the protocol: ranks need not agree.
@@ -488,6 +493,7 @@ std::array<SettingRow, kSettingCount> makeRows() {
       SettingRow{SettingId::kGpuLowLatencyTwoShotMaxBytes, &spec(SettingId::kGpuLowLatencyTwoShotMaxBytes),
                  O::kGpuTransport},
       SettingRow{SettingId::kGpuPushMinBytes, &spec(SettingId::kGpuPushMinBytes), O::kGpuTransport},
+      SettingRow{SettingId::kGpuPushOneShotMinBytes, &spec(SettingId::kGpuPushOneShotMinBytes), O::kGpuTransport},
       SettingRow{SettingId::kGpuCollectiveLinesMaxBytes, &spec(SettingId::kGpuCollectiveLinesMaxBytes),
                  O::kGpuTransport},
       SettingRow{SettingId::kGpuCopyEngines, &spec(SettingId::kGpuCopyEngines), O::kGpuTransport},

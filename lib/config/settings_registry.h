@@ -54,6 +54,7 @@ enum class SettingId : int {
   kGpuLowLatencyMaxBytes,
   kGpuLowLatencyTwoShotMaxBytes,
   kGpuPushMinBytes,
+  kGpuPushOneShotMinBytes,
   kGpuCollectiveLinesMaxBytes,
   kGpuCopyEngines,
   kGpuFaultProbePairs,

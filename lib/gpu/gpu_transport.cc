@@ -563,6 +563,9 @@ class GpuTransport final : public Transport,
       case KernelChoice::kTwoShotPush:
         args.fused = kPushTwoShot;
         break;
+      case KernelChoice::kOneShotPush:
+        args.fused = kPushOneShot;
+        break;
       case KernelChoice::kOneShotLines:
         args.fused = kLowLatencyOneShot;
         break;

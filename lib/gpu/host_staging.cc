@@ -48,6 +48,7 @@ KernelPolicy hostStagedKernelPolicy(KernelPolicy policy) {
   policy.max_bytes = 0;
   policy.max_two_shot_bytes = 0;
   policy.push_min_bytes = 0;
+  policy.push_one_shot_min_bytes = 0;
   policy.collective_max_bytes = 0;
   return policy;
 }

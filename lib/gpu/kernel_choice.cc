@@ -55,6 +55,7 @@ StatusOr<GpuSettings> gpuSettingsFromEnvironment(const std::function<const char*
       {SettingId::kGpuLowLatencyMaxBytes, &s.kernels.max_bytes},
       {SettingId::kGpuLowLatencyTwoShotMaxBytes, &s.kernels.max_two_shot_bytes},
       {SettingId::kGpuPushMinBytes, &s.kernels.push_min_bytes},
+      {SettingId::kGpuPushOneShotMinBytes, &s.kernels.push_one_shot_min_bytes},
       {SettingId::kGpuCollectiveLinesMaxBytes, &s.kernels.collective_max_bytes},
   };
   for (const auto& size : sizes) {
@@ -92,7 +93,10 @@ KernelChoice chooseKernel(FusedKind kind, std::uint64_t bytes, int world_size, c
   }
   if (kind == FusedKind::kOneShot) {
     const bool fits = bytes <= oneShotLinesMaxBytes(policy, world_size) && bytes <= linePayloadBytes(world_size);
-    return lines && fits ? KernelChoice::kOneShotLines : KernelChoice::kOneShotPull;
+    if (lines && fits) return KernelChoice::kOneShotLines;
+    // Two ranks only: the pushing one-shot's one slot per peer is the one-shot plan's slot 0.
+    const bool push = world_size == 2 && policy.push_one_shot_min_bytes != 0 && bytes >= policy.push_one_shot_min_bytes;
+    return push ? KernelChoice::kOneShotPush : KernelChoice::kOneShotPull;
   }
   const std::uint64_t vectors = (bytes + kVectorBytes - 1) / kVectorBytes;
   if (lines && bytes <= policy.max_two_shot_bytes && bytes <= lineTwoShotPayloadBytes(world_size) &&
@@ -115,6 +119,7 @@ bool runsAsLines(KernelChoice choice) {
     case KernelChoice::kOneShotPull:
     case KernelChoice::kTwoShotPull:
     case KernelChoice::kTwoShotPush:
+    case KernelChoice::kOneShotPush:
       return false;
   }
   return false;
@@ -136,7 +141,7 @@ std::uint64_t maxBatchBytes(FusedKind kind, int world_size, const KernelPolicy& 
 int launchBlocks(KernelChoice choice, std::uint64_t bytes, int block_cap, std::uint64_t bytes_per_block,
                  std::uint64_t line_bytes_per_block, int interpreter_cap) {
   const bool lines = runsAsLines(choice);
-  const bool uncapped = lines || choice == KernelChoice::kTwoShotPush;
+  const bool uncapped = lines || choice == KernelChoice::kTwoShotPush || choice == KernelChoice::kOneShotPush;
   const std::uint64_t per_block = std::max<std::uint64_t>(1, lines ? line_bytes_per_block : bytes_per_block);
   const int own_cap = choice == KernelChoice::kInterpreter ? interpreter_cap : kDefaultMaxBlocks;
   const int cap = std::max(1, uncapped ? block_cap : std::min(block_cap, own_cap));

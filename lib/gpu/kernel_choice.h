@@ -30,6 +30,9 @@ struct KernelPolicy {
   bool two_rank_default = true;
   std::uint64_t max_two_shot_bytes = kDefaultLowLatencyTwoShotMaxBytes;  // two-shot lines; 0 turns them off
   std::uint64_t push_min_bytes = kDefaultPushMinBytes;                   // push two-shot; 0 turns it off
+  // Two-rank one-shots from this size on (past the lines) push their input into the peer's scratch; 0 (the
+  // default until measured on GPUs) keeps the pulling one-shot.
+  std::uint64_t push_one_shot_min_bytes = kDefaultPushOneShotMinBytes;
   // Direct reduce-scatters, all-gathers and broadcasts run as lines up to this many bytes of one rank's
   // block (the count argument x the element size); 0 turns them off (the interpreter runs them).
   std::uint64_t collective_max_bytes = kDefaultCollectiveLinesMaxBytes;
@@ -59,6 +62,7 @@ struct KernelPolicy {
 //   PEERREDUCE_GPU_LL_MAX_BYTES        largest one-shot run as lines (0: none)
 //   PEERREDUCE_GPU_LL2_MAX_BYTES       largest two-shot run as lines (0: none)
 //   PEERREDUCE_GPU_PUSH_MIN_BYTES      smallest two-shot that pushes (0: none)
+//   PEERREDUCE_GPU_PUSH_ONE_SHOT_MIN_BYTES  smallest two-rank one-shot past the lines that pushes (0: none)
 //   PEERREDUCE_GPU_LL_COLLECTIVE_MAX_BYTES  largest block of a direct reduce-scatter, all-gather or
 //                                      broadcast run as lines (0: none)
 //   PEERREDUCE_GPU_LL_BYTES_PER_BLOCK  input bytes per block of the line kernels (>= 1 KiB)
@@ -84,6 +88,7 @@ enum class KernelChoice {
   kOneShotLines,
   kTwoShotLines,
   kTwoShotPush,
+  kOneShotPush,  // two ranks
   kReduceScatterLines,
   kAllGatherLines,
   kBroadcastLines,
@@ -121,6 +126,8 @@ KernelChoice chooseKernel(FusedKind kind, std::uint64_t bytes, int world_size, c
 // shape; 0 where those lines are off or there are no peers (Transport::maxBatchBytes).
 std::uint64_t maxBatchBytes(FusedKind kind, int world_size, const KernelPolicy& policy);
 
+// A one-shot that is not lines pushes at two ranks from policy.push_one_shot_min_bytes (when set), else
+// pulls.
 // Most blocks of the fused pulling kernels (one-shot and two-shot pull): chosen when every waiting
 // thread still read the host-mapped abort word on each poll, which made more blocks slower. Measured
 // since on 4 x H200 for the pulls that run in the interpreter: a direct reduce-scatter of 256 MiB took

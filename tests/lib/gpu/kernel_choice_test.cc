@@ -9,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include "gpu/host_staging.h"
 #include "peerreduce/types.h"
 #include "portability.h"
 
@@ -113,6 +114,38 @@ TEST(KernelChoice, TwoRanksRunLargerCollectiveBlocksAsLinesUnlessTheLimitIsSet) 
   off.collective_max_bytes = 0;  // as the host-staged transport sets it
   EXPECT_EQ(collectiveLinesMaxBytes(off, 2), 0u);
   EXPECT_EQ(chooseKernel(FusedKind::kAllGatherDirect, 16, 2, off), KernelChoice::kInterpreter);
+}
+
+// The pushing one-shot: off by default; set, two-rank one-shots past the lines from its size on push, and
+// no other world (its one slot per peer is the one-shot plan's slot 0, which only two ranks share that way).
+TEST(KernelChoice, TwoRankOneShotsPastTheLinesPushOnlyWhenSet) {
+  const KernelPolicy policy;
+  EXPECT_EQ(policy.push_one_shot_min_bytes, 0u) << "off until measured";
+  EXPECT_EQ(chooseKernel(FusedKind::kOneShot, 4 * kMiB, 2, policy), KernelChoice::kOneShotPull);
+  auto set = gpuSettingsFromEnvironment([](const char* name) -> const char* {
+    return std::string(name) == "PEERREDUCE_GPU_PUSH_ONE_SHOT_MIN_BYTES" ? "2M" : nullptr;
+  });
+  ASSERT_TRUE(set.isOk()) << set.status().toString();
+  const KernelPolicy& push = set->kernels;
+  EXPECT_EQ(push.push_one_shot_min_bytes, 2 * kMiB);
+  EXPECT_EQ(chooseKernel(FusedKind::kOneShot, 1 * kMiB, 2, push), KernelChoice::kOneShotLines) << "lines first";
+  EXPECT_EQ(chooseKernel(FusedKind::kOneShot, 2 * kMiB - 16, 2, push), KernelChoice::kOneShotPull);
+  EXPECT_EQ(chooseKernel(FusedKind::kOneShot, 2 * kMiB, 2, push), KernelChoice::kOneShotPush);
+  EXPECT_EQ(chooseKernel(FusedKind::kOneShot, 256 * kMiB, 2, push), KernelChoice::kOneShotPush);
+  for (int n : {3, 4, 8})
+    EXPECT_EQ(chooseKernel(FusedKind::kOneShot, 4 * kMiB, n, push), KernelChoice::kOneShotPull) << n;
+  EXPECT_EQ(chooseKernel(FusedKind::kTwoShot, 4 * kMiB, 2, push), KernelChoice::kTwoShotPush)
+      << "two-shots keep theirs";
+  EXPECT_FALSE(runsAsLines(KernelChoice::kOneShotPush));
+  EXPECT_EQ(launchBlocks(KernelChoice::kOneShotPush, 64 * kMiB, 132, 32 * kKiB, 8 * kKiB), 132)
+      << "no launch-wide synchronisation: every multiprocessor, as the push two-shot";
+  EXPECT_EQ(launchBlocks(KernelChoice::kOneShotPull, 64 * kMiB, 132, 32 * kKiB, 8 * kKiB), kDefaultMaxBlocks);
+  KernelPolicy staged = hostStagedKernelPolicy(push);
+  EXPECT_EQ(chooseKernel(FusedKind::kOneShot, 4 * kMiB, 2, staged), KernelChoice::kOneShotPull)
+      << "no pushing into host memory";
+  KernelPolicy interpreter = push;
+  interpreter.fused = false;
+  EXPECT_EQ(chooseKernel(FusedKind::kOneShot, 4 * kMiB, 2, interpreter), KernelChoice::kInterpreter);
 }
 
 TEST(KernelChoice, TwoShotProgramsRunAsLinesPulledOrPushedBySize) {

@@ -1,0 +1,189 @@
+// Push kernels: the two-shot program, and at two ranks the one-shot, with every transfer between ranks a
+// write into the peer's memory (posted over the link) instead of a read of it (a round trip per load).
+// They fold as the plans do, in rank order, so the bits are the plans'; they signal on a counter no plan
+// uses and advance their own bases per block, so they mix with the fused, line and interpreted kernels on
+// one communicator. The host chooses them (lib/gpu/kernel_choice.h); kernels/fused_kernels.cu launches
+// them through launchPushKernel.
+#include "dispatch.h"
+#include "fused_device.cuh"
+#include "plan_kernel_launch.h"
+
+namespace peerreduce::gpu {
+namespace {
+
+// Push two-shot: the two-shot program with every transfer between ranks a write into the peer's memory
+// (posted over the link) instead of a read of it (a round trip per load), for large operations.
+// Scratch slot q of rank r first holds rank q's input for chunk r (the reduce reads it locally), then,
+// once r has consumed it, chunk q's result from its owner q (the gather copies it locally). The fold
+// is the plan's, in rank order, so the bits are the plan's: under a floating avg the scattered input is
+// premultiplied as the plan's published copy is, and so is r's own term, read from its send buffer.
+// Slots 0..n-1 only: within the plan's.
+//
+// Signals go on kPushFlag, a counter no plan uses, four per operation from each peer's block b:
+// entered (its memory is free: its entry fence passed, its earlier operations are over), ready (its
+// input for my chunk is in my slot), consumed (it read its slots, so results may overwrite them),
+// result (its chunk's result is in my slot). Each block advances its own bases by four, so fused,
+// pushed and interpreted operations can follow one another. Slices are fixed by the chunk capacity,
+// not each chunk's size, so block b's slices of different chunks in one slot never overlap another
+// block's.
+constexpr int kPushFlag = kMaxDeviceFlags - 1;
+constexpr std::uint64_t kPushSignals = 4;
+
+template <typename T>
+__device__ BlockSlice capacitySliceOf(const LaunchArgs& a, int chunk) {
+  return sliceBy<T>(a, chunk, true);
+}
+
+// Waits for the `nth` kPushFlag signal of this operation from `peer`'s block of this index.
+__device__ bool waitForPush(const LaunchArgs& a, int peer, std::uint64_t nth, std::uint64_t step) {
+  const std::uint32_t index = counterIndex(peer, kPushFlag, static_cast<int>(blockIdx.x));
+  return waitFor(a, a.peers->counters[a.rank] + index, a.control->base[index] + nth, step, peer);
+}
+
+template <typename T>
+__device__ void copyChunkSlice(unsigned char* dst, const unsigned char* src, const BlockSlice& s) {
+  if (s.hi > s.lo) copySlice(dst + s.lo * sizeof(T), src + s.lo * sizeof(T), (s.hi - s.lo) * sizeof(T));
+}
+
+template <typename T, typename Op>
+__global__ void __launch_bounds__(kPlanKernelThreads) pushTwoShotKernel(LaunchArgs a) {
+  enterKernel();
+  if (!passEntryFence(a, a.peers->counters[a.rank])) return;
+  const int n = a.world_size;
+  const int r = a.rank;
+  signalEveryPeer(a, kPushFlag);  // entered
+  // Scatter: my input's chunk c into rank c's slot r, once rank c entered.
+  for (int k = 1; k < n; ++k) {
+    const int c = (r + k) % n;
+    if (!waitForPush(a, c, 1, kFenceStep)) return;
+    const BlockSlice s = capacitySliceOf<T>(a, c);
+    if (s.hi > s.lo) publishSlice<T>(a, scratchOf(a, c, r), inputOf(a) + s.begin * sizeof(T), s);
+  }
+  signalEveryPeer(a, kPushFlag);  // ready: fenced, so my writes are visible before it
+  // Reduce my chunk, in rank order, from my input and my slots (all local reads).
+  std::uint64_t step = a.ready_wait_step;
+  for (int q = 0; q < n; ++q) {
+    if (q != r && !waitForPush(a, q, 2, step++)) return;
+  }
+  const BlockSlice mine = capacitySliceOf<T>(a, r);
+  {
+    __shared__ T* sources[kMaxRanks];
+    __shared__ std::uint8_t from_send[kMaxRanks];  // this rank's own term is read from its send buffer
+    __syncthreads();
+    for (int q = static_cast<int>(threadIdx.x); q < n; q += static_cast<int>(blockDim.x)) {
+      const unsigned char* base = q == r ? inputOf(a) + mine.begin * sizeof(T) : scratchOf(a, r, q);
+      sources[q] = reinterpret_cast<T*>(const_cast<unsigned char*>(base) + mine.lo * sizeof(T));
+      from_send[q] = q == r ? 1 : 0;
+    }
+    __syncthreads();
+    if (mine.hi > mine.lo) {
+      reduceSlice<T, Op>(reinterpret_cast<T*>(outputOf(a) + (mine.begin + mine.lo) * sizeof(T)), sources, n,
+                         mine.hi - mine.lo, avgStep(a, true, from_send));
+    }
+  }
+  signalEveryPeer(a, kPushFlag);  // consumed: fenced, so my reads of my slots are done before it
+  // Push my chunk's result into every peer's slot r, once that peer consumed its slots.
+  step = a.result_wait_step;
+  for (int k = 1; k < n; ++k) {
+    const int q = (r + k) % n;
+    if (!waitForPush(a, q, 3, step + static_cast<std::uint64_t>(q < r ? q : q - 1))) return;
+    copyChunkSlice<T>(scratchOf(a, q, r), outputOf(a) + mine.begin * sizeof(T), mine);
+  }
+  signalEveryPeer(a, kPushFlag);  // result
+  // Gather: chunk q's result from my slot q into my output.
+  for (int q = 0; q < n; ++q) {
+    if (q == r) continue;
+    if (!waitForPush(a, q, 4, step++)) return;
+    const BlockSlice s = capacitySliceOf<T>(a, q);
+    copyChunkSlice<T>(outputOf(a) + s.begin * sizeof(T), scratchOf(a, r, q), s);
+  }
+  // This block's bases: only it reads and writes them, so no other block needs to finish first.
+  __syncthreads();
+  const int peer = static_cast<int>(threadIdx.x);
+  if (peer < n && peer != r)
+    a.control->base[counterIndex(peer, kPushFlag, static_cast<int>(blockIdx.x))] += kPushSignals;
+}
+
+// Push one-shot, two ranks only: the one-shot program with its one transfer a write into the peer's
+// memory instead of a read of it. Each rank stores its input (premultiplied under a floating avg, as the
+// plan's published copy is) into the peer's scratch slot 0, which at two ranks only that peer's one
+// writer uses, then folds, in rank order, its own input (from its send buffer) and the peer's (from its
+// own slot 0): every read local, no copy of its own input into scratch, one signal round for the data.
+// At two ranks a one-shot moves what a two-shot moves (the whole input each way) with one such round
+// instead of two.
+//
+// Signals go on kPushFlag, two per operation from the peer's block b: entered (its slot is free: its
+// entry fence passed, so its earlier operations are over, its own reads of the slot included) and ready
+// (my input is in its slot; fenced, so the writes are visible before it). Each block advances its own
+// bases by two, so this mixes with the plan's, the fused and the line kernels on one communicator as the
+// push two-shot does. In place, block b publishes its slice and later overwrites the same slice of the
+// input with the result: one block, program order.
+constexpr std::uint64_t kPushOneShotSignals = 2;
+
+template <typename T, typename Op>
+__global__ void __launch_bounds__(kPlanKernelThreads) pushOneShotKernel(LaunchArgs a) {
+  enterKernel();
+  if (!passEntryFence(a, a.peers->counters[a.rank])) return;
+  const int r = a.rank;
+  const int peer = 1 - r;         // two ranks: the host chooses this kernel for no other world
+  signalEveryPeer(a, kPushFlag);  // entered
+  const BlockSlice s = sliceOf<T>(a, 0);
+  if (!waitForPush(a, peer, 1, kFenceStep)) return;
+  if (s.hi > s.lo) publishSlice<T>(a, scratchOf(a, peer, 0), inputOf(a) + s.begin * sizeof(T), s);
+  signalEveryPeer(a, kPushFlag);  // ready
+  if (!waitForPush(a, peer, 2, a.ready_wait_step)) return;
+  {
+    __shared__ T* sources[2];
+    __shared__ std::uint8_t from_send[2];  // this rank's own term is read from its send buffer
+    __syncthreads();
+    if (threadIdx.x < 2) {
+      const int q = static_cast<int>(threadIdx.x);
+      const unsigned char* base = q == r ? inputOf(a) + s.begin * sizeof(T) : scratchOf(a, r, 0);
+      sources[q] = reinterpret_cast<T*>(const_cast<unsigned char*>(base) + s.lo * sizeof(T));
+      from_send[q] = q == r ? 1 : 0;
+    }
+    __syncthreads();
+    if (s.hi > s.lo) {
+      reduceSlice<T, Op>(reinterpret_cast<T*>(outputOf(a) + (s.begin + s.lo) * sizeof(T)), sources, 2, s.hi - s.lo,
+                         avgStep(a, true, from_send));
+    }
+  }
+  // This block's bases: only it reads and writes them, so no other block needs to finish first.
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    a.control->base[counterIndex(peer, kPushFlag, static_cast<int>(blockIdx.x))] += kPushOneShotSignals;
+  }
+}
+
+template <typename T, typename Op>
+hipError_t launchPushShape(const LaunchArgs& args, unsigned blocks, hipStream_t stream) {
+  const bool overlap = args.overlap_launch != 0;
+  if (args.fused == kPushOneShot) {
+    if (args.world_size != 2) return hipErrorInvalidValue;  // its slots and its peer are two ranks'
+    return launchKernel(pushOneShotKernel<T, Op>, blocks, kPlanKernelThreads, stream, overlap, args);
+  }
+  return launchKernel(pushTwoShotKernel<T, Op>, blocks, kPlanKernelThreads, stream, overlap, args);
+}
+
+}  // namespace
+
+hipError_t launchPushKernel(const LaunchArgs& args, int dtype, unsigned blocks, hipStream_t stream) {
+  return kernels::visitDataTypeAndOp(dtype, args.op, hipErrorInvalidValue, [&](auto type, auto reduce) {
+    return launchPushShape<typename decltype(type)::type, typename decltype(reduce)::type>(args, blocks, stream);
+  });
+}
+
+hipError_t loadPushKernels() {
+  return kernels::forEveryDataTypeAndOp(hipSuccess, [](auto type, auto reduce) {
+    using T = typename decltype(type)::type;
+    using Op = typename decltype(reduce)::type;
+    for (const hipError_t e : {loadKernel(pushTwoShotKernel<T, Op>), loadKernel(pushOneShotKernel<T, Op>)}) {
+      if (e != hipSuccess) return e;
+    }
+    return hipSuccess;
+  });
+}
+
+int pushKernelsPtxVersion() { return kernelPtxVersion(pushTwoShotKernel<float, kernels::Sum>); }
+
+}  // namespace peerreduce::gpu
