@@ -13,6 +13,7 @@
 #                                 fewer GPUs than NP, the ranks share device 0 (threads of one process
 #                                 for the property suite, processes for the hardware suite)
 #   ci/hardware.sh report DIR     here, on what `run` wrote: the coverage report of host code and its gate
+#                                 (here after `package`; there after `HW_COVERAGE=1 ci/hardware.sh build`)
 #
 # Environment: HW_CASES (RapidCheck cases per property, default 200), HW_VARIANT_CASES (per property in
 # the kernel-variant passes, default 50), HW_SEED (default 1),
@@ -79,7 +80,8 @@ build)
   # them, so `run` works unchanged. The image has cmake, g++, nvcc, Open MPI and GoogleTest; RapidCheck
   # comes with the tree: HW_RAPIDCHECK_ROOT (default .carry/rapidcheck) is where Debian's librapidcheck-dev
   # was unpacked (apt-get download librapidcheck-dev && dpkg -x librapidcheck-dev_*.deb .carry/rapidcheck).
-  # HW_COVERAGE=1 instruments host code (`report` then runs there, where the notes are). Release by default.
+  # HW_COVERAGE=1 instruments host code (`report` then runs there, where the notes are and where gcov matches
+  # the compiler; the image lacks gcovr, so put one on PATH: it is pure Python). Release by default.
   rapidcheck="${HW_RAPIDCHECK_ROOT:-.carry/rapidcheck}/usr/lib/x86_64-linux-gnu/cmake/rapidcheck"
   build="${HW_BUILD_DIR:-/tmp/peerreduce-hw}"
   nccl_dir="$(python3 -c 'import nvidia.nccl, os; print(list(nvidia.nccl.__path__)[0])' 2>/dev/null || true)"
@@ -102,6 +104,8 @@ build)
   cp -L "$build/package/libpeerreduce.so" .hw/libpeerreduce.so
   cp -L "$build/nccl/libpeerreduce_nccl.so" .hw/libpeerreduce_nccl.so
   echo "$build" > .hw/build-dir
+  # As `package` leaves it: `report` checks that the notes in the build are those of the binaries that ran.
+  sha256sum "$build/tests/hardware/peerreduce_hardware_tests" | cut -d' ' -f1 > .hw/build-id
   echo "build: $(($(date +%s) - started)) s on $(nproc) cores into $build"
   ;;
 unpack)

@@ -14,7 +14,9 @@ std::string_view builtinTakeText() {
 # peerreduce-bench beside NCCL in factors of 2 from 1K (sizes as the collective's whole buffer; broadcast
 # from the last rank). 2 x H200: docs/perf/h200x2-take; 4 x H200: docs/perf/h200x4-take.
 # allreduce, 2 GPUs: 1K .. 256K 0.43-0.53, 512K 0.60, 1M 0.68 (one-shot lines, the two-rank default),
-# 2M 0.59, 4M 0.74, 8M 0.85, 16M 0.86, 32M 0.94, 64M 1.01, 128M 1.07, 256M 1.12
+# 2M 0.59, 4M 0.74, 8M 0.85, 16M 0.86, 32M 0.94, 64M 1.01, 128M 1.07, 256M 1.12. Then the one-shot pushing
+# from 2M (kDefaultPushOneShotMinBytes, the two-rank tuning row): 2M 0.52, 4M 0.63, 8M 0.72, 16M 0.81,
+# 32M 0.91, 64M 1.004, 128M 1.07, 256M 1.12 (docs/perf/h200x4-460cafc)
 entry allreduce sm_90 2 fp32 0 32M peerreduce
 entry allreduce sm_90 2 fp32 33554433 256M nccl
 # allreduce, 4 GPUs: 1K .. 64K 0.37-0.46, 128K 0.61, 256K 0.67, 512K 0.72, 1M 0.88, 2M 1.08, 4M 0.97,

@@ -38,10 +38,11 @@ inline constexpr std::uint64_t kDefaultCollectiveLinesTwoRankMaxBytes = std::uin
 // Two-shots from this size on push their data (PEERREDUCE_GPU_PUSH_MIN_BYTES; 0 turns pushing off).
 inline constexpr std::uint64_t kDefaultPushMinBytes = std::uint64_t{2} << 20;
 // Two-rank one-shots past the lines from this size on push their input into the peer's scratch
-// (PEERREDUCE_GPU_PUSH_ONE_SHOT_MIN_BYTES). Off (0) until the hardware stage has run it and the benchmark
-// has timed it against the pulling one-shot and the push two-shot (docs/PERF.md, next steps: predicted
-// 16 MiB about 57 us against the push two-shot's 65 on 2 x H200).
-inline constexpr std::uint64_t kDefaultPushOneShotMinBytes = 0;
+// (PEERREDUCE_GPU_PUSH_ONE_SHOT_MIN_BYTES; 0 turns it off). On 2 x H200 (fp32, out of place, graph of 20;
+// docs/PERF.md) the pushing one-shot beat the push two-shot at every size from 1 MiB: 2 MiB 14.2 us against
+// 19.6 (NCCL 27.5), 4 MiB 20.5 against 26.2, 16 MiB 62.3 against 64.8 (NCCL 76.6), 64 MiB 249 against 253;
+// below 2 MiB the lines and the pulling one-shot are as fast (1 MiB: 8.7 us pushed).
+inline constexpr std::uint64_t kDefaultPushOneShotMinBytes = std::uint64_t{2} << 20;
 // Bytes a block should have to itself before another is worth launching: one pass of 512 threads
 // x 4 vectors x 16 bytes (PEERREDUCE_GPU_BYTES_PER_BLOCK).
 inline constexpr std::uint64_t kDefaultBytesPerBlock = std::uint64_t{32} << 10;

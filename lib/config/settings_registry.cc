@@ -334,7 +334,7 @@ std::array<SettingSpec, kSettingCount> makeSpecs() {
   threshold(SettingId::kGpuPushOneShotMinBytes, "PEERREDUCE_GPU_PUSH_ONE_SHOT_MIN_BYTES", "push one-shot threshold",
             gpu::kDefaultPushOneShotMinBytes, "4M",
             "smallest one-shot past the lines that pushes its input into the peer's scratch, two ranks only; 0: "
-            "none (the default until measured)");
+            "none");
   threshold(SettingId::kGpuCollectiveLinesMaxBytes, "PEERREDUCE_GPU_LL_COLLECTIVE_MAX_BYTES",
             "low-latency collective limit", gpu::kDefaultCollectiveLinesMaxBytes, "64K",
             "largest block (count x element size) of a direct reduce-scatter, all-gather or broadcast run as "

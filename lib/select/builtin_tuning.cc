@@ -9,9 +9,11 @@ std::string_view builtinTuningText() {
   // with `peerreduce-bench --algo one-shot|two-shot --no-in-place` (docs/PERF.md, "Tuning table"). The
   // boundaries lie between the measured sizes (factors of 4), at their geometric middle.
   return R"(peerreduce-tuning 1
-# 2 ranks: one-shot 4 MiB 24.39 us, two-shot 25.85; 16 MiB one-shot 74.75, two-shot 65.34
-entry sm_90 2 0 8388608 one-shot
-entry sm_90 2 8388608 1099511627776 two-shot
+# 2 ranks: one-shot 4 MiB 24.39 us, two-shot 25.85; 16 MiB one-shot 74.75, two-shot 65.34 (pulling).
+# Then the one-shot pushing from 2 MiB (kDefaultPushOneShotMinBytes), 2 x H200, factors of 2 from 1 MiB:
+# one-shot 2 MiB 14.15, 4 MiB 20.54, 8 MiB 33.78, 16 MiB 62.25, 32 MiB 125.3, 64 MiB 249.1, 128 MiB 499.2,
+# 256 MiB 997.8; push two-shot 19.56 / 26.16 / 39.15 / 64.82 / 133.0 / 253.1 / 501.0 / 996.4
+entry sm_90 2 0 1099511627776 one-shot
 # 4 ranks: 64 KiB one-shot (lines) 4.91 us, two-shot (lines) 6.12; 256 KiB one-shot 8.48, two-shot
 # 7.30-7.42; 1 MiB one-shot 25.41, two-shot 15.04-15.28; 4 MiB one-shot 56.77, two-shot 37.47
 entry sm_90 4 0 131072 one-shot

@@ -127,8 +127,11 @@ def check_builtin_table(tmp):
     # The measurements nccl/builtin_take_table.cc cites (fp32, NCCL 2.28.9, graph replay).
     runs = [
         # 2 x H200, peerreduce-bench in factors of 2 (docs/perf/h200x2-take).
-        ("allreduce", 2, factors_of_two([0.46, 0.43, 0.47, 0.46, 0.46, 0.46, 0.46, 0.51, 0.53, 0.60, 0.68, 0.59,
-                                         0.74, 0.85, 0.86, 0.94, 1.01, 1.07, 1.12])),
+        # Then the one-shot pushing from 2 MiB (the two-rank default since), 2 x H200 (docs/perf/h200x4-460cafc).
+        ("allreduce", 2, {**factors_of_two([0.46, 0.43, 0.47, 0.46, 0.46, 0.46, 0.46, 0.51, 0.53, 0.60, 0.68, 0.59,
+                                            0.74, 0.85, 0.86, 0.94, 1.01, 1.07, 1.12]),
+                          2 * M: 0.52, 4 * M: 0.63, 8 * M: 0.72, 16 * M: 0.81, 32 * M: 0.91, 64 * M: 1.004,
+                          128 * M: 1.07, 256 * M: 1.12}),
         # Then with the two-rank tuning rows (lib/select/builtin_tuning.cc), 2 x H200 (docs/perf/h200x4-nccl-tests-f2):
         # reduce-scatter's and all-gather's one-shot from 1 MiB up in factors of 4 (--algo all, the row's
         # algorithm), beside their earlier one-shot sizes to 512 KiB; broadcast as the selector picks, in factors

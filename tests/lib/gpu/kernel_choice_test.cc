@@ -116,18 +116,26 @@ TEST(KernelChoice, TwoRanksRunLargerCollectiveBlocksAsLinesUnlessTheLimitIsSet) 
   EXPECT_EQ(chooseKernel(FusedKind::kAllGatherDirect, 16, 2, off), KernelChoice::kInterpreter);
 }
 
-// The pushing one-shot: off by default; set, two-rank one-shots past the lines from its size on push, and
-// no other world (its one slot per peer is the one-shot plan's slot 0, which only two ranks share that way).
-TEST(KernelChoice, TwoRankOneShotsPastTheLinesPushOnlyWhenSet) {
+// The pushing one-shot: two-rank one-shots past the lines from its size on push (2 MiB by default, measured),
+// and no other world (its one slot per peer is the one-shot plan's slot 0, which only two ranks share that way);
+// the setting moves the size or, at 0, turns it off.
+TEST(KernelChoice, TwoRankOneShotsPastTheLinesPushFromTheirSize) {
   const KernelPolicy policy;
-  EXPECT_EQ(policy.push_one_shot_min_bytes, 0u) << "off until measured";
-  EXPECT_EQ(chooseKernel(FusedKind::kOneShot, 4 * kMiB, 2, policy), KernelChoice::kOneShotPull);
+  EXPECT_EQ(policy.push_one_shot_min_bytes, 2 * kMiB) << "measured on 2 x H200 (docs/PERF.md)";
+  EXPECT_EQ(chooseKernel(FusedKind::kOneShot, 4 * kMiB, 2, policy), KernelChoice::kOneShotPush);
+  auto off = gpuSettingsFromEnvironment([](const char* name) -> const char* {
+    return std::string(name) == "PEERREDUCE_GPU_PUSH_ONE_SHOT_MIN_BYTES" ? "0" : nullptr;
+  });
+  ASSERT_TRUE(off.isOk()) << off.status().toString();
+  EXPECT_EQ(chooseKernel(FusedKind::kOneShot, 4 * kMiB, 2, off->kernels), KernelChoice::kOneShotPull) << "0: off";
   auto set = gpuSettingsFromEnvironment([](const char* name) -> const char* {
-    return std::string(name) == "PEERREDUCE_GPU_PUSH_ONE_SHOT_MIN_BYTES" ? "2M" : nullptr;
+    return std::string(name) == "PEERREDUCE_GPU_PUSH_ONE_SHOT_MIN_BYTES" ? "3M" : nullptr;
   });
   ASSERT_TRUE(set.isOk()) << set.status().toString();
-  const KernelPolicy& push = set->kernels;
-  EXPECT_EQ(push.push_one_shot_min_bytes, 2 * kMiB);
+  EXPECT_EQ(set->kernels.push_one_shot_min_bytes, 3 * kMiB);
+  EXPECT_EQ(chooseKernel(FusedKind::kOneShot, 2 * kMiB, 2, set->kernels), KernelChoice::kOneShotPull);
+  EXPECT_EQ(chooseKernel(FusedKind::kOneShot, 3 * kMiB, 2, set->kernels), KernelChoice::kOneShotPush);
+  const KernelPolicy& push = policy;
   EXPECT_EQ(chooseKernel(FusedKind::kOneShot, 1 * kMiB, 2, push), KernelChoice::kOneShotLines) << "lines first";
   EXPECT_EQ(chooseKernel(FusedKind::kOneShot, 2 * kMiB - 16, 2, push), KernelChoice::kOneShotPull);
   EXPECT_EQ(chooseKernel(FusedKind::kOneShot, 2 * kMiB, 2, push), KernelChoice::kOneShotPush);

@@ -22,7 +22,8 @@ TEST(BuiltinTuning, ParsesAndHoldsTheMeasuredCrossovers) {
   EXPECT_EQ(table.lookup("sm_90", 4, 1 * kMiB), Algorithm::kTwoShot);
   EXPECT_EQ(table.lookup("sm_90", 4, 4 * kMiB), Algorithm::kTwoShot);
   EXPECT_EQ(table.lookup("sm_90", 2, 4 * kMiB), Algorithm::kOneShot);
-  EXPECT_EQ(table.lookup("sm_90", 2, 16 * kMiB), Algorithm::kTwoShot);
+  EXPECT_EQ(table.lookup("sm_90", 2, 16 * kMiB), Algorithm::kOneShot) << "pushing, from 2 MiB";
+  EXPECT_EQ(table.lookup("sm_90", 2, 256 * kMiB), Algorithm::kOneShot);
   EXPECT_EQ(table.lookup("sm_90", 4, 256 * kMiB), Algorithm::kTwoShot);
   // Two ranks' other collectives, measured on 2 x H200: broadcast's one-shot lines to 1 MiB, the tree to
   // 8 MiB, the ring above; all-gather's one-shot at every size; reduce-scatter's one-shot to 2 MiB (1 MiB
