@@ -274,8 +274,8 @@ run)
       bash -c 'GCOV_PREFIX="$0/rank$OMPI_COMM_WORLD_RANK" exec "$@"' "$out/gcda/${name}" .hw/peerreduce_property_tests > "$log" 2>&1 || status=1
     grep -E "\[  (PASSED|FAILED)  \]|tests ran" "$log" | grep "1,0\]" || tail -20 "$log"
   done
-  # The pushing one-shot (two ranks only; off by default until measured): the property suite at two ranks
-  # with every one-shot pushed (lines off, so small cases reach it too).
+  # The pushing one-shot (two ranks only; by default from 2 MiB): the property suite at two ranks with every
+  # one-shot pushed (lines off, so small cases reach it too).
   if [[ "$suites" != 0 ]]; then
     push_one=(PEERREDUCE_GPU_LL_MAX_BYTES=0 PEERREDUCE_GPU_PUSH_ONE_SHOT_MIN_BYTES=1)
     log="$out/variant-push-one-shot-np2.log"
@@ -454,8 +454,8 @@ run)
           --json "$out/bench-np$np-$coll.json" --csv "$out/bench-np$np-$coll.csv" > "$out/bench-np$np-$coll.log" 2>&1 || status=1
         grep "^\[1,0\]" "$out/bench-np$np-$coll.log" | sed 's/^\[1,0\]<stdout>://'
       done
-      # The pushing one-shot (two ranks; off by default until measured) against the pulling one and the
-      # push two-shot, past the lines' 1 MiB.
+      # The pushing one-shot (two ranks; the default from 2 MiB, here from 1 byte) against the push
+      # two-shot, past the lines' 1 MiB.
       if ((np == 2)); then
         for algo in one-shot two-shot; do
           echo "=== peerreduce-bench np=2 fp32 --algo $algo, with PEERREDUCE_GPU_PUSH_ONE_SHOT_MIN_BYTES=1"

@@ -30,8 +30,8 @@ struct KernelPolicy {
   bool two_rank_default = true;
   std::uint64_t max_two_shot_bytes = kDefaultLowLatencyTwoShotMaxBytes;  // two-shot lines; 0 turns them off
   std::uint64_t push_min_bytes = kDefaultPushMinBytes;                   // push two-shot; 0 turns it off
-  // Two-rank one-shots from this size on (past the lines) push their input into the peer's scratch; 0 (the
-  // default until measured on GPUs) keeps the pulling one-shot.
+  // Two-rank one-shots from this size on (past the lines) push their input into the peer's scratch; 0 keeps
+  // the pulling one-shot.
   std::uint64_t push_one_shot_min_bytes = kDefaultPushOneShotMinBytes;
   // Direct reduce-scatters, all-gathers and broadcasts run as lines up to this many bytes of one rank's
   // block (the count argument x the element size); 0 turns them off (the interpreter runs them).
