@@ -275,9 +275,10 @@ run)
     grep -E "\[  (PASSED|FAILED)  \]|tests ran" "$log" | grep "1,0\]" || tail -20 "$log"
   done
   # The pushing one-shot (two ranks only; by default from 2 MiB): the property suite at two ranks with every
-  # one-shot pushed (lines off, so small cases reach it too).
+  # one-shot pushed (lines off, so small cases reach it too), in pieces of one vector (so the small cases
+  # split every block's slice into the most pieces, ragged last ones included).
   if [[ "$suites" != 0 ]]; then
-    push_one=(PEERREDUCE_GPU_LL_MAX_BYTES=0 PEERREDUCE_GPU_PUSH_ONE_SHOT_MIN_BYTES=1)
+    push_one=(PEERREDUCE_GPU_LL_MAX_BYTES=0 PEERREDUCE_GPU_PUSH_ONE_SHOT_MIN_BYTES=1 PEERREDUCE_GPU_PUSH_ONE_SHOT_PIECE_BYTES=16)
     log="$out/variant-push-one-shot-np2.log"
     echo "=== peerreduce_property_tests np=2 with ${push_one[*]} (cases per property ${HW_VARIANT_CASES:-50})"
     if ((gpus < 2)); then  # two ranks as threads on one GPU
@@ -287,7 +288,7 @@ run)
       grep -E "\[  (PASSED|FAILED)  \]|tests ran" "$log" || tail -20 "$log"
     else
       RC_PARAMS="${HW_RC_EXTRA:-}seed=$seed max_success=${HW_VARIANT_CASES:-50}" bounded "${mpi[@]}" \
-        -x "${push_one[0]}" -x "${push_one[1]}" -np 2 \
+        -x "${push_one[0]}" -x "${push_one[1]}" -x "${push_one[2]}" -np 2 \
         bash -c 'GCOV_PREFIX="$0/rank$OMPI_COMM_WORLD_RANK" exec "$@"' "$out/gcda/push-one-shot" \
         .hw/peerreduce_property_tests > "$log" 2>&1 || status=1
       grep -E "\[  (PASSED|FAILED)  \]|tests ran" "$log" | grep "1,0\]" || tail -20 "$log"
@@ -412,15 +413,15 @@ run)
     for tool in memcheck racecheck synccheck; do
       log="$out/sanitizer-$tool.log"
       echo "=== compute-sanitizer $tool, np=2"
-      # Two-shots pushed at every size, and one-shots past the lines, so the sanitizers see both push
-      # kernels beside the line and interpreter kernels that the small cases take anyway.
+      # Two-shots pushed at every size, and one-shots past the lines (in pieces of one vector), so the
+      # sanitizers see both push kernels beside the line and interpreter kernels that the small cases take anyway.
       if ((gpus < 2)); then  # two ranks as threads on the one GPU
         PEERREDUCE_TEST_GPU_RANKS=2 RC_PARAMS="${HW_RC_EXTRA:-}seed=$seed max_success=10" PEERREDUCE_GPU_PUSH_MIN_BYTES=1 \
-          PEERREDUCE_GPU_PUSH_ONE_SHOT_MIN_BYTES=1 bounded compute-sanitizer --tool "$tool" --error-exitcode 9 \
+          PEERREDUCE_GPU_PUSH_ONE_SHOT_MIN_BYTES=1 PEERREDUCE_GPU_PUSH_ONE_SHOT_PIECE_BYTES=16 bounded compute-sanitizer --tool "$tool" --error-exitcode 9 \
           .hw/peerreduce_property_tests --gtest_filter='AllreduceProperty.MatchesReferenceOnEveryRank' > "$log" 2>&1 || status=1
       else
         RC_PARAMS="${HW_RC_EXTRA:-}seed=$seed max_success=10" bounded "${mpi[@]}" -x PEERREDUCE_GPU_PUSH_MIN_BYTES=1 \
-          -x PEERREDUCE_GPU_PUSH_ONE_SHOT_MIN_BYTES=1 -np 2 \
+          -x PEERREDUCE_GPU_PUSH_ONE_SHOT_MIN_BYTES=1 -x PEERREDUCE_GPU_PUSH_ONE_SHOT_PIECE_BYTES=16 -np 2 \
           compute-sanitizer --tool "$tool" --error-exitcode 9 \
           .hw/peerreduce_property_tests --gtest_filter='AllreduceProperty.MatchesReferenceOnEveryRank' > "$log" 2>&1 || status=1
       fi

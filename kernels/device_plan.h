@@ -164,6 +164,9 @@ struct LaunchArgs {
   std::int32_t part;
   std::uint32_t step_begin;
   std::uint32_t step_end;
+  // Push one-shot (kernels/push_kernels.cu): bytes of each piece a block pushes before folding the one
+  // before it; 0: one piece.
+  std::uint64_t push_piece_bytes;
 };
 
 inline constexpr std::int32_t kLaunchPartFirst = 1;

@@ -112,46 +112,89 @@ __global__ void __launch_bounds__(kPlanKernelThreads) pushTwoShotKernel(LaunchAr
 // At two ranks a one-shot moves what a two-shot moves (the whole input each way) with one such round
 // instead of two.
 //
-// Signals go on kPushFlag, two per operation from the peer's block b: entered (its slot is free: its
-// entry fence passed, so its earlier operations are over, its own reads of the slot included) and ready
-// (my input is in its slot; fenced, so the writes are visible before it). Each block advances its own
-// bases by two, so this mixes with the plan's, the fused and the line kernels on one communicator as the
-// push two-shot does. In place, block b publishes its slice and later overwrites the same slice of the
-// input with the result: one block, program order.
-constexpr std::uint64_t kPushOneShotSignals = 2;
+// Pieces: each block moves its slice in pieces (LaunchArgs::push_piece_bytes, at most kMaxPushPieces). It
+// pushes piece j, and while those stores cross the link it waits for the peer's piece j - 1 and folds it
+// (local reads and writes); only then does it fence and signal piece j. With one piece per block every
+// block pushed its whole slice before any folded, and the blocks run in step, so the link idled while the
+// multiprocessors folded. Piece boundaries are the same on both ranks: both slice the same count alike.
+//
+// Signals go on kPushFlag, 1 + pieces per operation from the peer's block b: entered (its slot is free:
+// its entry fence passed, so its earlier operations are over, its own reads of the slot included) and one
+// ready per piece (that piece of my input is in its slot; fenced, so the writes are visible before it).
+// Each block advances its own bases by 1 + pieces, so this mixes with the plan's, the fused and the line
+// kernels on one communicator as the push two-shot does. In place, block b publishes a piece and folds the
+// same piece over the input only after the barrier of that piece's signal: one block, program order.
+constexpr int kMaxPushPieces = 16;
+
+// The pieces a block splits `n` elements of its slice into, and the elements of each (a whole number of
+// vectors, so every piece but the last starts and ends on a vector).
+template <typename T>
+__device__ int pushPieces(const LaunchArgs& a, std::uint64_t n, std::uint64_t* per_piece) {
+  constexpr std::uint64_t kPerVector = kVectorBytes / sizeof(T);
+  const std::uint64_t vectors = (n + kPerVector - 1) / kPerVector;
+  std::uint64_t pieces = 1;
+  if (a.push_piece_bytes != 0 && vectors > 1) {
+    const std::uint64_t piece_vectors = a.push_piece_bytes / kVectorBytes > 0 ? a.push_piece_bytes / kVectorBytes : 1;
+    pieces = min((vectors + piece_vectors - 1) / piece_vectors, static_cast<std::uint64_t>(kMaxPushPieces));
+  }
+  *per_piece = (vectors + pieces - 1) / pieces * kPerVector;
+  return static_cast<int>(pieces);
+}
+
+// Piece `j` of block slice `s`, in the slice's coordinates (empty past the slice's end).
+__device__ BlockSlice pieceOf(const BlockSlice& s, std::uint64_t per_piece, int j) {
+  BlockSlice p = s;
+  p.lo = min(s.lo + static_cast<std::uint64_t>(j) * per_piece, s.hi);
+  p.hi = min(p.lo + per_piece, s.hi);
+  return p;
+}
+
+// Folds piece `p` of my input (from the send buffer) and the peer's (from my slot 0), in rank order.
+template <typename T, typename Op>
+__device__ void foldPushedPiece(const LaunchArgs& a, const BlockSlice& p) {
+  __shared__ T* sources[2];
+  __shared__ std::uint8_t from_send[2];  // this rank's own term is read from its send buffer
+  __syncthreads();                       // the previous piece's fold is done with sources
+  if (threadIdx.x < 2) {
+    const int q = static_cast<int>(threadIdx.x);
+    const unsigned char* base = q == a.rank ? inputOf(a) + p.begin * sizeof(T) : scratchOf(a, a.rank, 0);
+    sources[q] = reinterpret_cast<T*>(const_cast<unsigned char*>(base) + p.lo * sizeof(T));
+    from_send[q] = q == a.rank ? 1 : 0;
+  }
+  __syncthreads();
+  if (p.hi > p.lo) {
+    reduceSlice<T, Op>(reinterpret_cast<T*>(outputOf(a) + (p.begin + p.lo) * sizeof(T)), sources, 2, p.hi - p.lo,
+                       avgStep(a, true, from_send));
+  }
+}
 
 template <typename T, typename Op>
 __global__ void __launch_bounds__(kPlanKernelThreads) pushOneShotKernel(LaunchArgs a) {
   enterKernel();
   if (!passEntryFence(a, a.peers->counters[a.rank])) return;
-  const int r = a.rank;
-  const int peer = 1 - r;         // two ranks: the host chooses this kernel for no other world
+  const int peer = 1 - a.rank;    // two ranks: the host chooses this kernel for no other world
   signalEveryPeer(a, kPushFlag);  // entered
   const BlockSlice s = sliceOf<T>(a, 0);
+  std::uint64_t per_piece = 0;
+  const int pieces = pushPieces<T>(a, s.hi > s.lo ? s.hi - s.lo : 0, &per_piece);
   if (!waitForPush(a, peer, 1, kFenceStep)) return;
-  if (s.hi > s.lo) publishSlice<T>(a, scratchOf(a, peer, 0), inputOf(a) + s.begin * sizeof(T), s);
-  signalEveryPeer(a, kPushFlag);  // ready
-  if (!waitForPush(a, peer, 2, a.ready_wait_step)) return;
-  {
-    __shared__ T* sources[2];
-    __shared__ std::uint8_t from_send[2];  // this rank's own term is read from its send buffer
-    __syncthreads();
-    if (threadIdx.x < 2) {
-      const int q = static_cast<int>(threadIdx.x);
-      const unsigned char* base = q == r ? inputOf(a) + s.begin * sizeof(T) : scratchOf(a, r, 0);
-      sources[q] = reinterpret_cast<T*>(const_cast<unsigned char*>(base) + s.lo * sizeof(T));
-      from_send[q] = q == r ? 1 : 0;
+  for (int j = 0; j <= pieces; ++j) {
+    if (j < pieces) {
+      const BlockSlice p = pieceOf(s, per_piece, j);
+      if (p.hi > p.lo) publishSlice<T>(a, scratchOf(a, peer, 0), inputOf(a) + p.begin * sizeof(T), p);
     }
-    __syncthreads();
-    if (s.hi > s.lo) {
-      reduceSlice<T, Op>(reinterpret_cast<T*>(outputOf(a) + (s.begin + s.lo) * sizeof(T)), sources, 2, s.hi - s.lo,
-                         avgStep(a, true, from_send));
+    if (j > 0) {
+      // The peer's piece j - 1 (its signal number 1 + j: entered came first).
+      if (!waitForPush(a, peer, 1 + static_cast<std::uint64_t>(j), a.ready_wait_step)) return;
+      foldPushedPiece<T, Op>(a, pieceOf(s, per_piece, j - 1));
     }
+    if (j < pieces) signalEveryPeer(a, kPushFlag);  // ready: piece j (fenced: its stores are visible first)
   }
   // This block's bases: only it reads and writes them, so no other block needs to finish first.
   __syncthreads();
   if (threadIdx.x == 0) {
-    a.control->base[counterIndex(peer, kPushFlag, static_cast<int>(blockIdx.x))] += kPushOneShotSignals;
+    a.control->base[counterIndex(peer, kPushFlag, static_cast<int>(blockIdx.x))] +=
+        1 + static_cast<std::uint64_t>(pieces);
   }
 }
 

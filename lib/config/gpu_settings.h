@@ -43,6 +43,11 @@ inline constexpr std::uint64_t kDefaultPushMinBytes = std::uint64_t{2} << 20;
 // 19.6 (NCCL 27.5), 4 MiB 20.5 against 26.2, 16 MiB 62.3 against 64.8 (NCCL 76.6), 64 MiB 249 against 253;
 // below 2 MiB the lines and the pulling one-shot are as fast (1 MiB: 8.7 us pushed).
 inline constexpr std::uint64_t kDefaultPushOneShotMinBytes = std::uint64_t{2} << 20;
+// Each block of the two-rank pushing one-shot moves its slice in pieces of this many bytes: it pushes piece
+// j, then, while those stores cross the link, folds piece j - 1, so the link is not idle while the
+// multiprocessors fold (PEERREDUCE_GPU_PUSH_ONE_SHOT_PIECE_BYTES; 0: one piece, everything pushed before
+// anything is folded). One pass of 512 threads x 4 vectors x 16 bytes; at most kMaxPushOneShotPieces per block.
+inline constexpr std::uint64_t kDefaultPushOneShotPieceBytes = std::uint64_t{32} << 10;
 // Bytes a block should have to itself before another is worth launching: one pass of 512 threads
 // x 4 vectors x 16 bytes (PEERREDUCE_GPU_BYTES_PER_BLOCK).
 inline constexpr std::uint64_t kDefaultBytesPerBlock = std::uint64_t{32} << 10;

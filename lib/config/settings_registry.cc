@@ -335,6 +335,10 @@ std::array<SettingSpec, kSettingCount> makeSpecs() {
             gpu::kDefaultPushOneShotMinBytes, "4M",
             "smallest one-shot past the lines that pushes its input into the peer's scratch, two ranks only; 0: "
             "none");
+  threshold(SettingId::kGpuPushOneShotPieceBytes, "PEERREDUCE_GPU_PUSH_ONE_SHOT_PIECE_BYTES",
+            "push one-shot piece size", gpu::kDefaultPushOneShotPieceBytes, "64K",
+            "bytes a block of the two-rank pushing one-shot pushes before folding the piece it pushed before "
+            "(at most 16 pieces a block); 0: one piece, everything pushed before anything is folded");
   threshold(SettingId::kGpuCollectiveLinesMaxBytes, "PEERREDUCE_GPU_LL_COLLECTIVE_MAX_BYTES",
             "low-latency collective limit", gpu::kDefaultCollectiveLinesMaxBytes, "64K",
             "largest block (count x element size) of a direct reduce-scatter, all-gather or broadcast run as "
@@ -389,7 +393,7 @@ std::array<SettingSpec, kSettingCount> makeSpecs() {
        {SettingId::kGpuMaxBlocks, SettingId::kGpuInterpreterMaxBlocks, SettingId::kGpuBytesPerBlock,
         SettingId::kGpuLineBytesPerBlock, SettingId::kGpuFused, SettingId::kGpuLowLatencyMaxBytes,
         SettingId::kGpuLowLatencyTwoShotMaxBytes, SettingId::kGpuPushMinBytes, SettingId::kGpuPushOneShotMinBytes,
-        SettingId::kGpuCollectiveLinesMaxBytes, SettingId::kGpuCopyEngines}) {
+        SettingId::kGpuPushOneShotPieceBytes, SettingId::kGpuCollectiveLinesMaxBytes, SettingId::kGpuCopyEngines}) {
     at(id).agreement = SettingAgreement::kSameUnchecked;
   }
   // Only how kernels are launched changes, never the protocol: ranks need not agree.
@@ -494,6 +498,7 @@ std::array<SettingRow, kSettingCount> makeRows() {
                  O::kGpuTransport},
       SettingRow{SettingId::kGpuPushMinBytes, &spec(SettingId::kGpuPushMinBytes), O::kGpuTransport},
       SettingRow{SettingId::kGpuPushOneShotMinBytes, &spec(SettingId::kGpuPushOneShotMinBytes), O::kGpuTransport},
+      SettingRow{SettingId::kGpuPushOneShotPieceBytes, &spec(SettingId::kGpuPushOneShotPieceBytes), O::kGpuTransport},
       SettingRow{SettingId::kGpuCollectiveLinesMaxBytes, &spec(SettingId::kGpuCollectiveLinesMaxBytes),
                  O::kGpuTransport},
       SettingRow{SettingId::kGpuCopyEngines, &spec(SettingId::kGpuCopyEngines), O::kGpuTransport},

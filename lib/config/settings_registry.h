@@ -55,6 +55,7 @@ enum class SettingId : int {
   kGpuLowLatencyTwoShotMaxBytes,
   kGpuPushMinBytes,
   kGpuPushOneShotMinBytes,
+  kGpuPushOneShotPieceBytes,
   kGpuCollectiveLinesMaxBytes,
   kGpuCopyEngines,
   kGpuFaultProbePairs,

@@ -565,6 +565,7 @@ class GpuTransport final : public Transport,
         break;
       case KernelChoice::kOneShotPush:
         args.fused = kPushOneShot;
+        args.push_piece_bytes = kernels_.push_one_shot_piece_bytes;
         break;
       case KernelChoice::kOneShotLines:
         args.fused = kLowLatencyOneShot;

@@ -56,6 +56,7 @@ StatusOr<GpuSettings> gpuSettingsFromEnvironment(const std::function<const char*
       {SettingId::kGpuLowLatencyTwoShotMaxBytes, &s.kernels.max_two_shot_bytes},
       {SettingId::kGpuPushMinBytes, &s.kernels.push_min_bytes},
       {SettingId::kGpuPushOneShotMinBytes, &s.kernels.push_one_shot_min_bytes},
+      {SettingId::kGpuPushOneShotPieceBytes, &s.kernels.push_one_shot_piece_bytes},
       {SettingId::kGpuCollectiveLinesMaxBytes, &s.kernels.collective_max_bytes},
   };
   for (const auto& size : sizes) {

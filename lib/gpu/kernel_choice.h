@@ -33,6 +33,8 @@ struct KernelPolicy {
   // Two-rank one-shots from this size on (past the lines) push their input into the peer's scratch; 0 keeps
   // the pulling one-shot.
   std::uint64_t push_one_shot_min_bytes = kDefaultPushOneShotMinBytes;
+  // Bytes of each piece a block of the pushing one-shot pushes before folding the one before; 0: one piece.
+  std::uint64_t push_one_shot_piece_bytes = kDefaultPushOneShotPieceBytes;
   // Direct reduce-scatters, all-gathers and broadcasts run as lines up to this many bytes of one rank's
   // block (the count argument x the element size); 0 turns them off (the interpreter runs them).
   std::uint64_t collective_max_bytes = kDefaultCollectiveLinesMaxBytes;
@@ -63,6 +65,7 @@ struct KernelPolicy {
 //   PEERREDUCE_GPU_LL2_MAX_BYTES       largest two-shot run as lines (0: none)
 //   PEERREDUCE_GPU_PUSH_MIN_BYTES      smallest two-shot that pushes (0: none)
 //   PEERREDUCE_GPU_PUSH_ONE_SHOT_MIN_BYTES  smallest two-rank one-shot past the lines that pushes (0: none)
+//   PEERREDUCE_GPU_PUSH_ONE_SHOT_PIECE_BYTES  bytes a block of it pushes before folding the last piece (0: one)
 //   PEERREDUCE_GPU_LL_COLLECTIVE_MAX_BYTES  largest block of a direct reduce-scatter, all-gather or
 //                                      broadcast run as lines (0: none)
 //   PEERREDUCE_GPU_LL_BYTES_PER_BLOCK  input bytes per block of the line kernels (>= 1 KiB)

@@ -156,6 +156,28 @@ TEST(KernelChoice, TwoRankOneShotsPastTheLinesPushFromTheirSize) {
   EXPECT_EQ(chooseKernel(FusedKind::kOneShot, 4 * kMiB, 2, interpreter), KernelChoice::kInterpreter);
 }
 
+// The pushing one-shot's pieces: 32 KiB by default (one pass of a block), the setting moves them, 0 means
+// one piece a block, and a size that is not one is refused naming the setting.
+TEST(KernelChoice, PushOneShotPiecesComeFromTheirSetting) {
+  EXPECT_EQ(KernelPolicy{}.push_one_shot_piece_bytes, 32 * kKiB);
+  const auto with = [](const char* value) {
+    return gpuSettingsFromEnvironment([value](const char* name) -> const char* {
+      return std::string(name) == "PEERREDUCE_GPU_PUSH_ONE_SHOT_PIECE_BYTES" ? value : nullptr;
+    });
+  };
+  auto one = with("0");
+  ASSERT_TRUE(one.isOk()) << one.status().toString();
+  EXPECT_EQ(one->kernels.push_one_shot_piece_bytes, 0u);
+  auto set = with("64K");
+  ASSERT_TRUE(set.isOk()) << set.status().toString();
+  EXPECT_EQ(set->kernels.push_one_shot_piece_bytes, 64 * kKiB);
+  auto bad = with("lots");
+  ASSERT_FALSE(bad.isOk());
+  EXPECT_EQ(bad.status().code(), ErrorCode::kInvalidArgument);
+  EXPECT_NE(bad.status().message().find("PEERREDUCE_GPU_PUSH_ONE_SHOT_PIECE_BYTES"), std::string::npos)
+      << bad.status().toString();
+}
+
 TEST(KernelChoice, TwoShotProgramsRunAsLinesPulledOrPushedBySize) {
   KernelPolicy policy;
   EXPECT_EQ(policy.max_two_shot_bytes, 1 * kMiB) << "two-shot lines up to 1 MiB by default";
