@@ -127,15 +127,17 @@ __global__ void __launch_bounds__(kPlanKernelThreads) pushTwoShotKernel(LaunchAr
 constexpr int kMaxPushPieces = 16;
 
 // The pieces a block splits `n` elements of its slice into, and the elements of each (a whole number of
-// vectors, so every piece but the last starts and ends on a vector).
+// vectors, so every piece but the last starts and ends on a vector). Whole pieces only (rounded down): a
+// slice of less than two pieces stays one. Measured on 2 x H200 with 32 KiB pieces rounded up, an 8 MiB
+// operation (63.5 KiB a block) split in two took 36.4 us against 34.0 in one, where 16 MiB and more gained.
 template <typename T>
 __device__ int pushPieces(const LaunchArgs& a, std::uint64_t n, std::uint64_t* per_piece) {
   constexpr std::uint64_t kPerVector = kVectorBytes / sizeof(T);
   const std::uint64_t vectors = (n + kPerVector - 1) / kPerVector;
   std::uint64_t pieces = 1;
-  if (a.push_piece_bytes != 0 && vectors > 1) {
+  if (a.push_piece_bytes != 0) {
     const std::uint64_t piece_vectors = a.push_piece_bytes / kVectorBytes > 0 ? a.push_piece_bytes / kVectorBytes : 1;
-    pieces = min((vectors + piece_vectors - 1) / piece_vectors, static_cast<std::uint64_t>(kMaxPushPieces));
+    pieces = min(max(vectors / piece_vectors, std::uint64_t{1}), static_cast<std::uint64_t>(kMaxPushPieces));
   }
   *per_piece = (vectors + pieces - 1) / pieces * kPerVector;
   return static_cast<int>(pieces);

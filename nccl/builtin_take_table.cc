@@ -16,9 +16,11 @@ std::string_view builtinTakeText() {
 # allreduce, 2 GPUs: 1K .. 256K 0.43-0.53, 512K 0.60, 1M 0.68 (one-shot lines, the two-rank default),
 # 2M 0.59, 4M 0.74, 8M 0.85, 16M 0.86, 32M 0.94, 64M 1.01, 128M 1.07, 256M 1.12. Then the one-shot pushing
 # from 2M (kDefaultPushOneShotMinBytes, the two-rank tuning row): 2M 0.52, 4M 0.63, 8M 0.72, 16M 0.81,
-# 32M 0.91, 64M 1.004, 128M 1.07, 256M 1.12 (docs/perf/h200x4-460cafc)
-entry allreduce sm_90 2 fp32 0 32M peerreduce
-entry allreduce sm_90 2 fp32 33554433 256M nccl
+# 32M 0.91, 64M 1.004, 128M 1.07, 256M 1.12 (docs/perf/h200x4-460cafc). Then each block's slice pushed in
+# pieces (PEERREDUCE_GPU_PUSH_ONE_SHOT_PIECE_BYTES, 32 KiB): 16M 0.79, 32M 0.79, 64M 0.88, 128M 0.93,
+# 256M 0.97 (docs/perf/h200x2-063f6e3)
+entry allreduce sm_90 2 fp32 0 128M peerreduce
+entry allreduce sm_90 2 fp32 134217729 256M nccl
 # allreduce, 4 GPUs: 1K .. 64K 0.37-0.46, 128K 0.61, 256K 0.67, 512K 0.72, 1M 0.88, 2M 1.08, 4M 0.97,
 # 8M 1.00, 16M 0.97, 32M 1.11, 64M 1.14, 256M 1.20
 entry allreduce sm_90 4 fp32 0 1M peerreduce

@@ -46,7 +46,9 @@ inline constexpr std::uint64_t kDefaultPushOneShotMinBytes = std::uint64_t{2} <<
 // Each block of the two-rank pushing one-shot moves its slice in pieces of this many bytes: it pushes piece
 // j, then, while those stores cross the link, folds piece j - 1, so the link is not idle while the
 // multiprocessors fold (PEERREDUCE_GPU_PUSH_ONE_SHOT_PIECE_BYTES; 0: one piece, everything pushed before
-// anything is folded). One pass of 512 threads x 4 vectors x 16 bytes; at most kMaxPushOneShotPieces per block.
+// anything is folded). One pass of 512 threads x 4 vectors x 16 bytes; whole pieces, at most 16 a block
+// (kernels/push_kernels.cu). On 2 x H200 (fp32, out of place, graph of 20; docs/PERF.md) 32 KiB beat 16, 24,
+// 48, 64 and 128 KiB from 16 MiB up: 64 MiB 218 us against 252 in one piece, 256 MiB 868 against 1006.
 inline constexpr std::uint64_t kDefaultPushOneShotPieceBytes = std::uint64_t{32} << 10;
 // Bytes a block should have to itself before another is worth launching: one pass of 512 threads
 // x 4 vectors x 16 bytes (PEERREDUCE_GPU_BYTES_PER_BLOCK).

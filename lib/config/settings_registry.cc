@@ -338,7 +338,7 @@ std::array<SettingSpec, kSettingCount> makeSpecs() {
   threshold(SettingId::kGpuPushOneShotPieceBytes, "PEERREDUCE_GPU_PUSH_ONE_SHOT_PIECE_BYTES",
             "push one-shot piece size", gpu::kDefaultPushOneShotPieceBytes, "64K",
             "bytes a block of the two-rank pushing one-shot pushes before folding the piece it pushed before "
-            "(at most 16 pieces a block); 0: one piece, everything pushed before anything is folded");
+            "(whole pieces, at most 16 a block); 0: one piece, everything pushed before anything is folded");
   threshold(SettingId::kGpuCollectiveLinesMaxBytes, "PEERREDUCE_GPU_LL_COLLECTIVE_MAX_BYTES",
             "low-latency collective limit", gpu::kDefaultCollectiveLinesMaxBytes, "64K",
             "largest block (count x element size) of a direct reduce-scatter, all-gather or broadcast run as "
