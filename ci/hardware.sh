@@ -18,7 +18,9 @@
 # Environment: HW_CASES (RapidCheck cases per property, default 200), HW_VARIANT_CASES (per property in
 # the kernel-variant passes, default 50), HW_SEED (default 1),
 # HW_RC_EXTRA (more RapidCheck settings, e.g. "noshrink=1 "), HW_SUITES=0 to skip the suites, HW_BENCH=0 to skip the benchmark, HW_SANITIZE=0 to skip compute-sanitizer, HW_STEP_TIMEOUT_S (each
-# step's limit, default 900 s: a step past it is killed, named in the log, and fails the stage),
+# step's limit, default 900 s: a step past it is killed, named in the log, and fails the stage), HW_DEADLINE_S
+# (the whole run's limit: later steps get what is left, or are skipped and named, so the archives are
+# written in time),
 # HW_THREADS_TIMEOUT_MS (the communicator timeout of ranks sharing one GPU as threads, default 5000: their
 # kernels run side by side, so a wait longer than that is a fault, and a failing property's shrinking
 # must not spend the default 30 s on each case it tries).
@@ -123,13 +125,8 @@ run)
   cases="${HW_CASES:-200}"
   seed="${HW_SEED:-1}"
   mpi=(mpirun --allow-run-as-root --bind-to none --tag-output)
-  # Every step has a limit: a hung step is killed (its log ends where it hung) and fails the stage.
-  bounded() {
-    local rc=0
-    timeout -k 10 "${HW_STEP_TIMEOUT_S:-900}" "$@" || rc=$?
-    if ((rc == 124 || rc == 137)); then echo "!!! killed at its limit of ${HW_STEP_TIMEOUT_S:-900} s: $*" >&2; fi
-    return "$rc"
-  }
+  # Every step has a limit, and with HW_DEADLINE_S the whole run has one (ci/step_limits.sh: bounded).
+  source ci/step_limits.sh
   threads_timeout="${HW_THREADS_TIMEOUT_MS:-5000}"
   # Host coverage: every rank writes its .gcda files under its own prefix, collected at the end.
   export GCOV_PREFIX_STRIP=0
@@ -140,6 +137,7 @@ run)
   status=0
   # At most eight files come back from the GPU machine: logs and results travel as one archive.
   finish() {
+    echo "=== run: ${steps_run} steps in $(($(date +%s) - started_at)) s, ${steps_skipped} skipped past the deadline, status ${status}"
     (cd "$out" && tar czf gcda.tgz gcda 2>/dev/null && rm -rf gcda) || true
     (cd "$out" && tar czf logs.tgz ./*.log ./*.txt ./*.json ./*.csv ./*.svg 2>/dev/null && rm -f ./*.log ./*.txt ./*.json ./*.csv ./*.svg) || true
     exit "$status"
@@ -407,7 +405,7 @@ run)
   # with NCCL alone and through the NCCL library with -c 1 at each NP the GPUs allow: the library's time
   # against NCCL's per size, and #wrong, which must be 0.
   if [[ -n "${HW_NCCL_TESTS_SRC:-}" ]]; then
-    ci/nccl_tests.sh "$HW_NCCL_TESTS_SRC" "$out" "$gpus" "${nps[@]}" || status=1
+    bounded ci/nccl_tests.sh "$HW_NCCL_TESTS_SRC" "$out" "$gpus" "${nps[@]}" || status=1
   fi
   if [[ "${HW_SANITIZE:-1}" != 0 ]]; then
     for tool in memcheck racecheck synccheck; do

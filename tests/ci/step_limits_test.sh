@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# The hardware stage's step limits (ci/step_limits.sh), with sleeps for steps: a step past its own limit is
+# killed and named; under a run's deadline a step gets only what is left, and a step with too little left
+# is skipped, named, and fails; the counters say what ran. Usage: step_limits_test.sh REPOSITORY_ROOT
+set -uo pipefail
+root="${1:?repository root}"
+work="$(mktemp -d)"
+trap 'rm -rf "$work"' EXIT
+failures=0
+expect() {  # expect WHAT ACTUAL WANTED
+  if [[ "$2" == "$3" ]]; then
+    echo "ok: $1"
+  else
+    echo "FAILED: $1: got '$2', wanted '$3'"
+    failures=$((failures + 1))
+  fi
+}
+
+# Without a deadline: each step has its own limit.
+(
+  HW_STEP_TIMEOUT_S=1
+  unset HW_DEADLINE_S
+  source "$root/ci/step_limits.sh"
+  rc=0
+  bounded true || rc=$?
+  echo "quick $rc"
+  rc=0
+  bounded sleep 5 2> "$work/own.err" || rc=$?
+  echo "slow $rc"
+  echo "counts $steps_run $steps_skipped"
+) > "$work/own.out"
+expect "a quick step passes" "$(grep '^quick' "$work/own.out")" "quick 0"
+expect "a step past its limit is killed" "$(grep '^slow' "$work/own.out")" "slow 124"
+expect "the killed step is named with its limit" "$(grep -c 'killed at its limit of 1 s: sleep 5' "$work/own.err")" "1"
+expect "both steps ran" "$(grep '^counts' "$work/own.out")" "counts 2 0"
+
+# Under a deadline of 3 s: a step that would outlast it gets what is left; the next one is skipped.
+(
+  HW_STEP_TIMEOUT_S=900 HW_DEADLINE_S=3 HW_DEADLINE_MIN_STEP_S=1
+  source "$root/ci/step_limits.sh"
+  began=$(date +%s)
+  rc=0
+  bounded sleep 30 2> "$work/deadline.err" || rc=$?
+  echo "cut $rc $(($(date +%s) - began))"
+  rc=0
+  bounded true 2>> "$work/deadline.err" || rc=$?
+  echo "skipped $rc"
+  echo "counts $steps_run $steps_skipped"
+) > "$work/deadline.out"
+read -r _ cut_rc cut_seconds < <(grep '^cut' "$work/deadline.out")
+expect "a step outlasting the deadline is killed" "$cut_rc" "124"
+expect "it ran no longer than the deadline" "$((cut_seconds <= 4))" "1"
+expect "the next step is skipped and fails" "$(grep '^skipped' "$work/deadline.out")" "skipped 125"
+expect "the skipped step is named" "$(grep -c "skipped, .* left of the run's deadline of 3 s: true" "$work/deadline.err")" "1"
+expect "one ran, one skipped" "$(grep '^counts' "$work/deadline.out")" "counts 1 1"
+
+if ((failures > 0)); then
+  echo "$failures expectation(s) failed"
+  exit 1
+fi
+echo "step limits: every expectation held"
