@@ -132,6 +132,10 @@ def check_builtin_table(tmp):
                                             0.74, 0.85, 0.86, 0.94, 1.01, 1.07, 1.12]),
                           2 * M: 0.52, 4 * M: 0.63, 8 * M: 0.72, 16 * M: 0.81, 32 * M: 0.91, 64 * M: 1.004,
                           128 * M: 1.07, 256 * M: 1.12}),
+        # Then each block's slice pushed in pieces of 32 KiB, whole pieces (8 MiB one piece), 2 x H200
+        # (docs/perf/h200x2-063f6e3: piece32768.csv, 8 MiB from piece0.csv).
+        ("allreduce", 2, {2 * M: 0.521, 4 * M: 0.638, 8 * M: 0.724, 16 * M: 0.786, 32 * M: 0.788, 64 * M: 0.883,
+                          128 * M: 0.928, 256 * M: 0.971}),
         # Then with the two-rank tuning rows (lib/select/builtin_tuning.cc), 2 x H200 (docs/perf/h200x4-nccl-tests-f2):
         # reduce-scatter's and all-gather's one-shot from 1 MiB up in factors of 4 (--algo all, the row's
         # algorithm), beside their earlier one-shot sizes to 512 KiB; broadcast as the selector picks, in factors
