@@ -10,7 +10,12 @@ rank's time counts (a max over the ranks), as peerreduce-bench and nccl-tests re
 Started with the NCCL library preloaded (LD_PRELOAD=libpeerreduce_nccl.so), the "NCCL" columns are what
 torch.distributed reaches through it: the table's header says which (`nccl_path` in the JSON), so the two
 runs of the hardware stage give three columns (peerreduce's package, NCCL alone, NCCL through the
-library); bench_merge.py puts them side by side.
+library); bench_merge.py puts them side by side. Those two columns come from different processes, whose
+PyTorch host paths differ by up to 2 x in eager calls, so the preloaded run also times NCCL's own kernels in
+the same process: a second process group whose communicator is made with PEERREDUCE_NCCL_TAKE=none
+(the library forwards its every call to NCCL; the library's share of a forwarded call is a table lookup),
+timed right after the library's group on the same tensors ("forwarded" columns, `lib/fwd`: the library
+against NCCL with every other cost of the process alike).
 
 With every rank on one GPU, NCCL cannot run (it needs a GPU per rank): the table then has peerreduce
 alone, plus the host cost of one call through this package against one call of the C function through
@@ -153,6 +158,28 @@ def _host_overhead(comm, tensor, rounds: int = 20, calls: int = 50) -> tuple[flo
     return python_us, direct_us
 
 
+def forwarded_group():
+    """A process group of every rank whose NCCL communicator the preloaded library forwards wholly to
+    NCCL: the library reads PEERREDUCE_NCCL_TAKE when a communicator is made, so the variable is set to
+    "none" around the group's first collective (where torch makes its communicator) and restored after.
+    The default group's communicator is made first, under the process's own setting."""
+    warm = torch.zeros(1, device="cuda")
+    dist.all_reduce(warm)
+    torch.cuda.synchronize()
+    previous = os.environ.get("PEERREDUCE_NCCL_TAKE")
+    os.environ["PEERREDUCE_NCCL_TAKE"] = "none"
+    try:
+        group = dist.new_group(backend="nccl")
+        dist.all_reduce(warm, group=group)
+        torch.cuda.synchronize()
+    finally:
+        if previous is None:
+            del os.environ["PEERREDUCE_NCCL_TAKE"]
+        else:
+            os.environ["PEERREDUCE_NCCL_TAKE"] = previous
+    return group
+
+
 def nccl_library_path() -> str:
     """The NCCL this process reaches: the preloaded NCCL library's path if it is mapped, else ''."""
     try:
@@ -186,6 +213,7 @@ def main(argv=None) -> int:
     dtype = getattr(torch, args.dtype)
     comm = prt.communicator()
     preloaded = nccl_library_path()
+    forwarded = forwarded_group() if preloaded and not one_gpu else None
     rows = []
     for nbytes in [s for s in SIZES if s <= args.max_bytes]:
         count = nbytes // torch.tensor([], dtype=dtype).element_size()
@@ -201,6 +229,12 @@ def main(argv=None) -> int:
             row["nccl_graph_us"] = _time_graph(lambda: dist.all_reduce(tensor), args.iterations, args.repeats)
             row["ratio"] = row["peerreduce_us"] / row["nccl_us"]
             row["graph_ratio"] = row["peerreduce_graph_us"] / row["nccl_graph_us"]
+        if forwarded is not None:
+            def forwarded_call():
+                dist.all_reduce(tensor, group=forwarded)
+            row["nccl_forwarded_us"] = _time_eager(forwarded_call, args.iterations, args.repeats, host)
+            row["nccl_forwarded_host_us"] = host[-1]
+            row["nccl_forwarded_graph_us"] = _time_graph(forwarded_call, args.iterations, args.repeats)
         rows.append(row)
     # Made in fp32 and converted: not every torch fills 8-bit float tensors.
     python_us, direct_us = _host_overhead(comm, torch.ones(1024, device="cuda").to(dtype))
@@ -212,6 +246,8 @@ def main(argv=None) -> int:
         header = f"{'bytes':>10} {'peerreduce us':>14} {'(host)':>8} {'graph us':>10}"
         if not one_gpu:
             header += f" {nccl_name + ' us':>16} {'(host)':>8} {'graph us':>10} {'ratio':>7} {'graph ratio':>11}"
+        if forwarded is not None:
+            header += f" {'forwarded us':>13} {'(host)':>8} {'graph us':>10} {'lib/fwd':>8} {'graph lib/fwd':>13}"
         print(header)
         for row in rows:
             line = (f"{row['bytes']:>10} {row['peerreduce_us']:>14.2f} {row['peerreduce_host_us']:>8.2f}"
@@ -219,8 +255,16 @@ def main(argv=None) -> int:
             if not one_gpu:
                 line += (f" {row['nccl_us']:>16.2f} {row['nccl_host_us']:>8.2f} {row['nccl_graph_us']:>10.2f}"
                          f" {row['ratio']:>7.3f} {row['graph_ratio']:>11.3f}")
+            if forwarded is not None:
+                line += (f" {row['nccl_forwarded_us']:>13.2f} {row['nccl_forwarded_host_us']:>8.2f}"
+                         f" {row['nccl_forwarded_graph_us']:>10.2f}"
+                         f" {row['nccl_us'] / row['nccl_forwarded_us']:>8.3f}"
+                         f" {row['nccl_graph_us'] / row['nccl_forwarded_graph_us']:>13.3f}")
             print(line)
         print("(host): the slowest rank's host time per eager call, median; about the eager time: host-bound")
+        if forwarded is not None:
+            print("forwarded: the same process's group whose communicator forwards every call to NCCL "
+                  "(PEERREDUCE_NCCL_TAKE=none); lib/fwd: the library's time over NCCL's, same process")
         print(f"host cost of one enqueue: {python_us:.2f} us through peerreduce.Communicator.all_reduce, "
               f"{direct_us:.2f} us calling prAllReduce through ctypes")
         if args.json:

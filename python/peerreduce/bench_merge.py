@@ -4,7 +4,10 @@ One run with NCCL alone and one with the NCCL library preloaded (the JSON's `ncc
 which, in either order) give, per size and for eager calls and graph replays: peerreduce's package, NCCL
 alone and NCCL through the library (torch.distributed's "nccl" backend with libpeerreduce_nccl.so), each
 as a time and as a ratio to NCCL alone. The package's times are the plain run's (the preloaded run
-measures them again; both are kept in the JSON written with --json).
+measures them again; both are kept in the JSON written with --json). Where the preloaded run also timed
+NCCL's kernels in its own process (a group whose calls the library forwards: `nccl_forwarded_us`), each
+mode has `nccl_forwarded` and `library_to_forwarded`, the library against NCCL within one process, and
+the table shows it as `lib/fwd`.
 """
 
 from __future__ import annotations
@@ -48,6 +51,10 @@ def merge(first: dict, second: dict) -> dict:
                             "nccl_library": other["nccl" + suffix],
                             "peerreduce_ratio": row["peerreduce" + suffix] / nccl,
                             "library_ratio": other["nccl" + suffix] / nccl}
+            if "nccl_forwarded" + suffix in other:
+                forwarded = other["nccl_forwarded" + suffix]
+                merged[mode].update(nccl_forwarded=forwarded,
+                                    library_to_forwarded=other["nccl" + suffix] / forwarded)
         # Host time per eager call (tables from before it was measured have none): where the library's is
         # about its eager time and NCCL's is not, the library's calls are host-bound.
         if "nccl_host_us" in row and "nccl_host_us" in other:
@@ -66,6 +73,10 @@ def render(table: dict) -> str:
     hosts = all("nccl_host" in row["eager"] for row in table["rows"])
     if hosts:
         lines[-1] += f" | {'eager host: NCCL':>16} {'library':>8}"
+    same_process = all("library_to_forwarded" in row["eager"] for row in table["rows"])
+    if same_process:
+        lines[0] += "; lib/fwd: the library over NCCL's kernels forwarded in the same process"
+        lines[-1] += f" | {'fwd eager':>9} {'lib/fwd':>7} {'fwd graph':>9} {'lib/fwd':>7}"
     for row in table["rows"]:
         cells = []
         for mode in ("eager", "graph"):
@@ -75,6 +86,10 @@ def render(table: dict) -> str:
         line = f"{row['bytes']:>10} | {cells[0]} | {cells[1]}"
         if hosts:
             line += f" | {row['eager']['nccl_host']:>16.2f} {row['eager']['nccl_library_host']:>8.2f}"
+        if same_process:
+            line += " |"
+            for mode in ("eager", "graph"):
+                line += f" {row[mode]['nccl_forwarded']:>9.2f} {row[mode]['library_to_forwarded']:>7.3f}"
         lines.append(line)
     return "\n".join(lines)
 

@@ -65,3 +65,18 @@ def test_a_file_that_is_not_a_bench_table_is_refused(tmp_path):
     out = tmp_path / "m.json"
     assert bench_merge.main([str(good_a), str(good_b), "--json", str(out)]) == 0
     assert json.loads(out.read_text())["rows"][0]["bytes"] == 4096
+
+
+def test_the_same_process_comparison_with_forwarded_nccl_is_kept_and_shown():
+    plain, preloaded = table("", 1.0), table("/x/libpeerreduce_nccl.so", 0.5)
+    merged = bench_merge.merge(plain, preloaded)
+    assert "nccl_forwarded" not in merged["rows"][0]["eager"]
+    assert "lib/fwd" not in bench_merge.render(merged)
+    for row in preloaded["rows"]:
+        row.update(nccl_forwarded_us=8.0, nccl_forwarded_graph_us=2.0)
+    merged = bench_merge.merge(preloaded, plain)
+    eager, graph = merged["rows"][0]["eager"], merged["rows"][0]["graph"]
+    assert eager["nccl_forwarded"] == 8.0 and eager["library_to_forwarded"] == pytest.approx(5.0 / 8.0)
+    assert graph["nccl_forwarded"] == 2.0 and graph["library_to_forwarded"] == pytest.approx(4.0 / 2.0)
+    rendered = bench_merge.render(merged)
+    assert "lib/fwd" in rendered and "0.625" in rendered and "2.000" in rendered
