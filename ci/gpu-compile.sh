@@ -29,7 +29,7 @@ for platform in "${platforms[@]}"; do
   args=(-DPEERREDUCE_GPU="$platform" -DCMAKE_BUILD_TYPE= -DPEERREDUCE_WERROR=ON)
   # The device assembler unoptimised too (-Xptxas -O0): what this step checks is that every kernel compiles,
   # assembles and links for its GPUs, not the code's speed, and ptxas's optimiser was about 40 % of the CUDA
-  # kernels' compile time on two cores (push_kernels.cu: 178 s, 106 s with -O0).
+  # kernels' compile time on two cores (the push kernels, then in one file: 178 s, 106 s with -O0).
   cuda_flags=(-DCMAKE_CUDA_FLAGS=-Xptxas=-O0)
   case "$platform" in
   cuda)

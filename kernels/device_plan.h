@@ -139,7 +139,7 @@ struct LaunchArgs {
   const std::uint32_t* abort_word;  // host-mapped; non-zero makes every wait give up
   ErrorReport* error;               // host-mapped
   std::uint64_t timeout_ns;
-  // Fused kernels (kernels/fused_kernels.cu), chosen by the host when the rank's program is exactly
+  // Fused kernels (kernels/fused_kernels.cuh), chosen by the host when the rank's program is exactly
   // that shape (lib/gpu/fused_shape.h); the plan's steps are then not read, only its counts.
   // 0: interpret the plan; 1: one-shot; 2: two-shot; 3, 4: low-latency one-, two-shot; 5: push two-shot;
   // 6, 7, 8: low-latency reduce-scatter, all-gather, broadcast (kernels/collective_line_kernels.cu)
@@ -164,7 +164,7 @@ struct LaunchArgs {
   std::int32_t part;
   std::uint32_t step_begin;
   std::uint32_t step_end;
-  // Push one-shot (kernels/push_kernels.cu): bytes of each piece a block pushes before folding the one
+  // Push one-shot (kernels/push_kernels.cuh): bytes of each piece a block pushes before folding the one
   // before it; 0: one piece.
   std::uint64_t push_piece_bytes;
 };
@@ -198,6 +198,6 @@ inline constexpr std::int32_t kPushTwoShot = 5;
 inline constexpr std::int32_t kLowLatencyReduceScatter = 6;
 inline constexpr std::int32_t kLowLatencyAllGather = 7;
 inline constexpr std::int32_t kLowLatencyBroadcast = 8;
-inline constexpr std::int32_t kPushOneShot = 9;  // two ranks (kernels/fused_kernels.cu)
+inline constexpr std::int32_t kPushOneShot = 9;  // two ranks (kernels/push_kernels.cuh)
 
 }  // namespace peerreduce::gpu

@@ -82,17 +82,32 @@ Result visitDataTypeAndOp(int dtype, int op, Result unknown, F&& f) {
   });
 }
 
-// f(TypeTag<T>{}, OpTag<Op>{}) for every dtype x op (their values are 0..kDataTypeCount-1 and
-// 0..kReduceOpCount-1), stopping at the first result other than `ok`, which it returns.
-template <typename Result, typename F>
-Result forEveryDataTypeAndOp(Result ok, F&& f) {
-  for (int dtype = 0; dtype < kDataTypeCount; ++dtype) {
-    for (int op = 0; op < kReduceOpCount; ++op) {
-      const Result result = visitDataTypeAndOp(dtype, op, ok, f);
-      if (result != ok) return result;
-    }
+// visit(v) for v = 0..count-1, stopping at the first result other than `ok`, which it returns.
+template <typename Result, typename Visit>
+Result firstOtherThan(Result ok, int count, Visit&& visit) {
+  for (int value = 0; value < count; ++value) {
+    const Result result = visit(value);
+    if (result != ok) return result;
   }
   return ok;
+}
+
+// f(TypeTag<T>{}) for every dtype (values 0..kDataTypeCount-1), stopping as firstOtherThan does.
+template <typename Result, typename F>
+Result forEveryDataType(Result ok, F&& f) {
+  return firstOtherThan(ok, kDataTypeCount, [&](int dtype) { return visitDataType(dtype, ok, f); });
+}
+
+// f(OpTag<Op>{}) for every op (values 0..kReduceOpCount-1), likewise.
+template <typename Result, typename F>
+Result forEveryReduceOp(Result ok, F&& f) {
+  return firstOtherThan(ok, kReduceOpCount, [&](int op) { return visitReduceOp(op, ok, f); });
+}
+
+// f(TypeTag<T>{}, OpTag<Op>{}) for every dtype x op, likewise.
+template <typename Result, typename F>
+Result forEveryDataTypeAndOp(Result ok, F&& f) {
+  return forEveryDataType(ok, [&](auto type) { return forEveryReduceOp(ok, [&](auto op) { return f(type, op); }); });
 }
 
 }  // namespace peerreduce::kernels

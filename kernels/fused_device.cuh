@@ -1,5 +1,5 @@
-// Device helpers of the fused kernels (kernels/fused_kernels.cu: the pulling one-shot and two-shot;
-// kernels/push_kernels.cu: the pushing ones): block slices of a chunk sliced as the interpreter slices a
+// Device helpers of the fused kernels (kernels/fused_kernels.cuh: the pulling one-shot and two-shot;
+// kernels/push_kernels.cuh: the pushing ones): block slices of a chunk sliced as the interpreter slices a
 // data step, the scratch and user buffers of the launch, publishing a slice of the send buffer, and
 // signalling every peer. Header-only, in each file's own anonymous namespace.
 #pragma once

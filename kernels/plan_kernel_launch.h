@@ -1,5 +1,5 @@
 // Host entry points to the GPU kernels: the plan interpreter (kernels/plan_interpreter.cu), the fused
-// one-shot and two-shot kernels (kernels/fused_kernels.cu), the low-latency one-shot and two-shot
+// one-shot and two-shot kernels (kernels/fused_kernels.cuh), the low-latency one-shot and two-shot
 // (kernels/line_kernels.cu) and the low-latency reduce-scatter, all-gather and broadcast
 // (kernels/collective_line_kernels.cu).
 #pragma once
@@ -20,7 +20,7 @@ hipError_t launchPlanKernel(const LaunchArgs& args, int dtype, unsigned blocks, 
 // The fused kernel of args.fused (kFusedOneShot, kFusedTwoShot; the push kernels through launchPushKernel).
 hipError_t launchFusedKernel(const LaunchArgs& args, int dtype, unsigned blocks, hipStream_t stream);
 // The push two-shot or, at two ranks, the push one-shot (args.fused kPushTwoShot, kPushOneShot;
-// kernels/push_kernels.cu).
+// kernels/push_kernels.cuh).
 hipError_t launchPushKernel(const LaunchArgs& args, int dtype, unsigned blocks, hipStream_t stream);
 // The low-latency one-shot or two-shot (args.fused kLowLatencyOneShot or kLowLatencyTwoShot; args.line_capacity
 // and the peers' lines set).

@@ -1,0 +1,235 @@
+// Push kernels (compiled per group of element types by kernels/typed_kernels_*.cu; launched through
+// kernels/push_kernels.cu): the two-shot program, and at two ranks the one-shot, with every transfer between ranks a
+// write into the peer's memory (posted over the link) instead of a read of it (a round trip per load).
+// They fold as the plans do, in rank order, so the bits are the plans'; they signal on a counter no plan
+// uses and advance their own bases per block, so they mix with the fused, line and interpreted kernels on
+// one communicator. The host chooses them (lib/gpu/kernel_choice.h); kernels/fused_kernels.cu launches
+// them through launchPushKernel.
+#pragma once
+
+#include "dispatch.h"
+#include "fused_device.cuh"
+#include "plan_kernel_launch.h"
+#include "typed_launch.h"
+
+namespace peerreduce::gpu::push {
+// The kernels and their helpers: this file's own in each group's file.
+namespace {
+
+// Push two-shot: the two-shot program with every transfer between ranks a write into the peer's memory
+// (posted over the link) instead of a read of it (a round trip per load), for large operations.
+// Scratch slot q of rank r first holds rank q's input for chunk r (the reduce reads it locally), then,
+// once r has consumed it, chunk q's result from its owner q (the gather copies it locally). The fold
+// is the plan's, in rank order, so the bits are the plan's: under a floating avg the scattered input is
+// premultiplied as the plan's published copy is, and so is r's own term, read from its send buffer.
+// Slots 0..n-1 only: within the plan's.
+//
+// Signals go on kPushFlag, a counter no plan uses, four per operation from each peer's block b:
+// entered (its memory is free: its entry fence passed, its earlier operations are over), ready (its
+// input for my chunk is in my slot), consumed (it read its slots, so results may overwrite them),
+// result (its chunk's result is in my slot). Each block advances its own bases by four, so fused,
+// pushed and interpreted operations can follow one another. Slices are fixed by the chunk capacity,
+// not each chunk's size, so block b's slices of different chunks in one slot never overlap another
+// block's.
+constexpr int kPushFlag = kMaxDeviceFlags - 1;
+constexpr std::uint64_t kPushSignals = 4;
+
+template <typename T>
+__device__ BlockSlice capacitySliceOf(const LaunchArgs& a, int chunk) {
+  return sliceBy<T>(a, chunk, true);
+}
+
+// Waits for the `nth` kPushFlag signal of this operation from `peer`'s block of this index.
+__device__ bool waitForPush(const LaunchArgs& a, int peer, std::uint64_t nth, std::uint64_t step) {
+  const std::uint32_t index = counterIndex(peer, kPushFlag, static_cast<int>(blockIdx.x));
+  return waitFor(a, a.peers->counters[a.rank] + index, a.control->base[index] + nth, step, peer);
+}
+
+template <typename T>
+__device__ void copyChunkSlice(unsigned char* dst, const unsigned char* src, const BlockSlice& s) {
+  if (s.hi > s.lo) copySlice(dst + s.lo * sizeof(T), src + s.lo * sizeof(T), (s.hi - s.lo) * sizeof(T));
+}
+
+template <typename T, typename Op>
+__global__ void __launch_bounds__(kPlanKernelThreads) pushTwoShotKernel(LaunchArgs a) {
+  enterKernel();
+  if (!passEntryFence(a, a.peers->counters[a.rank])) return;
+  const int n = a.world_size;
+  const int r = a.rank;
+  signalEveryPeer(a, kPushFlag);  // entered
+  // Scatter: my input's chunk c into rank c's slot r, once rank c entered.
+  for (int k = 1; k < n; ++k) {
+    const int c = (r + k) % n;
+    if (!waitForPush(a, c, 1, kFenceStep)) return;
+    const BlockSlice s = capacitySliceOf<T>(a, c);
+    if (s.hi > s.lo) publishSlice<T>(a, scratchOf(a, c, r), inputOf(a) + s.begin * sizeof(T), s);
+  }
+  signalEveryPeer(a, kPushFlag);  // ready: fenced, so my writes are visible before it
+  // Reduce my chunk, in rank order, from my input and my slots (all local reads).
+  std::uint64_t step = a.ready_wait_step;
+  for (int q = 0; q < n; ++q) {
+    if (q != r && !waitForPush(a, q, 2, step++)) return;
+  }
+  const BlockSlice mine = capacitySliceOf<T>(a, r);
+  {
+    __shared__ T* sources[kMaxRanks];
+    __shared__ std::uint8_t from_send[kMaxRanks];  // this rank's own term is read from its send buffer
+    __syncthreads();
+    for (int q = static_cast<int>(threadIdx.x); q < n; q += static_cast<int>(blockDim.x)) {
+      const unsigned char* base = q == r ? inputOf(a) + mine.begin * sizeof(T) : scratchOf(a, r, q);
+      sources[q] = reinterpret_cast<T*>(const_cast<unsigned char*>(base) + mine.lo * sizeof(T));
+      from_send[q] = q == r ? 1 : 0;
+    }
+    __syncthreads();
+    if (mine.hi > mine.lo) {
+      reduceSlice<T, Op>(reinterpret_cast<T*>(outputOf(a) + (mine.begin + mine.lo) * sizeof(T)), sources, n,
+                         mine.hi - mine.lo, avgStep(a, true, from_send));
+    }
+  }
+  signalEveryPeer(a, kPushFlag);  // consumed: fenced, so my reads of my slots are done before it
+  // Push my chunk's result into every peer's slot r, once that peer consumed its slots.
+  step = a.result_wait_step;
+  for (int k = 1; k < n; ++k) {
+    const int q = (r + k) % n;
+    if (!waitForPush(a, q, 3, step + static_cast<std::uint64_t>(q < r ? q : q - 1))) return;
+    copyChunkSlice<T>(scratchOf(a, q, r), outputOf(a) + mine.begin * sizeof(T), mine);
+  }
+  signalEveryPeer(a, kPushFlag);  // result
+  // Gather: chunk q's result from my slot q into my output.
+  for (int q = 0; q < n; ++q) {
+    if (q == r) continue;
+    if (!waitForPush(a, q, 4, step++)) return;
+    const BlockSlice s = capacitySliceOf<T>(a, q);
+    copyChunkSlice<T>(outputOf(a) + s.begin * sizeof(T), scratchOf(a, r, q), s);
+  }
+  // This block's bases: only it reads and writes them, so no other block needs to finish first.
+  __syncthreads();
+  const int peer = static_cast<int>(threadIdx.x);
+  if (peer < n && peer != r)
+    a.control->base[counterIndex(peer, kPushFlag, static_cast<int>(blockIdx.x))] += kPushSignals;
+}
+
+// Push one-shot, two ranks only: the one-shot program with its one transfer a write into the peer's
+// memory instead of a read of it. Each rank stores its input (premultiplied under a floating avg, as the
+// plan's published copy is) into the peer's scratch slot 0, which at two ranks only that peer's one
+// writer uses, then folds, in rank order, its own input (from its send buffer) and the peer's (from its
+// own slot 0): every read local, no copy of its own input into scratch, one signal round for the data.
+// At two ranks a one-shot moves what a two-shot moves (the whole input each way) with one such round
+// instead of two.
+//
+// Pieces: each block moves its slice in pieces (LaunchArgs::push_piece_bytes, at most kMaxPushPieces). It
+// pushes piece j, and while those stores cross the link it waits for the peer's piece j - 1 and folds it
+// (local reads and writes); only then does it fence and signal piece j. With one piece per block every
+// block pushed its whole slice before any folded, and the blocks run in step, so the link idled while the
+// multiprocessors folded. Piece boundaries are the same on both ranks: both slice the same count alike.
+//
+// Signals go on kPushFlag, 1 + pieces per operation from the peer's block b: entered (its slot is free:
+// its entry fence passed, so its earlier operations are over, its own reads of the slot included) and one
+// ready per piece (that piece of my input is in its slot; fenced, so the writes are visible before it).
+// Each block advances its own bases by 1 + pieces, so this mixes with the plan's, the fused and the line
+// kernels on one communicator as the push two-shot does. In place, block b publishes a piece and folds the
+// same piece over the input only after the barrier of that piece's signal: one block, program order.
+constexpr int kMaxPushPieces = 16;
+
+// The pieces a block splits `n` elements of its slice into, and the elements of each (a whole number of
+// vectors, so every piece but the last starts and ends on a vector). Whole pieces only (rounded down): a
+// slice of less than two pieces stays one. Measured on 2 x H200 with 32 KiB pieces rounded up, an 8 MiB
+// operation (63.5 KiB a block) split in two took 36.4 us against 34.0 in one, where 16 MiB and more gained.
+template <typename T>
+__device__ int pushPieces(const LaunchArgs& a, std::uint64_t n, std::uint64_t* per_piece) {
+  constexpr std::uint64_t kPerVector = kVectorBytes / sizeof(T);
+  const std::uint64_t vectors = (n + kPerVector - 1) / kPerVector;
+  std::uint64_t pieces = 1;
+  if (a.push_piece_bytes != 0) {
+    const std::uint64_t piece_vectors = a.push_piece_bytes / kVectorBytes > 0 ? a.push_piece_bytes / kVectorBytes : 1;
+    pieces = min(max(vectors / piece_vectors, std::uint64_t{1}), static_cast<std::uint64_t>(kMaxPushPieces));
+  }
+  *per_piece = (vectors + pieces - 1) / pieces * kPerVector;
+  return static_cast<int>(pieces);
+}
+
+// Piece `j` of block slice `s`, in the slice's coordinates (empty past the slice's end).
+__device__ BlockSlice pieceOf(const BlockSlice& s, std::uint64_t per_piece, int j) {
+  BlockSlice p = s;
+  p.lo = min(s.lo + static_cast<std::uint64_t>(j) * per_piece, s.hi);
+  p.hi = min(p.lo + per_piece, s.hi);
+  return p;
+}
+
+// Folds piece `p` of my input (from the send buffer) and the peer's (from my slot 0), in rank order.
+template <typename T, typename Op>
+__device__ void foldPushedPiece(const LaunchArgs& a, const BlockSlice& p) {
+  __shared__ T* sources[2];
+  __shared__ std::uint8_t from_send[2];  // this rank's own term is read from its send buffer
+  __syncthreads();                       // the previous piece's fold is done with sources
+  if (threadIdx.x < 2) {
+    const int q = static_cast<int>(threadIdx.x);
+    const unsigned char* base = q == a.rank ? inputOf(a) + p.begin * sizeof(T) : scratchOf(a, a.rank, 0);
+    sources[q] = reinterpret_cast<T*>(const_cast<unsigned char*>(base) + p.lo * sizeof(T));
+    from_send[q] = q == a.rank ? 1 : 0;
+  }
+  __syncthreads();
+  if (p.hi > p.lo) {
+    reduceSlice<T, Op>(reinterpret_cast<T*>(outputOf(a) + (p.begin + p.lo) * sizeof(T)), sources, 2, p.hi - p.lo,
+                       avgStep(a, true, from_send));
+  }
+}
+
+template <typename T, typename Op>
+__global__ void __launch_bounds__(kPlanKernelThreads) pushOneShotKernel(LaunchArgs a) {
+  enterKernel();
+  if (!passEntryFence(a, a.peers->counters[a.rank])) return;
+  const int peer = 1 - a.rank;    // two ranks: the host chooses this kernel for no other world
+  signalEveryPeer(a, kPushFlag);  // entered
+  const BlockSlice s = sliceOf<T>(a, 0);
+  std::uint64_t per_piece = 0;
+  const int pieces = pushPieces<T>(a, s.hi > s.lo ? s.hi - s.lo : 0, &per_piece);
+  if (!waitForPush(a, peer, 1, kFenceStep)) return;
+  for (int j = 0; j <= pieces; ++j) {
+    if (j < pieces) {
+      const BlockSlice p = pieceOf(s, per_piece, j);
+      if (p.hi > p.lo) publishSlice<T>(a, scratchOf(a, peer, 0), inputOf(a) + p.begin * sizeof(T), p);
+    }
+    if (j > 0) {
+      // The peer's piece j - 1 (its signal number 1 + j: entered came first).
+      if (!waitForPush(a, peer, 1 + static_cast<std::uint64_t>(j), a.ready_wait_step)) return;
+      foldPushedPiece<T, Op>(a, pieceOf(s, per_piece, j - 1));
+    }
+    if (j < pieces) signalEveryPeer(a, kPushFlag);  // ready: piece j (fenced: its stores are visible first)
+  }
+  // This block's bases: only it reads and writes them, so no other block needs to finish first.
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    a.control->base[counterIndex(peer, kPushFlag, static_cast<int>(blockIdx.x))] +=
+        1 + static_cast<std::uint64_t>(pieces);
+  }
+}
+
+template <typename T, typename Op>
+hipError_t launchPushShape(const LaunchArgs& args, unsigned blocks, hipStream_t stream) {
+  const bool overlap = args.overlap_launch != 0;
+  if (args.fused == kPushOneShot) {
+    if (args.world_size != 2) return hipErrorInvalidValue;  // its slots and its peer are two ranks'
+    return launchKernel(pushOneShotKernel<T, Op>, blocks, kPlanKernelThreads, stream, overlap, args);
+  }
+  return launchKernel(pushTwoShotKernel<T, Op>, blocks, kPlanKernelThreads, stream, overlap, args);
+}
+
+}  // namespace
+
+template <typename T>
+hipError_t launchFor(const LaunchArgs& args, unsigned blocks, hipStream_t stream) {
+  return kernels::visitReduceOp(args.op, hipErrorInvalidValue, [&](auto op) {
+    return launchPushShape<T, typename decltype(op)::type>(args, blocks, stream);
+  });
+}
+
+template <typename T>
+hipError_t loadFor() {
+  return loadEveryOp([](auto op) {
+    using Op = typename decltype(op)::type;
+    return std::array{&pushTwoShotKernel<T, Op>, &pushOneShotKernel<T, Op>};
+  });
+}
+
+}  // namespace peerreduce::gpu::push
