@@ -2,7 +2,8 @@
 # The application paths on the GPU machine, repeated: ci/app_bench.sh OUT NP [REPEATS]
 #   For each of REPEATS runs (default 5): `python -m peerreduce.bench` under torchrun with NP ranks, once
 #   with NCCL alone and once with the NCCL library preloaded, merged into the three-column table (the
-#   package, NCCL alone, NCCL through the library; eager and graph). Then the training step (DDP, and
+#   package, NCCL alone, NCCL through the library; eager and graph); then every run in OUT in one table
+#   (python -m peerreduce.bench_runs: each run's ratio per cell and the median, OUT/pybench-npNP-runs.md). Then the training step (DDP, and
 #   FSDP unless APP_FSDP=0) with NCCL alone and through the library. Needs .hw/ (ci/hardware.sh build).
 #   APP_MAX_BYTES (default 16 MiB) bounds the bench sizes; APP_PYTHON the interpreter with torch.
 #   APP_FIRST_RUN numbers the runs from there (default 1: repeats split over several calls keep apart);
@@ -31,6 +32,15 @@ for ((run = first; run < first + repeats; run++)); do
   PYTHONPATH="$PWD/python" "$python" -m peerreduce.bench_merge "$plain" "$through" \
     --json "$out/pybench-np$np-run$run-merged.json" || status=1
 done
+# Every run in OUT so far in one table (each run's ratio per cell, then the median).
+shopt -s nullglob
+merged_runs=("$out"/pybench-np"$np"-run*-merged.json)
+shopt -u nullglob
+if ((${#merged_runs[@]} > 0)); then
+  echo "=== python -m peerreduce.bench, $np ranks, the runs in $out"
+  PYTHONPATH="$PWD/python" "$python" -m peerreduce.bench_runs "${merged_runs[@]}" | tee "$out/pybench-np$np-runs.md" ||
+    status=1
+fi
 wrappers=()
 case "${APP_TRAIN:-1}" in
 0) ;;
