@@ -30,6 +30,7 @@ import torch
 import torch.distributed as dist
 
 from .bench import _cpu_group, forwarded_group, nccl_library_path
+from .paired import paired_ratios
 
 D_MODEL, HEADS, FEED_FORWARD, TOKENS, BATCH = 1024, 16, 4096, 128, 8
 # Loss curves of the two sides in one process: the same model, batches and reductions' inputs, so they
@@ -114,7 +115,7 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--fsdp", action="store_true", help="FullyShardedDataParallel instead of DDP")
     parser.add_argument("--layers", type=int, default=2)
-    parser.add_argument("--steps", type=int, default=30)
+    parser.add_argument("--steps", type=int, default=60)
     parser.add_argument("--warmup", type=int, default=5)
     parser.add_argument("--json", help="write the results here (rank 0)")
     args = parser.parse_args(argv)
@@ -152,9 +153,10 @@ def main(argv=None) -> int:
     if len(sides) == 2:
         loss_gap = max(abs(a - b) / max(abs(a), abs(b), 1e-30) for a, b in zip(sides[0].losses, sides[1].losses))
     agree = loss_gap <= LOSS_TOLERANCE
+    paired = paired_ratios(sides[0].times, sides[1].times) if len(sides) == 2 else None
     first = results[sides[0].name]
     result = {"ranks": size, "wrapper": "fsdp" if args.fsdp else "ddp", "layers": args.layers,
-              "nccl_path": preloaded, "sides": results, "loss_gap": loss_gap,
+              "nccl_path": preloaded, "sides": results, "loss_gap": loss_gap, "paired_ratios": paired,
               # The first side's figures at the top level, as tables of one side have them.
               "step_us": first["step_us"], "collective_share": first["collective_share"],
               "losses": first["losses"], "replicas_identical": identical, "checksum": first["checksum"]}
@@ -167,7 +169,10 @@ def main(argv=None) -> int:
                   f"replicas {'identical' if r['replicas_identical'] else 'DIFFER'}")
         if len(sides) == 2:
             ratio = results["library"]["step_us"] / results["forwarded"]["step_us"]
-            print(f"train_bench: library/forwarded step {ratio:.3f} (same process, alternating steps); "
+            print(f"train_bench: library/forwarded step {ratio:.3f} (same process, alternating steps); per step "
+                  f"pair: median {paired['median']:.3f}, quartiles {paired['lower_quartile']:.3f}-"
+                  f"{paired['upper_quartile']:.3f}, library faster in {paired['first_faster']} of "
+                  f"{paired['pairs']}; "
                   f"loss curves {'agree' if agree else 'DIFFER'} (largest relative gap {loss_gap:.2e})")
         if args.json:
             with open(args.json, "w") as f:
