@@ -1,11 +1,11 @@
-// Kernel families compiled per group of element types. Every dtype x op of a family is its own
-// instantiation, and in one file per family the push and fused kernels were the longest compiles of a
-// build (at -O3 for sm_90 on two cores: push_kernels.cu 250 s, fused_kernels.cu 173 s, the next file 100 s,
-// where the whole GPU machine's build took 232-250 s on 32 cores), so each group of types is its own file
-// (kernels/typed_kernels_<group>.cu) and a build on many cores compiles them side by side. A family's entry points
-// (kernels/push_kernels.cu, kernels/fused_kernels.cu) see only the declarations below and pick the type; the group
-// files instantiate the definitions (kernels/push_kernels.cuh, kernels/fused_kernels.cuh). A type no group instantiates
-// is an undefined symbol when the library links, so none can be left out silently.
+// Kernel families compiled per group of element types. Every dtype x op of a family is its own instantiation,
+// and in one file per family the push and fused kernels were the longest compiles of a build (at -O3 for sm_90
+// on two cores: push_kernels.cu 250 s, fused_kernels.cu 173 s, the next file 100 s, where the whole GPU
+// machine's build took 232-250 s on 32 cores), so each group of types is its own file
+// (kernels/typed_kernels_<group>.cu) and a build on many cores compiles them side by side. A family's entry
+// points (kernels/push_kernels.cu, kernels/fused_kernels.cu) see only the declarations below and pick the
+// type; the group files instantiate the definitions (kernels/push_kernels.cuh, kernels/fused_kernels.cuh). A
+// type no group instantiates is an undefined symbol when the library links, so none can be left out silently.
 #pragma once
 
 #include <array>
