@@ -20,7 +20,9 @@
 # HW_RC_EXTRA (more RapidCheck settings, e.g. "noshrink=1 "), HW_SUITES=0 to skip the suites, HW_BENCH=0 to skip the benchmark, HW_SANITIZE=0 to skip compute-sanitizer, HW_STEP_TIMEOUT_S (each
 # step's limit, default 900 s: a step past it is killed, named in the log, and fails the stage), HW_DEADLINE_S
 # (the whole run's limit: later steps get what is left, or are skipped and named, so the archives are
-# written in time),
+# written in time), HW_RESUME_DIR (a stage over several calls of one warm machine: steps that passed in an
+# earlier run with the same folder are not run again, e.g. `HW_DEADLINE_S=540 HW_RESUME_DIR=.hw/resume
+# ci/hardware.sh run 4` in each call; ci/step_limits.sh),
 # HW_THREADS_TIMEOUT_MS (the communicator timeout of ranks sharing one GPU as threads, default 5000: their
 # kernels run side by side, so a wait longer than that is a fault, and a failing property's shrinking
 # must not spend the default 30 s on each case it tries).
@@ -137,7 +139,7 @@ run)
   status=0
   # At most eight files come back from the GPU machine: logs and results travel as one archive.
   finish() {
-    echo "=== run: ${steps_run} steps in $(($(date +%s) - started_at)) s, ${steps_skipped} skipped past the deadline, status ${status}"
+    echo "=== run: ${steps_run} steps in $(($(date +%s) - started_at)) s, ${steps_skipped} skipped past the deadline, ${steps_resumed} passed in an earlier run (HW_RESUME_DIR), status ${status}"
     (cd "$out" && tar czf gcda.tgz gcda 2>/dev/null && rm -rf gcda) || true
     (cd "$out" && tar czf logs.tgz ./*.log ./*.txt ./*.json ./*.csv ./*.svg 2>/dev/null && rm -f ./*.log ./*.txt ./*.json ./*.csv ./*.svg) || true
     exit "$status"

@@ -8,12 +8,34 @@
 # fails the stage. So the run ends in time to write its archives (coverage and logs) inside a device call's
 # limit, where a kill from outside would lose them: give it the call's limit less about 30 s (a killed step
 # takes up to 10 s more to end). steps_run and steps_skipped count what happened.
+#
+# With HW_RESUME_DIR a stage can span several device calls on one warm machine: each step that passes leaves
+# a mark there (named by its command line, with the run's output folder, $out, written as OUT, since each call
+# has its own), and a later run with the same HW_RESUME_DIR passes over a marked step without running it
+# (counted in steps_resumed, named on stderr); failed, killed and skipped steps leave no mark, so they run
+# again. Keep the folder where the binaries are (.hw/resume): a fresh machine has neither.
 started_at=$(date +%s)
 steps_run=0
 steps_skipped=0
+steps_resumed=0
+
+# The mark of a passed step in HW_RESUME_DIR: a hash of its command line, the output folder written as OUT.
+step_mark() {
+  local line="$*"
+  if [[ -n "${out:-}" ]]; then line="${line//"$out"/OUT}"; fi
+  echo "$HW_RESUME_DIR/$(printf '%s' "$line" | sha256sum | cut -c1-32)"
+}
 
 bounded() {
-  local rc=0 limit="${HW_STEP_TIMEOUT_S:-900}"
+  local rc=0 limit="${HW_STEP_TIMEOUT_S:-900}" mark=""
+  if [[ -n "${HW_RESUME_DIR:-}" ]]; then
+    mark="$(step_mark "$@")"
+    if [[ -e "$mark" ]]; then
+      echo "=== passed in an earlier run (HW_RESUME_DIR), not run again: $*" >&2
+      steps_resumed=$((steps_resumed + 1))
+      return 0
+    fi
+  fi
   if [[ -n "${HW_DEADLINE_S:-}" ]]; then
     local left=$((HW_DEADLINE_S - ($(date +%s) - started_at)))
     if ((left < ${HW_DEADLINE_MIN_STEP_S:-10})); then
@@ -26,5 +48,6 @@ bounded() {
   steps_run=$((steps_run + 1))
   timeout -k 10 "$limit" "$@" || rc=$?
   if ((rc == 124 || rc == 137)); then echo "!!! killed at its limit of ${limit} s: $*" >&2; fi
+  if ((rc == 0)) && [[ -n "$mark" ]]; then mkdir -p "$HW_RESUME_DIR" && printf '%s\n' "$*" > "$mark"; fi
   return "$rc"
 }

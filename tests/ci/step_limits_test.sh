@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The hardware stage's step limits (ci/step_limits.sh), with sleeps for steps: a step past its own limit is
 # killed and named; under a run's deadline a step gets only what is left, and a step with too little left
-# is skipped, named, and fails; the counters say what ran. Usage: step_limits_test.sh REPOSITORY_ROOT
+# is skipped, named, and fails; with HW_RESUME_DIR a step that passed is not run again in a later run and
+# one that failed is; the counters say what ran. Usage: step_limits_test.sh REPOSITORY_ROOT
 set -uo pipefail
 root="${1:?repository root}"
 work="$(mktemp -d)"
@@ -53,6 +54,33 @@ expect "it ran no longer than the deadline" "$((cut_seconds <= 4))" "1"
 expect "the next step is skipped and fails" "$(grep '^skipped' "$work/deadline.out")" "skipped 125"
 expect "the skipped step is named" "$(grep -c "skipped, .* left of the run's deadline of 3 s: true" "$work/deadline.err")" "1"
 expect "one ran, one skipped" "$(grep '^counts' "$work/deadline.out")" "counts 1 1"
+
+# Resumed over two runs: a step that passed is not run again (its output folder written as OUT, since each
+# run has its own); a step that failed runs again; the counters say so.
+resume="$work/resume"
+for run in 1 2; do
+  (
+    unset HW_DEADLINE_S
+    HW_STEP_TIMEOUT_S=5 HW_RESUME_DIR="$resume"
+    out="$work/out$run"
+    mkdir -p "$out"
+    source "$root/ci/step_limits.sh"
+    rc=0
+    bounded touch "$out/passed" 2>> "$work/resume$run.err" || rc=$?
+    echo "passed $rc $([[ -e "$out/passed" ]] && echo ran || echo not-run)"
+    rc=0
+    bounded bash -c "touch '$out/failed'; exit 3" 2>> "$work/resume$run.err" || rc=$?
+    echo "failed $rc $([[ -e "$out/failed" ]] && echo ran || echo not-run)"
+    echo "counts $steps_run $steps_skipped $steps_resumed"
+  ) > "$work/resume$run.out"
+done
+expect "first run: the passing step ran" "$(grep '^passed' "$work/resume1.out")" "passed 0 ran"
+expect "first run: the failing step ran" "$(grep '^failed' "$work/resume1.out")" "failed 3 ran"
+expect "second run: the passed step is not run again" "$(grep '^passed' "$work/resume2.out")" "passed 0 not-run"
+expect "second run: the failed step runs again" "$(grep '^failed' "$work/resume2.out")" "failed 3 ran"
+expect "second run: one ran, one resumed" "$(grep '^counts' "$work/resume2.out")" "counts 1 0 1"
+expect "the resumed step is named" "$(grep -c 'passed in an earlier run (HW_RESUME_DIR), not run again: touch' "$work/resume2.err")" "1"
+expect "one mark, for the passed step" "$(find "$resume" -type f | wc -l)" "1"
 
 if ((failures > 0)); then
   echo "$failures expectation(s) failed"
