@@ -100,6 +100,39 @@ TEST(Api, TakenCollectivesGiveNcclResults) {
   destroyComms(comms);
 }
 
+// The take setting is read when each communicator is made: one process holds a communicator that takes
+// every call beside one that forwards every call, whatever the variable says later (the benchmarks compare
+// the library with NCCL's own kernels inside one process so).
+TEST(Api, EachCommunicatorKeepsTheTakeSettingItWasMadeWith) {
+  std::vector<ncclComm_t> taking;
+  std::vector<ncclComm_t> forwarding;
+  {
+    const ScopedEnv all("PEERREDUCE_NCCL_TAKE", "all");
+    taking = makeComms(kRanks);
+  }
+  {
+    const ScopedEnv none("PEERREDUCE_NCCL_TAKE", "none");
+    forwarding = makeComms(kRanks);
+  }
+  ASSERT_FALSE(::testing::Test::HasFailure());
+  for (const char* now : {"none", "all"}) {
+    const ScopedEnv later("PEERREDUCE_NCCL_TAKE", now);
+    expectTakenSums(taking);
+    TestDouble::get().reset();
+    onRanks(kRanks, [&](int rank) {
+      std::vector<float> values(64, 1.0f);
+      EXPECT_EQ(ncclAllReduce(values.data(), values.data(), values.size(), ncclFloat32, ncclSum,
+                              forwarding[static_cast<std::size_t>(rank)], nullptr),
+                ncclSuccess);
+    });
+    EXPECT_EQ(TestDouble::get().callsOf("ncclAllReduce").size(), static_cast<std::size_t>(kRanks))
+        << "the communicator made with PEERREDUCE_NCCL_TAKE=none forwards every call (the variable now: " << now
+        << ")";
+  }
+  destroyComms(taking);
+  destroyComms(forwarding);
+}
+
 // A taken collective of no elements ends in the library: success, nothing forwarded, nothing touched;
 // with its root out of range it goes on to peerreduce's checks and fails as NCCL's would.
 TEST(Api, TakenCollectivesOfNoElementsEndWithoutWork) {
