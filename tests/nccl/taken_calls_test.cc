@@ -126,8 +126,7 @@ TEST(Api, EachCommunicatorKeepsTheTakeSettingItWasMadeWith) {
                 ncclSuccess);
     });
     EXPECT_EQ(TestDouble::get().callsOf("ncclAllReduce").size(), static_cast<std::size_t>(kRanks))
-        << "the communicator made with PEERREDUCE_NCCL_TAKE=none forwards every call (the variable now: " << now
-        << ")";
+        << "the communicator made with PEERREDUCE_NCCL_TAKE=none forwards every call (the variable now: " << now << ")";
   }
   destroyComms(taking);
   destroyComms(forwarding);
