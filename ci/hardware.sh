@@ -140,6 +140,13 @@ run)
   # At most eight files come back from the GPU machine: logs and results travel as one archive.
   finish() {
     echo "=== run: ${steps_run} steps in $(($(date +%s) - started_at)) s, ${steps_skipped} skipped past the deadline, ${steps_resumed} passed in an earlier run (HW_RESUME_DIR), status ${status}"
+    # A stage resumed over several calls (HW_RESUME_DIR) adds to the archives of the earlier calls: the
+    # report needs the coverage of every step, not only of the last call's.
+    if [[ -n "${HW_RESUME_DIR:-}" ]]; then
+      for archive in gcda.tgz logs.tgz; do
+        if [[ -f "$out/$archive" ]]; then (cd "$out" && tar xzf "$archive" --skip-old-files) || true; fi
+      done
+    fi
     (cd "$out" && tar czf gcda.tgz gcda 2>/dev/null && rm -rf gcda) || true
     (cd "$out" && tar czf logs.tgz ./*.log ./*.txt ./*.json ./*.csv ./*.svg 2>/dev/null && rm -f ./*.log ./*.txt ./*.json ./*.csv ./*.svg) || true
     exit "$status"
