@@ -12,6 +12,11 @@
 #                                 collective against NCCL; everything it writes goes to $OUT (default ./hw-out). With
 #                                 fewer GPUs than NP, the ranks share device 0 (threads of one process
 #                                 for the property suite, processes for the hardware suite)
+#   ci/hardware.sh save-build OUT ON the GPU machine after `build`: .hw/ as a few compressed parts and a manifest
+#                                 in OUT (ci/hw_build_cache.py), small enough to come back from the machine
+#   ci/hardware.sh restore-build DIR  ON the next GPU machine: those parts back as .hw/, each part and file
+#                                 checked, instead of building again (a machine that went back lost its build;
+#                                 HW_BUILD_TAG names the tree on both sides, default the checkout's commit)
 #   ci/hardware.sh report DIR     here, on what `run` wrote: the coverage report of host code and its gate
 #                                 (here after `package`; there after `HW_COVERAGE=1 ci/hardware.sh build`)
 #
@@ -111,6 +116,15 @@ build)
   # As `package` leaves it: `report` checks that the notes in the build are those of the binaries that ran.
   sha256sum "$build/tests/hardware/peerreduce_hardware_tests" | cut -d' ' -f1 > .hw/build-id
   echo "build: $(($(date +%s) - started)) s on $(nproc) cores into $build"
+  ;;
+save-build | restore-build)
+  # A build carried to the next machine: minutes of building saved per machine (docs/PERF.md, how to measure).
+  tag="${HW_BUILD_TAG:-$(git rev-parse HEAD 2>/dev/null || echo untagged)}"
+  if [[ "$step" == save-build ]]; then
+    python3 ci/hw_build_cache.py save .hw "${1:?usage: ci/hardware.sh save-build OUT}" --tag "$tag"
+  else
+    python3 ci/hw_build_cache.py restore "${1:?usage: ci/hardware.sh restore-build DIR}" .hw --expect-tag "$tag"
+  fi
   ;;
 unpack)
   # The packaged binaries, uncompressed in place (for running them by hand too).
@@ -527,7 +541,7 @@ report)
     coverage/gate.sh "$build" "${HW_LINE_MIN:-80}" "${HW_BRANCH_MIN:-25}"
   ;;
 *)
-  echo "usage: ci/hardware.sh package | unpack | run [NP...] | report DIR" >&2
+  echo "usage: ci/hardware.sh package | build | save-build OUT | restore-build DIR | unpack | run [NP...] | report DIR" >&2
   exit 2
   ;;
 esac
