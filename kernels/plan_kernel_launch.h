@@ -47,6 +47,7 @@ hipError_t loadCollectiveLineKernels();
 // (HIP, or the query failed). Launches overlap (programmatic dependent launch) only when it is at least
 // kGridDependencyPtxVersion: below, awaitPriorGrid() compiled to nothing (lib/gpu/kernel_choice.h).
 int kernelsPtxVersion();
+int planKernelsPtxVersion();
 int fusedKernelsPtxVersion();
 int pushKernelsPtxVersion();
 int lineKernelsPtxVersion();

@@ -1,0 +1,9 @@
+// The push kernels for the float8 element types (kernels/typed_launch.h says why per group, and why float8's
+// families have a file each).
+#include "push_kernels.cuh"
+
+namespace peerreduce::gpu {
+
+PR_FLOAT8_TYPES(PR_INSTANTIATE_PUSH_KERNELS)
+
+}  // namespace peerreduce::gpu
