@@ -16,7 +16,8 @@
 #                                 in OUT (ci/hw_build_cache.py), small enough to come back from the machine
 #   ci/hardware.sh restore-build DIR  ON the next GPU machine: those parts back as .hw/, each part and file
 #                                 checked, instead of building again (a machine that went back lost its build;
-#                                 HW_BUILD_TAG names the tree on both sides, default the checkout's commit)
+#                                 HW_BUILD_TAG names the tree on both sides, default `ci/hardware.sh build-tag`:
+#                                 a hash of every tracked file but docs/ and *.md)
 #   ci/hardware.sh report DIR     here, on what `run` wrote: the coverage report of host code and its gate
 #                                 (here after `package`; there after `HW_COVERAGE=1 ci/hardware.sh build`)
 #
@@ -119,12 +120,18 @@ build)
   ;;
 save-build | restore-build)
   # A build carried to the next machine: minutes of building saved per machine (docs/PERF.md, how to measure).
-  tag="${HW_BUILD_TAG:-$(git rev-parse HEAD 2>/dev/null || echo untagged)}"
+  # The default tag names what the binaries are built from: every tracked file but the documentation (docs/
+  # and *.md), so a commit of prose alone keeps a saved build usable. `ci/hardware.sh build-tag` prints it,
+  # for a tree without git (an archive unpacked on the GPU machine) to be given it as HW_BUILD_TAG.
+  tag="${HW_BUILD_TAG:-$(ci/build_tag.sh 2>/dev/null || echo untagged)}"
   if [[ "$step" == save-build ]]; then
     python3 ci/hw_build_cache.py save .hw "${1:?usage: ci/hardware.sh save-build OUT}" --tag "$tag"
   else
     python3 ci/hw_build_cache.py restore "${1:?usage: ci/hardware.sh restore-build DIR}" .hw --expect-tag "$tag"
   fi
+  ;;
+build-tag)
+  ci/build_tag.sh
   ;;
 unpack)
   # The packaged binaries, uncompressed in place (for running them by hand too).
@@ -541,7 +548,7 @@ report)
     coverage/gate.sh "$build" "${HW_LINE_MIN:-80}" "${HW_BRANCH_MIN:-25}"
   ;;
 *)
-  echo "usage: ci/hardware.sh package | build | save-build OUT | restore-build DIR | unpack | run [NP...] | report DIR" >&2
+  echo "usage: ci/hardware.sh package | build | save-build OUT | restore-build DIR | build-tag | unpack | run [NP...] | report DIR" >&2
   exit 2
   ;;
 esac
