@@ -15,7 +15,10 @@
 
 namespace peerreduce {
 
-inline constexpr std::size_t kPlanCacheLimit = 512;  // 5 algorithms x 2 variants x many world sizes and topologies
+// 5 algorithms x 2 variants x many world sizes and topologies. An application meets a few dozen; the property
+// suites and the fault campaign meet thousands, and a smaller limit made them start over every few worlds and
+// build and verify the same plans again.
+inline constexpr std::size_t kPlanCacheLimit = 2048;
 
 struct VerifiedPlan {
   std::shared_ptr<const Plan> plan;

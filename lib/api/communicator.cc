@@ -21,7 +21,6 @@
 #include "bootstrap/rank_agreement.h"
 #include "select/builtin_tuning.h"
 #include "select/segmenting.h"
-#include "util/hash.h"
 #include "util/log.h"
 #include "verify/verifier.h"
 
@@ -124,13 +123,6 @@ Status openOperationLog(Communicator::Impl& impl) {
   return Status::ok();
 }
 
-// The hash every rank compares (a tuning file's contents).
-std::uint64_t Fnv1aOf(const std::string& text) {
-  Fnv1a hash;
-  hash.addString(text);
-  return hash.value();
-}
-
 Status loadTuning(Communicator::Impl& impl) {
   if (impl.config.tuning_file.empty()) {
     impl.tuning = builtinTuningTable();  // measured choices for the devices peerreduce was benchmarked on
@@ -198,7 +190,7 @@ Status createImpl(Communicator::Impl& impl) {
   PR_RETURN_IF_ERROR(agreement.outcome(adoptAgreedLinks(*impl.transport, impl.rank, local, impl.topology, impl.pinned),
                                        "take the agreed links"));
   PR_RETURN_IF_ERROR(agreement.outcome(loadTuning(impl), "read the tuning table (PEERREDUCE_TUNING_FILE)"));
-  PR_RETURN_IF_ERROR(agreement.sameValue(impl.tuning ? Fnv1aOf(impl.tuning->format()) : 0,
+  PR_RETURN_IF_ERROR(agreement.sameValue(impl.tuning ? impl.tuning->fingerprint() : 0,
                                          "tuning table (PEERREDUCE_TUNING_FILE contents)"));
   PR_RETURN_IF_ERROR(agreement.outcome(loadPlanFile(impl), "read and verify its plan file (PEERREDUCE_PLAN_FILE)"));
   PR_RETURN_IF_ERROR(

@@ -108,7 +108,7 @@ StatusOr<std::shared_ptr<const AlgorithmSelector>> AlgorithmSelector::create(
     Fnv1a hash;
     hash.add(key);
     hash.addString(tuning.architecture);
-    hash.addString(tuning.table->format());
+    hash.add(tuning.table->fingerprint());
     key = hash.value();
   }
   // Held while computing: the ranks of an in-process world ask at the same moment, and the first one
@@ -180,7 +180,12 @@ StatusOr<std::shared_ptr<const AlgorithmSelector>> AlgorithmSelector::create(
       }
     }
   }
-  constexpr std::size_t kMemoLimit = 64;  // distinct topologies one process meets; bounded so it cannot grow forever
+  // Distinct (candidates, topology, scratch, tuning) one process meets; bounded so it cannot grow forever. An
+  // application meets a handful; a process that makes worlds of many sizes, topologies and forced algorithms
+  // (the property suites, the fault campaign: four collectives each) meets hundreds, and at 64 it started over
+  // every few worlds, rebuilding the same selectors (a quarter of the campaign's time). Each holds its candidates'
+  // pointers and a table of size buckets: a few KiB.
+  constexpr std::size_t kMemoLimit = 1024;
   if (memo.size() >= kMemoLimit) memo.clear();
   auto [it, inserted] = memo.emplace(key, std::move(selector));
   return it->second;

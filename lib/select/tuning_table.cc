@@ -4,6 +4,7 @@
 #include <tuple>
 
 #include "core/collective_algorithms.h"
+#include "util/hash.h"
 #include "util/parse.h"
 #include "util/text_file.h"
 
@@ -102,6 +103,9 @@ StatusOr<TuningTable> TuningTable::parse(std::string_view text) {
                                   ", " + std::to_string(std::min(a.max_bytes, b.max_bytes)) + ")");
     }
   }
+  Fnv1a hash;
+  hash.addString(table.format());
+  table.fingerprint_ = hash.value();
   return table;
 }
 

@@ -66,9 +66,14 @@ class TuningTable {
   // Allreduce's entries in the six-word form, first (so a table of allreduce entries formats as it did
   // before collectives had tables, and hashes the same), then the others with their collective.
   std::string format() const;
+  // The FNV-1a hash of format(), computed once when the table is parsed: every communicator's creation
+  // compares it across ranks and keys its selectors with it, and formatting the table each time was a
+  // twentieth of a simulated world's creation. 0 for a table that was not parsed (no entries).
+  std::uint64_t fingerprint() const { return fingerprint_; }
 
  private:
   std::vector<TuningEntry> entries_;  // sorted by (collective, arch, world size, min_bytes)
+  std::uint64_t fingerprint_ = 0;
 };
 
 }  // namespace peerreduce

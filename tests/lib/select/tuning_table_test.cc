@@ -9,6 +9,8 @@
 #include <fstream>
 #include <string>
 
+#include "util/hash.h"
+
 namespace peerreduce {
 namespace {
 
@@ -127,6 +129,23 @@ TEST(TuningTable, LoadsFromAFileAndNamesThePathOnErrors) {
   auto missing = TuningTable::load(path);
   ASSERT_FALSE(missing.isOk());
   EXPECT_TRUE(contains(missing.status().message(), "cannot open tuning table '" + path + "' (PEERREDUCE_TUNING_FILE)"));
+}
+
+// The fingerprint every rank compares is the hash of the table's formatted text: equal for tables that format
+// alike (entries in any order), different when an entry differs.
+TEST(TuningTable, FingerprintIsTheHashOfTheFormattedTable) {
+  auto table = TuningTable::parse(kTable);
+  ASSERT_TRUE(table.isOk()) << table.status().toString();
+  Fnv1a hash;
+  hash.addString(table->format());
+  EXPECT_EQ(table->fingerprint(), hash.value());
+  auto reparsed = TuningTable::parse(table->format());
+  ASSERT_TRUE(reparsed.isOk()) << reparsed.status().toString();
+  EXPECT_EQ(reparsed->fingerprint(), table->fingerprint());
+  auto other = TuningTable::parse("peerreduce-tuning 1\nentry sm_90 4 0 65536 two-shot\n");
+  ASSERT_TRUE(other.isOk()) << other.status().toString();
+  EXPECT_NE(other->fingerprint(), table->fingerprint());
+  EXPECT_EQ(TuningTable().fingerprint(), 0u);
 }
 
 }  // namespace
