@@ -1,7 +1,10 @@
 // peerreduce-host-copy-bench: how data should cross between a GPU and pinned host memory, the question
 // behind host-staged links. Per size, device -> host and host -> device, by the copy engine
 // (hipMemcpyAsync) and by a kernel storing to / loading from host memory mapped into the GPU (what the
-// host-staged kernels do today), on one GPU:
+// host-staged kernels do today), on one GPU; then both directions at once, as a host-staged collective
+// moves data (the copy engines on two streams, and a storing kernel beside a loading one): whether the
+// link gives each direction its one-way rate or one budget shared by both is what bounds the host path
+// (docs/ALGORITHMS.md, "GPUs without peer access"):
 //   peerreduce-host-copy-bench [--device D] [--blocks B] [--min BYTES] [--max BYTES] [--malloc] [--csv]
 // The host memory is what the GPU transport's host-staged regions use: a POSIX shared-memory segment
 // registered mapped + portable (--malloc: hipHostMalloc mapped instead). Each result is checked (the
@@ -118,6 +121,48 @@ class Timer {
   hipEvent_t stop_ = nullptr;
 };
 
+// Microseconds per run of two pieces of work issued together on two streams (one run: one of each),
+// averaged over `reps` runs after kWarmups unmeasured ones: from a start both streams wait for to the
+// later of their ends.
+class TwoStreamTimer {
+ public:
+  TwoStreamTimer(hipStream_t first, hipStream_t second) : first_(first), second_(second) {
+    for (hipEvent_t* e : {&start_, &first_end_, &second_end_}) check(hipEventCreate(e), "hipEventCreate");
+  }
+  ~TwoStreamTimer() {
+    for (hipEvent_t e : {start_, first_end_, second_end_}) (void)hipEventDestroy(e);
+  }
+  template <typename First, typename Second>
+  double usPerRun(int reps, First first, Second second) {
+    for (int i = 0; i < kWarmups; ++i) {
+      first();
+      second();
+    }
+    check(hipEventRecord(start_, first_), "hipEventRecord");
+    check(hipStreamWaitEvent(second_, start_, 0), "hipStreamWaitEvent");
+    for (int i = 0; i < reps; ++i) {
+      first();
+      second();
+    }
+    check(hipEventRecord(first_end_, first_), "hipEventRecord");
+    check(hipEventRecord(second_end_, second_), "hipEventRecord");
+    check(hipEventSynchronize(first_end_), "hipEventSynchronize");
+    check(hipEventSynchronize(second_end_), "hipEventSynchronize");
+    float first_ms = 0;
+    float second_ms = 0;
+    check(hipEventElapsedTime(&first_ms, start_, first_end_), "hipEventElapsedTime");
+    check(hipEventElapsedTime(&second_ms, start_, second_end_), "hipEventElapsedTime");
+    return static_cast<double>(std::max(first_ms, second_ms)) * 1000.0 / reps;
+  }
+
+ private:
+  hipStream_t first_;
+  hipStream_t second_;
+  hipEvent_t start_ = nullptr;
+  hipEvent_t first_end_ = nullptr;
+  hipEvent_t second_end_ = nullptr;
+};
+
 // The first and last 16 bytes of `size` at `got` must equal those of `want` (host copies of both ends).
 void expectArrived(const unsigned char* got, const unsigned char* want, std::size_t size, const char* what) {
   if (std::memcmp(got, want, 16) != 0 || std::memcmp(got + size - 16, want + size - 16, 16) != 0) {
@@ -136,6 +181,8 @@ int main(int argc, char** argv) {
   const int blocks_cap = o.blocks > 0 ? o.blocks : sms;
   hipStream_t stream = nullptr;
   check(hipStreamCreateWithFlags(&stream, hipStreamNonBlocking), "hipStreamCreateWithFlags");
+  hipStream_t upstream = nullptr;  // the second direction's stream when both run at once
+  check(hipStreamCreateWithFlags(&upstream, hipStreamNonBlocking), "hipStreamCreateWithFlags");
 
   // Host memory as the transport's host-staged regions have it.
   unsigned char* host = nullptr;
@@ -163,19 +210,33 @@ int main(int argc, char** argv) {
   unsigned char* device = nullptr;
   check(hipMalloc(reinterpret_cast<void**>(&device), o.max_bytes), "hipMalloc");
 
+  // The second direction's buffers when both run at once: the device sends `device` up into `host` while
+  // `host_source` (pinned and mapped like `host`) comes down into `device_sink`.
+  unsigned char* host_source = nullptr;
+  check(hipHostMalloc(reinterpret_cast<void**>(&host_source), o.max_bytes, hipHostMallocMapped | hipHostMallocPortable),
+        "hipHostMalloc");
+  unsigned char* mapped_source = nullptr;
+  check(hipHostGetDevicePointer(reinterpret_cast<void**>(&mapped_source), host_source, 0), "hipHostGetDevicePointer");
+  unsigned char* device_sink = nullptr;
+  check(hipMalloc(reinterpret_cast<void**>(&device_sink), o.max_bytes), "hipMalloc");
+
   std::vector<unsigned char> pattern(o.max_bytes);
   for (std::size_t i = 0; i < pattern.size(); ++i) pattern[i] = static_cast<unsigned char>(i * 131 + 7);
   check(hipMemcpy(device, pattern.data(), o.max_bytes, hipMemcpyHostToDevice), "hipMemcpy");
+  std::memcpy(host_source, pattern.data(), o.max_bytes);
 
   Timer timer(stream);
+  TwoStreamTimer both(stream, upstream);
   if (o.csv) {
-    std::printf("bytes,d2h_copy_us,d2h_kernel_us,h2d_copy_us,h2d_kernel_us,blocks\n");
+    std::printf("bytes,d2h_copy_us,d2h_kernel_us,h2d_copy_us,h2d_kernel_us,blocks,both_copy_us,both_kernel_us\n");
   } else {
     std::printf("%s, %s, up to %d blocks x %d threads of 16-byte accesses\n",
                 o.malloc_host ? "hipHostMalloc (mapped)" : "POSIX shared memory registered mapped + portable",
                 PR_GPU_PLATFORM_NAME, blocks_cap, kThreads);
-    std::printf("%12s | %21s %21s %7s | %21s %21s %7s\n", "bytes", "D2H copy engine", "D2H kernel stores", "faster",
-                "H2D copy engine", "H2D kernel loads", "faster");
+    std::printf("both ways: one transfer each way at once (GB/s: each direction's rate, then their sum)\n");
+    std::printf("%12s | %21s %21s %7s | %21s %21s %7s | %29s %29s\n", "bytes", "D2H copy engine",
+                "D2H kernel stores", "faster", "H2D copy engine", "H2D kernel loads", "faster", "both ways, copy engines",
+                "both ways, kernels");
   }
   for (std::size_t size = o.min_bytes; size <= o.max_bytes; size *= 2) {
     const std::size_t vectors = size / 16;
@@ -215,16 +276,57 @@ int main(int argc, char** argv) {
     check(hipMemcpy(ends.data(), device, size, hipMemcpyDeviceToHost), "hipMemcpy");
     expectArrived(ends.data(), pattern.data(), size, "H2D kernel");
 
+    // Both directions at once: `device` up into `host` on one stream, `host_source` down into `device_sink`
+    // on the other; by copy engines, then by a storing kernel beside a loading one (half the blocks each).
+    std::memset(host, 0, size);
+    check(hipMemsetAsync(device_sink, 0, size, stream), "hipMemsetAsync");
+    check(hipStreamSynchronize(stream), "hipStreamSynchronize");
+    const double both_copy = both.usPerRun(
+        reps,
+        [&] { check(hipMemcpyAsync(host, device, size, hipMemcpyDeviceToHost, stream), "hipMemcpyAsync D2H (both)"); },
+        [&] {
+          check(hipMemcpyAsync(device_sink, host_source, size, hipMemcpyHostToDevice, upstream),
+                "hipMemcpyAsync H2D (both)");
+        });
+    expectArrived(host, pattern.data(), size, "D2H copy (both ways)");
+    check(hipMemcpy(ends.data(), device_sink, size, hipMemcpyDeviceToHost), "hipMemcpy");
+    expectArrived(ends.data(), pattern.data(), size, "H2D copy (both ways)");
+    std::memset(host, 0, size);
+    check(hipMemsetAsync(device_sink, 0, size, stream), "hipMemsetAsync");
+    check(hipStreamSynchronize(stream), "hipStreamSynchronize");
+    const int half_blocks = std::max(1, blocks / 2);
+    const double both_kernel = both.usPerRun(
+        reps,
+        [&] {
+          copyKernel<<<half_blocks, kThreads, 0, stream>>>(reinterpret_cast<Bytes16*>(mapped),
+                                                           reinterpret_cast<const Bytes16*>(device), vectors);
+          check(hipGetLastError(), "copyKernel D2H (both)");
+        },
+        [&] {
+          copyKernel<<<half_blocks, kThreads, 0, upstream>>>(reinterpret_cast<Bytes16*>(device_sink),
+                                                             reinterpret_cast<const Bytes16*>(mapped_source), vectors);
+          check(hipGetLastError(), "copyKernel H2D (both)");
+        });
+    expectArrived(host, pattern.data(), size, "D2H kernel (both ways)");
+    check(hipMemcpy(ends.data(), device_sink, size, hipMemcpyDeviceToHost), "hipMemcpy");
+    expectArrived(ends.data(), pattern.data(), size, "H2D kernel (both ways)");
+
     const auto gbps = [size](double us) { return static_cast<double>(size) / (us * 1000.0); };
     if (o.csv) {
-      std::printf("%zu,%.3f,%.3f,%.3f,%.3f,%d\n", size, d2h_copy, d2h_kernel, h2d_copy, h2d_kernel, blocks);
+      std::printf("%zu,%.3f,%.3f,%.3f,%.3f,%d,%.3f,%.3f\n", size, d2h_copy, d2h_kernel, h2d_copy, h2d_kernel, blocks,
+                  both_copy, both_kernel);
     } else {
-      std::printf("%12zu | %9.2f us %6.2f GB/s %9.2f us %6.2f GB/s %7s | %9.2f us %6.2f GB/s %9.2f us %6.2f GB/s %7s\n",
-                  size, d2h_copy, gbps(d2h_copy), d2h_kernel, gbps(d2h_kernel),
-                  d2h_copy <= d2h_kernel ? "copy" : "kernel", h2d_copy, gbps(h2d_copy), h2d_kernel, gbps(h2d_kernel),
-                  h2d_copy <= h2d_kernel ? "copy" : "kernel");
+      std::printf(
+          "%12zu | %9.2f us %6.2f GB/s %9.2f us %6.2f GB/s %7s | %9.2f us %6.2f GB/s %9.2f us %6.2f GB/s %7s | "
+          "%9.2f us %6.2f x2 = %6.2f GB/s %9.2f us %6.2f x2 = %6.2f GB/s\n",
+          size, d2h_copy, gbps(d2h_copy), d2h_kernel, gbps(d2h_kernel), d2h_copy <= d2h_kernel ? "copy" : "kernel",
+          h2d_copy, gbps(h2d_copy), h2d_kernel, gbps(h2d_kernel), h2d_copy <= h2d_kernel ? "copy" : "kernel", both_copy,
+          gbps(both_copy), 2 * gbps(both_copy), both_kernel, gbps(both_kernel), 2 * gbps(both_kernel));
     }
   }
+  check(hipFree(device_sink), "hipFree");
+  check(hipHostFree(host_source), "hipHostFree");
+  check(hipStreamDestroy(upstream), "hipStreamDestroy");
   check(hipFree(device), "hipFree");
   if (o.malloc_host) {
     check(hipHostFree(host), "hipHostFree");
