@@ -234,8 +234,8 @@ int main(int argc, char** argv) {
                 o.malloc_host ? "hipHostMalloc (mapped)" : "POSIX shared memory registered mapped + portable",
                 PR_GPU_PLATFORM_NAME, blocks_cap, kThreads);
     std::printf("both ways: one transfer each way at once (GB/s: each direction's rate, then their sum)\n");
-    std::printf("%12s | %21s %21s %7s | %21s %21s %7s | %29s %29s\n", "bytes", "D2H copy engine",
-                "D2H kernel stores", "faster", "H2D copy engine", "H2D kernel loads", "faster", "both ways, copy engines",
+    std::printf("%12s | %21s %21s %7s | %21s %21s %7s | %29s %29s\n", "bytes", "D2H copy engine", "D2H kernel stores",
+                "faster", "H2D copy engine", "H2D kernel loads", "faster", "both ways, copy engines",
                 "both ways, kernels");
   }
   for (std::size_t size = o.min_bytes; size <= o.max_bytes; size *= 2) {
