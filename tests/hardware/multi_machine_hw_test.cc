@@ -54,8 +54,12 @@ class DeviceBuffer {
   DeviceBuffer(const DeviceBuffer&) = delete;
   DeviceBuffer& operator=(const DeviceBuffer&) = delete;
   void* data() const { return data_; }
+  // The bytes are on the device when this returns: a copy from pageable memory may return before its DMA
+  // lands, and the collectives run on a non-blocking stream, which does not wait for the legacy stream's work
+  // (one GPU shared by two processes read stale inputs so, failing reduce-scatter and broadcast cases).
   bool upload(const std::vector<std::uint8_t>& host) {
-    return data_ != nullptr && hipMemcpy(data_, host.data(), host.size(), hipMemcpyHostToDevice) == hipSuccess;
+    return data_ != nullptr && hipMemcpy(data_, host.data(), host.size(), hipMemcpyHostToDevice) == hipSuccess &&
+           hipDeviceSynchronize() == hipSuccess;
   }
   std::vector<std::uint8_t> download() const {
     std::vector<std::uint8_t> host(bytes_);
