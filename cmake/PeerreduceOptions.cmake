@@ -22,7 +22,9 @@ endif()
 if(PEERREDUCE_COVERAGE)
   # Plain (non-atomic) counters: atomic updates made instrumented tests 7x slower, and a count lost to
   # a race between simulator threads never turns a covered line into an uncovered one.
-  add_compile_options("$<${peerreduce_host_languages}:--coverage>")
+  # Named, so that tests/CMakeLists.txt can take it off the test suites' own code.
+  set(peerreduce_coverage_option "$<${peerreduce_host_languages}:--coverage>")
+  add_compile_options("${peerreduce_coverage_option}")
   add_link_options(--coverage)
 endif()
 

@@ -79,8 +79,8 @@ StatusOr<std::vector<std::byte>> SimEngine::openSymmetric(int rank, std::size_t 
   if (state.memory) {
     return invalidArgumentError("simulated rank " + std::to_string(rank) + " already opened its symmetric memory");
   }
-  // Uninitialised on purpose: pages a plan never touches are never made resident.
-  state.memory.reset(new (std::nothrow) std::byte[bytes]);
+  // Mapped, not allocated: pages a plan never touches are never made resident (region_memory.h).
+  state.memory = RegionMemory::map(bytes);
   if (!state.memory) {
     return outOfMemoryError("simulated rank " + std::to_string(rank) + " could not allocate " + std::to_string(bytes) +
                             " bytes of symmetric memory in host RAM; lower PEERREDUCE_POOL_BYTES");

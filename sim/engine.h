@@ -31,6 +31,7 @@
 #include "plan/flag_epochs.h"
 #include "prng.h"
 #include "race_checker.h"
+#include "region_memory.h"
 #include "select/timing_model.h"
 #include "trace.h"
 
@@ -122,7 +123,7 @@ class SimEngine final : public SimFaults {
     std::vector<std::byte> packed_output;
   };
   struct RankState {
-    std::unique_ptr<std::byte[]> memory;
+    RegionMemory memory;
     std::size_t memory_bytes = 0;
     bool connected = false;
     std::deque<Operation> queue;

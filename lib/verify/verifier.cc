@@ -89,8 +89,11 @@ class Verifier {
            describeStep(plan.programs[static_cast<std::size_t>(rank)], *s.step) + ")";
   }
 
-  bool linked(int from, int to) const {
-    if (options_.link.empty() || from == to) return true;
+  // Every question about a link is asked here, so the pairs asked about are the plan's links_used.
+  bool linked(int from, int to) {
+    if (from == to) return true;
+    report_.links_used[static_cast<std::size_t>(from)][static_cast<std::size_t>(to)] = true;
+    if (options_.link.empty()) return true;
     return options_.link[static_cast<std::size_t>(from)][static_cast<std::size_t>(to)];
   }
 
@@ -131,17 +134,18 @@ class Verifier {
 
   // A user buffer that holds one block (reduce-scatter's output, all-gather's input) is touched only at
   // the rank's own block; a broadcast reads the root's send buffer only.
-  bool checkBlock(const Plan& plan, const std::string& at, int rank, const Step& step, const BufferRef& ref) {
+  template <typename At>
+  bool checkBlock(const Plan& plan, const At& at, int rank, const Step& step, const BufferRef& ref) {
     if (ref.kind != BufferKind::kInput && ref.kind != BufferKind::kOutput) return true;
     const char* name = ref.kind == BufferKind::kInput ? "send" : "receive";
     if (plan.collective == Collective::kBroadcast && ref.kind == BufferKind::kInput && rank != plan.root) {
-      problem(at + ": reads the send buffer of rank " + std::to_string(rank) +
+      problem(at() + ": reads the send buffer of rank " + std::to_string(rank) +
               ", but a broadcast reads only the root's (" + std::to_string(plan.root) + ")");
       return false;
     }
     const int block = step.chunk / plan.num_chunks;
     if (!holdsEveryBlock(plan.collective, ref.kind) && block != rank) {
-      problem(at + ": touches block " + std::to_string(block) + " of rank " + std::to_string(rank) + "'s " + name +
+      problem(at() + ": touches block " + std::to_string(block) + " of rank " + std::to_string(rank) + "'s " + name +
               " buffer, which in a " + std::string(collectiveName(plan.collective)) + " holds only block " +
               std::to_string(rank));
       return false;
@@ -155,6 +159,7 @@ class Verifier {
       problem("world size " + std::to_string(n_) + " outside 1.." + std::to_string(kMaxWorldSize));
       return false;
     }
+    report_.links_used.assign(static_cast<std::size_t>(n_), std::vector<bool>(static_cast<std::size_t>(n_), false));
     if (!options_.link.empty()) {
       bool shape_ok = options_.link.size() == static_cast<std::size_t>(n_);
       for (const auto& row : options_.link) shape_ok = shape_ok && row.size() == static_cast<std::size_t>(n_);
@@ -205,35 +210,37 @@ class Verifier {
         const RankProgram& program = plan.programs[static_cast<std::size_t>(r)];
         for (int i = 0; i < static_cast<int>(program.steps.size()); ++i) {
           const Step& step = program.steps[static_cast<std::size_t>(i)];
-          const std::string at = op_name + " rank " + std::to_string(r) + " step #" + std::to_string(i);
+          // Named only when a problem is found: formatting it for every step was a third of the check.
+          const auto at = [&] { return op_name + " rank " + std::to_string(r) + " step #" + std::to_string(i); };
           if (step.copy_engine && step.kind != StepKind::kCopy) {
             // A copy engine moves bytes; it cannot fold, signal or wait.
-            problem(at + ": only a copy can be moved by a copy engine, this step is a " + describeStep(program, step));
+            problem(at() + ": only a copy can be moved by a copy engine, this step is a " +
+                    describeStep(program, step));
             ok = false;
           }
           switch (step.kind) {
             case StepKind::kCopy:
             case StepKind::kReduce: {
               if (step.chunk < 0 || step.chunk >= plan.num_blocks * plan.num_chunks) {
-                problem(at + ": chunk " + std::to_string(step.chunk) + " out of range");
+                problem(at() + ": chunk " + std::to_string(step.chunk) + " out of range");
                 ok = false;
                 break;
               }
               if (step.kind == StepKind::kReduce && !reduces(plan.collective)) {
-                problem(at + ": reduces in a " + std::string(collectiveName(plan.collective)) +
+                problem(at() + ": reduces in a " + std::string(collectiveName(plan.collective)) +
                         " plan, which must copy its source's bits unchanged");
                 ok = false;
               }
               const bool count_ok = step.kind == StepKind::kCopy ? step.src_count == 1 : step.src_count >= 1;
               if (!count_ok || std::size_t{step.src_begin} + step.src_count > program.sources.size()) {
-                problem(at + ": bad source list (begin " + std::to_string(step.src_begin) + ", count " +
+                problem(at() + ": bad source list (begin " + std::to_string(step.src_begin) + ", count " +
                         std::to_string(step.src_count) + ")");
                 ok = false;
                 break;
               }
               ok = checkRef(plan, op, r, i, step.dst, "destination") && checkBlock(plan, at, r, step, step.dst) && ok;
               if (step.dst.kind == BufferKind::kInput) {
-                problem(at + ": writes the user's send buffer, which a plan must leave untouched");
+                problem(at() + ": writes the user's send buffer, which a plan must leave untouched");
                 ok = false;
               }
               for (std::uint32_t s = 0; s < step.src_count; ++s) {
@@ -245,22 +252,22 @@ class Verifier {
             case StepKind::kSignal:
             case StepKind::kWait:
               if (step.peer < 0 || step.peer >= n_ || step.peer == r) {
-                problem(at + ": peer " + std::to_string(step.peer) + " is not another rank");
+                problem(at() + ": peer " + std::to_string(step.peer) + " is not another rank");
                 ok = false;
               } else if (step.flag < 0 || step.flag >= plan.num_flags) {
-                problem(at + ": flag " + std::to_string(step.flag) + " outside 0.." +
+                problem(at() + ": flag " + std::to_string(step.flag) + " outside 0.." +
                         std::to_string(plan.num_flags - 1));
                 ok = false;
               } else if (step.kind == StepKind::kWait && step.value == 0) {
-                problem(at + ": wait for value 0 orders nothing");
+                problem(at() + ": wait for value 0 orders nothing");
                 ok = false;
               } else if (step.kind == StepKind::kSignal && !linked(r, step.peer)) {
-                problem(at + ": signals rank " + std::to_string(step.peer) + " but there is no link");
+                problem(at() + ": signals rank " + std::to_string(step.peer) + " but there is no link");
                 ok = false;
               }
               break;
             default:
-              problem(at + ": unknown step kind");
+              problem(at() + ": unknown step kind");
               ok = false;
           }
         }
@@ -432,16 +439,14 @@ class Verifier {
             const int flag = fence ? kDoneFlag : s.step->flag;
             const auto& sent = signals[counterIndex(static_cast<int>(r), writer, flag)];
             if (sent.size() < s.wait_target) break;
-            const VectorClock& from = snapshots_[sent[s.wait_target - 1]];
+            const std::uint32_t* from = snapshot(sent[s.wait_target - 1]);
             for (std::size_t k = 0; k < n; ++k) clocks_[r][k] = std::max(clocks_[r][k], from[k]);
           }
           clocks_[r][r] += 1;
           if (!fence && s.step->kind == StepKind::kSignal) {
-            snapshots_.push_back(clocks_[r]);
-            signals[counterIndex(s.step->peer, static_cast<int>(r), s.step->flag)].push_back(snapshots_.size() - 1);
+            signals[counterIndex(s.step->peer, static_cast<int>(r), s.step->flag)].push_back(takeSnapshot(r));
           } else if (!fence && s.step->kind != StepKind::kWait) {
-            snapshots_.push_back(clocks_[r]);
-            const std::size_t vc = snapshots_.size() - 1;
+            const std::size_t vc = takeSnapshot(r);
             const RankProgram& prog = plans_[static_cast<std::size_t>(s.op)]->programs[r];
             for (std::uint32_t i = 0; i < s.step->src_count; ++i) {
               recordAccess(static_cast<int>(r), s, prog.sources[s.step->src_begin + i], false, vc);
@@ -466,8 +471,17 @@ class Verifier {
     }
   }
 
+  // Appends rank r's clock as a snapshot and returns its index.
+  std::size_t takeSnapshot(std::size_t r) {
+    snapshots_.insert(snapshots_.end(), clocks_[r].begin(), clocks_[r].end());
+    return snapshots_.size() / static_cast<std::size_t>(n_) - 1;
+  }
+  const std::uint32_t* snapshot(std::size_t index) const {
+    return snapshots_.data() + index * static_cast<std::size_t>(n_);
+  }
+
   bool happensBefore(const Access& a, const Access& b) const {
-    return snapshots_[b.vc][static_cast<std::size_t>(a.rank)] >= a.clock;
+    return snapshot(b.vc)[static_cast<std::size_t>(a.rank)] >= a.clock;
   }
 
   void reportRace(const Access& a, const Access& b, const std::string& memory) {
@@ -570,20 +584,21 @@ class Verifier {
         for (int r = 0; r < n_; ++r) {
           // Reduce-scatter: rank r's output is its own block only.
           if (!holdsEveryBlock(plan.collective, BufferKind::kOutput) && c / plan.num_chunks != r) continue;
-          const std::string at =
-              "op " + std::to_string(op) + " rank " + std::to_string(r) + " chunk " + std::to_string(c);
+          const auto at = [&] {
+            return "op " + std::to_string(op) + " rank " + std::to_string(r) + " chunk " + std::to_string(c);
+          };
           auto it = values_.find(locationKey(op, outputOf(r), c));
           if (it == values_.end()) {
-            problem(at + ": output never written");
+            problem(at() + ": output never written");
             continue;
           }
           const Node& node = nodes_[static_cast<std::size_t>(it->second)];
           if (node.op != op || node.chunk != c) {
-            problem(at + ": output holds op " + std::to_string(node.op) + " chunk " + std::to_string(node.chunk));
+            problem(at() + ": output holds op " + std::to_string(node.op) + " chunk " + std::to_string(node.chunk));
           } else if (!reduces(plan.collective)) {
             const int source = sourceRankOf(plan, c);
             if (node.leaf_rank != source) {
-              problem(at + ": output is not a copy of rank " + std::to_string(source) + "'s input" +
+              problem(at() + ": output is not a copy of rank " + std::to_string(source) + "'s input" +
                       (node.leaf_rank >= 0 ? " (it holds rank " + std::to_string(node.leaf_rank) + "'s)"
                                            : " (it holds a reduction)"));
             }
@@ -595,15 +610,15 @@ class Verifier {
               what += (what.empty() ? "" : " and ") + std::string("counts the input of ") +
                       ranksOf(node.duplicate_mask) + " more than once";
             }
-            problem(at + ": output " + what);
+            problem(at() + ": output " + what);
           } else if (!node.finalize || node.finalize_count != 1) {
-            problem(at + ": the final reduction (avg's division) is applied " + std::to_string(node.finalize_count) +
+            problem(at() + ": the final reduction (avg's division) is applied " + std::to_string(node.finalize_count) +
                     " times or not at the root");
           }
           if (reference == kNoValue) {
             reference = it->second;
           } else if (reference != it->second) {
-            problem(at + ": reduction order differs from rank 0's, so the bits may differ");
+            problem(at() + ": reduction order differs from rank 0's, so the bits may differ");
           }
         }
       }
@@ -616,7 +631,9 @@ class Verifier {
   VerifyReport report_;
   std::vector<std::vector<SequencedStep>> programs_;
   std::vector<VectorClock> clocks_;
-  std::vector<VectorClock> snapshots_;
+  // Every snapshot's n entries, one after another (snapshot i at i * n): one allocation for all of them
+  // instead of a vector per data step, which was most of the verifier's time under a sanitizer.
+  std::vector<std::uint32_t> snapshots_;
   std::vector<std::vector<Access>> scratch_accesses_;
   std::map<std::int64_t, std::vector<Access>> user_accesses_;
   std::map<std::int64_t, int> values_;

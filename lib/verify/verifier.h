@@ -39,6 +39,10 @@ struct VerifyOptions {
 
 struct VerifyReport {
   std::vector<std::string> problems;
+  // links_used[a][b]: some step of rank a touches or signals rank b's memory (a != b). Complete when the
+  // report is ok; then the same report holds for every link matrix that has these pairs (the links are
+  // checked nowhere else), which lets a cache verify a plan once for every topology it can run on.
+  std::vector<std::vector<bool>> links_used;
   bool ok() const { return problems.empty(); }
   // kInternal error listing the problems (a plan that fails verification is a bug), or ok.
   Status toStatus(std::string_view what) const;

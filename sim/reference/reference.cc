@@ -11,6 +11,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <limits>
+#include <optional>
 #include <sstream>
 
 namespace peerreduce::testing {
@@ -638,24 +639,27 @@ std::string compareToReference(DataType dtype, ReduceOp op, const ReferenceResul
   for (std::size_t i = 0; i < count; ++i) {
     const std::uint64_t got_bits = loadRawBits(dtype, actual, i);
     bool ok;
-    std::ostringstream detail;
+    // Made only for the first bad element: a stream per element (its locale and facets) cost more than the
+    // comparison itself, and every case of the property suites compares every element.
+    std::optional<std::ostringstream> detail;
     if (isFloatDtype(dtype)) {
       const long double got = decodeFloatBits(floatLayout(dtype), got_bits);
       ok = floatMatches(got, ref.expected[i], ref.tolerance[i]);
       if (!ok && bad == 0) {
-        detail << "got " << describeFloat(got) << " (bits 0x" << std::hex << got_bits << std::dec << "), expected "
-               << describeFloat(ref.expected[i]) << " with tolerance " << describeFloat(ref.tolerance[i]);
+        detail.emplace() << "got " << describeFloat(got) << " (bits 0x" << std::hex << got_bits << std::dec
+                         << "), expected " << describeFloat(ref.expected[i]) << " with tolerance "
+                         << describeFloat(ref.tolerance[i]);
       }
     } else {
       const std::uint64_t want_bits = loadRawBits(dtype, ref.exact_bytes.data(), i);
       ok = got_bits == want_bits;
       if (!ok && bad == 0) {
-        detail << "got " << describeInt(dtype, got_bits) << ", expected " << describeInt(dtype, want_bits)
-               << " (exact)";
+        detail.emplace() << "got " << describeInt(dtype, got_bits) << ", expected " << describeInt(dtype, want_bits)
+                         << " (exact)";
       }
     }
     if (!ok) {
-      if (bad == 0) first = "first bad element at index " + std::to_string(i) + ": " + detail.str();
+      if (bad == 0) first = "first bad element at index " + std::to_string(i) + ": " + detail->str();
       ++bad;
     }
   }

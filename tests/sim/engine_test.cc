@@ -133,6 +133,15 @@ TEST(SimEngineHandshake, OpeningSymmetricMemoryTwiceIsRejected) {
   expectError(again.status(), ErrorCode::kInvalidArgument, {"rank 1", "already opened"});
 }
 
+TEST(SimEngineHandshake, ARegionTheHostCannotMapIsOutOfMemoryNamingTheSetting) {
+  auto world = *sim::SimWorld::create(2);
+  auto huge = world->transport(0)->openSymmetric(std::numeric_limits<std::size_t>::max() - 4095);
+  ASSERT_FALSE(huge.isOk());
+  expectError(huge.status(), ErrorCode::kOutOfMemory, {"simulated rank 0", "PEERREDUCE_POOL_BYTES"});
+  // Nothing was kept: the rank can still open a region it can have.
+  EXPECT_TRUE(world->transport(0)->openSymmetric(4096).isOk());
+}
+
 class SimEngineConnect : public ::testing::Test {
  protected:
   void SetUp() override {

@@ -160,6 +160,46 @@ TEST(Verifier, MissingLinksAreReportedForReadsAndSignals) {
   EXPECT_FALSE(mentions(report, "no link 1->0")) << joined(report);
 }
 
+// links_used lists exactly the pairs the plan reaches across, the same whether or not a link matrix was given
+// (a cache relies on it to carry one verdict over to every matrix that holds those pairs).
+TEST(Verifier, LinksUsedAreThePairsAPlanReachesAcross) {
+  const VerifyReport mesh = verifyPlan(oneShot2());
+  ASSERT_TRUE(mesh.ok()) << joined(mesh);
+  const std::vector<std::vector<bool>> both_ways = {{false, true}, {true, false}};
+  EXPECT_EQ(mesh.links_used, both_ways)
+      << "one-shot reads and signals the peer both ways; a rank's own memory is no link";
+  VerifyOptions options;
+  options.link = {{true, true}, {true, true}};
+  EXPECT_EQ(verifyPlan(oneShot2(), options).links_used, both_ways);
+
+  // A plan of 3 ranks whose only cross-rank step is rank 0 signalling rank 1 (and rank 1 waiting for it):
+  // one pair used, one direction.
+  Plan plan = buildOneShotPlan(3, false);
+  for (RankProgram& program : plan.programs) {
+    program.steps.clear();
+    program.sources.clear();
+  }
+  Step signal;
+  signal.kind = StepKind::kSignal;
+  signal.peer = 1;
+  signal.flag = 0;
+  plan.programs[0].steps.push_back(signal);
+  Step wait = signal;
+  wait.kind = StepKind::kWait;
+  wait.peer = 0;
+  wait.value = 1;
+  plan.programs[1].steps.push_back(wait);
+  plan.signal_counts = signalCounts(plan);
+  const VerifyReport report = verifyPlan(plan);  // fails on results (no data moves); the structure is sound
+  ASSERT_EQ(report.links_used.size(), 3u);
+  for (int a = 0; a < 3; ++a) {
+    for (int b = 0; b < 3; ++b) {
+      EXPECT_EQ(report.links_used[static_cast<std::size_t>(a)][static_cast<std::size_t>(b)], a == 0 && b == 1)
+          << a << "->" << b;
+    }
+  }
+}
+
 TEST(Verifier, LinkMatrixOfTheWrongShapeIsReported) {
   VerifyOptions options;
   options.link = {{true, true, true}, {true, true, true}};
