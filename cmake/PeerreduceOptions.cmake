@@ -69,9 +69,9 @@ elseif(PEERREDUCE_GPU STREQUAL "hip")
   # A list is accepted ("gfx90a;gfx942"); Debian's hipcc 5.2.3 is too old for gfx942 (MI300), newer
   # ROCm compiles it. ci/gpu_code.py check hip ... verifies what the built objects bundle.
   set(PEERREDUCE_HIP_ARCH "gfx90a" CACHE STRING "AMD GPU architectures for --offload-arch (list)")
-  # The kernels' optimisation level. -O3 is what runs; ci/gpu-compile.sh, a compile and link check on a machine
-  # without a GPU, gives -O1 (a fifth less compile time; -O0 fails in the ROCm device library).
-  set(PEERREDUCE_HIP_KERNEL_OPT "-O3" CACHE STRING "hipcc optimisation flag for the kernels")
+  # The kernels' optimisation flags (a list). -O3 is what runs; ci/gpu-compile.sh, a compile and link check on a
+  # machine without a GPU, gives "-O1;-fno-inline" (-O0 fails in the ROCm device library).
+  set(PEERREDUCE_HIP_KERNEL_OPT "-O3" CACHE STRING "hipcc optimisation flags for the kernels (a list)")
   add_compile_definitions(PEERREDUCE_GPU_HIP __HIP_PLATFORM_AMD__)
 endif()
 
