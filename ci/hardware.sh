@@ -426,7 +426,8 @@ run)
       # wait for it (the deadline follows the process group's timeout) and every sum is right.
       late="${HW_LATE_RANK_SECONDS:-60}"
       echo "=== a rank ${late} s late, 2 ranks, through the NCCL library"
-      LATE_RANK_SECONDS="$late" bounded "${preload[@]}" "$python" -m torch.distributed.run --standalone \
+      # It cannot pass in less than the lateness: with less left of the deadline it waits for the next call.
+      LATE_RANK_SECONDS="$late" step_needs_s=$((late + 30)) bounded "${preload[@]}" "$python" -m torch.distributed.run --standalone \
         --nproc-per-node=2 tests/python/gpu_late_rank.py > "$out/late-rank.log" 2>&1 || status=1
       grep -E "done after|\(late rank\)" "$out/late-rank.log" || tail -5 "$out/late-rank.log"
     fi

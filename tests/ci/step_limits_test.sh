@@ -2,7 +2,8 @@
 # The hardware stage's step limits (ci/step_limits.sh), with sleeps for steps: a step past its own limit is
 # killed and named; under a run's deadline a step gets only what is left, and a step with too little left
 # is skipped, named, and fails; with HW_RESUME_DIR a step that passed is not run again in a later run and
-# one that failed is; the counters say what ran. Usage: step_limits_test.sh REPOSITORY_ROOT
+# one that failed is, and a passed step's log in the output folder is written again when it is passed over; a
+# step that needs more time than is left is skipped rather than started; the counters say what ran. Usage: step_limits_test.sh REPOSITORY_ROOT
 set -uo pipefail
 root="${1:?repository root}"
 work="$(mktemp -d)"
@@ -81,6 +82,40 @@ expect "second run: the failed step runs again" "$(grep '^failed' "$work/resume2
 expect "second run: one ran, one resumed" "$(grep '^counts' "$work/resume2.out")" "counts 1 0 1"
 expect "the resumed step is named" "$(grep -c 'passed in an earlier run (HW_RESUME_DIR), not run again: touch' "$work/resume2.err")" "1"
 expect "one mark, for the passed step" "$(find "$resume" -type f | wc -l)" "1"
+
+# Resumed with logs: what a passed step printed to files in the run's output folder is written there again
+# when a later run passes over it (stdout and stderr to one log, or each to its own file), with the note.
+resume_logs="$work/resume-logs"
+for run in 1 2; do
+  (
+    unset HW_DEADLINE_S
+    HW_STEP_TIMEOUT_S=5 HW_RESUME_DIR="$resume_logs"
+    out="$work/logs$run"
+    mkdir -p "$out"
+    source "$root/ci/step_limits.sh"
+    bounded bash -c 'echo printed by the step; echo warned by the step >&2' > "$out/step.log" 2>&1
+    bounded bash -c 'echo table row; echo progress line >&2' > "$out/table.csv" 2> "$out/table.log"
+  )
+done
+expect "the resumed step's log has what it printed" "$(grep -c -x -e 'printed by the step' -e 'warned by the step' "$work/logs2/step.log")" "2"
+expect "and says it passed in an earlier run" "$(grep -c 'passed in an earlier run' "$work/logs2/step.log")" "1"
+expect "its stdout file is restored alone" "$(cat "$work/logs2/table.csv")" "table row"
+expect "its stderr file is restored with the note" "$(grep -c -e '^progress line$' -e 'passed in an earlier run' "$work/logs2/table.log")" "2"
+
+# A step that says it needs more time than the deadline leaves is skipped, not started; the next one runs.
+(
+  HW_STEP_TIMEOUT_S=900 HW_DEADLINE_S=3 HW_DEADLINE_MIN_STEP_S=1
+  source "$root/ci/step_limits.sh"
+  rc=0
+  step_needs_s=60 bounded touch "$work/needy-ran" 2> "$work/needs.err" || rc=$?
+  echo "needy $rc $([[ -e "$work/needy-ran" ]] && echo ran || echo not-run)"
+  rc=0
+  bounded true || rc=$?
+  echo "next $rc"
+) > "$work/needs.out"
+expect "a step needing more than is left is skipped" "$(grep '^needy' "$work/needs.out")" "needy 125 not-run"
+expect "it is named" "$(grep -c "skipped, .* left of the run's deadline of 3 s: touch" "$work/needs.err")" "1"
+expect "the next step runs" "$(grep '^next' "$work/needs.out")" "next 0"
 
 if ((failures > 0)); then
   echo "$failures expectation(s) failed"
