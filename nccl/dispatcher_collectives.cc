@@ -17,8 +17,6 @@
 namespace peerreduce::nccl {
 namespace {
 
-constexpr int kSuccess = toInt(NcclResult::kSuccess);
-
 NcclFunction functionOf(CallKind kind) {
   switch (kind) {
     case CallKind::kAllReduce:

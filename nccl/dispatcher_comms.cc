@@ -15,7 +15,6 @@
 namespace peerreduce::nccl {
 namespace {
 
-constexpr int kSuccess = toInt(NcclResult::kSuccess);
 constexpr int kInProgress = toInt(NcclResult::kInProgress);
 
 // NCCL_SHRINK_ABORT (nccl.h): the parent's operations in flight are ended before shrinking.

@@ -24,6 +24,8 @@ enum class NcclResult : int {
 inline constexpr int kNcclResultCount = 8;
 
 inline constexpr int toInt(NcclResult result) { return static_cast<int>(result); }
+// ncclSuccess as the int the dispatcher returns.
+inline constexpr int kSuccess = toInt(NcclResult::kSuccess);
 
 // ncclDataType_t. Values are ints in every interface: an application may pass any int, which NCCL then
 // refuses itself.

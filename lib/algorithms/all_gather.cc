@@ -13,25 +13,25 @@
 
 namespace peerreduce {
 namespace {
-constexpr int kReadyFlag = kFirstAlgorithmFlag;  // "a block is in my scratch"
-constexpr int kNumFlags = kReadyFlag + 1;
-constexpr int kChunksPerBlock = 1;  // a step moves a whole block
+constexpr int kAllGatherReadyFlag = kFirstAlgorithmFlag;  // "a block is in my scratch"
+constexpr int kAllGatherNumFlags = kAllGatherReadyFlag + 1;
+constexpr int kAllGatherChunksPerBlock = 1;  // a step moves a whole block
 }  // namespace
 
 Plan buildAllGatherDirectPlan(int n, bool in_place) {
   if (n == 1) return buildSingleRankPlan(Algorithm::kOneShot, in_place, Collective::kAllGather);
-  PlanBuilder b(Algorithm::kOneShot, n, kChunksPerBlock, kNumFlags, in_place, Collective::kAllGather);
+  PlanBuilder b(Algorithm::kOneShot, n, kAllGatherChunksPerBlock, kAllGatherNumFlags, in_place, Collective::kAllGather);
   // Chunk index = block = the rank that contributes it; every rank publishes its block in slot 0.
   for (int r = 0; r < n; ++r) {
     b.copy(r, r, inputOf(r), scratchOf(r, 0));
     b.copy(r, r, inputOf(r), outputOf(r));  // in place the same memory: the copy leaves it as it is
     for (int q = 0; q < n; ++q) {
-      if (q != r) b.signal(r, q, kReadyFlag);
+      if (q != r) b.signal(r, q, kAllGatherReadyFlag);
     }
   }
   for (int r = 0; r < n; ++r) {
     for (int q = 0; q < n; ++q) {
-      if (q != r) b.waitForAll(r, q, kReadyFlag);
+      if (q != r) b.waitForAll(r, q, kAllGatherReadyFlag);
     }
     for (int q = 0; q < n; ++q) {
       if (q != r) b.copy(r, q, scratchOf(q, 0), outputOf(r));
@@ -43,7 +43,7 @@ Plan buildAllGatherDirectPlan(int n, bool in_place) {
 Plan buildAllGatherRingPlan(const std::vector<int>& order, bool in_place) {
   const int n = static_cast<int>(order.size());
   if (n == 1) return buildSingleRankPlan(Algorithm::kRing, in_place, Collective::kAllGather);
-  PlanBuilder b(Algorithm::kRing, n, kChunksPerBlock, kNumFlags, in_place, Collective::kAllGather);
+  PlanBuilder b(Algorithm::kRing, n, kAllGatherChunksPerBlock, kAllGatherNumFlags, in_place, Collective::kAllGather);
   const RingOrder ring(order);
   // At step t, position p receives the block of the rank at p-t from p-1. Scratch slot b holds block b,
   // written once per operation.
@@ -51,11 +51,11 @@ Plan buildAllGatherRingPlan(const std::vector<int>& order, bool in_place) {
     const int self = ring.at(p);
     b.copy(self, self, inputOf(self), scratchOf(self, self));
     b.copy(self, self, inputOf(self), outputOf(self));
-    b.signal(self, ring.at(p + 1), kReadyFlag);
+    b.signal(self, ring.at(p + 1), kAllGatherReadyFlag);
   }
   for (int t = 1; t < n; ++t) {
     const bool last = t == n - 1;
-    for (int p = 0; p < n; ++p) b.waitForAll(ring.at(p), ring.at(p - 1), kReadyFlag);
+    for (int p = 0; p < n; ++p) b.waitForAll(ring.at(p), ring.at(p - 1), kAllGatherReadyFlag);
     for (int p = 0; p < n; ++p) {
       const int self = ring.at(p);
       const int block = ring.at(p - t);
@@ -65,7 +65,7 @@ Plan buildAllGatherRingPlan(const std::vector<int>& order, bool in_place) {
       } else {
         b.copy(self, block, from, scratchOf(self, block));
         b.copy(self, block, scratchOf(self, block), outputOf(self));
-        b.signal(self, ring.at(p + 1), kReadyFlag);
+        b.signal(self, ring.at(p + 1), kAllGatherReadyFlag);
       }
     }
   }

@@ -13,22 +13,22 @@
 
 namespace peerreduce {
 namespace {
-constexpr int kReadyFlag = kFirstAlgorithmFlag;  // "the next chunk is in my scratch"
-constexpr int kNumFlags = kReadyFlag + 1;
+constexpr int kBroadcastReadyFlag = kFirstAlgorithmFlag;  // "the next chunk is in my scratch"
+constexpr int kBroadcastNumFlags = kBroadcastReadyFlag + 1;
 }  // namespace
 
 Plan buildBroadcastDirectPlan(int n, int root, bool in_place) {
   if (n == 1) return buildSingleRankPlan(Algorithm::kOneShot, in_place, Collective::kBroadcast);
-  PlanBuilder b(Algorithm::kOneShot, n, 1, kNumFlags, in_place, Collective::kBroadcast, root);
+  PlanBuilder b(Algorithm::kOneShot, n, 1, kBroadcastNumFlags, in_place, Collective::kBroadcast, root);
   constexpr int kChunk = 0;  // the whole buffer as one chunk
   b.copy(root, kChunk, inputOf(root), scratchOf(root, 0));
   b.copy(root, kChunk, inputOf(root), outputOf(root));  // in place the same memory: left as it is
   for (int q = 0; q < n; ++q) {
-    if (q != root) b.signal(root, q, kReadyFlag);
+    if (q != root) b.signal(root, q, kBroadcastReadyFlag);
   }
   for (int r = 0; r < n; ++r) {
     if (r == root) continue;
-    b.waitForAll(r, root, kReadyFlag);
+    b.waitForAll(r, root, kBroadcastReadyFlag);
     b.copy(r, kChunk, scratchOf(root, 0), outputOf(r));
   }
   return b.finish("broadcast one-shot from " + std::to_string(root) + ": every rank copies the root's buffer");
@@ -38,7 +38,7 @@ Plan buildBroadcastRingPlan(const std::vector<int>& order, int root, bool in_pla
   const int n = static_cast<int>(order.size());
   if (n == 1) return buildSingleRankPlan(Algorithm::kRing, in_place, Collective::kBroadcast);
   constexpr int kChunks = kBroadcastRingChunks;
-  PlanBuilder b(Algorithm::kRing, n, kChunks, kNumFlags, in_place, Collective::kBroadcast, root);
+  PlanBuilder b(Algorithm::kRing, n, kChunks, kBroadcastNumFlags, in_place, Collective::kBroadcast, root);
   const RingOrder ring(order);
   const int start = ring.positionOf(root);
   auto rankAt = [&](int hop) { return ring.at(start + hop); };  // hop 0 is the root, n-1 the chain's end
@@ -52,18 +52,18 @@ Plan buildBroadcastRingPlan(const std::vector<int>& order, int root, bool in_pla
       const int self = rankAt(hop);
       if (hop == 0) {
         b.copy(self, chunk, inputOf(self), scratchOf(self, chunk));
-        b.signal(self, rankAt(1), kReadyFlag);
+        b.signal(self, rankAt(1), kBroadcastReadyFlag);
         b.copy(self, chunk, inputOf(self), outputOf(self));
         continue;
       }
-      b.waitForAll(self, rankAt(hop - 1), kReadyFlag);
+      b.waitForAll(self, rankAt(hop - 1), kBroadcastReadyFlag);
       const BufferRef from = scratchOf(rankAt(hop - 1), chunk);
       if (hop == n - 1) {
         b.copy(self, chunk, from, outputOf(self));
         continue;
       }
       b.copy(self, chunk, from, scratchOf(self, chunk));
-      b.signal(self, rankAt(hop + 1), kReadyFlag);
+      b.signal(self, rankAt(hop + 1), kBroadcastReadyFlag);
       b.copy(self, chunk, scratchOf(self, chunk), outputOf(self));
     }
   }

@@ -21,8 +21,9 @@
 
 namespace peerreduce {
 namespace {
-constexpr int kReadyFlag = kFirstAlgorithmFlag;  // root: "stage s is in my scratch"; receiver: "my part of s is"
-constexpr int kNumFlags = kReadyFlag + 1;
+constexpr int kBroadcastTwoShotReadyFlag =
+    kFirstAlgorithmFlag;  // root: "stage s is in my scratch"; receiver: "my part of s is"
+constexpr int kBroadcastTwoShotNumFlags = kBroadcastTwoShotReadyFlag + 1;
 }  // namespace
 
 Plan buildBroadcastTwoShotPlan(int n, int root, int stages, bool in_place) {
@@ -35,7 +36,8 @@ Plan buildBroadcastTwoShotPlan(int n, int root, int stages, bool in_place) {
     return plan;
   }
   const int parts = n - 1;
-  PlanBuilder b(Algorithm::kTwoShot, n, stages * parts, kNumFlags, in_place, Collective::kBroadcast, root);
+  PlanBuilder b(Algorithm::kTwoShot, n, stages * parts, kBroadcastTwoShotNumFlags, in_place, Collective::kBroadcast,
+                root);
   auto receiver = [&](int k) { return (root + 1 + k) % n; };
   auto chunk = [&](int stage, int k) { return stage * parts + k; };
   for (int round = 0; round <= stages; ++round) {
@@ -43,7 +45,7 @@ Plan buildBroadcastTwoShotPlan(int n, int root, int stages, bool in_place) {
     const bool gathers = round > 0;        // and gathers stage `round - 1`
     if (scatters) {
       for (int k = 0; k < parts; ++k) b.copy(root, chunk(round, k), inputOf(root), scratchOf(root, chunk(round, k)));
-      for (int k = 0; k < parts; ++k) b.signal(root, receiver(k), kReadyFlag);
+      for (int k = 0; k < parts; ++k) b.signal(root, receiver(k), kBroadcastTwoShotReadyFlag);
       // After the signal, so the receivers start sooner; in place the same memory, left as it is.
       for (int k = 0; k < parts; ++k) b.copy(root, chunk(round, k), inputOf(root), outputOf(root));
     }
@@ -51,9 +53,9 @@ Plan buildBroadcastTwoShotPlan(int n, int root, int stages, bool in_place) {
     // signals of earlier rounds (PlanBuilder::waitForAll), the stage it gathers.
     for (int k = 0; k < parts; ++k) {
       const int self = receiver(k);
-      if (scatters) b.waitForAll(self, root, kReadyFlag);
+      if (scatters) b.waitForAll(self, root, kBroadcastTwoShotReadyFlag);
       for (int j = 0; gathers && j < parts; ++j) {
-        if (j != k) b.waitForAll(self, receiver(j), kReadyFlag);
+        if (j != k) b.waitForAll(self, receiver(j), kBroadcastTwoShotReadyFlag);
       }
     }
     for (int k = 0; k < parts; ++k) {
@@ -64,7 +66,7 @@ Plan buildBroadcastTwoShotPlan(int n, int root, int stages, bool in_place) {
         b.copy(self, c, scratchOf(receiver(j), c), outputOf(self));
       }
       for (int j = 0; scatters && j < parts; ++j) {
-        if (j != k) b.signal(self, receiver(j), kReadyFlag);
+        if (j != k) b.signal(self, receiver(j), kBroadcastTwoShotReadyFlag);
       }
     }
   }

@@ -19,9 +19,11 @@
 
 namespace peerreduce {
 namespace {
-constexpr int kUpFlag = kFirstAlgorithmFlag;  // child -> parent: "my partials / subtree's blocks are ready"
-constexpr int kDownFlag = kUpFlag + 1;        // parent -> child: "what you take from me is ready"
-constexpr int kNumFlags = kDownFlag + 1;
+constexpr int kCollectiveTreesUpFlag =
+    kFirstAlgorithmFlag;  // child -> parent: "my partials / subtree's blocks are ready"
+constexpr int kCollectiveTreesDownFlag =
+    kCollectiveTreesUpFlag + 1;  // parent -> child: "what you take from me is ready"
+constexpr int kCollectiveTreesNumFlags = kCollectiveTreesDownFlag + 1;
 
 // Ranks ordered so that every parent comes before its children (breadth first from the root).
 std::vector<int> parentsFirst(const SpanningTree& tree) {
@@ -68,7 +70,7 @@ std::vector<int> binomialTreeParents(int n, int root) {
 Plan buildBroadcastTreePlan(const SpanningTree& tree, int pipeline, bool in_place) {
   const int n = static_cast<int>(tree.parent.size());
   if (n == 1) return buildSingleRankPlan(Algorithm::kTree, in_place, Collective::kBroadcast);
-  PlanBuilder b(Algorithm::kTree, n, pipeline, kNumFlags, in_place, Collective::kBroadcast, tree.root);
+  PlanBuilder b(Algorithm::kTree, n, pipeline, kCollectiveTreesNumFlags, in_place, Collective::kBroadcast, tree.root);
   const std::vector<int> order = parentsFirst(tree);
   // Chunk by chunk, parents before children: each wait is emitted after the signal of the chunk it reads
   // and before the next chunk's, so it waits for exactly that chunk (PlanBuilder::waitForAll).
@@ -77,18 +79,18 @@ Plan buildBroadcastTreePlan(const SpanningTree& tree, int pipeline, bool in_plac
       const auto& kids = tree.children[static_cast<std::size_t>(v)];
       if (v == tree.root) {
         b.copy(v, c, inputOf(v), scratchOf(v, c));
-        for (int child : kids) b.signal(v, child, kDownFlag);
+        for (int child : kids) b.signal(v, child, kCollectiveTreesDownFlag);
         b.copy(v, c, inputOf(v), outputOf(v));  // in place the same memory: left as it is
         continue;
       }
       const int parent = tree.parent[static_cast<std::size_t>(v)];
-      b.waitForAll(v, parent, kDownFlag);
+      b.waitForAll(v, parent, kCollectiveTreesDownFlag);
       if (kids.empty()) {
         b.copy(v, c, scratchOf(parent, c), outputOf(v));
         continue;
       }
       b.copy(v, c, scratchOf(parent, c), scratchOf(v, c));
-      for (int child : kids) b.signal(v, child, kDownFlag);
+      for (int child : kids) b.signal(v, child, kCollectiveTreesDownFlag);
       b.copy(v, c, scratchOf(v, c), outputOf(v));
     }
   }
@@ -99,14 +101,14 @@ Plan buildBroadcastTreePlan(const SpanningTree& tree, int pipeline, bool in_plac
 Plan buildReduceScatterTreePlan(const SpanningTree& tree, bool in_place) {
   const int n = static_cast<int>(tree.parent.size());
   if (n == 1) return buildSingleRankPlan(Algorithm::kTree, in_place, Collective::kReduceScatter);
-  PlanBuilder b(Algorithm::kTree, n, 1, kNumFlags, in_place, Collective::kReduceScatter);
+  PlanBuilder b(Algorithm::kTree, n, 1, kCollectiveTreesNumFlags, in_place, Collective::kReduceScatter);
   const std::vector<int> down = parentsFirst(tree);
   const std::vector<int> up(down.rbegin(), down.rend());
   const auto below = subtrees(tree, down);
   // Up: slot `block` holds the rank's partial of that block (the root's: the finished block).
   for (int v : up) {
     const auto& kids = tree.children[static_cast<std::size_t>(v)];
-    for (int child : kids) b.waitForAll(v, child, kUpFlag);
+    for (int child : kids) b.waitForAll(v, child, kCollectiveTreesUpFlag);
     for (int block = 0; block < n; ++block) {
       if (kids.empty()) {
         b.copy(v, block, inputOf(v), scratchOf(v, block));
@@ -117,18 +119,18 @@ Plan buildReduceScatterTreePlan(const SpanningTree& tree, bool in_place) {
       const bool finished = v == tree.root;
       b.reduce(v, block, sources, finished && block == v ? outputOf(v) : scratchOf(v, block), finished);
     }
-    if (v != tree.root) b.signal(v, tree.parent[static_cast<std::size_t>(v)], kUpFlag);
+    if (v != tree.root) b.signal(v, tree.parent[static_cast<std::size_t>(v)], kCollectiveTreesUpFlag);
   }
   // Down: each rank takes its subtree's finished blocks from its parent (its parent read its partials
   // before signalling, so they may be overwritten) and keeps its own.
   for (int v : down) {
     if (v == tree.root) {
-      for (int child : tree.children[static_cast<std::size_t>(v)]) b.signal(v, child, kDownFlag);
+      for (int child : tree.children[static_cast<std::size_t>(v)]) b.signal(v, child, kCollectiveTreesDownFlag);
       continue;
     }
     const int parent = tree.parent[static_cast<std::size_t>(v)];
     const auto& kids = tree.children[static_cast<std::size_t>(v)];
-    b.waitForAll(v, parent, kDownFlag);
+    b.waitForAll(v, parent, kCollectiveTreesDownFlag);
     for (int block = 0; block < n; ++block) {
       if (block == v) {
         b.copy(v, block, scratchOf(parent, block), outputOf(v));
@@ -136,7 +138,7 @@ Plan buildReduceScatterTreePlan(const SpanningTree& tree, bool in_place) {
         b.copy(v, block, scratchOf(parent, block), scratchOf(v, block));
       }
     }
-    for (int child : kids) b.signal(v, child, kDownFlag);
+    for (int child : kids) b.signal(v, child, kCollectiveTreesDownFlag);
   }
   return b.finish("reduce-scatter " + treeName(tree));
 }
@@ -144,7 +146,7 @@ Plan buildReduceScatterTreePlan(const SpanningTree& tree, bool in_place) {
 Plan buildAllGatherTreePlan(const SpanningTree& tree, bool in_place) {
   const int n = static_cast<int>(tree.parent.size());
   if (n == 1) return buildSingleRankPlan(Algorithm::kTree, in_place, Collective::kAllGather);
-  PlanBuilder b(Algorithm::kTree, n, 1, kNumFlags, in_place, Collective::kAllGather);
+  PlanBuilder b(Algorithm::kTree, n, 1, kCollectiveTreesNumFlags, in_place, Collective::kAllGather);
   const std::vector<int> down = parentsFirst(tree);
   const std::vector<int> up(down.rbegin(), down.rend());
   const auto below = subtrees(tree, down);
@@ -154,21 +156,21 @@ Plan buildAllGatherTreePlan(const SpanningTree& tree, bool in_place) {
     b.copy(v, v, inputOf(v), scratchOf(v, v));
     b.copy(v, v, inputOf(v), outputOf(v));  // in place the same memory: the copy leaves it as it is
     for (int child : tree.children[static_cast<std::size_t>(v)]) {
-      b.waitForAll(v, child, kUpFlag);
+      b.waitForAll(v, child, kCollectiveTreesUpFlag);
       for (int block = 0; block < n; ++block) {
         if (!in_subtree(child, block)) continue;
         b.copy(v, block, scratchOf(child, block), scratchOf(v, block));
         b.copy(v, block, scratchOf(v, block), outputOf(v));
       }
     }
-    if (v != tree.root) b.signal(v, tree.parent[static_cast<std::size_t>(v)], kUpFlag);
+    if (v != tree.root) b.signal(v, tree.parent[static_cast<std::size_t>(v)], kCollectiveTreesUpFlag);
   }
   // Down: every block outside the rank's subtree comes from its parent.
   for (int v : down) {
     const auto& kids = tree.children[static_cast<std::size_t>(v)];
     if (v != tree.root) {
       const int parent = tree.parent[static_cast<std::size_t>(v)];
-      b.waitForAll(v, parent, kDownFlag);
+      b.waitForAll(v, parent, kCollectiveTreesDownFlag);
       for (int block = 0; block < n; ++block) {
         if (in_subtree(v, block)) continue;
         if (kids.empty()) {
@@ -179,7 +181,7 @@ Plan buildAllGatherTreePlan(const SpanningTree& tree, bool in_place) {
         }
       }
     }
-    for (int child : kids) b.signal(v, child, kDownFlag);
+    for (int child : kids) b.signal(v, child, kCollectiveTreesDownFlag);
   }
   return b.finish("all-gather " + treeName(tree));
 }

@@ -25,11 +25,11 @@
 
 namespace peerreduce {
 namespace {
-constexpr int kReadyFlag = kFirstAlgorithmFlag;  // "my chunk of your next stage is in your scratch"
+constexpr int kCopyEngineTwoShotReadyFlag = kFirstAlgorithmFlag;  // "my chunk of your next stage is in your scratch"
 // From an owner: first "my scratch is yours to write" (once per operation), then "my result of the
 // next stage is in my scratch" (once per stage). One counter serves both, as they come in that order.
-constexpr int kOwnerFlag = kReadyFlag + 1;
-constexpr int kNumFlags = kOwnerFlag + 1;
+constexpr int kOwnerFlag = kCopyEngineTwoShotReadyFlag + 1;
+constexpr int kCopyEngineTwoShotNumFlags = kOwnerFlag + 1;
 
 // Scratch of owner c: per stage, one slot per other rank (in rank order, c skipped) and a result slot.
 class StageSlots {
@@ -71,7 +71,7 @@ void gatherStage(PlanBuilder& b, const StageSlots& slots, int r, int stage) {
 Plan buildCopyEngineTwoShotPlan(int n, bool in_place) {
   if (n == 1) return buildSingleRankPlan(Algorithm::kCopyEngineTwoShot, in_place);
   constexpr int kStages = kCopyEngineTwoShotStages;
-  PlanBuilder b(Algorithm::kCopyEngineTwoShot, n, kStages * n, kNumFlags, in_place);
+  PlanBuilder b(Algorithm::kCopyEngineTwoShot, n, kStages * n, kCopyEngineTwoShotNumFlags, in_place);
   const StageSlots slots(n);
   auto signalOthers = [&](int r, int flag) {
     for (int q = 0; q < n; ++q) {
@@ -86,7 +86,7 @@ Plan buildCopyEngineTwoShotPlan(int n, bool in_place) {
   }
   for (int r = 0; r < n; ++r) {
     scatterStage(b, slots, r, 0);
-    signalOthers(r, kReadyFlag);
+    signalOthers(r, kCopyEngineTwoShotReadyFlag);
   }
   // Round s: every rank's waits first, then every rank's work, so each wait counts exactly the signals
   // of the stages before it (waitForAll waits for every signal emitted so far).
@@ -94,7 +94,7 @@ Plan buildCopyEngineTwoShotPlan(int n, bool in_place) {
     for (int r = 0; r < n; ++r) {
       for (int q = 0; q < n; ++q) {
         if (q == r) continue;
-        if (s < kStages) b.waitForAll(r, q, kReadyFlag);
+        if (s < kStages) b.waitForAll(r, q, kCopyEngineTwoShotReadyFlag);
         if (s > 0) b.waitForAll(r, q, kOwnerFlag);
       }
     }
@@ -107,7 +107,7 @@ Plan buildCopyEngineTwoShotPlan(int n, bool in_place) {
       if (s + 1 < kStages) scatterStage(b, slots, r, s + 1);
       if (s > 0) gatherStage(b, slots, r, s - 1);
       if (s < kStages) signalOthers(r, kOwnerFlag);
-      if (s + 1 < kStages) signalOthers(r, kReadyFlag);
+      if (s + 1 < kStages) signalOthers(r, kCopyEngineTwoShotReadyFlag);
     }
   }
   return b.finish("copy-engine two-shot: " + std::to_string(kStages) + " stages; copy engines scatter to and gather " +

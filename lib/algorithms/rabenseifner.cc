@@ -11,23 +11,23 @@
 
 namespace peerreduce {
 namespace {
-constexpr int kDataFlag = kFirstAlgorithmFlag;  // "the chunks my partner needs are ready in my scratch"
-constexpr int kNumFlags = kDataFlag + 1;
+constexpr int kRabenseifnerDataFlag = kFirstAlgorithmFlag;  // "the chunks my partner needs are ready in my scratch"
+constexpr int kRabenseifnerNumFlags = kRabenseifnerDataFlag + 1;
 }  // namespace
 
 Plan buildRabenseifnerPlan(int n, bool in_place) {
   if (n == 1) return buildSingleRankPlan(Algorithm::kRabenseifner, in_place);
   const PowerOfTwoFold fold(n);
   const int p = fold.active;
-  PlanBuilder b(Algorithm::kRabenseifner, n, p, kNumFlags, in_place);
+  PlanBuilder b(Algorithm::kRabenseifner, n, p, kRabenseifnerNumFlags, in_place);
   // Slot c holds this rank's current value of chunk c.
   for (int r = 0; r < n; ++r) {
     for (int c = 0; c < p; ++c) b.copy(r, c, inputOf(r), scratchOf(r, c));
   }
   if (fold.extra > 0) {
-    for (int r = 0; r < 2 * fold.extra; r += 2) b.signal(r + 1, r, kDataFlag);
+    for (int r = 0; r < 2 * fold.extra; r += 2) b.signal(r + 1, r, kRabenseifnerDataFlag);
     for (int r = 0; r < 2 * fold.extra; r += 2) {
-      b.waitForAll(r, r + 1, kDataFlag);
+      b.waitForAll(r, r + 1, kRabenseifnerDataFlag);
       for (int c = 0; c < p; ++c) {
         const BufferRef sources[2] = {scratchOf(r, c), scratchOf(r + 1, c)};
         b.reduce(r, c, sources, scratchOf(r, c), p == 1);
@@ -38,8 +38,10 @@ Plan buildRabenseifnerPlan(int n, bool in_place) {
   std::vector<int> low(static_cast<std::size_t>(p), 0);  // start of each virtual rank's chunk range
   for (int distance = p / 2; distance >= 1; distance /= 2) {
     const bool last = distance == 1;
-    for (int v = 0; v < p; ++v) b.signal(fold.rankOfVirtual(v), fold.rankOfVirtual(v ^ distance), kDataFlag);
-    for (int v = 0; v < p; ++v) b.waitForAll(fold.rankOfVirtual(v), fold.rankOfVirtual(v ^ distance), kDataFlag);
+    for (int v = 0; v < p; ++v)
+      b.signal(fold.rankOfVirtual(v), fold.rankOfVirtual(v ^ distance), kRabenseifnerDataFlag);
+    for (int v = 0; v < p; ++v)
+      b.waitForAll(fold.rankOfVirtual(v), fold.rankOfVirtual(v ^ distance), kRabenseifnerDataFlag);
     for (int v = 0; v < p; ++v) {
       const int r = fold.rankOfVirtual(v);
       const int lower = fold.rankOfVirtual(v & ~distance);
@@ -56,8 +58,10 @@ Plan buildRabenseifnerPlan(int n, bool in_place) {
     b.copy(fold.rankOfVirtual(v), v, scratchOf(fold.rankOfVirtual(v), v), outputOf(fold.rankOfVirtual(v)));
   // Allgather by recursive doubling: each round doubles the finished range a rank holds.
   for (int distance = 1; distance < p; distance *= 2) {
-    for (int v = 0; v < p; ++v) b.signal(fold.rankOfVirtual(v), fold.rankOfVirtual(v ^ distance), kDataFlag);
-    for (int v = 0; v < p; ++v) b.waitForAll(fold.rankOfVirtual(v), fold.rankOfVirtual(v ^ distance), kDataFlag);
+    for (int v = 0; v < p; ++v)
+      b.signal(fold.rankOfVirtual(v), fold.rankOfVirtual(v ^ distance), kRabenseifnerDataFlag);
+    for (int v = 0; v < p; ++v)
+      b.waitForAll(fold.rankOfVirtual(v), fold.rankOfVirtual(v ^ distance), kRabenseifnerDataFlag);
     for (int v = 0; v < p; ++v) {
       const int r = fold.rankOfVirtual(v);
       const int partner = v ^ distance;
@@ -69,9 +73,9 @@ Plan buildRabenseifnerPlan(int n, bool in_place) {
     }
   }
   if (fold.extra > 0) {
-    for (int r = 0; r < 2 * fold.extra; r += 2) b.signal(r, r + 1, kDataFlag);
+    for (int r = 0; r < 2 * fold.extra; r += 2) b.signal(r, r + 1, kRabenseifnerDataFlag);
     for (int r = 0; r < 2 * fold.extra; r += 2) {
-      b.waitForAll(r + 1, r, kDataFlag);
+      b.waitForAll(r + 1, r, kRabenseifnerDataFlag);
       for (int c = 0; c < p; ++c) b.copy(r + 1, c, scratchOf(r, c), outputOf(r + 1));
     }
   }

@@ -21,9 +21,9 @@
 
 namespace peerreduce {
 namespace {
-constexpr int kDataFlag = kFirstAlgorithmFlag;  // "the blocks my partner needs are in my scratch"
-constexpr int kNumFlags = kDataFlag + 1;
-constexpr int kChunksPerBlock = 1;  // a step moves one block; scratch slot b holds block b
+constexpr int kRecursiveCollectivesDataFlag = kFirstAlgorithmFlag;  // "the blocks my partner needs are in my scratch"
+constexpr int kRecursiveCollectivesNumFlags = kRecursiveCollectivesDataFlag + 1;
+constexpr int kRecursiveCollectivesChunksPerBlock = 1;  // a step moves one block; scratch slot b holds block b
 
 // The virtual rank that answers for block b during the power-of-two rounds.
 int ownerOf(const PowerOfTwoFold& fold, int block) { return block < 2 * fold.extra ? block / 2 : block - fold.extra; }
@@ -47,7 +47,8 @@ Plan buildReduceScatterHalvingPlan(int n, bool in_place) {
   if (n == 1) return buildSingleRankPlan(Algorithm::kRecursiveDoubling, in_place, Collective::kReduceScatter);
   const PowerOfTwoFold fold(n);
   const int p = fold.active;
-  PlanBuilder b(Algorithm::kRecursiveDoubling, n, kChunksPerBlock, kNumFlags, in_place, Collective::kReduceScatter);
+  PlanBuilder b(Algorithm::kRecursiveDoubling, n, kRecursiveCollectivesChunksPerBlock, kRecursiveCollectivesNumFlags,
+                in_place, Collective::kReduceScatter);
   // Where each rank's current partial of each block is: its input until it reduced or published it.
   std::vector<std::vector<bool>> in_scratch(static_cast<std::size_t>(n),
                                             std::vector<bool>(static_cast<std::size_t>(n), false));
@@ -57,10 +58,10 @@ Plan buildReduceScatterHalvingPlan(int n, bool in_place) {
   // Fold: 2i+1 publishes every block, 2i reduces them into its own (its input first).
   for (int r = 1; r < 2 * fold.extra; r += 2) {
     for (int block = 0; block < n; ++block) b.copy(r, block, inputOf(r), scratchOf(r, block));
-    b.signal(r, r - 1, kDataFlag);
+    b.signal(r, r - 1, kRecursiveCollectivesDataFlag);
   }
   for (int r = 0; r < 2 * fold.extra; r += 2) {
-    b.waitForAll(r, r + 1, kDataFlag);
+    b.waitForAll(r, r + 1, kRecursiveCollectivesDataFlag);
     for (int block = 0; block < n; ++block) {
       const BufferRef sources[2] = {inputOf(r), scratchOf(r + 1, block)};
       b.reduce(r, block, sources, scratchOf(r, block), false);
@@ -78,13 +79,13 @@ Plan buildReduceScatterHalvingPlan(int n, bool in_place) {
         b.copy(r, block, inputOf(r), scratchOf(r, block));
         in_scratch[static_cast<std::size_t>(r)][static_cast<std::size_t>(block)] = true;
       }
-      b.signal(r, fold.rankOfVirtual(partner), kDataFlag);
+      b.signal(r, fold.rankOfVirtual(partner), kRecursiveCollectivesDataFlag);
     }
     std::vector<std::vector<bool>> updated = in_scratch;
     for (int v = 0; v < p; ++v) {
       const int r = fold.rankOfVirtual(v);
       const int partner = v ^ distance;
-      b.waitForAll(r, fold.rankOfVirtual(partner), kDataFlag);
+      b.waitForAll(r, fold.rankOfVirtual(partner), kRecursiveCollectivesDataFlag);
       const int lower = fold.rankOfVirtual(v & ~distance);
       const int upper = fold.rankOfVirtual(v | distance);
       for (int block : blocksOwnedIn(fold, v & ~(distance - 1), distance)) {
@@ -97,9 +98,9 @@ Plan buildReduceScatterHalvingPlan(int n, bool in_place) {
     in_scratch = updated;
   }
   // Unfold: 2i holds 2i+1's block complete in its scratch.
-  for (int r = 0; r < 2 * fold.extra; r += 2) b.signal(r, r + 1, kDataFlag);
+  for (int r = 0; r < 2 * fold.extra; r += 2) b.signal(r, r + 1, kRecursiveCollectivesDataFlag);
   for (int r = 1; r < 2 * fold.extra; r += 2) {
-    b.waitForAll(r, r - 1, kDataFlag);
+    b.waitForAll(r, r - 1, kRecursiveCollectivesDataFlag);
     b.copy(r, r, scratchOf(r - 1, r), outputOf(r));
   }
   return b.finish("reduce-scatter recursive halving over " + std::to_string(p) + " ranks" + foldSuffix(fold));
@@ -109,26 +110,28 @@ Plan buildAllGatherDoublingPlan(int n, bool in_place) {
   if (n == 1) return buildSingleRankPlan(Algorithm::kRecursiveDoubling, in_place, Collective::kAllGather);
   const PowerOfTwoFold fold(n);
   const int p = fold.active;
-  PlanBuilder b(Algorithm::kRecursiveDoubling, n, kChunksPerBlock, kNumFlags, in_place, Collective::kAllGather);
+  PlanBuilder b(Algorithm::kRecursiveDoubling, n, kRecursiveCollectivesChunksPerBlock, kRecursiveCollectivesNumFlags,
+                in_place, Collective::kAllGather);
   for (int r = 0; r < n; ++r) {
     b.copy(r, r, inputOf(r), scratchOf(r, r));
     b.copy(r, r, inputOf(r), outputOf(r));  // in place the same memory: the copy leaves it as it is
   }
   // Fold: 2i takes 2i+1's block.
-  for (int r = 1; r < 2 * fold.extra; r += 2) b.signal(r, r - 1, kDataFlag);
+  for (int r = 1; r < 2 * fold.extra; r += 2) b.signal(r, r - 1, kRecursiveCollectivesDataFlag);
   for (int r = 0; r < 2 * fold.extra; r += 2) {
-    b.waitForAll(r, r + 1, kDataFlag);
+    b.waitForAll(r, r + 1, kRecursiveCollectivesDataFlag);
     b.copy(r, r + 1, scratchOf(r + 1, r + 1), scratchOf(r, r + 1));
     b.copy(r, r + 1, scratchOf(r, r + 1), outputOf(r));
   }
   for (int distance = 1; distance < p; distance *= 2) {
     const bool last = distance * 2 == p;
-    for (int v = 0; v < p; ++v) b.signal(fold.rankOfVirtual(v), fold.rankOfVirtual(v ^ distance), kDataFlag);
+    for (int v = 0; v < p; ++v)
+      b.signal(fold.rankOfVirtual(v), fold.rankOfVirtual(v ^ distance), kRecursiveCollectivesDataFlag);
     for (int v = 0; v < p; ++v) {
       const int r = fold.rankOfVirtual(v);
       const int partner = v ^ distance;
       const int from = fold.rankOfVirtual(partner);
-      b.waitForAll(r, from, kDataFlag);
+      b.waitForAll(r, from, kRecursiveCollectivesDataFlag);
       // The last round's blocks are read again only by a folded partner.
       const bool keep = !last || fold.foldPartner(r) >= 0;
       for (int block : blocksOwnedIn(fold, partner & ~(distance - 1), distance)) {
@@ -142,9 +145,9 @@ Plan buildAllGatherDoublingPlan(int n, bool in_place) {
     }
   }
   // Unfold: 2i+1 copies every other block from 2i.
-  for (int r = 0; r < 2 * fold.extra; r += 2) b.signal(r, r + 1, kDataFlag);
+  for (int r = 0; r < 2 * fold.extra; r += 2) b.signal(r, r + 1, kRecursiveCollectivesDataFlag);
   for (int r = 1; r < 2 * fold.extra; r += 2) {
-    b.waitForAll(r, r - 1, kDataFlag);
+    b.waitForAll(r, r - 1, kRecursiveCollectivesDataFlag);
     for (int block = 0; block < n; ++block) {
       if (block != r) b.copy(r, block, scratchOf(r - 1, block), outputOf(r));
     }

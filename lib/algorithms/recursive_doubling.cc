@@ -10,27 +10,27 @@
 
 namespace peerreduce {
 namespace {
-constexpr int kDataFlag = kFirstAlgorithmFlag;  // "my current partial result is ready in my scratch"
-constexpr int kNumFlags = kDataFlag + 1;
-constexpr int kChunk = 0;
+constexpr int kRecursiveDoublingDataFlag = kFirstAlgorithmFlag;  // "my current partial result is ready in my scratch"
+constexpr int kRecursiveDoublingNumFlags = kRecursiveDoublingDataFlag + 1;
+constexpr int kRecursiveDoublingChunk = 0;
 constexpr int kInputSlot = 0;
 }  // namespace
 
 Plan buildRecursiveDoublingPlan(int n, bool in_place) {
   if (n == 1) return buildSingleRankPlan(Algorithm::kRecursiveDoubling, in_place);
   const PowerOfTwoFold fold(n);
-  PlanBuilder b(Algorithm::kRecursiveDoubling, n, 1, kNumFlags, in_place);
+  PlanBuilder b(Algorithm::kRecursiveDoubling, n, 1, kRecursiveDoublingNumFlags, in_place);
   std::vector<int> current(static_cast<std::size_t>(n), kInputSlot);  // slot holding each rank's partial
   int next_slot = kInputSlot + 1;
 
-  for (int r = 0; r < n; ++r) b.copy(r, kChunk, inputOf(r), scratchOf(r, kInputSlot));
+  for (int r = 0; r < n; ++r) b.copy(r, kRecursiveDoublingChunk, inputOf(r), scratchOf(r, kInputSlot));
   // Fold: odd rank 2i+1 < 2*extra hands its input to 2i.
   if (fold.extra > 0) {
-    for (int r = 0; r < 2 * fold.extra; r += 2) b.signal(r + 1, r, kDataFlag);
+    for (int r = 0; r < 2 * fold.extra; r += 2) b.signal(r + 1, r, kRecursiveDoublingDataFlag);
     for (int r = 0; r < 2 * fold.extra; r += 2) {
-      b.waitForAll(r, r + 1, kDataFlag);
+      b.waitForAll(r, r + 1, kRecursiveDoublingDataFlag);
       const BufferRef sources[2] = {scratchOf(r, kInputSlot), scratchOf(r + 1, kInputSlot)};
-      b.reduce(r, kChunk, sources, scratchOf(r, next_slot), false);
+      b.reduce(r, kRecursiveDoublingChunk, sources, scratchOf(r, next_slot), false);
       current[static_cast<std::size_t>(r)] = next_slot;
     }
     ++next_slot;
@@ -42,9 +42,10 @@ Plan buildRecursiveDoublingPlan(int n, bool in_place) {
   for (int distance = 1; distance < fold.active; distance *= 2) {
     const bool last = distance * 2 == fold.active;
     const bool direct_to_output = last && fold.extra == 0;
-    for (int v = 0; v < fold.active; ++v) b.signal(fold.rankOfVirtual(v), fold.rankOfVirtual(v ^ distance), kDataFlag);
     for (int v = 0; v < fold.active; ++v)
-      b.waitForAll(fold.rankOfVirtual(v), fold.rankOfVirtual(v ^ distance), kDataFlag);
+      b.signal(fold.rankOfVirtual(v), fold.rankOfVirtual(v ^ distance), kRecursiveDoublingDataFlag);
+    for (int v = 0; v < fold.active; ++v)
+      b.waitForAll(fold.rankOfVirtual(v), fold.rankOfVirtual(v ^ distance), kRecursiveDoublingDataFlag);
     std::vector<int> updated = current;
     for (int v = 0; v < fold.active; ++v) {
       const int r = fold.rankOfVirtual(v);
@@ -52,7 +53,7 @@ Plan buildRecursiveDoublingPlan(int n, bool in_place) {
       const int upper = fold.rankOfVirtual(v | distance);
       const BufferRef sources[2] = {scratchOf(lower, current[static_cast<std::size_t>(lower)]),
                                     scratchOf(upper, current[static_cast<std::size_t>(upper)])};
-      b.reduce(r, kChunk, sources, direct_to_output ? outputOf(r) : scratchOf(r, next_slot), last);
+      b.reduce(r, kRecursiveDoublingChunk, sources, direct_to_output ? outputOf(r) : scratchOf(r, next_slot), last);
       updated[static_cast<std::size_t>(r)] = next_slot;
     }
     current = updated;
@@ -61,12 +62,12 @@ Plan buildRecursiveDoublingPlan(int n, bool in_place) {
   if (fold.extra > 0) {
     for (int v = 0; v < fold.active; ++v) {
       const int r = fold.rankOfVirtual(v);
-      b.copy(r, kChunk, scratchOf(r, current[static_cast<std::size_t>(r)]), outputOf(r));
+      b.copy(r, kRecursiveDoublingChunk, scratchOf(r, current[static_cast<std::size_t>(r)]), outputOf(r));
     }
-    for (int r = 0; r < 2 * fold.extra; r += 2) b.signal(r, r + 1, kDataFlag);
+    for (int r = 0; r < 2 * fold.extra; r += 2) b.signal(r, r + 1, kRecursiveDoublingDataFlag);
     for (int r = 0; r < 2 * fold.extra; r += 2) {
-      b.waitForAll(r + 1, r, kDataFlag);
-      b.copy(r + 1, kChunk, scratchOf(r, current[static_cast<std::size_t>(r)]), outputOf(r + 1));
+      b.waitForAll(r + 1, r, kRecursiveDoublingDataFlag);
+      b.copy(r + 1, kRecursiveDoublingChunk, scratchOf(r, current[static_cast<std::size_t>(r)]), outputOf(r + 1));
     }
   }
   return b.finish("recursive doubling over " + std::to_string(fold.active) + " ranks" +

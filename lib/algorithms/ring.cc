@@ -14,7 +14,7 @@ namespace peerreduce {
 namespace {
 constexpr int kReduceScatterFlag = kFirstAlgorithmFlag;  // "my partial of the next chunk is ready"
 constexpr int kAllgatherFlag = kReduceScatterFlag + 1;   // "the next finished chunk is in my scratch"
-constexpr int kNumFlags = kAllgatherFlag + 1;
+constexpr int kRingNumFlags = kAllgatherFlag + 1;
 
 int wrap(int value, int n) { return ((value % n) + n) % n; }
 }  // namespace
@@ -22,7 +22,7 @@ int wrap(int value, int n) { return ((value % n) + n) % n; }
 Plan buildRingPlanOver(const std::vector<int>& order, bool in_place) {
   const int n = static_cast<int>(order.size());
   if (n == 1) return buildSingleRankPlan(Algorithm::kRing, in_place);
-  PlanBuilder b(Algorithm::kRing, n, n, kNumFlags, in_place);
+  PlanBuilder b(Algorithm::kRing, n, n, kRingNumFlags, in_place);
   // Positions p in the ring; rank order[p] reads from order[p-1]. Chunk c is chunk c of the buffer.
   const RingOrder ring(order);
   auto at = [&](int position) { return ring.at(position); };

@@ -13,9 +13,9 @@
 
 namespace peerreduce {
 namespace {
-constexpr int kUpFlag = kFirstAlgorithmFlag;  // child -> parent: "my partial of the next chunk is ready"
-constexpr int kDownFlag = kUpFlag + 1;        // parent -> child: "the result of the next chunk is ready"
-constexpr int kNumFlags = kDownFlag + 1;
+constexpr int kTreeUpFlag = kFirstAlgorithmFlag;  // child -> parent: "my partial of the next chunk is ready"
+constexpr int kTreeDownFlag = kTreeUpFlag + 1;    // parent -> child: "the result of the next chunk is ready"
+constexpr int kTreeNumFlags = kTreeDownFlag + 1;
 
 // Ranks ordered so that every child comes before its parent.
 std::vector<int> postOrder(const SpanningTree& tree) {
@@ -40,14 +40,14 @@ std::vector<int> postOrder(const SpanningTree& tree) {
 Plan buildTreePlan(const SpanningTree& tree, int pipeline, bool in_place) {
   const int n = static_cast<int>(tree.parent.size());
   if (n == 1) return buildSingleRankPlan(Algorithm::kTree, in_place);
-  PlanBuilder b(Algorithm::kTree, n, pipeline, kNumFlags, in_place);
+  PlanBuilder b(Algorithm::kTree, n, pipeline, kTreeNumFlags, in_place);
   const std::vector<int> up = postOrder(tree);
   const std::vector<int> down(up.rbegin(), up.rend());  // parents before children
   const int down_base = pipeline;  // slots 0..pipeline-1: partials going up; then results going down
   for (int c = 0; c < pipeline; ++c) {
     for (int v : up) {
       const auto& kids = tree.children[static_cast<std::size_t>(v)];
-      for (int child : kids) b.waitForAll(v, child, kUpFlag);
+      for (int child : kids) b.waitForAll(v, child, kTreeUpFlag);
       std::vector<BufferRef> sources = {inputOf(v)};
       for (int child : kids) sources.push_back(scratchOf(child, c));
       const bool root = v == tree.root;
@@ -55,10 +55,10 @@ Plan buildTreePlan(const SpanningTree& tree, int pipeline, bool in_place) {
         b.reduce(v, c, sources, scratchOf(v, down_base + c), true);
       } else if (kids.empty()) {
         b.copy(v, c, inputOf(v), scratchOf(v, c));
-        b.signal(v, tree.parent[static_cast<std::size_t>(v)], kUpFlag);
+        b.signal(v, tree.parent[static_cast<std::size_t>(v)], kTreeUpFlag);
       } else {
         b.reduce(v, c, sources, scratchOf(v, c), false);
-        b.signal(v, tree.parent[static_cast<std::size_t>(v)], kUpFlag);
+        b.signal(v, tree.parent[static_cast<std::size_t>(v)], kTreeUpFlag);
       }
     }
   }
@@ -67,7 +67,7 @@ Plan buildTreePlan(const SpanningTree& tree, int pipeline, bool in_place) {
       const auto& kids = tree.children[static_cast<std::size_t>(v)];
       if (v != tree.root) {
         const int parent = tree.parent[static_cast<std::size_t>(v)];
-        b.waitForAll(v, parent, kDownFlag);
+        b.waitForAll(v, parent, kTreeDownFlag);
         if (kids.empty()) {
           b.copy(v, c, scratchOf(parent, down_base + c), outputOf(v));
           continue;
@@ -75,7 +75,7 @@ Plan buildTreePlan(const SpanningTree& tree, int pipeline, bool in_place) {
         b.copy(v, c, scratchOf(parent, down_base + c), scratchOf(v, down_base + c));
       }
       b.copy(v, c, scratchOf(v, down_base + c), outputOf(v));
-      for (int child : kids) b.signal(v, child, kDownFlag);
+      for (int child : kids) b.signal(v, child, kTreeDownFlag);
     }
   }
   return b.finish("tree rooted at " + std::to_string(tree.root) + ", height " + std::to_string(tree.height) + ", " +

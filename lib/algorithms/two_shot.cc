@@ -9,24 +9,24 @@
 
 namespace peerreduce {
 namespace {
-constexpr int kReadyFlag = kFirstAlgorithmFlag;  // "my input chunks are in my scratch"
-constexpr int kResultFlag = kReadyFlag + 1;      // "my chunk's result is in my result slot"
-constexpr int kNumFlags = kResultFlag + 1;
+constexpr int kTwoShotReadyFlag = kFirstAlgorithmFlag;  // "my input chunks are in my scratch"
+constexpr int kResultFlag = kTwoShotReadyFlag + 1;      // "my chunk's result is in my result slot"
+constexpr int kTwoShotNumFlags = kResultFlag + 1;
 }  // namespace
 
 Plan buildTwoShotPlan(int n, bool in_place) {
   if (n == 1) return buildSingleRankPlan(Algorithm::kTwoShot, in_place);
-  PlanBuilder b(Algorithm::kTwoShot, n, n, kNumFlags, in_place);
+  PlanBuilder b(Algorithm::kTwoShot, n, n, kTwoShotNumFlags, in_place);
   const int result_slot = n;  // slots 0..n-1 hold the published input chunks
   for (int r = 0; r < n; ++r) {
     for (int c = 0; c < n; ++c) b.copy(r, c, inputOf(r), scratchOf(r, c));
     for (int q = 0; q < n; ++q) {
-      if (q != r) b.signal(r, q, kReadyFlag);
+      if (q != r) b.signal(r, q, kTwoShotReadyFlag);
     }
   }
   for (int r = 0; r < n; ++r) {
     for (int q = 0; q < n; ++q) {
-      if (q != r) b.waitForAll(r, q, kReadyFlag);
+      if (q != r) b.waitForAll(r, q, kTwoShotReadyFlag);
     }
     std::vector<BufferRef> sources;
     for (int q = 0; q < n; ++q) sources.push_back(scratchOf(q, r));

@@ -25,9 +25,6 @@ prBootstrap_t publishBootstrap(std::unique_ptr<prBootstrap> made) {
 
 namespace {
 
-constexpr const char* kBootstrapHint =
-    "pass a bootstrap made by prBootstrapCreate, prBootstrapFromMpi or prSimWorldBootstrap";
-
 // The default place of a communicator: a GPU, the one Config::device names (by default the device
 // current on the calling thread, NCCL's rule). Collective when no device is given: every rank gathers the
 // host identities (so a rank's local rank is known whatever each rank's setting), even one that will fail

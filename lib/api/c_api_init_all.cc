@@ -16,12 +16,12 @@
 namespace peerreduce::capi {
 namespace {
 
-constexpr const char* kFunction = "prCommInitAll";
+constexpr const char* kInitAllFunction = "prCommInitAll";
 
 // Rank `rank` of the in-process world on `device`.
 StatusOr<std::unique_ptr<prComm>> makeRank(const std::shared_ptr<Bootstrap>& bootstrap, int rank, int nranks,
                                            const Config& config, int device) {
-  prBootstrap handle{bootstrap, {}, nullptr, std::string(kFunction) + "'s in-process group", {}};
+  prBootstrap handle{bootstrap, {}, nullptr, std::string(kInitAllFunction) + "'s in-process group", {}};
   int device_used = -1;
   PR_ASSIGN_OR_RETURN(auto transport, transportFor(handle, rank, nranks, config, device, &device_used));
   PR_ASSIGN_OR_RETURN(auto comm, Communicator::create(rank, nranks, bootstrap, std::move(transport), config));
@@ -58,19 +58,20 @@ extern "C" {
 prResult_t prCommInitAll(prComm_t* comms, int ndev, const int* devlist, const prConfig_t* config) noexcept {
   using namespace peerreduce;
   using namespace peerreduce::capi;
-  return guarded(kFunction, [&]() -> prResult_t {
-    if (comms == nullptr) return nullArgument(kFunction, "comms", "pass an array of ndev prComm_t to receive them");
+  return guarded(kInitAllFunction, [&]() -> prResult_t {
+    if (comms == nullptr)
+      return nullArgument(kInitAllFunction, "comms", "pass an array of ndev prComm_t to receive them");
     if (ndev < 1 || ndev > kMaxWorldSize) {
-      return toResult(kFunction, invalidArgumentError("ndev is " + std::to_string(ndev) + "; a world has 1.." +
-                                                      std::to_string(kMaxWorldSize) + " ranks"));
+      return toResult(kInitAllFunction, invalidArgumentError("ndev is " + std::to_string(ndev) + "; a world has 1.." +
+                                                             std::to_string(kMaxWorldSize) + " ranks"));
     }
     std::fill(comms, comms + ndev, nullptr);
     auto devices = devicesOf(ndev, devlist);
-    if (!devices.isOk()) return toResult(kFunction, devices.status());
+    if (!devices.isOk()) return toResult(kInitAllFunction, devices.status());
     auto settings = toConfig(config);
-    if (!settings.isOk()) return toResult(kFunction, settings.status());
+    if (!settings.isOk()) return toResult(kInitAllFunction, settings.status());
     auto group = createInProcessGroup(ndev);
-    if (!group.isOk()) return toResult(kFunction, group.status());
+    if (!group.isOk()) return toResult(kInitAllFunction, group.status());
 
     const auto n = static_cast<std::size_t>(ndev);
     std::vector<std::unique_ptr<prComm>> made(n);
@@ -99,7 +100,7 @@ prResult_t prCommInitAll(prComm_t* comms, int ndev, const int* devlist, const pr
     }
     // All or nothing: the first failing rank's error (creation's agreement names the rank that failed).
     const auto failed = std::find_if(outcomes.begin(), outcomes.end(), [](const Status& s) { return !s.isOk(); });
-    if (failed != outcomes.end()) return toResult(kFunction, *failed);  // `made` destroys the others
+    if (failed != outcomes.end()) return toResult(kInitAllFunction, *failed);  // `made` destroys the others
     for (std::size_t r = 0; r < n; ++r) {
       liveComms().add(made[r].get());
       comms[r] = made[r].release();

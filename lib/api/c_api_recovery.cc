@@ -12,9 +12,6 @@
 namespace peerreduce::capi {
 namespace {
 
-constexpr const char* kBootstrapHint =
-    "pass a bootstrap made by prBootstrapCreate, prBootstrapFromMpi or prSimWorldBootstrap";
-
 std::uint64_t bit(int rank) { return std::uint64_t{1} << rank; }
 
 void toC(const FailureReport& report, prFailureReport_t& out) {

@@ -19,7 +19,7 @@
 namespace peerreduce::capi {
 namespace {
 
-constexpr const char* kFunction = "prCommSplit";
+constexpr const char* kSplitFunction = "prCommSplit";
 
 // One rank's part of the exchange: fixed size, so the bootstrap gathers equal blocks.
 struct SplitRecord {
@@ -115,18 +115,19 @@ extern "C" {
 prResult_t prCommSplit(prComm_t comm, int color, int key, prComm_t* newcomm, const prConfig_t* config) noexcept {
   using namespace peerreduce;
   using namespace peerreduce::capi;
-  return guarded(kFunction, [&]() -> prResult_t {
+  return guarded(kSplitFunction, [&]() -> prResult_t {
     if (newcomm != nullptr) *newcomm = nullptr;
-    if (const prResult_t r = checkComm(kFunction, comm); r != prSuccess) return r;
+    if (const prResult_t r = checkComm(kSplitFunction, comm); r != prSuccess) return r;
     const Communicator& parent = *comm->comm;
     if (parent.aborted()) {
-      return toResult(kFunction, abortedError(rankName(parent.rank()) +
-                                              ": prCommSplit on a communicator that was aborted; destroy it and "
-                                              "create a new one"));
+      return toResult(kSplitFunction, abortedError(rankName(parent.rank()) +
+                                                   ": prCommSplit on a communicator that was aborted; destroy it and "
+                                                   "create a new one"));
     }
     if (comm->bootstrap == nullptr) {
-      return toResult(kFunction, internalError(rankName(parent.rank()) +
-                                               ": the communicator has no bootstrap to split over; please report it"));
+      return toResult(kSplitFunction,
+                      internalError(rankName(parent.rank()) +
+                                    ": the communicator has no bootstrap to split over; please report it"));
     }
     // A refusing rank still takes part in the exchange below, so no other rank waits for it.
     Status local = checkArguments(parent.rank(), color, newcomm);
@@ -134,20 +135,20 @@ prResult_t prCommSplit(prComm_t comm, int color, int key, prComm_t* newcomm, con
     if (local.isOk() && !settings.isOk()) local = settings.status();
     const SplitRecord mine{kSplitMagic, kSplitVersion, color, key, local.isOk() ? 0u : 1u, 0, nextSplitNumber()};
     auto all = exchange(*comm->bootstrap, mine, parent.config());
-    if (!local.isOk()) return toResult(kFunction, local);
-    if (!all.isOk()) return toResult(kFunction, all.status());
+    if (!local.isOk()) return toResult(kSplitFunction, local);
+    if (!all.isOk()) return toResult(kSplitFunction, all.status());
     for (std::size_t r = 0; r < all->size(); ++r) {
       if ((*all)[r].refused != 0) {
-        return toResult(kFunction, remoteError(rankName(static_cast<int>(r)) +
-                                               " refused its arguments to prCommSplit, so no rank splits; see "
-                                               "that rank's error"));
+        return toResult(kSplitFunction, remoteError(rankName(static_cast<int>(r)) +
+                                                    " refused its arguments to prCommSplit, so no rank splits; see "
+                                                    "that rank's error"));
       }
     }
 
     auto rounds = std::make_shared<SplitRounds>(comm->bootstrap, color);
     if (color == PR_SPLIT_NOCOLOR) {
       // In no child, but every child's collectives are rounds this rank must answer.
-      return toResult(kFunction, rounds->finish(parent.config().bootstrapTimeout()));
+      return toResult(kSplitFunction, rounds->finish(parent.config().bootstrapTimeout()));
     }
     const std::vector<int> members = membersOf(*all, color);
     const auto self = std::find(members.begin(), members.end(), parent.rank());
@@ -156,8 +157,8 @@ prResult_t prCommSplit(prComm_t comm, int color, int key, prComm_t* newcomm, con
     auto made = createChild(*comm, bootstrap, child, *settings, childDevice(*comm, config));
     const Status finished = rounds->finish(parent.config().bootstrapTimeout());
     rounds->detach();
-    if (!made.isOk()) return toResult(kFunction, made.status());
-    if (!finished.isOk()) return toResult(kFunction, finished);  // the child is destroyed: nothing half-made
+    if (!made.isOk()) return toResult(kSplitFunction, made.status());
+    if (!finished.isOk()) return toResult(kSplitFunction, finished);  // the child is destroyed: nothing half-made
     bootstrap->detach(made->place.bootstrap);
     auto handle = std::make_unique<prComm>(
         prComm{std::move(made->comm), made->place.owner, made->device, bootstrap, made->place.placement});

@@ -30,6 +30,10 @@ namespace peerreduce::capi {
 
 HandleRegistry& liveBootstraps();
 
+// What an error about a bootstrap argument tells the caller to pass instead.
+inline constexpr const char* kBootstrapHint =
+    "pass a bootstrap made by prBootstrapCreate, prBootstrapFromMpi or prSimWorldBootstrap";
+
 // The transport of rank `rank` of `nranks` for a communicator made with `bootstrap`: the bootstrap's
 // factory, else a GPU: `device` when it is one (a shrunk communicator keeps its own), else the one
 // Config::device names (resolveGpuDevice, with the local rank found through the bootstrap), reported in

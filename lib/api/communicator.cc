@@ -39,11 +39,6 @@ struct CreationRecord {
 constexpr std::uint32_t kCreationMagic = 0x50524331;  // "PRC1"
 constexpr std::uint32_t kCreationVersion = 1;
 
-// Ranks agree over the communicator's bootstrap, each collective bounded by the bootstrap timeout.
-RankAgreement agreementOf(const Communicator::Impl& impl) {
-  return RankAgreement(*impl.bootstrap, impl.config.bootstrapTimeout());
-}
-
 Status agreeOnCreation(const Communicator::Impl& impl) {
   CreationRecord mine{kCreationMagic, kCreationVersion, impl.rank, impl.size, impl.config.fingerprint()};
   PR_ASSIGN_OR_RETURN(const std::vector<CreationRecord> all, agreementOf(impl).gather(mine));

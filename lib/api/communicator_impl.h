@@ -13,6 +13,7 @@
 #include "api/operation_log.h"
 #include "api/plan_choice.h"
 #include "api/profiler.h"
+#include "bootstrap/rank_agreement.h"
 #include "memory/pinned_host_pool.h"
 #include "memory/symmetric_pool.h"
 #include "peerreduce/communicator.h"
@@ -59,6 +60,11 @@ struct Communicator::Impl {
   // Registered user buffers; declared last so they end before anything they could refer to.
   BufferRegistrations buffers;
 };
+
+// Ranks agree over the communicator's bootstrap, each collective bounded by the bootstrap timeout.
+inline RankAgreement agreementOf(const Communicator::Impl& impl) {
+  return RankAgreement(*impl.bootstrap, impl.config.bootstrapTimeout());
+}
 
 // The state behind a Communicator, for the library's internal entry points (api/strided_collectives.h).
 struct CommunicatorAccess {

@@ -19,10 +19,6 @@ struct PeerRecordBlock {
   std::byte bytes[kMaxPeerRecordBytes];
 };
 
-RankAgreement agreementOf(const Communicator::Impl& impl) {
-  return RankAgreement(*impl.bootstrap, impl.config.bootstrapTimeout());
-}
-
 // Tells a transport that stages links through host memory which pairs the configuration forces
 // host-staged and which pool its host memory comes from (before it opens its region).
 Status configureHostStaging(Communicator::Impl& impl) {

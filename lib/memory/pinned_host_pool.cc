@@ -9,12 +9,10 @@
 #include <string>
 #include <utility>
 
+#include "memory/pool_messages.h"
+
 namespace peerreduce {
 namespace {
-
-bool isPowerOfTwo(std::size_t x) { return x != 0 && (x & (x - 1)) == 0; }
-
-std::string rankPrefix(int rank) { return rank >= 0 ? "rank " + std::to_string(rank) + ": " : std::string(); }
 
 Status validateOptions(const PinnedHostPoolOptions& o) {
   if (o.limit_bytes < kMinPinnedLimitBytes || o.limit_bytes > kMaxPinnedLimitBytes) {

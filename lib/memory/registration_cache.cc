@@ -5,12 +5,11 @@
 #include <string>
 #include <utility>
 
+#include "memory/pool_messages.h"
 #include "peerreduce/types.h"
 
 namespace peerreduce {
 namespace {
-
-std::string rankPrefix(int rank) { return rank >= 0 ? "rank " + std::to_string(rank) + ": " : std::string(); }
 
 std::string describeRange(std::uintptr_t base, std::size_t bytes) {
   return "[" + std::to_string(base) + ", +" + std::to_string(bytes) + ")";

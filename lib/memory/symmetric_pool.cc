@@ -6,12 +6,12 @@
 #include <string>
 #include <utility>
 
+#include "memory/pool_messages.h"
+
 namespace peerreduce {
 namespace {
 
 constexpr std::uint32_t kNone = std::numeric_limits<std::uint32_t>::max();
-
-bool isPowerOfTwo(std::size_t x) { return x != 0 && (x & (x - 1)) == 0; }
 
 // Callers keep x <= capacity <= kMaxPoolBytes (2^36) and a <= 2 MiB, so neither helper can overflow.
 std::size_t alignUp(std::size_t x, std::size_t a) { return (x + a - 1) & ~(a - 1); }
@@ -28,8 +28,6 @@ bool isValidKind(BlockKind kind) {
 }
 
 bool isMovable(BlockKind kind) { return kind == BlockKind::kScratch; }
-
-std::string rankPrefix(int rank) { return rank >= 0 ? "rank " + std::to_string(rank) + ": " : std::string(); }
 
 Status checkAlignment(std::size_t alignment) {
   if (!isPowerOfTwo(alignment) || alignment < kMinPoolAlignmentBytes || alignment > kMaxPoolAlignmentBytes) {

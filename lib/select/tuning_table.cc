@@ -13,7 +13,7 @@ namespace {
 
 constexpr std::size_t kMaxArchChars = 32;
 
-Status lineError(int line, const std::string& what) {
+Status tuningLineError(int line, const std::string& what) {
   return invalidArgumentError("tuning table line " + std::to_string(line) + ": " + what);
 }
 
@@ -48,39 +48,40 @@ StatusOr<TuningTable> TuningTable::parse(std::string_view text) {
   for (const auto& [line, words] : wordsByLine(text)) {
     if (!header) {
       if (words.size() != 2 || words[0] != "peerreduce-tuning" || words[1] != "1") {
-        return lineError(line, "the first line must be 'peerreduce-tuning 1'");
+        return tuningLineError(line, "the first line must be 'peerreduce-tuning 1'");
       }
       header = true;
       continue;
     }
-    if (words[0] != "entry" || (words.size() != 6 && words.size() != 7)) return lineError(line, kEntryForms);
+    if (words[0] != "entry" || (words.size() != 6 && words.size() != 7)) return tuningLineError(line, kEntryForms);
     if (table.entries_.size() == kMaxTuningEntries) {
-      return lineError(line, "more than " + std::to_string(kMaxTuningEntries) + " entries");
+      return tuningLineError(line, "more than " + std::to_string(kMaxTuningEntries) + " entries");
     }
     TuningEntry entry;
     // Seven words name the collective first; six are allreduce's (the form every earlier table has).
     const std::size_t at = words.size() - 6;
     if (at == 1) {
       auto collective = parseCollective(words[1]);
-      if (!collective.isOk()) return lineError(line, collective.status().message());
+      if (!collective.isOk()) return tuningLineError(line, collective.status().message());
       entry.collective = *collective;
     }
     entry.arch = words[at + 1];
-    if (!validTableArch(entry.arch)) return lineError(line, kTableArchRule);
+    if (!validTableArch(entry.arch)) return tuningLineError(line, kTableArchRule);
     auto world = parseInt64(words[at + 2], 1, kMaxWorldSize, "world size");
-    if (!world.isOk()) return lineError(line, world.status().message());
+    if (!world.isOk()) return tuningLineError(line, world.status().message());
     auto low = parseInt64(words[at + 3], 0, INT64_MAX, "min bytes");
-    if (!low.isOk()) return lineError(line, low.status().message());
+    if (!low.isOk()) return tuningLineError(line, low.status().message());
     auto high = parseInt64(words[at + 4], 1, INT64_MAX, "max bytes");
-    if (!high.isOk()) return lineError(line, high.status().message());
-    if (*high <= *low) return lineError(line, "max bytes must be above min bytes");
+    if (!high.isOk()) return tuningLineError(line, high.status().message());
+    if (*high <= *low) return tuningLineError(line, "max bytes must be above min bytes");
     auto algorithm = parseAlgorithm(words[at + 5]);
-    if (!algorithm.isOk()) return lineError(line, algorithm.status().message());
-    if (*algorithm == Algorithm::kAuto) return lineError(line, "an entry must name a concrete algorithm, not auto");
+    if (!algorithm.isOk()) return tuningLineError(line, algorithm.status().message());
+    if (*algorithm == Algorithm::kAuto)
+      return tuningLineError(line, "an entry must name a concrete algorithm, not auto");
     if (!anyCollectiveHasAlgorithm(entry.collective, *algorithm)) {
       // The selector would never find such a candidate: say so instead of ignoring the line.
-      return lineError(line, std::string(collectiveName(entry.collective)) + " has no " +
-                                 std::string(algorithmName(*algorithm)) + " algorithm");
+      return tuningLineError(line, std::string(collectiveName(entry.collective)) + " has no " +
+                                       std::string(algorithmName(*algorithm)) + " algorithm");
     }
     entry.world_size = static_cast<int>(*world);
     entry.min_bytes = static_cast<std::uint64_t>(*low);

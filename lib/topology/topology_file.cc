@@ -18,7 +18,7 @@ struct Endpoints {
   bool both = true;
 };
 
-Status lineError(int line, const std::string& what) {
+Status topologyLineError(int line, const std::string& what) {
   return invalidArgumentError("topology line " + std::to_string(line) + ": " + what);
 }
 
@@ -26,7 +26,7 @@ StatusOr<Endpoints> parseEndpoints(const std::vector<std::string>& words, std::s
   Endpoints e;
   auto rank = [&](const std::string& text) -> StatusOr<int> {
     auto v = parseInt64(text, 0, ranks - 1, "rank");
-    if (!v.isOk()) return lineError(line, v.status().message());
+    if (!v.isOk()) return topologyLineError(line, v.status().message());
     return static_cast<int>(*v);
   };
   const std::string& first = words[index];
@@ -36,28 +36,28 @@ StatusOr<Endpoints> parseEndpoints(const std::vector<std::string>& words, std::s
     e.both = false;
     index += 1;
   } else {
-    if (index + 1 >= words.size()) return lineError(line, "expected two ranks or A>B");
+    if (index + 1 >= words.size()) return topologyLineError(line, "expected two ranks or A>B");
     PR_ASSIGN_OR_RETURN(e.from, rank(first));
     PR_ASSIGN_OR_RETURN(e.to, rank(words[index + 1]));
     index += 2;
   }
-  if (e.from == e.to) return lineError(line, "a link joins two different ranks");
+  if (e.from == e.to) return topologyLineError(line, "a link joins two different ranks");
   return e;
 }
 
 StatusOr<LinkInfo> parseLink(const std::vector<std::string>& words, std::size_t index, int line) {
-  if (words.size() != index + 3) return lineError(line, "expected CLASS LATENCY_US GBPS");
+  if (words.size() != index + 3) return topologyLineError(line, "expected CLASS LATENCY_US GBPS");
   auto link_class = parseLinkClass(words[index]);
-  if (!link_class.isOk()) return lineError(line, link_class.status().message());
+  if (!link_class.isOk()) return topologyLineError(line, link_class.status().message());
   auto latency = parseDouble(words[index + 1], "latency_us");
-  if (!latency.isOk()) return lineError(line, latency.status().message());
+  if (!latency.isOk()) return topologyLineError(line, latency.status().message());
   auto gbps = parseDouble(words[index + 2], "bandwidth GB/s");
-  if (!gbps.isOk()) return lineError(line, gbps.status().message());
+  if (!gbps.isOk()) return topologyLineError(line, gbps.status().message());
   if (!latencyInRange(*latency)) {
-    return lineError(line, "latency_us " + words[index + 1] + " is outside " + kLatencyRange);
+    return topologyLineError(line, "latency_us " + words[index + 1] + " is outside " + kLatencyRange);
   }
   if (!bandwidthInRange(*gbps)) {
-    return lineError(line, "bandwidth " + words[index + 2] + " is outside " + kBandwidthRange);
+    return topologyLineError(line, "bandwidth " + words[index + 2] + " is outside " + kBandwidthRange);
   }
   return LinkInfo{*link_class, *latency, *gbps};
 }
@@ -65,25 +65,27 @@ StatusOr<LinkInfo> parseLink(const std::vector<std::string>& words, std::size_t 
 Status parseDevice(const std::vector<std::string>& words, DeviceModel& device, int line) {
   for (std::size_t i = 1; i < words.size(); ++i) {
     const auto eq = words[i].find('=');
-    if (eq == std::string::npos) return lineError(line, "device settings are NAME=VALUE, got '" + words[i] + "'");
+    if (eq == std::string::npos)
+      return topologyLineError(line, "device settings are NAME=VALUE, got '" + words[i] + "'");
     const std::string name = words[i].substr(0, eq);
     const std::string given = words[i].substr(eq + 1);
     auto value = parseDouble(given, name.c_str());
-    if (!value.isOk()) return lineError(line, value.status().message());
+    if (!value.isOk()) return topologyLineError(line, value.status().message());
     if (name == "copy_engine_launch_us") {
-      if (!latencyInRange(*value)) return lineError(line, name + " " + given + " is outside " + kLatencyRange);
+      if (!latencyInRange(*value)) return topologyLineError(line, name + " " + given + " is outside " + kLatencyRange);
       device.copy_engine_launch_us = *value;
       continue;
     }
     if (name == "launch_overhead_us") {
       // 0 is the simulator's default (no launch cost); the other settings divide or are never 0.
-      if (!latencyInRange(*value)) return lineError(line, name + " " + given + " is outside " + kLatencyRange);
+      if (!latencyInRange(*value)) return topologyLineError(line, name + " " + given + " is outside " + kLatencyRange);
       device.launch_overhead_us = *value;
       continue;
     }
     const bool is_bandwidth = name == "local_gbps" || name == "ingress_gbps" || name == "copy_engine_gbps";
     if (is_bandwidth ? !bandwidthInRange(*value) : !overheadInRange(*value)) {
-      return lineError(line, name + " " + given + " is outside " + (is_bandwidth ? kBandwidthRange : kOverheadRange));
+      return topologyLineError(line,
+                               name + " " + given + " is outside " + (is_bandwidth ? kBandwidthRange : kOverheadRange));
     }
     if (name == "step_overhead_us") {
       device.step_overhead_us = *value;
@@ -96,10 +98,10 @@ Status parseDevice(const std::vector<std::string>& words, DeviceModel& device, i
     } else if (name == "copy_engine_gbps") {
       device.copy_engine_gbps = *value;
     } else {
-      return lineError(line,
-                       "unknown device setting '" + name +
-                           "' (step_overhead_us, signal_overhead_us, local_gbps, ingress_gbps, launch_overhead_us, "
-                           "copy_engine_launch_us, copy_engine_gbps)");
+      return topologyLineError(
+          line, "unknown device setting '" + name +
+                    "' (step_overhead_us, signal_overhead_us, local_gbps, ingress_gbps, launch_overhead_us, "
+                    "copy_engine_launch_us, copy_engine_gbps)");
     }
   }
   return Status::ok();
@@ -131,7 +133,7 @@ StatusOr<Topology> parseTopologyText(std::string_view text) {
     const int line = static_cast<int>(i) + 1;
     std::string content = lines[i];
     if (content.size() > kMaxTopologyLineBytes) {
-      return lineError(line, "longer than " + std::to_string(kMaxTopologyLineBytes) + " bytes");
+      return topologyLineError(line, "longer than " + std::to_string(kMaxTopologyLineBytes) + " bytes");
     }
     if (const auto hash = content.find('#'); hash != std::string::npos) content.resize(hash);
     if (!content.empty() && content.back() == '\r') content.pop_back();
@@ -140,21 +142,21 @@ StatusOr<Topology> parseTopologyText(std::string_view text) {
     const std::string& keyword = words[0];
     if (!header) {
       if (keyword != "peerreduce-topology" || words.size() != 2 || words[1] != "1") {
-        return lineError(line, "the first line must be 'peerreduce-topology 1'");
+        return topologyLineError(line, "the first line must be 'peerreduce-topology 1'");
       }
       header = true;
       continue;
     }
     if (keyword == "ranks") {
-      if (ranks != 0) return lineError(line, "ranks given twice");
-      if (words.size() != 2) return lineError(line, "expected 'ranks N'");
+      if (ranks != 0) return topologyLineError(line, "ranks given twice");
+      if (words.size() != 2) return topologyLineError(line, "expected 'ranks N'");
       auto n = parseInt64(words[1], 1, kMaxWorldSize, "ranks");
-      if (!n.isOk()) return lineError(line, n.status().message());
+      if (!n.isOk()) return topologyLineError(line, n.status().message());
       ranks = static_cast<int>(*n);
       topology = Topology(ranks);
       continue;
     }
-    if (ranks == 0) return lineError(line, "'ranks N' must come before '" + keyword + "'");
+    if (ranks == 0) return topologyLineError(line, "'ranks N' must come before '" + keyword + "'");
     if (keyword == "device") {
       PR_RETURN_IF_ERROR(parseDevice(words, device, line));
     } else if (keyword == "default") {
@@ -165,19 +167,20 @@ StatusOr<Topology> parseTopologyText(std::string_view text) {
         }
       }
     } else if (keyword == "link" || keyword == "nolink") {
-      if (words.size() < 2) return lineError(line, "expected ranks after '" + keyword + "'");
+      if (words.size() < 2) return topologyLineError(line, "expected ranks after '" + keyword + "'");
       std::size_t index = 1;
       PR_ASSIGN_OR_RETURN(Endpoints ends, parseEndpoints(words, index, ranks, line));
       LinkInfo link;
       if (keyword == "link") {
         PR_ASSIGN_OR_RETURN(link, parseLink(words, index, line));
       } else if (index != words.size()) {
-        return lineError(line, "nolink takes only the ranks");
+        return topologyLineError(line, "nolink takes only the ranks");
       }
       topology.setLink(ends.from, ends.to, link);
       if (ends.both) topology.setLink(ends.to, ends.from, link);
     } else {
-      return lineError(line, "unknown keyword '" + keyword.substr(0, 32) + "' (ranks, device, default, link, nolink)");
+      return topologyLineError(
+          line, "unknown keyword '" + keyword.substr(0, 32) + "' (ranks, device, default, link, nolink)");
     }
   }
   if (!header) return invalidArgumentError("topology text is empty; it must start with 'peerreduce-topology 1'");

@@ -12,7 +12,7 @@
 namespace peerreduce::sim {
 namespace {
 
-constexpr const char* kUsage =
+constexpr const char* kPlanUsage =
     "usage: peerreduce-sim plan check FILE [--topology T | --device D] [--mask M]\n"
     "       peerreduce-sim plan run FILE [--topology T | --device D] [--mask M] [--count N] [--dtype T] [--op OP]\n"
     "                               [--seed S] [--iterations K] [--in-place] [--no-race-check] [--trace F] [--json]\n"
@@ -138,17 +138,17 @@ int show(const std::vector<std::string>& rest) {
 
 int planMain(const std::vector<std::string>& args) {
   if (args.empty() || args[0] == "--help" || args[0] == "-h" || args[0] == "help") {
-    std::printf("%s", kUsage);
+    std::printf("%s", kPlanUsage);
     return args.empty() ? kExitBadInput : kExitOk;
   }
   const std::string& command = args[0];
   if (command == "show") return show(std::vector<std::string>(args.begin() + 1, args.end()));
   if (command != "check" && command != "run") {
-    std::fprintf(stderr, "peerreduce-sim plan: unknown command '%s'\n%s", command.substr(0, 32).c_str(), kUsage);
+    std::fprintf(stderr, "peerreduce-sim plan: unknown command '%s'\n%s", command.substr(0, 32).c_str(), kPlanUsage);
     return kExitBadInput;
   }
   if (args.size() < 2 || args[1].rfind("--", 0) == 0) {
-    std::fprintf(stderr, "peerreduce-sim plan %s: name the plan file\n%s", command.c_str(), kUsage);
+    std::fprintf(stderr, "peerreduce-sim plan %s: name the plan file\n%s", command.c_str(), kPlanUsage);
     return kExitBadInput;
   }
   const std::string& path = args[1];

@@ -2,6 +2,7 @@
 
 #include <cstdio>
 
+#include "cli/cli_run.h"
 #include "config/settings_doc.h"
 #include "config/settings_registry.h"
 #include "json_text.h"
@@ -9,10 +10,7 @@
 namespace peerreduce::sim {
 namespace {
 
-constexpr int kExitOk = 0;
-constexpr int kExitBadInput = 2;
-
-constexpr const char* kUsage =
+constexpr const char* kSettingsUsage =
     "usage: peerreduce-sim settings [--json | --markdown]\n"
     "Prints every PEERREDUCE_* setting: its kind, default, accepted values, whether ranks must agree, and\n"
     "what reads it. --markdown prints docs/SETTINGS.md; --json one JSON object.\n";
@@ -46,10 +44,10 @@ int settingsMain(const std::vector<std::string>& args) {
     } else if (arg == "--markdown") {
       form = Form::kMarkdown;
     } else if (arg == "--help" || arg == "-h") {
-      std::printf("%s", kUsage);
+      std::printf("%s", kSettingsUsage);
       return kExitOk;
     } else {
-      std::fprintf(stderr, "peerreduce-sim settings: unknown option '%s'\n%s", arg.c_str(), kUsage);
+      std::fprintf(stderr, "peerreduce-sim settings: unknown option '%s'\n%s", arg.c_str(), kSettingsUsage);
       return kExitBadInput;
     }
   }
