@@ -8,10 +8,12 @@
 #include <string>
 #include <vector>
 
+#include "text_contains.h"
+
 namespace peerreduce::bench {
 namespace {
 
-bool contains(const std::string& text, const std::string& word) { return text.find(word) != std::string::npos; }
+using peerreduce::testing::contains;
 
 Row rowOf(const char* library, Collective collective, std::size_t bytes, double best_us, bool in_place = false) {
   Row r;

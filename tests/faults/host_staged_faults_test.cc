@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "faulty_world.h"
+#include "text_contains.h"
 #include "topology/generators.h"
 
 namespace peerreduce::testing {
@@ -36,7 +37,7 @@ std::int32_t sumAt(const std::vector<std::vector<std::int32_t>>& in, std::size_t
   return s;
 }
 
-bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+using peerreduce::testing::contains;
 
 TEST(HostStagedFaults, FaultKindsHaveNamesAndTheirOwnMix) {
   for (FaultKind kind : {FaultKind::kHostLinkDown, FaultKind::kHostCopyStall, FaultKind::kPinnedExhausted}) {

@@ -11,8 +11,8 @@
 namespace peerreduce::testing {
 namespace {
 
-constexpr int kReplays = 1000;
-constexpr std::size_t kCount = 65536;  // 256 KiB of fp32: several blocks per kernel
+constexpr int kGraphReplayReplays = 1000;
+constexpr std::size_t kGraphReplayCount = 65536;  // 256 KiB of fp32: several blocks per kernel
 
 float inputValue(int rank, int replay, std::size_t i) {
   return static_cast<float>((rank + 1) * (replay % 7 + 1) + static_cast<int>(i % 5));
@@ -30,29 +30,29 @@ TEST(GraphReplay, EveryReplayOfACapturedAllreduceIsCorrect) {
     ASSERT_TRUE(world.isOk()) << world.status().toString();
     TestWorld& w = **world;
     const int rank = w.localRanks().front();
-    auto send = w.allocate(kCount * sizeof(float));
-    auto recv = w.allocate(kCount * sizeof(float));
+    auto send = w.allocate(kGraphReplayCount * sizeof(float));
+    auto recv = w.allocate(kGraphReplayCount * sizeof(float));
     hipStream_t stream;
     ASSERT_EQ(hipStreamCreateWithFlags(&stream, hipStreamNonBlocking), hipSuccess);
     hipGraph_t graph;
     hipGraphExec_t exec;
     ASSERT_EQ(hipStreamBeginCapture(stream, hipStreamCaptureModeThreadLocal), hipSuccess);
-    const Status captured =
-        w.comm(rank).allreduce(send->data(), recv->data(), kCount, DataType::kFloat32, ReduceOp::kSum, stream);
+    const Status captured = w.comm(rank).allreduce(send->data(), recv->data(), kGraphReplayCount, DataType::kFloat32,
+                                                   ReduceOp::kSum, stream);
     ASSERT_EQ(hipStreamEndCapture(stream, &graph), hipSuccess);
     ASSERT_TRUE(captured.isOk()) << captured.toString();
     ASSERT_EQ(hipGraphInstantiate(&exec, graph, nullptr, nullptr, 0), hipSuccess);
-    std::vector<float> host(kCount);
-    std::vector<float> out(kCount);
+    std::vector<float> host(kGraphReplayCount);
+    std::vector<float> out(kGraphReplayCount);
     int bad_replays = 0;
-    for (int replay = 0; replay < kReplays; ++replay) {
-      for (std::size_t i = 0; i < kCount; ++i) host[i] = inputValue(rank, replay, i);
-      send->upload(host.data(), 0, kCount * sizeof(float));
+    for (int replay = 0; replay < kGraphReplayReplays; ++replay) {
+      for (std::size_t i = 0; i < kGraphReplayCount; ++i) host[i] = inputValue(rank, replay, i);
+      send->upload(host.data(), 0, kGraphReplayCount * sizeof(float));
       ASSERT_EQ(hipGraphLaunch(exec, stream), hipSuccess);
       ASSERT_EQ(hipStreamSynchronize(stream), hipSuccess);
-      recv->download(out.data(), 0, kCount * sizeof(float));
+      recv->download(out.data(), 0, kGraphReplayCount * sizeof(float));
       bool ok = true;
-      for (std::size_t i = 0; i < kCount && ok; ++i) {
+      for (std::size_t i = 0; i < kGraphReplayCount && ok; ++i) {
         float expected = 0;
         for (int r = 0; r < w.size(); ++r) expected += inputValue(r, replay, i);
         ok = out[i] == expected;
@@ -63,8 +63,8 @@ TEST(GraphReplay, EveryReplayOfACapturedAllreduceIsCorrect) {
     (void)hipGraphExecDestroy(exec);
     (void)hipGraphDestroy(graph);
     (void)hipStreamDestroy(stream);
-    EXPECT_TRUE(w.allRanksAgree(bad_replays == 0))
-        << algorithmName(algorithm) << ": " << bad_replays << " of " << kReplays << " replays wrong on rank " << rank;
+    EXPECT_TRUE(w.allRanksAgree(bad_replays == 0)) << algorithmName(algorithm) << ": " << bad_replays << " of "
+                                                   << kGraphReplayReplays << " replays wrong on rank " << rank;
   }
 }
 

@@ -15,7 +15,7 @@
 namespace peerreduce::testing {
 namespace {
 
-constexpr std::size_t kCount = (1 << 20) + 3;  // past the line kernels, and not a whole number of vectors
+constexpr std::size_t kInitAllHwCount = (1 << 20) + 3;  // past the line kernels, and not a whole number of vectors
 
 float valueOf(int rank, std::size_t i) { return static_cast<float>(rank + 1 + static_cast<int>(i % 7)); }
 
@@ -57,12 +57,12 @@ TEST(InitAll, OneThreadDrivesACommunicatorOnEveryGpu) {
       EXPECT_EQ(prCommDevice(comms[static_cast<std::size_t>(r)], &device), prSuccess);
       EXPECT_EQ(device, devlist[static_cast<std::size_t>(r)]) << "rank " << r;
       RankData& d = ranks[static_cast<std::size_t>(r)];
-      std::vector<float> host(kCount);
-      for (std::size_t i = 0; i < kCount; ++i) host[i] = valueOf(r, i);
+      std::vector<float> host(kInitAllHwCount);
+      for (std::size_t i = 0; i < kInitAllHwCount; ++i) host[i] = valueOf(r, i);
       ok = hipSetDevice(devlist[static_cast<std::size_t>(r)]) == hipSuccess &&
            hipStreamCreateWithFlags(&d.stream, hipStreamNonBlocking) == hipSuccess &&
-           hipMalloc(reinterpret_cast<void**>(&d.buffer), kCount * sizeof(float)) == hipSuccess &&
-           hipMemcpy(d.buffer, host.data(), kCount * sizeof(float), hipMemcpyHostToDevice) == hipSuccess;
+           hipMalloc(reinterpret_cast<void**>(&d.buffer), kInitAllHwCount * sizeof(float)) == hipSuccess &&
+           hipMemcpy(d.buffer, host.data(), kInitAllHwCount * sizeof(float), hipMemcpyHostToDevice) == hipSuccess;
       EXPECT_TRUE(ok) << "rank " << r << ": setting up its buffer";
     }
     if (before >= 0) (void)hipSetDevice(before);
@@ -70,8 +70,8 @@ TEST(InitAll, OneThreadDrivesACommunicatorOnEveryGpu) {
       // Every rank's call enqueued before any is synchronized: each rank's work waits for the others'.
       for (int r = 0; ok && r < devices; ++r) {
         RankData& d = ranks[static_cast<std::size_t>(r)];
-        const prResult_t enqueued =
-            prAllReduce(d.buffer, d.buffer, kCount, prFloat32, prSum, comms[static_cast<std::size_t>(r)], d.stream);
+        const prResult_t enqueued = prAllReduce(d.buffer, d.buffer, kInitAllHwCount, prFloat32, prSum,
+                                                comms[static_cast<std::size_t>(r)], d.stream);
         EXPECT_EQ(enqueued, prSuccess) << "rank " << r << ": " << prGetLastError();
         ok = enqueued == prSuccess;
       }
@@ -83,11 +83,11 @@ TEST(InitAll, OneThreadDrivesACommunicatorOnEveryGpu) {
       }
     }
     for (int r = 0; ok && r < devices; ++r) {
-      std::vector<float> out(kCount);
-      ok = hipMemcpy(out.data(), ranks[static_cast<std::size_t>(r)].buffer, kCount * sizeof(float),
+      std::vector<float> out(kInitAllHwCount);
+      ok = hipMemcpy(out.data(), ranks[static_cast<std::size_t>(r)].buffer, kInitAllHwCount * sizeof(float),
                      hipMemcpyDeviceToHost) == hipSuccess;
       std::size_t wrong = 0;
-      for (std::size_t i = 0; ok && i < kCount; ++i) {
+      for (std::size_t i = 0; ok && i < kInitAllHwCount; ++i) {
         float sum = 0;
         for (int p = 0; p < devices; ++p) sum += valueOf(p, i);
         wrong += out[i] != sum * static_cast<float>(devices) ? 1 : 0;  // the second round sums the first's result

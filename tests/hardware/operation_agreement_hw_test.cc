@@ -19,7 +19,7 @@
 namespace peerreduce::testing {
 namespace {
 
-constexpr std::size_t kCount = 4096;
+constexpr std::size_t kOperationAgreementHwCount = 4096;
 
 TEST(HardwareOperationAgreement, RanksWithDifferentCountsGetMismatchNotAResult) {
   WorldProvider& provider = worldProvider();
@@ -42,11 +42,12 @@ TEST(HardwareOperationAgreement, RanksWithDifferentCountsGetMismatchNotAResult) 
   ASSERT_TRUE(comm.isOk()) << comm.status().toString();
 
   float* buffer = nullptr;
-  ASSERT_EQ(hipMalloc(reinterpret_cast<void**>(&buffer), kCount * sizeof(float)), hipSuccess);
-  const std::vector<float> before(kCount, static_cast<float>(rank + 1));
-  ASSERT_EQ(hipMemcpy(buffer, before.data(), kCount * sizeof(float), hipMemcpyHostToDevice), hipSuccess);
+  ASSERT_EQ(hipMalloc(reinterpret_cast<void**>(&buffer), kOperationAgreementHwCount * sizeof(float)), hipSuccess);
+  const std::vector<float> before(kOperationAgreementHwCount, static_cast<float>(rank + 1));
+  ASSERT_EQ(hipMemcpy(buffer, before.data(), kOperationAgreementHwCount * sizeof(float), hipMemcpyHostToDevice),
+            hipSuccess);
 
-  const std::size_t count = rank == n - 1 ? kCount - 16 : kCount;
+  const std::size_t count = rank == n - 1 ? kOperationAgreementHwCount - 16 : kOperationAgreementHwCount;
   const auto began = std::chrono::steady_clock::now();
   Status status = (*comm)->allreduce(buffer, buffer, count, DataType::kFloat32, ReduceOp::kSum);
   const bool refused_at_call = !status.isOk();
@@ -54,14 +55,15 @@ TEST(HardwareOperationAgreement, RanksWithDifferentCountsGetMismatchNotAResult) 
   const auto waited = std::chrono::steady_clock::now() - began;
   EXPECT_LT(waited, std::chrono::seconds(5))
       << "rank " << rank << " waited for its deadline: the stop word did not end it";
-  const bool mismatch =
-      status.code() == ErrorCode::kMismatch &&
-      status.message().find("of the communicator differs between ranks") != std::string::npos &&
-      status.message().find("allreduce of " + std::to_string(kCount - 16) + " fp32") != std::string::npos;
+  const bool mismatch = status.code() == ErrorCode::kMismatch &&
+                        status.message().find("of the communicator differs between ranks") != std::string::npos &&
+                        status.message().find("allreduce of " + std::to_string(kOperationAgreementHwCount - 16) +
+                                              " fp32") != std::string::npos;
   EXPECT_TRUE(mismatch) << "rank " << rank << ": " << status.toString();
   if (refused_at_call) {
-    std::vector<float> after(kCount);
-    ASSERT_EQ(hipMemcpy(after.data(), buffer, kCount * sizeof(float), hipMemcpyDeviceToHost), hipSuccess);
+    std::vector<float> after(kOperationAgreementHwCount);
+    ASSERT_EQ(hipMemcpy(after.data(), buffer, kOperationAgreementHwCount * sizeof(float), hipMemcpyDeviceToHost),
+              hipSuccess);
     EXPECT_EQ(after, before) << "rank " << rank << " refused its call but its buffer changed";
   }
   EXPECT_TRUE(judge.allRanksAgree(mismatch));
@@ -72,7 +74,8 @@ TEST(HardwareOperationAgreement, RanksWithDifferentCountsGetMismatchNotAResult) 
   EXPECT_GE(refusers, 1);
 
   // Sticky: the next call is refused on every rank, at once.
-  const Status next = (*comm)->allreduce(buffer, buffer, kCount, DataType::kFloat32, ReduceOp::kSum);
+  const Status next =
+      (*comm)->allreduce(buffer, buffer, kOperationAgreementHwCount, DataType::kFloat32, ReduceOp::kSum);
   EXPECT_EQ(next.code(), ErrorCode::kMismatch) << "rank " << rank << ": " << next.toString();
   (*comm)->abort();
   comm->reset();

@@ -20,7 +20,7 @@
 namespace peerreduce::testing {
 namespace {
 
-constexpr std::size_t kCount = 4096;
+constexpr std::size_t kRecoveryHwCount = 4096;
 
 // The stage's probe-fallback step sets PEERREDUCE_GPU_FAULT_PROBE_PAIRS for the whole process; after a
 // shrink to fewer ranks, a pair it names may lie outside the new world, which transport creation refuses.
@@ -55,14 +55,14 @@ TEST(HardwareRecovery, AStalledPeerTimesOutThenEveryRankAbortsAgreesShrinksAndCo
   ASSERT_TRUE(comm.isOk()) << comm.status().toString();
 
   float* buffer = nullptr;
-  ASSERT_EQ(hipMalloc(reinterpret_cast<void**>(&buffer), kCount * sizeof(float)), hipSuccess);
-  std::vector<float> host(kCount, static_cast<float>(rank + 1));
-  ASSERT_EQ(hipMemcpy(buffer, host.data(), kCount * sizeof(float), hipMemcpyHostToDevice), hipSuccess);
+  ASSERT_EQ(hipMalloc(reinterpret_cast<void**>(&buffer), kRecoveryHwCount * sizeof(float)), hipSuccess);
+  std::vector<float> host(kRecoveryHwCount, static_cast<float>(rank + 1));
+  ASSERT_EQ(hipMemcpy(buffer, host.data(), kRecoveryHwCount * sizeof(float), hipMemcpyHostToDevice), hipSuccess);
 
   // 1. The timeout, naming the stalled rank, on every other rank.
   Status status;
   if (rank != stalled) {
-    status = (*comm)->allreduce(buffer, buffer, kCount, DataType::kFloat32, ReduceOp::kSum);
+    status = (*comm)->allreduce(buffer, buffer, kRecoveryHwCount, DataType::kFloat32, ReduceOp::kSum);
     if (status.isOk()) status = (*comm)->synchronize();
   }
   const bool timed_out =
@@ -123,16 +123,17 @@ TEST(HardwareRecovery, AStalledPeerTimesOutThenEveryRankAbortsAgreesShrinksAndCo
         EXPECT_EQ((*next)->size(), m);
         EXPECT_EQ((*next)->rank(), new_rank);
         // 4. Continue: the next allreduce on the shrunk world is correct.
-        std::vector<float> in(kCount);
-        for (std::size_t i = 0; i < kCount; ++i) in[i] = static_cast<float>((rank + 1) * 10 + static_cast<int>(i % 7));
-        ASSERT_EQ(hipMemcpy(buffer, in.data(), kCount * sizeof(float), hipMemcpyHostToDevice), hipSuccess);
-        Status ran = (*next)->allreduce(buffer, buffer, kCount, DataType::kFloat32, ReduceOp::kSum);
+        std::vector<float> in(kRecoveryHwCount);
+        for (std::size_t i = 0; i < kRecoveryHwCount; ++i)
+          in[i] = static_cast<float>((rank + 1) * 10 + static_cast<int>(i % 7));
+        ASSERT_EQ(hipMemcpy(buffer, in.data(), kRecoveryHwCount * sizeof(float), hipMemcpyHostToDevice), hipSuccess);
+        Status ran = (*next)->allreduce(buffer, buffer, kRecoveryHwCount, DataType::kFloat32, ReduceOp::kSum);
         if (ran.isOk()) ran = (*next)->synchronize();
         EXPECT_TRUE(ran.isOk()) << ran.toString();
-        std::vector<float> out(kCount);
-        ASSERT_EQ(hipMemcpy(out.data(), buffer, kCount * sizeof(float), hipMemcpyDeviceToHost), hipSuccess);
+        std::vector<float> out(kRecoveryHwCount);
+        ASSERT_EQ(hipMemcpy(out.data(), buffer, kRecoveryHwCount * sizeof(float), hipMemcpyDeviceToHost), hipSuccess);
         result_ok = ran.isOk();
-        for (std::size_t i = 0; i < kCount && result_ok; ++i) {
+        for (std::size_t i = 0; i < kRecoveryHwCount && result_ok; ++i) {
           float want = 0;
           for (int r : expected_survivors) want += static_cast<float>((r + 1) * 10 + static_cast<int>(i % 7));
           result_ok = out[i] == want;

@@ -14,7 +14,7 @@ namespace {
 
 constexpr std::size_t kAllocation = 1 << 20;
 constexpr std::size_t kOffset = 4096 + 16;
-constexpr std::size_t kBytes = 64 << 10;
+constexpr std::size_t kRegistrationHwBytes = 64 << 10;
 
 std::byte patternOf(int rank, std::size_t i) {
   return static_cast<std::byte>((rank * 37 + static_cast<int>(i) * 13) & 0xff);
@@ -30,12 +30,12 @@ TEST(GpuRegistration, EveryPeersRegisteredRangeHoldsItsBytesAndExportsAreReused)
   Communicator& comm = w.comm(rank);
   unsigned char* allocation = nullptr;
   ASSERT_EQ(hipMalloc(reinterpret_cast<void**>(&allocation), kAllocation), hipSuccess);
-  std::vector<std::byte> mine(kBytes);
-  for (std::size_t i = 0; i < kBytes; ++i) mine[i] = patternOf(rank, i);
-  ASSERT_EQ(hipMemcpy(allocation + kOffset, mine.data(), kBytes, hipMemcpyHostToDevice), hipSuccess);
+  std::vector<std::byte> mine(kRegistrationHwBytes);
+  for (std::size_t i = 0; i < kRegistrationHwBytes; ++i) mine[i] = patternOf(rank, i);
+  ASSERT_EQ(hipMemcpy(allocation + kOffset, mine.data(), kRegistrationHwBytes, hipMemcpyHostToDevice), hipSuccess);
   const RegistrationStats before = comm.registrationStats();
 
-  auto reg = comm.registerBuffer(allocation + kOffset, kBytes);
+  auto reg = comm.registerBuffer(allocation + kOffset, kRegistrationHwBytes);
   bool ok = reg.isOk();
   EXPECT_TRUE(ok) << reg.status().toString();
   int wrong_peers = 0;
@@ -44,16 +44,16 @@ TEST(GpuRegistration, EveryPeersRegisteredRangeHoldsItsBytesAndExportsAreReused)
     EXPECT_EQ(reg->offset(), kOffset);
     for (int p = 0; p < w.size(); ++p) {
       auto view = reg->peer(p);
-      if (!view.isOk() || view->bytes != kBytes) {
+      if (!view.isOk() || view->bytes != kRegistrationHwBytes) {
         ++wrong_peers;
         continue;
       }
-      std::vector<std::byte> theirs(kBytes);
-      if (hipMemcpy(theirs.data(), view->data, kBytes, hipMemcpyDeviceToHost) != hipSuccess) {
+      std::vector<std::byte> theirs(kRegistrationHwBytes);
+      if (hipMemcpy(theirs.data(), view->data, kRegistrationHwBytes, hipMemcpyDeviceToHost) != hipSuccess) {
         ++wrong_peers;
         continue;
       }
-      for (std::size_t i = 0; i < kBytes; ++i) {
+      for (std::size_t i = 0; i < kRegistrationHwBytes; ++i) {
         if (theirs[i] != patternOf(p, i)) {
           ++wrong_peers;
           break;
@@ -63,7 +63,7 @@ TEST(GpuRegistration, EveryPeersRegisteredRangeHoldsItsBytesAndExportsAreReused)
   }
   EXPECT_EQ(wrong_peers, 0) << "rank " << rank;
   // Another range of the same allocation: served by the same export.
-  auto second = comm.registerBuffer(allocation + 2 * kOffset + kBytes, 4096);
+  auto second = comm.registerBuffer(allocation + 2 * kOffset + kRegistrationHwBytes, 4096);
   EXPECT_TRUE(second.isOk()) << second.status().toString();
   const RegistrationStats after = comm.registrationStats();
   const bool reused = after.exports == before.exports + 1 && after.hits == before.hits + 1;

@@ -18,7 +18,7 @@
 namespace peerreduce::testing {
 namespace {
 
-constexpr std::size_t kCount = 1 << 16;
+constexpr std::size_t kSingleProcessCount = 1 << 16;
 
 float valueOf(int rank, std::size_t i) { return static_cast<float>((rank + 1) * 3 + static_cast<int>(i % 11)); }
 
@@ -71,20 +71,20 @@ TEST(SingleProcess, OneProcessDrivesEveryGpuWithOneThreadPerRank) {
           return;
         }
         float* buffer = nullptr;
-        std::vector<float> host(kCount);
-        for (std::size_t i = 0; i < kCount; ++i) host[i] = valueOf(r, i);
-        (void)hipMalloc(reinterpret_cast<void**>(&buffer), kCount * sizeof(float));
+        std::vector<float> host(kSingleProcessCount);
+        for (std::size_t i = 0; i < kSingleProcessCount; ++i) host[i] = valueOf(r, i);
+        (void)hipMalloc(reinterpret_cast<void**>(&buffer), kSingleProcessCount * sizeof(float));
         // On the rank's own stream: a non-blocking stream is not ordered after hipMemcpy's legacy stream.
-        (void)hipMemcpyAsync(buffer, host.data(), kCount * sizeof(float), hipMemcpyHostToDevice, stream);
+        (void)hipMemcpyAsync(buffer, host.data(), kSingleProcessCount * sizeof(float), hipMemcpyHostToDevice, stream);
         for (int round = 0; round < 3 && st.isOk(); ++round) {
           // Round 0 reduces the inputs; later rounds reduce the previous result again (x ranks).
-          st = (*comm)->allreduce(buffer, buffer, kCount, DataType::kFloat32, ReduceOp::kSum, stream);
+          st = (*comm)->allreduce(buffer, buffer, kSingleProcessCount, DataType::kFloat32, ReduceOp::kSum, stream);
           if (st.isOk()) st = (*comm)->synchronize(stream);
         }
-        std::vector<float> out(kCount);
-        (void)hipMemcpyAsync(out.data(), buffer, kCount * sizeof(float), hipMemcpyDeviceToHost, stream);
+        std::vector<float> out(kSingleProcessCount);
+        (void)hipMemcpyAsync(out.data(), buffer, kSingleProcessCount * sizeof(float), hipMemcpyDeviceToHost, stream);
         (void)hipStreamSynchronize(stream);
-        for (std::size_t i = 0; i < kCount; ++i) {
+        for (std::size_t i = 0; i < kSingleProcessCount; ++i) {
           float sum = 0;
           for (int p = 0; p < ranks; ++p) sum += valueOf(p, i);
           const float want = sum * static_cast<float>(ranks) * static_cast<float>(ranks);

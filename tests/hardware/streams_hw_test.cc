@@ -39,10 +39,10 @@ std::shared_ptr<TestWorld> defaultWorld() {
   return world.isOk() ? std::move(world).value() : nullptr;
 }
 
-constexpr int kStreams = 16;
+constexpr int kStreamsHwStreams = 16;
 
 // The stream rank `rank` enqueues operation `op` on: a permutation of the 16 streams per rank.
-int streamOf(int rank, int op) { return (op * (2 * rank + 1) + 5 * rank) % kStreams; }
+int streamOf(int rank, int op) { return (op * (2 * rank + 1) + 5 * rank) % kStreamsHwStreams; }
 
 TEST(Streams, OperationsOnSixteenStreamsInRankOrdersOfTheirOwnAreExact) {
   const std::shared_ptr<TestWorld> world = defaultWorld();
@@ -50,7 +50,7 @@ TEST(Streams, OperationsOnSixteenStreamsInRankOrdersOfTheirOwnAreExact) {
   TestWorld& w = *world;
   const int rank = w.localRanks().front();
   Communicator& comm = w.comm(rank);
-  hipStream_t streams[kStreams];
+  hipStream_t streams[kStreamsHwStreams];
   for (auto& s : streams) ASSERT_EQ(hipStreamCreateWithFlags(&s, hipStreamNonBlocking), hipSuccess);
   std::vector<StreamWork> work;
   for (std::size_t count : {kLargeCount, kSmallCount}) {

@@ -12,8 +12,8 @@ namespace peerreduce::testing {
 namespace {
 
 std::atomic<std::uint64_t> g_cases{0};
-constexpr unsigned char kGuard = 0x5A;      // fills bytes the allreduce must not touch
-constexpr std::size_t kGuardElements = 16;  // untouched elements checked after each buffer
+constexpr unsigned char kAllreduceCaseGuard = 0x5A;      // fills bytes the allreduce must not touch
+constexpr std::size_t kAllreduceCaseGuardElements = 16;  // untouched elements checked after each buffer
 
 }  // namespace
 
@@ -60,12 +60,12 @@ void prepareAndEnqueue(TestWorld& world, CaseState& state) {
   state.inputs.assign(static_cast<std::size_t>(n), std::vector<unsigned char>(bytes));
   for (int r = 0; r < n; ++r)
     fillPayload(c.dtype, c.op, c.seed, r, state.inputs[static_cast<std::size_t>(r)].data(), c.count, c.payload);
-  const std::size_t send_total = (c.send_offset + c.count + kGuardElements) * elem;
-  const std::size_t recv_total = (c.recv_offset + c.count + kGuardElements) * elem;
+  const std::size_t send_total = (c.send_offset + c.count + kAllreduceCaseGuardElements) * elem;
+  const std::size_t recv_total = (c.recv_offset + c.count + kAllreduceCaseGuardElements) * elem;
   for (int r : world.localRanks()) {
     LocalBuffers local;
     local.rank = r;
-    local.send_image.assign(send_total, kGuard);
+    local.send_image.assign(send_total, kAllreduceCaseGuard);
     if (bytes) {
       std::memcpy(local.send_image.data() + c.send_offset * elem, state.inputs[static_cast<std::size_t>(r)].data(),
                   bytes);
@@ -73,7 +73,7 @@ void prepareAndEnqueue(TestWorld& world, CaseState& state) {
     local.send = world.allocate(send_total);
     local.send->upload(local.send_image.data(), 0, send_total);
     if (!c.in_place) {
-      local.recv_image.assign(recv_total, kGuard);
+      local.recv_image.assign(recv_total, kAllreduceCaseGuard);
       local.recv = world.allocate(recv_total);
       local.recv->upload(local.recv_image.data(), 0, recv_total);
     }

@@ -9,8 +9,8 @@
 namespace peerreduce::testing {
 namespace {
 
-constexpr unsigned char kGuard = 0xA5;   // fills bytes the batch must not touch
-constexpr std::size_t kGapElements = 8;  // untouched elements before, between and after the items
+constexpr unsigned char kBatchCaseGuard = 0xA5;  // fills bytes the batch must not touch
+constexpr std::size_t kGapElements = 8;          // untouched elements before, between and after the items
 
 std::uint64_t itemSeed(const BatchCase& c, std::size_t item) { return c.seed * 1000003u + item; }
 
@@ -32,7 +32,7 @@ Layout layoutOf(const BatchCase& c) {
   return layout;
 }
 
-struct LocalBuffers {
+struct BatchBuffers {
   int rank = 0;
   std::unique_ptr<TestBuffer> send;
   std::unique_ptr<TestBuffer> recv;
@@ -75,12 +75,12 @@ CaseOutcome runLocally(TestWorld& world, const BatchCase& c) {
       fillPayload(c.dtype, c.op, itemSeed(c, i), r, inputs[i][static_cast<std::size_t>(r)].data(), c.items[i].count);
     }
   }
-  std::vector<LocalBuffers> locals;
+  std::vector<BatchBuffers> locals;
   for (int r : world.localRanks()) {
-    LocalBuffers local;
+    BatchBuffers local;
     local.rank = r;
-    local.send_image.assign(total_bytes, kGuard);
-    local.recv_image.assign(total_bytes, kGuard);
+    local.send_image.assign(total_bytes, kBatchCaseGuard);
+    local.recv_image.assign(total_bytes, kBatchCaseGuard);
     for (std::size_t i = 0; i < c.items.size(); ++i) {
       const auto& mine = inputs[i][static_cast<std::size_t>(r)];
       if (!mine.empty()) std::memcpy(local.send_image.data() + layout.at[i] * elem, mine.data(), mine.size());

@@ -10,15 +10,15 @@
 namespace peerreduce::testing {
 namespace {
 
-constexpr unsigned char kGuard = 0xA5;      // fills bytes the call must not touch
-constexpr std::size_t kGuardElements = 16;  // untouched elements checked after each buffer
+constexpr unsigned char kCollectiveCaseGuard = 0xA5;      // fills bytes the call must not touch
+constexpr std::size_t kCollectiveCaseGuardElements = 16;  // untouched elements checked after each buffer
 
 bool inputHoldsEveryBlock(const CollectiveCase& c) { return c.collective == Collective::kReduceScatter; }
 bool outputHoldsEveryBlock(const CollectiveCase& c) { return c.collective == Collective::kAllGather; }
 
 // One case's buffers on one local rank. In place there is one buffer (`send`), holding the larger of
 // the two layouts; `send_at` / `recv_at` are the pointers' element offsets into their buffers.
-struct LocalBuffers {
+struct CollectiveBuffers {
   int rank = 0;
   std::unique_ptr<TestBuffer> send;
   std::unique_ptr<TestBuffer> recv;  // null in place
@@ -28,10 +28,10 @@ struct LocalBuffers {
   std::size_t recv_at = 0;
 };
 
-struct CaseState {
+struct CollectiveCaseState {
   const CollectiveCase* c = nullptr;
   std::vector<std::vector<unsigned char>> inputs;  // every rank's send payload
-  std::vector<LocalBuffers> locals;
+  std::vector<CollectiveBuffers> locals;
   CaseOutcome outcome;
 
   void fail(const std::string& problem) {
@@ -42,7 +42,7 @@ struct CaseState {
   }
 };
 
-Status submit(TestWorld& world, const CollectiveCase& c, int rank, const void* send, void* recv) {
+Status submitCollective(TestWorld& world, const CollectiveCase& c, int rank, const void* send, void* recv) {
   Communicator& comm = world.comm(rank);
   switch (c.collective) {
     case Collective::kReduceScatter:
@@ -57,7 +57,7 @@ Status submit(TestWorld& world, const CollectiveCase& c, int rank, const void* s
   return invalidArgumentError("collective_case runs reduce-scatter, all-gather and broadcast");
 }
 
-void prepareAndEnqueue(TestWorld& world, CaseState& state) {
+void prepareCollective(TestWorld& world, CollectiveCaseState& state) {
   const CollectiveCase& c = *state.c;
   const std::size_t elem = dataTypeSize(c.dtype);
   const std::size_t n = static_cast<std::size_t>(world.size());
@@ -68,17 +68,17 @@ void prepareAndEnqueue(TestWorld& world, CaseState& state) {
     fillPayload(c.dtype, c.op, c.seed, static_cast<int>(r), state.inputs[r].data(), in_count, c.payload);
   }
   for (int r : world.localRanks()) {
-    LocalBuffers local;
+    CollectiveBuffers local;
     local.rank = r;
     const std::size_t own_block = static_cast<std::size_t>(r) * c.count;
     const std::vector<unsigned char>& payload = state.inputs[static_cast<std::size_t>(r)];
     if (c.in_place && c.collective == Collective::kAllGather) {
       // One buffer laid out as the output; the input is the rank's block of it.
-      local.send_image.assign((c.recv_offset + out_count + kGuardElements) * elem, kGuard);
+      local.send_image.assign((c.recv_offset + out_count + kCollectiveCaseGuardElements) * elem, kCollectiveCaseGuard);
       local.recv_at = c.recv_offset;
       local.send_at = c.recv_offset + own_block;
     } else {
-      local.send_image.assign((c.send_offset + in_count + kGuardElements) * elem, kGuard);
+      local.send_image.assign((c.send_offset + in_count + kCollectiveCaseGuardElements) * elem, kCollectiveCaseGuard);
       local.send_at = c.send_offset;
       local.recv_at = c.in_place && c.collective == Collective::kReduceScatter ? c.send_offset + own_block
                       : c.in_place                                             ? c.send_offset
@@ -88,7 +88,7 @@ void prepareAndEnqueue(TestWorld& world, CaseState& state) {
     local.send = world.allocate(local.send_image.size());
     local.send->upload(local.send_image.data(), 0, local.send_image.size());
     if (!c.in_place) {
-      local.recv_image.assign((c.recv_offset + out_count + kGuardElements) * elem, kGuard);
+      local.recv_image.assign((c.recv_offset + out_count + kCollectiveCaseGuardElements) * elem, kCollectiveCaseGuard);
       local.recv = world.allocate(local.recv_image.size());
       local.recv->upload(local.recv_image.data(), 0, local.recv_image.size());
     }
@@ -97,12 +97,13 @@ void prepareAndEnqueue(TestWorld& world, CaseState& state) {
   for (auto& local : state.locals) {
     auto* base = static_cast<unsigned char*>(local.send->data());
     auto* recv_base = c.in_place ? base : static_cast<unsigned char*>(local.recv->data());
-    const Status s = submit(world, c, local.rank, base + local.send_at * elem, recv_base + local.recv_at * elem);
+    const Status s =
+        submitCollective(world, c, local.rank, base + local.send_at * elem, recv_base + local.recv_at * elem);
     if (!s.isOk()) state.fail("rank " + std::to_string(local.rank) + ": " + s.toString());
   }
 }
 
-void checkLocal(CaseState& state) {
+void checkCollective(CollectiveCaseState& state) {
   const CollectiveCase& c = *state.c;
   const std::size_t elem = dataTypeSize(c.dtype);
   const std::size_t n = state.inputs.size();
@@ -164,10 +165,10 @@ std::string CollectiveCase::describe() const {
 }
 
 std::vector<CaseOutcome> runCollectiveCases(TestWorld& world, const std::vector<CollectiveCase>& cases) {
-  std::vector<CaseState> states(cases.size());
+  std::vector<CollectiveCaseState> states(cases.size());
   for (std::size_t i = 0; i < cases.size(); ++i) {
     states[i].c = &cases[i];
-    prepareAndEnqueue(world, states[i]);
+    prepareCollective(world, states[i]);
   }
   const Status completed = world.completeAll();
   std::vector<std::string> races;
@@ -175,7 +176,7 @@ std::vector<CaseOutcome> runCollectiveCases(TestWorld& world, const std::vector<
   std::vector<CaseOutcome> outcomes;
   for (auto& state : states) {
     if (!completed.isOk()) state.fail("completing: " + completed.toString());
-    checkLocal(state);
+    checkCollective(state);
     if (!races.empty()) state.fail("happens-before violation: " + races.front());
     // Collective verdict: every rank calls it for every case, whatever its local outcome.
     if (!world.allRanksAgree(state.outcome.ok) && state.outcome.ok) {

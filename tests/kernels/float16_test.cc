@@ -33,7 +33,7 @@ constexpr std::uint16_t kHalfQuietBit = 0x0200;
 constexpr std::uint16_t kBF16Inf = 0x7f80;
 constexpr std::uint16_t kBF16MantissaMask = 0x007f;
 constexpr std::uint16_t kBF16QuietBit = 0x0040;
-constexpr std::uint32_t kFloatSignBit = 0x80000000u;
+constexpr std::uint32_t kFloat16FloatSignBit = 0x80000000u;
 constexpr std::uint32_t kFloatInf = 0x7f800000u;
 constexpr int kFloatMantissaBits = 23;
 // fp32 mantissa bits that fp16 drops: the fp16 NaN payload is fp32 payload bits 22..13.
@@ -115,7 +115,7 @@ const ReferenceRounder& bf16Rounder() {
 
 // What a NaN must become: the sign kept, the quiet bit set, the top payload bits kept.
 std::uint16_t expectedHalfNan(std::uint32_t float_bits) {
-  const auto sign = static_cast<std::uint16_t>((float_bits & kFloatSignBit) >> 16);
+  const auto sign = static_cast<std::uint16_t>((float_bits & kFloat16FloatSignBit) >> 16);
   const auto payload = static_cast<std::uint16_t>((float_bits >> kHalfPayloadShift) & kHalfMantissaMask);
   return static_cast<std::uint16_t>(sign | kHalfInf | kHalfQuietBit | payload);
 }

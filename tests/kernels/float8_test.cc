@@ -35,11 +35,11 @@ using testing::MismatchLog;
 constexpr int kPatternCount8 = 256;
 constexpr std::uint8_t kSignBit = 0x80;
 constexpr std::uint8_t kMagnitudeMask = 0x7f;
-constexpr std::uint32_t kFloatSignBit = 0x80000000u;
+constexpr std::uint32_t kFloat8FloatSignBit = 0x80000000u;
 
 // What the tests need to know of a format, written down from the OCP specification rather than taken from
 // float8.h.
-struct Format {
+struct Fp8Format {
   DataType dtype;
   std::uint8_t max_finite;     // magnitude pattern of the largest finite value
   double max_value;            // its value
@@ -48,11 +48,11 @@ struct Format {
   bool has_inf;
 };
 
-constexpr Format kE4M3 = {DataType::kFloat8E4M3, 0x7e, 448.0, 0x7e, 480.0, false};
-constexpr Format kE5M2 = {DataType::kFloat8E5M2, 0x7b, 57344.0, 0x7c, 65536.0, true};
+constexpr Fp8Format kE4M3 = {DataType::kFloat8E4M3, 0x7e, 448.0, 0x7e, 480.0, false};
+constexpr Fp8Format kE5M2 = {DataType::kFloat8E5M2, 0x7b, 57344.0, 0x7c, 65536.0, true};
 
 template <typename F8>
-constexpr const Format& formatOf() {
+constexpr const Fp8Format& formatOf() {
   if constexpr (std::is_same_v<F8, Float8E4M3>) {
     return kE4M3;
   } else {
@@ -60,18 +60,18 @@ constexpr const Format& formatOf() {
   }
 }
 
-double referenceDecode(const Format& format, std::uint8_t bits) { return decodeElement(format.dtype, &bits, 0); }
+double referenceDecode(const Fp8Format& format, std::uint8_t bits) { return decodeElement(format.dtype, &bits, 0); }
 
-bool isNanPattern(const Format& format, std::uint8_t bits) { return std::isnan(referenceDecode(format, bits)); }
+bool isNanPattern(const Fp8Format& format, std::uint8_t bits) { return std::isnan(referenceDecode(format, bits)); }
 
 // Round to nearest even, the slow obvious way: the non-negative finite values of the format sorted by their
 // pattern (the encodings of non-negative values increase with the value), plus one entry for the value the
 // next pattern would have if the exponent range went on (480 for e4m3, 2^16 for e5m2). A magnitude is rounded
 // by taking its two table neighbours and choosing the nearer, or on a tie the even pattern; landing on (or
 // beyond) the extra entry is an overflow, which e4m3 saturates and e5m2 makes infinite.
-class ReferenceRounder {
+class Fp8ReferenceRounder {
  public:
-  explicit ReferenceRounder(const Format& format) : format_(format) {
+  explicit Fp8ReferenceRounder(const Fp8Format& format) : format_(format) {
     for (int bits = 0; bits <= format.max_finite; ++bits) {
       values_.push_back(referenceDecode(format, static_cast<std::uint8_t>(bits)));
     }
@@ -106,13 +106,13 @@ class ReferenceRounder {
   double midpointAbove(std::uint8_t bits) const { return (values_[bits] + values_[bits + 1u]) / 2; }
 
  private:
-  Format format_;
+  Fp8Format format_;
   std::vector<double> values_;
 };
 
 template <typename F8>
-const ReferenceRounder& rounderOf() {
-  static const ReferenceRounder rounder(formatOf<F8>());
+const Fp8ReferenceRounder& rounderOf() {
+  static const Fp8ReferenceRounder rounder(formatOf<F8>());
   return rounder;
 }
 
@@ -124,7 +124,7 @@ std::uint8_t narrowBits(float f) {
 // What a float NaN must become: e4m3's NaN of its sign; e5m2's quiet NaN keeping the top payload bit.
 template <typename F8>
 std::uint8_t expectedNan(std::uint32_t float_bits) {
-  const auto sign = static_cast<std::uint8_t>((float_bits & kFloatSignBit) >> 24);
+  const auto sign = static_cast<std::uint8_t>((float_bits & kFloat8FloatSignBit) >> 24);
   if constexpr (std::is_same_v<F8, Float8E4M3>) {
     return static_cast<std::uint8_t>(sign | 0x7f);
   } else {
@@ -138,13 +138,13 @@ const char* opText(ReduceOp op) {
   return kNames[static_cast<int>(op)];
 }
 
-const char* formatName(const Format& format) { return format.has_inf ? "fp8e5m2" : "fp8e4m3"; }
+const char* formatName(const Fp8Format& format) { return format.has_inf ? "fp8e5m2" : "fp8e4m3"; }
 
 // ---- every pattern ----
 
 template <typename F8>
 void checkEveryPatternWidensExactlyAndRoundTrips() {
-  const Format& format = formatOf<F8>();
+  const Fp8Format& format = formatOf<F8>();
   MismatchLog log;
   for (int pattern = 0; pattern < kPatternCount8; ++pattern) {
     const auto bits = static_cast<std::uint8_t>(pattern);
@@ -212,7 +212,7 @@ std::string checkRounding(std::uint32_t float_bits) {
 
 template <typename F8>
 void checkEveryMidpointAndItsNeighbours() {
-  const Format& format = formatOf<F8>();
+  const Fp8Format& format = formatOf<F8>();
   MismatchLog log;
   // Between every two adjacent non-negative values, and between the largest and the overflow value: the tie
   // itself (exact in fp32, which has far more bits) and the floats just below and above it, in both signs.
@@ -297,7 +297,8 @@ RC_GTEST_PROP(Float8, FloatsInRangeRoundLikeTheTableReference, ()) {
   const int exponent = *rc::gen::resize(rc::kNominalSize, rc::gen::inRange(127 - 20, 127 + 17));
   const std::uint32_t mantissa = *rc::gen::resize(rc::kNominalSize, rc::gen::inRange<std::uint32_t>(0, 1u << 23));
   const bool negative = *rc::gen::arbitrary<bool>();
-  const std::uint32_t bits = (negative ? kFloatSignBit : 0u) | (static_cast<std::uint32_t>(exponent) << 23) | mantissa;
+  const std::uint32_t bits =
+      (negative ? kFloat8FloatSignBit : 0u) | (static_cast<std::uint32_t>(exponent) << 23) | mantissa;
   RC_ASSERT(checkRounding<Float8E4M3>(bits) == "");
   RC_ASSERT(checkRounding<Float8E5M2>(bits) == "");
 }
@@ -310,7 +311,7 @@ RC_GTEST_PROP(Float8, FloatsInRangeRoundLikeTheTableReference, ()) {
 // on equality (-0 vs +0).
 template <typename F8>
 std::uint8_t referenceStep(ReduceOp op, std::uint8_t a_bits, std::uint8_t b_bits, int world_size) {
-  const Format& format = formatOf<F8>();
+  const Fp8Format& format = formatOf<F8>();
   const double a = referenceDecode(format, a_bits);
   const double b = referenceDecode(format, b_bits);
   const auto round = [](double x) { return std::isnan(x) ? std::uint8_t{0x7f} : rounderOf<F8>().round(x); };
@@ -344,7 +345,7 @@ std::uint8_t referenceStep(ReduceOp op, std::uint8_t a_bits, std::uint8_t b_bits
 // makes is the platform's).
 template <typename F8>
 void checkEveryPairwiseStep(ReduceOp op, int world_size) {
-  const Format& format = formatOf<F8>();
+  const Fp8Format& format = formatOf<F8>();
   constexpr std::size_t kPairs = kPatternCount8 * kPatternCount8;
   std::vector<F8> first(kPairs);
   std::vector<F8> second(kPairs);

@@ -116,7 +116,7 @@ class Buffers {
 // dtype, op, seed and full-range integers must be uniform from the first case on, so their size is pinned to the
 // maximum.
 template <typename T>
-rc::Gen<T> uniformIn(T low, T high_exclusive) {
+rc::Gen<T> uniformValueIn(T low, T high_exclusive) {
   return rc::gen::resize(rc::kNominalSize, rc::gen::inRange<T>(low, high_exclusive));
 }
 
@@ -173,13 +173,13 @@ RC_GTEST_PROP(ReduceOps, Uint8WrapsLikeUnsignedArithmetic, (std::uint8_t a, std:
   checkWrappingAgainstUint64(a, b);
 }
 RC_GTEST_PROP(ReduceOps, Int32WrapsLikeUnsignedArithmetic, ()) {
-  const auto a = *uniformIn(std::numeric_limits<std::int32_t>::min(), std::numeric_limits<std::int32_t>::max());
+  const auto a = *uniformValueIn(std::numeric_limits<std::int32_t>::min(), std::numeric_limits<std::int32_t>::max());
   const auto b = *rc::gen::arbitrary<std::int32_t>();  // size-scaled: small values, where signs mix
   checkWrappingAgainstUint64(a, b);
 }
 RC_GTEST_PROP(ReduceOps, Int64WrapsLikeUnsignedArithmetic, ()) {
-  const auto a = *uniformIn(std::numeric_limits<std::int64_t>::min(), std::numeric_limits<std::int64_t>::max());
-  const auto b = *uniformIn(std::numeric_limits<std::int64_t>::min(), std::numeric_limits<std::int64_t>::max());
+  const auto a = *uniformValueIn(std::numeric_limits<std::int64_t>::min(), std::numeric_limits<std::int64_t>::max());
+  const auto b = *uniformValueIn(std::numeric_limits<std::int64_t>::min(), std::numeric_limits<std::int64_t>::max());
   checkWrappingAgainstUint64(a, b);
 }
 
@@ -480,8 +480,8 @@ constexpr std::size_t kMaxCountExclusive = 301;
 
 RC_GTEST_PROP(ReduceOps, RandomCasesMatchTheIndependentReference, ()) {
   Case c;
-  c.dtype = static_cast<DataType>(*uniformIn(0, kDataTypeCount));
-  c.op = static_cast<ReduceOp>(*uniformIn(0, kReduceOpCount));
+  c.dtype = static_cast<DataType>(*uniformValueIn(0, kDataTypeCount));
+  c.op = static_cast<ReduceOp>(*uniformValueIn(0, kReduceOpCount));
   c.nsrc = *rc::gen::inRange(1, kMaxSourcesExclusive);
   c.count = *rc::gen::inRange<std::size_t>(0, kMaxCountExclusive);
   c.seed = *rc::gen::resize(rc::kNominalSize, rc::gen::arbitrary<std::uint64_t>());
@@ -509,10 +509,10 @@ TEST(ReduceOps, EveryDtypeAndOpMatchesTheReference) {
 // Partial avg reductions (a ring's or a tree's steps: some sources send buffers, some partials, final or
 // not, any world size): hostReduce's staged blocks give reduceElements's bits.
 RC_GTEST_PROP(ReduceOps, HostReduceEqualsReduceElementsForAnyAvgStep, ()) {
-  const auto dtype = static_cast<DataType>(*uniformIn(0, kDataTypeCount));
+  const auto dtype = static_cast<DataType>(*uniformValueIn(0, kDataTypeCount));
   const int nsrc = *rc::gen::inRange(1, kMaxSourcesExclusive);
   const std::size_t count = *rc::gen::inRange<std::size_t>(0, kMaxCountExclusive);
-  const int world_size = *uniformIn(1, kMaxWorldSize + 1);
+  const int world_size = *uniformValueIn(1, kMaxWorldSize + 1);
   const bool finalize = *rc::gen::arbitrary<bool>();
   const std::uint64_t seed = *rc::gen::resize(rc::kNominalSize, rc::gen::arbitrary<std::uint64_t>());
   std::vector<std::uint8_t> from_send;

@@ -13,10 +13,10 @@ namespace peerreduce::testing {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-constexpr auto kTimeout = std::chrono::milliseconds(1500);
+constexpr auto kMpiTransportFaultsTimeout = std::chrono::milliseconds(1500);
 // What a failing operation may take beyond its deadline: the fence after the wait, the thread's wake-up.
-constexpr auto kSlack = std::chrono::milliseconds(1000);
-constexpr std::size_t kCount = 4096;
+constexpr auto kMpiTransportFaultsSlack = std::chrono::milliseconds(1000);
+constexpr std::size_t kFaultCount = 4096;
 
 mpi::MpiTransportOptions faultOptions() {
   mpi::MpiTransportOptions options;
@@ -31,13 +31,13 @@ struct Outcome {
 
 // Submits one float allreduce of `plan` on local rank l's transport and synchronizes, timing it.
 Outcome runAllreduce(mpi::MpiTransport& transport, const std::shared_ptr<const Plan>& plan) {
-  const std::vector<float> in(kCount, 1.0f);
-  std::vector<float> out(kCount, 0.0f);
-  const ExecutionRequest request = floatAllreduceRequest(plan, in, out, kTimeout);
+  const std::vector<float> in(kFaultCount, 1.0f);
+  std::vector<float> out(kFaultCount, 0.0f);
+  const ExecutionRequest request = floatAllreduceRequest(plan, in, out, kMpiTransportFaultsTimeout);
   const auto start = Clock::now();
   Outcome outcome;
   outcome.status = transport.submit(request, nullptr);
-  if (outcome.status.isOk()) outcome.status = transport.synchronize(nullptr, kTimeout * 4);
+  if (outcome.status.isOk()) outcome.status = transport.synchronize(nullptr, kMpiTransportFaultsTimeout * 4);
   outcome.took = Clock::now() - start;
   return outcome;
 }
@@ -68,7 +68,7 @@ Scenario runScenario(Algorithm algorithm, const std::function<bool(mpi::MpiTrans
     if (before(transport)) {
       scenario.outcomes[static_cast<std::size_t>(l)] = runAllreduce(transport, plan);
     } else {
-      std::this_thread::sleep_for(kTimeout + kSlack);
+      std::this_thread::sleep_for(kMpiTransportFaultsTimeout + kMpiTransportFaultsSlack);
     }
     return Status::ok();
   });
@@ -99,10 +99,10 @@ TEST(MpiTransportFaults, AnAbortedMachineIsNamedAsLostByEveryOtherMachineAtOnce)
     // Told by the victim itself: long before the deadline.
     EXPECT_EQ(outcome.status.code(), ErrorCode::kPeerLost) << message;
     EXPECT_NE(message.find(named(victim)), std::string::npos) << message;
-    EXPECT_LT(outcome.took, kTimeout) << message;
+    EXPECT_LT(outcome.took, kMpiTransportFaultsTimeout) << message;
     EXPECT_EQ(transport.peerHealth(victim), PeerHealth::kLost);
     EXPECT_EQ(transport.peerHealth(world.machine), PeerHealth::kAlive);
-    ok = ok && outcome.status.code() == ErrorCode::kPeerLost && outcome.took < kTimeout;
+    ok = ok && outcome.status.code() == ErrorCode::kPeerLost && outcome.took < kMpiTransportFaultsTimeout;
   }
   EXPECT_TRUE(everyMachine(ok));
 }
@@ -122,10 +122,11 @@ TEST(MpiTransportFaults, AMachineThatNeverAnswersIsNamedByEveryOtherMachineWithi
       const std::string message = outcome.status.toString();
       EXPECT_EQ(outcome.status.code(), ErrorCode::kTimeout) << message;
       EXPECT_NE(message.find(named(victim) + "did not answer"), std::string::npos) << message;
-      EXPECT_LE(outcome.took, kTimeout + kSlack) << message;
+      EXPECT_LE(outcome.took, kMpiTransportFaultsTimeout + kMpiTransportFaultsSlack) << message;
       EXPECT_EQ(world.transports[static_cast<std::size_t>(l)]->peerHealth(victim), PeerHealth::kLost);
       ok = ok && outcome.status.code() == ErrorCode::kTimeout &&
-           message.find(named(victim) + "did not answer") != std::string::npos && outcome.took <= kTimeout + kSlack;
+           message.find(named(victim) + "did not answer") != std::string::npos &&
+           outcome.took <= kMpiTransportFaultsTimeout + kMpiTransportFaultsSlack;
     }
   }
   EXPECT_TRUE(everyMachine(ok));
@@ -144,8 +145,8 @@ TEST(MpiTransportFaults, ALinkDownBetweenTwoMachinesIsATypedErrorOnEveryMachineW
   for (int l = 0; l < kLocalRanks; ++l) {
     const Outcome& outcome = outcomes[static_cast<std::size_t>(l)];
     const std::string message = outcome.status.toString();
-    EXPECT_LE(outcome.took, kTimeout + kSlack) << message;
-    ok = ok && outcome.took <= kTimeout + kSlack;
+    EXPECT_LE(outcome.took, kMpiTransportFaultsTimeout + kMpiTransportFaultsSlack) << message;
+    ok = ok && outcome.took <= kMpiTransportFaultsTimeout + kMpiTransportFaultsSlack;
     if (world.machine <= 1) {
       // An endpoint hears nothing from the other end: it names it.
       const int other = 1 - world.machine;

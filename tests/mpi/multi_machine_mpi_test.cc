@@ -193,7 +193,7 @@ TEST(MultiMachineOverMpi, BroadcastFromEveryRootGivesTheRootsBytesEverywhere) {
 }
 
 constexpr auto kFaultTimeout = std::chrono::milliseconds(2000);
-constexpr auto kSlack = std::chrono::milliseconds(1500);
+constexpr auto kMultiMachineMpiSlack = std::chrono::milliseconds(1500);
 
 // Every local rank's reduce-scatter or all-gather of `count` per rank (payloads from (seed, world rank)):
 // statuses and outputs.
@@ -295,8 +295,8 @@ bool failedNamingTheLostMachine(const MachineCommunicators& machine, const Machi
   for (int l = 0; l < kLocalRanks; ++l) {
     const Status& status = run.statuses[static_cast<std::size_t>(l)];
     EXPECT_FALSE(status.isOk());
-    EXPECT_LE(run.took[static_cast<std::size_t>(l)], kFaultTimeout + kSlack) << status.toString();
-    ok = ok && !status.isOk() && run.took[static_cast<std::size_t>(l)] <= kFaultTimeout + kSlack;
+    EXPECT_LE(run.took[static_cast<std::size_t>(l)], kFaultTimeout + kMultiMachineMpiSlack) << status.toString();
+    ok = ok && !status.isOk() && run.took[static_cast<std::size_t>(l)] <= kFaultTimeout + kMultiMachineMpiSlack;
     if (machine.world->machine() != victim) {
       EXPECT_NE(status.message().find(named), std::string::npos) << status.toString();
       ok = ok && status.message().find(named) != std::string::npos;
@@ -362,8 +362,8 @@ TEST(MultiMachineOverMpi, ANetworkLinkDownEndsEveryRanksOperationNamingTheMachin
   for (int l = 0; l < kLocalRanks; ++l) {
     const Status& status = run.statuses[static_cast<std::size_t>(l)];
     EXPECT_FALSE(status.isOk());
-    EXPECT_LE(run.took[static_cast<std::size_t>(l)], kFaultTimeout + kSlack) << status.toString();
-    ok = ok && !status.isOk() && run.took[static_cast<std::size_t>(l)] <= kFaultTimeout + kSlack;
+    EXPECT_LE(run.took[static_cast<std::size_t>(l)], kFaultTimeout + kMultiMachineMpiSlack) << status.toString();
+    ok = ok && !status.isOk() && run.took[static_cast<std::size_t>(l)] <= kFaultTimeout + kMultiMachineMpiSlack;
   }
   const Status& seen = run.statuses[1];
   if (m <= 1) {

@@ -15,10 +15,10 @@
 
 namespace {
 
-constexpr int kMachines = 2;
-constexpr int kRanksPerMachine = 2;
-constexpr int kRanks = kMachines * kRanksPerMachine;
-constexpr std::size_t kCount = 24;
+constexpr int kMultiMachineAbortMachines = 2;
+constexpr int kMultiMachineAbortRanksPerMachine = 2;
+constexpr int kMultiMachineAbortRanks = kMultiMachineAbortMachines * kMultiMachineAbortRanksPerMachine;
+constexpr std::size_t kMultiMachineAbortCount = 24;
 // Far below the 20 s such a call used to wait, far above what refusing takes on a loaded machine.
 constexpr std::chrono::seconds kPrompt{5};
 constexpr std::int32_t kSendFill = 7;
@@ -34,17 +34,20 @@ struct Case {
   const char* name;
 };
 
-// One call on `comm`; the buffers hold kRanks x kCount elements (enough for every collective's largest).
+// One call on `comm`; the buffers hold kMultiMachineAbortRanks x kMultiMachineAbortCount elements (enough for every
+// collective's largest).
 prResult_t run(const Case& c, prMultiComm_t comm, std::vector<std::int32_t>& send, std::vector<std::int32_t>& recv) {
   switch (c.call) {
     case Call::kAllReduce:
-      return prMultiAllReduce(send.data(), recv.data(), kCount, prInt32, prSum, c.strategy, comm, nullptr);
+      return prMultiAllReduce(send.data(), recv.data(), kMultiMachineAbortCount, prInt32, prSum, c.strategy, comm,
+                              nullptr);
     case Call::kReduceScatter:
-      return prMultiReduceScatter(send.data(), recv.data(), kCount, prInt32, prSum, c.strategy, comm, nullptr);
+      return prMultiReduceScatter(send.data(), recv.data(), kMultiMachineAbortCount, prInt32, prSum, c.strategy, comm,
+                                  nullptr);
     case Call::kAllGather:
-      return prMultiAllGather(send.data(), recv.data(), kCount, prInt32, c.strategy, comm, nullptr);
+      return prMultiAllGather(send.data(), recv.data(), kMultiMachineAbortCount, prInt32, c.strategy, comm, nullptr);
     case Call::kBroadcast:
-      return prMultiBroadcast(send.data(), recv.data(), kCount, prInt32, 0, comm, nullptr);
+      return prMultiBroadcast(send.data(), recv.data(), kMultiMachineAbortCount, prInt32, 0, comm, nullptr);
   }
   return prInternalError;
 }
@@ -52,7 +55,9 @@ prResult_t run(const Case& c, prMultiComm_t comm, std::vector<std::int32_t>& sen
 class MultiMachineAbort : public ::testing::TestWithParam<Case> {
  protected:
   void SetUp() override {
-    ASSERT_EQ(prMultiSimWorldCreate(kMachines, kRanksPerMachine, 5, &world_), prSuccess) << lastError();
+    ASSERT_EQ(prMultiSimWorldCreate(kMultiMachineAbortMachines, kMultiMachineAbortRanksPerMachine, 5, &world_),
+              prSuccess)
+        << lastError();
     ASSERT_EQ(prMultiCommInitSimAll(world_, nullptr, comms_), prSuccess) << lastError();
   }
   void TearDown() override {
@@ -66,7 +71,7 @@ class MultiMachineAbort : public ::testing::TestWithParam<Case> {
     }
   }
   prMultiSimWorld_t world_ = nullptr;
-  prMultiComm_t comms_[kRanks] = {};
+  prMultiComm_t comms_[kMultiMachineAbortRanks] = {};
 };
 
 // Every rank aborted, then each calls in turn from one thread: were any call to wait for the others, the
@@ -74,18 +79,18 @@ class MultiMachineAbort : public ::testing::TestWithParam<Case> {
 TEST_P(MultiMachineAbort, LaterCallReturnsAbortedAtOnceWritingNothing) {
   const Case& c = GetParam();
   for (prMultiComm_t comm : comms_) ASSERT_EQ(prMultiCommAbort(comm), prSuccess) << lastError();
-  for (int rank = 0; rank < kRanks; ++rank) {
+  for (int rank = 0; rank < kMultiMachineAbortRanks; ++rank) {
     SCOPED_TRACE("rank " + std::to_string(rank));
-    std::vector<std::int32_t> send(kRanks * kCount, kSendFill);
-    std::vector<std::int32_t> recv(kRanks * kCount, kRecvFill);
+    std::vector<std::int32_t> send(kMultiMachineAbortRanks * kMultiMachineAbortCount, kSendFill);
+    std::vector<std::int32_t> recv(kMultiMachineAbortRanks * kMultiMachineAbortCount, kRecvFill);
     const auto started = std::chrono::steady_clock::now();
     EXPECT_EQ(run(c, comms_[rank], send, recv), prAborted);
     const std::string message = lastError();
     EXPECT_LT(std::chrono::steady_clock::now() - started, kPrompt);
     EXPECT_NE(message.find("across machines on rank " + std::to_string(rank)), std::string::npos) << message;
     EXPECT_NE(message.find("aborted; destroy it and create a new one"), std::string::npos) << message;
-    EXPECT_EQ(send, std::vector<std::int32_t>(kRanks * kCount, kSendFill));
-    EXPECT_EQ(recv, std::vector<std::int32_t>(kRanks * kCount, kRecvFill));
+    EXPECT_EQ(send, std::vector<std::int32_t>(kMultiMachineAbortRanks * kMultiMachineAbortCount, kSendFill));
+    EXPECT_EQ(recv, std::vector<std::int32_t>(kMultiMachineAbortRanks * kMultiMachineAbortCount, kRecvFill));
     EXPECT_EQ(prMultiCommSynchronize(comms_[rank], nullptr), prAborted);
   }
 }
@@ -93,12 +98,12 @@ TEST_P(MultiMachineAbort, LaterCallReturnsAbortedAtOnceWritingNothing) {
 // Only one rank aborted: its own calls refuse at once, whatever the others do.
 TEST_P(MultiMachineAbort, AnAbortedRankRefusesWithoutItsPeers) {
   ASSERT_EQ(prMultiCommAbort(comms_[2]), prSuccess) << lastError();
-  std::vector<std::int32_t> send(kRanks * kCount, kSendFill);
-  std::vector<std::int32_t> recv(kRanks * kCount, kRecvFill);
+  std::vector<std::int32_t> send(kMultiMachineAbortRanks * kMultiMachineAbortCount, kSendFill);
+  std::vector<std::int32_t> recv(kMultiMachineAbortRanks * kMultiMachineAbortCount, kRecvFill);
   const auto started = std::chrono::steady_clock::now();
   EXPECT_EQ(run(GetParam(), comms_[2], send, recv), prAborted) << lastError();
   EXPECT_LT(std::chrono::steady_clock::now() - started, kPrompt);
-  EXPECT_EQ(recv, std::vector<std::int32_t>(kRanks * kCount, kRecvFill));
+  EXPECT_EQ(recv, std::vector<std::int32_t>(kMultiMachineAbortRanks * kMultiMachineAbortCount, kRecvFill));
 }
 
 // An allreduce in flight: ranks 0-2 call while rank 3 never does, so rank 2's step inside its machine and
@@ -110,17 +115,19 @@ TEST(MultiMachineAbortInFlight, AllreduceInFlightReturnsPromptlyOnceEveryRankAbo
   for (const prMachineStrategy_t strategy : {prStrategyHierarchical, prStrategyFlat}) {
     SCOPED_TRACE(strategy == prStrategyFlat ? "flat" : "hierarchical");
     prMultiSimWorld_t world = nullptr;
-    prMultiComm_t comms[kRanks] = {};
-    ASSERT_EQ(prMultiSimWorldCreate(kMachines, kRanksPerMachine, 5, &world), prSuccess) << lastError();
+    prMultiComm_t comms[kMultiMachineAbortRanks] = {};
+    ASSERT_EQ(prMultiSimWorldCreate(kMultiMachineAbortMachines, kMultiMachineAbortRanksPerMachine, 5, &world),
+              prSuccess)
+        << lastError();
     ASSERT_EQ(prMultiCommInitSimAll(world, nullptr, comms), prSuccess) << lastError();
-    std::vector<prResult_t> results(kRanks - 1, prSuccess);
+    std::vector<prResult_t> results(kMultiMachineAbortRanks - 1, prSuccess);
     std::vector<std::thread> callers;
     const auto started = std::chrono::steady_clock::now();
-    for (int rank = 0; rank < kRanks - 1; ++rank) {
+    for (int rank = 0; rank < kMultiMachineAbortRanks - 1; ++rank) {
       callers.emplace_back([&, rank] {
-        std::vector<std::int32_t> data(kCount, kSendFill);
-        prResult_t result =
-            prMultiAllReduce(data.data(), data.data(), kCount, prInt32, prSum, strategy, comms[rank], nullptr);
+        std::vector<std::int32_t> data(kMultiMachineAbortCount, kSendFill);
+        prResult_t result = prMultiAllReduce(data.data(), data.data(), kMultiMachineAbortCount, prInt32, prSum,
+                                             strategy, comms[rank], nullptr);
         if (result == prSuccess) result = prMultiCommSynchronize(comms[rank], nullptr);
         results[static_cast<std::size_t>(rank)] = result;
       });
@@ -129,7 +136,7 @@ TEST(MultiMachineAbortInFlight, AllreduceInFlightReturnsPromptlyOnceEveryRankAbo
     for (prMultiComm_t comm : comms) EXPECT_EQ(prMultiCommAbort(comm), prSuccess) << lastError();
     for (std::thread& t : callers) t.join();
     EXPECT_LT(std::chrono::steady_clock::now() - started, kPrompt);
-    for (int rank = 0; rank < kRanks - 1; ++rank) {
+    for (int rank = 0; rank < kMultiMachineAbortRanks - 1; ++rank) {
       const prResult_t result = results[static_cast<std::size_t>(rank)];
       EXPECT_NE(result, prSuccess) << "rank " << rank << " finished without rank 3";
       EXPECT_NE(result, prTimeout) << "rank " << rank << " waited out its bound";

@@ -20,8 +20,8 @@ namespace {
 
 using peerreduce::testing::ScopedEnv;
 
-constexpr int kRanks = 2;
-constexpr int kRounds = 8;
+constexpr int kAbortRaceRanks = 2;
+constexpr int kAbortRaceRounds = 8;
 // Calls each rank makes at most per round: the abort lands among them, or after the last.
 constexpr int kMaxCallsPerRound = 200;
 // How long a thread waits for the others to start before the round fails.
@@ -49,21 +49,21 @@ TEST(Api, AbortFromAnotherThreadWhileTakenCallsRunNeverCrashes) {
   const ScopedEnv all("PEERREDUCE_NCCL_TAKE", "all");
   // The summary is printed as the communicator goes, from counters the calls in flight still write.
   const ScopedEnv summary("PEERREDUCE_NCCL_SUMMARY", "1");
-  for (int round = 0; round < kRounds; ++round) {
+  for (int round = 0; round < kAbortRaceRounds; ++round) {
     SCOPED_TRACE("round " + std::to_string(round));
-    auto comms = makeComms(kRanks);
+    auto comms = makeComms(kAbortRaceRanks);
     ASSERT_FALSE(::testing::Test::HasFailure());
     std::atomic<int> started{0};
-    std::vector<std::vector<ncclResult_t>> results(kRanks);
-    std::vector<ncclResult_t> aborted(kRanks, ncclInternalError);
+    std::vector<std::vector<ncclResult_t>> results(kAbortRaceRanks);
+    std::vector<ncclResult_t> aborted(kAbortRaceRanks, ncclInternalError);
     ::testing::internal::CaptureStderr();
     std::thread watchdog([&] {
-      if (!waitFor(started, kRanks)) return;
+      if (!waitFor(started, kAbortRaceRanks)) return;
       // Round 0 aborts at once, later rounds after the calls have run a while.
       std::this_thread::sleep_for(std::chrono::microseconds(round * 400));
-      for (int r = 0; r < kRanks; ++r) aborted[static_cast<std::size_t>(r)] = ncclCommAbort(comms[r]);
+      for (int r = 0; r < kAbortRaceRanks; ++r) aborted[static_cast<std::size_t>(r)] = ncclCommAbort(comms[r]);
     });
-    onRanks(kRanks, [&](int rank) {
+    onRanks(kAbortRaceRanks, [&](int rank) {
       const auto r = static_cast<std::size_t>(rank);
       std::vector<float> data(256, 1.0f);
       ++started;
@@ -76,7 +76,7 @@ TEST(Api, AbortFromAnotherThreadWhileTakenCallsRunNeverCrashes) {
     });
     watchdog.join();
     const std::string printed = ::testing::internal::GetCapturedStderr();
-    for (int rank = 0; rank < kRanks; ++rank) {
+    for (int rank = 0; rank < kAbortRaceRanks; ++rank) {
       const auto r = static_cast<std::size_t>(rank);
       EXPECT_EQ(aborted[r], ncclSuccess) << "rank " << rank;
       for (const ncclResult_t result : results[r]) {
@@ -89,30 +89,30 @@ TEST(Api, AbortFromAnotherThreadWhileTakenCallsRunNeverCrashes) {
 
 TEST(Api, AbortFromAnotherThreadWhileTheCommunicatorIsDestroyedNeverCrashes) {
   const ScopedEnv all("PEERREDUCE_NCCL_TAKE", "all");
-  for (int round = 0; round < kRounds; ++round) {
+  for (int round = 0; round < kAbortRaceRounds; ++round) {
     SCOPED_TRACE("round " + std::to_string(round));
-    auto comms = makeComms(kRanks);
+    auto comms = makeComms(kAbortRaceRanks);
     ASSERT_FALSE(::testing::Test::HasFailure());
     expectTakenSums(comms);
     std::atomic<int> ready{0};
-    std::vector<ncclResult_t> destroyed(kRanks, ncclInternalError);
-    std::vector<ncclResult_t> aborted(kRanks, ncclInternalError);
+    std::vector<ncclResult_t> destroyed(kAbortRaceRanks, ncclInternalError);
+    std::vector<ncclResult_t> aborted(kAbortRaceRanks, ncclInternalError);
     // One thread destroys the communicators in order, the other aborts them in the opposite order, so
     // every round has each handle ended by both, at moments that differ from round to round.
     std::thread destroyer([&] {
       ++ready;
       if (!waitFor(ready, 2)) return;
-      for (int r = 0; r < kRanks; ++r) destroyed[static_cast<std::size_t>(r)] = ncclCommDestroy(comms[r]);
+      for (int r = 0; r < kAbortRaceRanks; ++r) destroyed[static_cast<std::size_t>(r)] = ncclCommDestroy(comms[r]);
     });
     std::thread aborter([&] {
       ++ready;
       if (!waitFor(ready, 2)) return;
       std::this_thread::sleep_for(std::chrono::microseconds(round * 50));
-      for (int r = kRanks - 1; r >= 0; --r) aborted[static_cast<std::size_t>(r)] = ncclCommAbort(comms[r]);
+      for (int r = kAbortRaceRanks - 1; r >= 0; --r) aborted[static_cast<std::size_t>(r)] = ncclCommAbort(comms[r]);
     });
     destroyer.join();
     aborter.join();
-    for (int rank = 0; rank < kRanks; ++rank) {
+    for (int rank = 0; rank < kAbortRaceRanks; ++rank) {
       const auto r = static_cast<std::size_t>(rank);
       // The real NCCL ends each communicator once: one of the two succeeds, the other finds no communicator.
       const std::set<ncclResult_t> answers = {destroyed[r], aborted[r]};
@@ -129,18 +129,18 @@ TEST(Api, AbortBeforeTheEndOfTheGroupThatCreatedTheCommunicatorNeverCrashes) {
   const ScopedEnv all("PEERREDUCE_NCCL_TAKE", "all");
   ncclUniqueId id{};
   ASSERT_EQ(ncclGetUniqueId(&id), ncclSuccess);
-  std::vector<ncclComm_t> comms(kRanks, nullptr);
+  std::vector<ncclComm_t> comms(kAbortRaceRanks, nullptr);
   ASSERT_EQ(ncclGroupStart(), ncclSuccess);
-  for (int rank = 0; rank < kRanks; ++rank) {
-    ASSERT_EQ(ncclCommInitRank(&comms[static_cast<std::size_t>(rank)], kRanks, id, rank), ncclSuccess);
+  for (int rank = 0; rank < kAbortRaceRanks; ++rank) {
+    ASSERT_EQ(ncclCommInitRank(&comms[static_cast<std::size_t>(rank)], kAbortRaceRanks, id, rank), ncclSuccess);
   }
-  std::vector<ncclResult_t> aborted(kRanks, ncclInternalError);
+  std::vector<ncclResult_t> aborted(kAbortRaceRanks, ncclInternalError);
   std::thread watchdog([&] {
-    for (int r = 0; r < kRanks; ++r) aborted[static_cast<std::size_t>(r)] = ncclCommAbort(comms[r]);
+    for (int r = 0; r < kAbortRaceRanks; ++r) aborted[static_cast<std::size_t>(r)] = ncclCommAbort(comms[r]);
   });
   watchdog.join();
   EXPECT_EQ(ncclGroupEnd(), ncclSuccess) << ncclGetLastError(nullptr);
-  for (int rank = 0; rank < kRanks; ++rank) {
+  for (int rank = 0; rank < kAbortRaceRanks; ++rank) {
     EXPECT_EQ(aborted[static_cast<std::size_t>(rank)], ncclSuccess);
     // Gone: the real NCCL refuses the handle, as without this library.
     std::vector<float> data(8, 1.0f);

@@ -16,10 +16,10 @@
 namespace peerreduce::nccl {
 namespace {
 
-constexpr int kFloat32 = static_cast<int>(NcclDataType::kFloat32);
-constexpr int kSum = static_cast<int>(NcclRedOp::kSum);
+constexpr int kCoreFloat32 = static_cast<int>(NcclDataType::kFloat32);
+constexpr int kCoreSum = static_cast<int>(NcclRedOp::kSum);
 
-CallShape shape(CallKind kind, std::size_t bytes, int dtype = kFloat32, int op = kSum) {
+CallShape shape(CallKind kind, std::size_t bytes, int dtype = kCoreFloat32, int op = kCoreSum) {
   CallShape call;
   call.kind = kind;
   call.bytes = bytes;
@@ -85,10 +85,11 @@ TEST(Core, TakeTableRows) {
       {"auto: an unmeasured 8-bit float allreduce", mode(TakeMode::kAuto), true,
        shape(CallKind::kAllReduce, 64, static_cast<int>(NcclDataType::kFloat8e5m2)), true, TakeReason::kTaken},
       {"unknown type", mode(TakeMode::kAll), true, shape(CallKind::kBroadcast, 64, 12), false, TakeReason::kDataType},
-      {"avg", mode(TakeMode::kAll), true, shape(CallKind::kAllReduce, 64, kFloat32, avg), false, TakeReason::kAverage},
+      {"avg", mode(TakeMode::kAll), true, shape(CallKind::kAllReduce, 64, kCoreFloat32, avg), false,
+       TakeReason::kAverage},
       {"integer avg", mode(TakeMode::kAll), true,
        shape(CallKind::kReduceScatter, 64, static_cast<int>(NcclDataType::kInt32), avg), false, TakeReason::kAverage},
-      {"avg switched on", withAvg(mode(TakeMode::kAll)), true, shape(CallKind::kAllReduce, 64, kFloat32, avg), true,
+      {"avg switched on", withAvg(mode(TakeMode::kAll)), true, shape(CallKind::kAllReduce, 64, kCoreFloat32, avg), true,
        TakeReason::kTakenAll},
       {"auto: integer avg switched on", withAvg(mode(TakeMode::kAuto)), true,
        shape(CallKind::kReduceScatter, 64, static_cast<int>(NcclDataType::kUint8), avg), true, TakeReason::kTaken},
@@ -97,8 +98,8 @@ TEST(Core, TakeTableRows) {
       {"avg switched on: an 8-bit float too", withAvg(mode(TakeMode::kAll)), true,
        shape(CallKind::kAllReduce, 64, fp8, avg), true, TakeReason::kTakenAll},
       {"avg switched on: a created operator is not avg", withAvg(mode(TakeMode::kAll)), true,
-       shape(CallKind::kAllReduce, 64, kFloat32, created_op), false, TakeReason::kOtherOperator},
-      {"created operator", mode(TakeMode::kAll), true, shape(CallKind::kAllReduce, 64, kFloat32, created_op), false,
+       shape(CallKind::kAllReduce, 64, kCoreFloat32, created_op), false, TakeReason::kOtherOperator},
+      {"created operator", mode(TakeMode::kAll), true, shape(CallKind::kAllReduce, 64, kCoreFloat32, created_op), false,
        TakeReason::kOtherOperator},
       {"all takes a huge one", mode(TakeMode::kAll, 1), true, shape(CallKind::kAllReduce, 1 << 30), true,
        TakeReason::kTakenAll},
@@ -106,8 +107,8 @@ TEST(Core, TakeTableRows) {
        TakeReason::kTooLarge},
       {"auto: at the limit", mode(TakeMode::kAuto, 4096), true, shape(CallKind::kAllGather, 4096), true,
        TakeReason::kTaken},
-      {"auto: broadcast ignores the op", mode(TakeMode::kAuto), true, shape(CallKind::kBroadcast, 64, kFloat32, avg),
-       true, TakeReason::kTaken},
+      {"auto: broadcast ignores the op", mode(TakeMode::kAuto), true,
+       shape(CallKind::kBroadcast, 64, kCoreFloat32, avg), true, TakeReason::kTaken},
       {"auto: overflowing size", mode(TakeMode::kAuto), true,
        shape(CallKind::kAllReduce, std::numeric_limits<std::size_t>::max()), false, TakeReason::kTooLarge},
   };

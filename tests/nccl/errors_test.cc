@@ -10,13 +10,14 @@
 
 #include "nccl_api_support.h"
 #include "scoped_env.h"
+#include "text_contains.h"
 
 namespace peerreduce::nccl::testing {
 namespace {
 
 using peerreduce::testing::ScopedEnv;
 
-bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+using peerreduce::testing::contains;
 
 TEST(Api, TakenCallFailureIsTheMatchingNcclResultWithPeerreducesMessage) {
   const ScopedEnv all("PEERREDUCE_NCCL_TAKE", "all");

@@ -15,18 +15,18 @@ namespace {
 
 using peerreduce::testing::ScopedEnv;
 
-constexpr int kRanks = 3;
+constexpr int kGroupsRanks = 3;
 
 TEST(Api, GroupOfTakenCallsRunsAtItsEndWithNcclResults) {
   const ScopedEnv all("PEERREDUCE_NCCL_TAKE", "all");
-  auto comms = makeComms(kRanks);
+  auto comms = makeComms(kGroupsRanks);
   ASSERT_FALSE(::testing::Test::HasFailure());
   TestDouble& real = TestDouble::get();
   real.reset();
   const std::size_t counts[] = {1, 17, 256, 1000, 4097};
-  std::vector<std::vector<std::vector<std::int64_t>>> results(kRanks);
-  std::vector<std::vector<std::int64_t>> before_end(kRanks);
-  onRanks(kRanks, [&](int rank) {
+  std::vector<std::vector<std::vector<std::int64_t>>> results(kGroupsRanks);
+  std::vector<std::vector<std::int64_t>> before_end(kGroupsRanks);
+  onRanks(kGroupsRanks, [&](int rank) {
     const auto r = static_cast<std::size_t>(rank);
     ncclComm_t comm = comms[r];
     for (std::size_t count : counts) results[r].emplace_back(count, static_cast<std::int64_t>(rank + 1));
@@ -40,16 +40,16 @@ TEST(Api, GroupOfTakenCallsRunsAtItsEndWithNcclResults) {
     before_end[r] = results[r].back();
     EXPECT_EQ(ncclGroupEnd(), ncclSuccess) << ncclGetLastError(comm);
   });
-  const std::int64_t total = kRanks * (kRanks + 1) / 2;
-  for (int rank = 0; rank < kRanks; ++rank) {
+  const std::int64_t total = kGroupsRanks * (kGroupsRanks + 1) / 2;
+  for (int rank = 0; rank < kGroupsRanks; ++rank) {
     const auto r = static_cast<std::size_t>(rank);
     EXPECT_EQ(before_end[r].front(), rank + 1) << "rank " << rank << ": the group ran before its outermost end";
     for (const auto& tensor : results[r]) {
       for (std::int64_t value : tensor) ASSERT_EQ(value, total) << "rank " << rank;
     }
     // The real NCCL saw the group open and close (twice, nested), and none of its calls.
-    EXPECT_EQ(real.callsOf("ncclGroupStart").size(), 2u * kRanks);
-    EXPECT_EQ(real.callsOf("ncclGroupEnd").size(), 2u * kRanks);
+    EXPECT_EQ(real.callsOf("ncclGroupStart").size(), 2u * kGroupsRanks);
+    EXPECT_EQ(real.callsOf("ncclGroupEnd").size(), 2u * kGroupsRanks);
     EXPECT_TRUE(real.callsOf("ncclAllReduce").empty());
   }
   destroyComms(comms);
@@ -59,11 +59,11 @@ TEST(Api, GroupOfTakenCallsRunsAtItsEndWithNcclResults) {
 // must not overlap), which separate allreduces would not be.
 TEST(Api, GroupAllreducesAreOneBatch) {
   const ScopedEnv all("PEERREDUCE_NCCL_TAKE", "all");
-  auto comms = makeComms(kRanks);
+  auto comms = makeComms(kGroupsRanks);
   ASSERT_FALSE(::testing::Test::HasFailure());
-  std::vector<ncclResult_t> ended(kRanks, ncclSuccess);
-  std::vector<std::string> messages(kRanks);
-  onRanks(kRanks, [&](int rank) {
+  std::vector<ncclResult_t> ended(kGroupsRanks, ncclSuccess);
+  std::vector<std::string> messages(kGroupsRanks);
+  onRanks(kGroupsRanks, [&](int rank) {
     const auto r = static_cast<std::size_t>(rank);
     std::vector<float> buffer(64, 1.0f);
     EXPECT_EQ(ncclGroupStart(), ncclSuccess);
@@ -73,7 +73,7 @@ TEST(Api, GroupAllreducesAreOneBatch) {
     ended[r] = ncclGroupEnd();
     messages[r] = ncclGetLastError(comms[r]);
   });
-  for (int rank = 0; rank < kRanks; ++rank) {
+  for (int rank = 0; rank < kGroupsRanks; ++rank) {
     const auto r = static_cast<std::size_t>(rank);
     EXPECT_EQ(ended[r], ncclInvalidArgument) << messages[r];
     EXPECT_NE(messages[r].find("prAllReduceBatch"), std::string::npos) << messages[r];
@@ -84,22 +84,22 @@ TEST(Api, GroupAllreducesAreOneBatch) {
 
 TEST(Api, GroupWithACallNotTakenIsForwardedWholeInOrder) {
   const ScopedEnv all("PEERREDUCE_NCCL_TAKE", "all");
-  auto comms = makeComms(kRanks);
+  auto comms = makeComms(kGroupsRanks);
   ASSERT_FALSE(::testing::Test::HasFailure());
   TestDouble& real = TestDouble::get();
   real.reset();
-  std::vector<std::vector<float>> buffers(kRanks, std::vector<float>(8, 1.0f));
-  onRanks(kRanks, [&](int rank) {
+  std::vector<std::vector<float>> buffers(kGroupsRanks, std::vector<float>(8, 1.0f));
+  onRanks(kGroupsRanks, [&](int rank) {
     const auto r = static_cast<std::size_t>(rank);
     float* data = buffers[r].data();
     EXPECT_EQ(ncclGroupStart(), ncclSuccess);
     EXPECT_EQ(ncclAllReduce(data, data, 2, ncclFloat32, ncclSum, comms[r], nullptr), ncclSuccess);
     EXPECT_EQ(ncclAllReduce(data + 2, data + 2, 2, ncclFloat32, ncclAvg, comms[r], nullptr), ncclSuccess);
     EXPECT_EQ(ncclAllReduce(data + 4, data + 4, 2, ncclFloat32, ncclSum, comms[r], nullptr), ncclSuccess);
-    EXPECT_EQ(ncclSend(data + 6, 1, ncclFloat32, (rank + 1) % kRanks, comms[r], nullptr), ncclSuccess);
+    EXPECT_EQ(ncclSend(data + 6, 1, ncclFloat32, (rank + 1) % kGroupsRanks, comms[r], nullptr), ncclSuccess);
     EXPECT_EQ(ncclGroupEnd(), ncclSuccess);
   });
-  for (int rank = 0; rank < kRanks; ++rank) {
+  for (int rank = 0; rank < kGroupsRanks; ++rank) {
     SCOPED_TRACE("rank " + std::to_string(rank));
     std::vector<std::string> order;
     std::vector<std::uint64_t> counts;
@@ -118,8 +118,8 @@ TEST(Api, GroupWithACallNotTakenIsForwardedWholeInOrder) {
     // Nothing ran on peerreduce's side: the double computes nothing.
     for (float value : buffers[static_cast<std::size_t>(rank)]) EXPECT_EQ(value, 1.0f);
   }
-  EXPECT_EQ(real.callsOf("ncclGroupStart").size(), static_cast<std::size_t>(kRanks));
-  EXPECT_EQ(real.callsOf("ncclGroupEnd").size(), static_cast<std::size_t>(kRanks));
+  EXPECT_EQ(real.callsOf("ncclGroupStart").size(), static_cast<std::size_t>(kGroupsRanks));
+  EXPECT_EQ(real.callsOf("ncclGroupEnd").size(), static_cast<std::size_t>(kGroupsRanks));
   destroyComms(comms);
 }
 

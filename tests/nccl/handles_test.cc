@@ -21,7 +21,7 @@ namespace {
 
 using peerreduce::testing::ScopedEnv;
 
-std::uint64_t number(const void* pointer) { return reinterpret_cast<std::uintptr_t>(pointer); }
+std::uint64_t handleNumber(const void* pointer) { return reinterpret_cast<std::uintptr_t>(pointer); }
 
 // The real NCCL's own function `name`, as the dynamic linker binds a function this library does not export.
 template <typename Function>
@@ -60,7 +60,7 @@ TEST(Api, AFunctionThisLibraryDoesNotExportGetsTheRealHandle) {
     EXPECT_EQ(window_deregister(comm, window), ncclSuccess);
     const auto calls = real.callsOf("ncclCommWindowRegister", rank);
     ASSERT_EQ(calls.size(), 1u) << "the real NCCL knows the handle as its communicator of rank " << rank;
-    EXPECT_EQ(calls[0].args[0], number(buffer));
+    EXPECT_EQ(calls[0].args[0], handleNumber(buffer));
     EXPECT_EQ(real.callsOf("ncclCommWindowDeregister", rank).size(), 1u);
   }
   // The same handles still carry peerreduce's side.
@@ -126,8 +126,8 @@ TEST(Api, ACommunicatorMadeOnlyByTheRealNcclIsForwarded) {
   EXPECT_EQ(ncclGroupEnd(), ncclSuccess);
   const auto calls = real.callsOf("ncclAllReduce");
   ASSERT_EQ(calls.size(), 2u) << "the group forwarded whole, in order";
-  EXPECT_EQ(calls[0].args[0], number(b));
-  EXPECT_EQ(calls[1].args[0], number(a));
+  EXPECT_EQ(calls[0].args[0], handleNumber(b));
+  EXPECT_EQ(calls[1].args[0], handleNumber(a));
   EXPECT_EQ(real_destroy(nccls), ncclSuccess);
   destroyComms(ours);
 }

@@ -10,11 +10,11 @@
 namespace peerreduce::nccl {
 namespace {
 
-void ownSymbol() {}
-const void* own() { return reinterpret_cast<const void*>(&ownSymbol); }
+void doubleOwnSymbol() {}
+const void* doubleOwn() { return reinterpret_cast<const void*>(&doubleOwnSymbol); }
 
 TEST(Core, LoaderResolvesEveryFunctionOfTheDouble) {
-  auto loaded = loadNcclLibrary(NCCL_TEST_DOUBLE_PATH, true, own());
+  auto loaded = loadNcclLibrary(NCCL_TEST_DOUBLE_PATH, true, doubleOwn());
   ASSERT_TRUE(loaded.isOk()) << loaded.status().toString();
   for (const NcclFunctionInfo& info : kNcclFunctions) {
     EXPECT_NE(loaded->symbols[static_cast<std::size_t>(info.function)], nullptr) << info.name;
@@ -23,14 +23,14 @@ TEST(Core, LoaderResolvesEveryFunctionOfTheDouble) {
 }
 
 TEST(Core, LoaderLoadsAnOlderNcclWithoutItsLaterFunctions) {
-  auto loaded = loadNcclLibrary(NCCL_TEST_DOUBLE_WITHOUT_SPLIT_PATH, true, own());
+  auto loaded = loadNcclLibrary(NCCL_TEST_DOUBLE_WITHOUT_SPLIT_PATH, true, doubleOwn());
   ASSERT_TRUE(loaded.isOk()) << loaded.status().toString();
   EXPECT_EQ(loaded->symbols[static_cast<std::size_t>(NcclFunction::kCommSplit)], nullptr);
   EXPECT_NE(loaded->symbols[static_cast<std::size_t>(NcclFunction::kCommInitRank)], nullptr);
 }
 
 TEST(Core, LoaderRefusesALibraryWithoutOneRequiredFunction) {
-  auto loaded = loadNcclLibrary(NCCL_TEST_DOUBLE_INCOMPLETE_PATH, true, own());
+  auto loaded = loadNcclLibrary(NCCL_TEST_DOUBLE_INCOMPLETE_PATH, true, doubleOwn());
   ASSERT_FALSE(loaded.isOk());
   EXPECT_EQ(loaded.status().code(), ErrorCode::kInvalidArgument);
   const std::string& message = loaded.status().message();

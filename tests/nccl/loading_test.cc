@@ -9,9 +9,11 @@
 #include <cstdlib>
 #include <string>
 
+#include "text_contains.h"
+
 namespace {
 
-bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+using peerreduce::testing::contains;
 
 // In the child: the first call and a later one fail with `expected`, the message says `says`, and the
 // functions that need no NCCL still answer. Exits 0 when all of that holds, else prints what did not.

@@ -17,7 +17,7 @@ namespace {
 
 using peerreduce::testing::ScopedEnv;
 
-std::uint64_t number(const void* pointer) { return reinterpret_cast<std::uintptr_t>(pointer); }
+std::uint64_t apiNumber(const void* pointer) { return reinterpret_cast<std::uintptr_t>(pointer); }
 
 TEST(Api, BcastIsTakenAsAnInPlaceBroadcast) {
   const ScopedEnv all("PEERREDUCE_NCCL_TAKE", "all");
@@ -49,7 +49,7 @@ TEST(Api, BcastIsTakenAsAnInPlaceBroadcast) {
     EXPECT_EQ(ncclBcast(buffers[0].data(), kCount, ncclInt32, 0, forwarded[0], nullptr), ncclSuccess);
     const auto calls = real.callsOf("ncclBcast");
     ASSERT_EQ(calls.size(), 1u);
-    EXPECT_EQ(calls[0].args[0], number(buffers[0].data()));
+    EXPECT_EQ(calls[0].args[0], apiNumber(buffers[0].data()));
     EXPECT_TRUE(real.callsOf("ncclBroadcast").empty());
     destroyComms(forwarded);
   }

@@ -15,18 +15,19 @@
 #include "nccl/nccl_settings.h"
 #include "nccl/nccl_values.h"
 #include "nccl/take_policy.h"
+#include "text_contains.h"
 
 namespace peerreduce::nccl {
 namespace {
 
 constexpr std::uint64_t KiB = 1024;
 constexpr std::uint64_t MiB = 1024 * 1024;
-constexpr int kFloat32 = static_cast<int>(NcclDataType::kFloat32);
+constexpr int kTakeTableFloat32 = static_cast<int>(NcclDataType::kFloat32);
 constexpr int kBfloat16 = static_cast<int>(NcclDataType::kBfloat16);
 constexpr int kUint8 = static_cast<int>(NcclDataType::kUint8);
-constexpr int kSum = static_cast<int>(NcclRedOp::kSum);
+constexpr int kTakeTableSum = static_cast<int>(NcclRedOp::kSum);
 
-bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+using peerreduce::testing::contains;
 
 // The parse error of `text`: kInvalidArgument, its message.
 std::string parseError(const std::string& text) {
@@ -132,7 +133,7 @@ TEST(Core, DtypeClasses) {
   EXPECT_EQ(dtypeClassOf(static_cast<int>(NcclDataType::kInt64)), DtypeClass::kInt64);
   EXPECT_EQ(dtypeClassOf(static_cast<int>(NcclDataType::kFloat16)), DtypeClass::kFp16);
   EXPECT_EQ(dtypeClassOf(kBfloat16), DtypeClass::kBf16);
-  EXPECT_EQ(dtypeClassOf(kFloat32), DtypeClass::kFp32);
+  EXPECT_EQ(dtypeClassOf(kTakeTableFloat32), DtypeClass::kFp32);
   EXPECT_EQ(dtypeClassOf(static_cast<int>(NcclDataType::kFloat64)), DtypeClass::kFp64);
   // The two 8-bit floats share a class (one byte each, the same conversions per step).
   EXPECT_EQ(dtypeClassOf(static_cast<int>(NcclDataType::kFloat8e4m3)), DtypeClass::kFp8);
@@ -146,12 +147,12 @@ TEST(Core, DtypeClasses) {
   EXPECT_EQ(dtypeClassName(DtypeClass::kBf16), "bf16");
 }
 
-CallShape shape(CallKind kind, std::uint64_t bytes, int dtype = kFloat32) {
+CallShape takeShape(CallKind kind, std::uint64_t bytes, int dtype = kTakeTableFloat32) {
   CallShape call;
   call.kind = kind;
   call.bytes = bytes;
   call.dtype = dtype;
-  call.op = kSum;
+  call.op = kTakeTableSum;
   return call;
 }
 
@@ -175,81 +176,84 @@ TEST(Core, BuiltinTakeTableTakesWhereMeasuredFaster) {
     TakeReason reason;
   };
   const Row rows[] = {
-      {"4 ranks: 4 KiB allreduce (0.41)", "sm_90", 4, shape(CallKind::kAllReduce, 4 * KiB), true, TakeReason::kTaken},
-      {"4 ranks: 1 MiB allreduce (0.88)", "sm_90", 4, shape(CallKind::kAllReduce, MiB), true, TakeReason::kTaken},
-      {"4 ranks: 2 MiB allreduce (1.08)", "sm_90", 4, shape(CallKind::kAllReduce, 2 * MiB), false,
-       TakeReason::kNcclMeasured},
-      {"4 ranks: 64 MiB allreduce (1.14), under a raised cap", "sm_90", 4, shape(CallKind::kAllReduce, 64 * MiB), false,
-       TakeReason::kNcclMeasured},
-      {"4 ranks: above every measurement", "sm_90", 4, shape(CallKind::kAllReduce, 512 * MiB), false,
-       TakeReason::kUnmeasured},
-      {"2 ranks: 1 MiB allreduce (0.68, one-shot lines)", "sm_90", 2, shape(CallKind::kAllReduce, MiB), true,
+      {"4 ranks: 4 KiB allreduce (0.41)", "sm_90", 4, takeShape(CallKind::kAllReduce, 4 * KiB), true,
        TakeReason::kTaken},
-      {"2 ranks: 64 MiB allreduce (0.88, pushed in pieces)", "sm_90", 2, shape(CallKind::kAllReduce, 64 * MiB), true,
-       TakeReason::kTaken},
-      {"2 ranks: 256 MiB allreduce (0.97, within the margin)", "sm_90", 2, shape(CallKind::kAllReduce, 256 * MiB),
+      {"4 ranks: 1 MiB allreduce (0.88)", "sm_90", 4, takeShape(CallKind::kAllReduce, MiB), true, TakeReason::kTaken},
+      {"4 ranks: 2 MiB allreduce (1.08)", "sm_90", 4, takeShape(CallKind::kAllReduce, 2 * MiB), false,
+       TakeReason::kNcclMeasured},
+      {"4 ranks: 64 MiB allreduce (1.14), under a raised cap", "sm_90", 4, takeShape(CallKind::kAllReduce, 64 * MiB),
        false, TakeReason::kNcclMeasured},
-      {"4 ranks: 512 KiB reduce-scatter (0.69)", "sm_90", 4, shape(CallKind::kReduceScatter, 512 * KiB), true,
+      {"4 ranks: above every measurement", "sm_90", 4, takeShape(CallKind::kAllReduce, 512 * MiB), false,
+       TakeReason::kUnmeasured},
+      {"2 ranks: 1 MiB allreduce (0.68, one-shot lines)", "sm_90", 2, takeShape(CallKind::kAllReduce, MiB), true,
+       TakeReason::kTaken},
+      {"2 ranks: 64 MiB allreduce (0.88, pushed in pieces)", "sm_90", 2, takeShape(CallKind::kAllReduce, 64 * MiB),
+       true, TakeReason::kTaken},
+      {"2 ranks: 256 MiB allreduce (0.97, within the margin)", "sm_90", 2, takeShape(CallKind::kAllReduce, 256 * MiB),
+       false, TakeReason::kNcclMeasured},
+      {"4 ranks: 512 KiB reduce-scatter (0.69)", "sm_90", 4, takeShape(CallKind::kReduceScatter, 512 * KiB), true,
        TakeReason::kTaken},
       {"4 ranks: 2 MiB reduce-scatter (0.81, 512 KiB blocks as lines)", "sm_90", 4,
-       shape(CallKind::kReduceScatter, 2 * MiB), true, TakeReason::kTaken},
-      {"4 ranks: 8 MiB reduce-scatter (0.91)", "sm_90", 4, shape(CallKind::kReduceScatter, 8 * MiB), true,
+       takeShape(CallKind::kReduceScatter, 2 * MiB), true, TakeReason::kTaken},
+      {"4 ranks: 8 MiB reduce-scatter (0.91)", "sm_90", 4, takeShape(CallKind::kReduceScatter, 8 * MiB), true,
        TakeReason::kTaken},
-      {"4 ranks: 32 MiB reduce-scatter (1.01)", "sm_90", 4, shape(CallKind::kReduceScatter, 32 * MiB), false,
+      {"4 ranks: 32 MiB reduce-scatter (1.01)", "sm_90", 4, takeShape(CallKind::kReduceScatter, 32 * MiB), false,
        TakeReason::kNcclMeasured},
-      {"4 ranks: 512 KiB all-gather", "sm_90", 4, shape(CallKind::kAllGather, 512 * KiB), true, TakeReason::kTaken},
-      {"4 ranks: 2 MiB all-gather (0.74, 512 KiB blocks as lines)", "sm_90", 4, shape(CallKind::kAllGather, 2 * MiB),
-       true, TakeReason::kTaken},
-      {"4 ranks: 64 MiB all-gather (1.08)", "sm_90", 4, shape(CallKind::kAllGather, 64 * MiB), false,
+      {"4 ranks: 512 KiB all-gather", "sm_90", 4, takeShape(CallKind::kAllGather, 512 * KiB), true, TakeReason::kTaken},
+      {"4 ranks: 2 MiB all-gather (0.74, 512 KiB blocks as lines)", "sm_90", 4,
+       takeShape(CallKind::kAllGather, 2 * MiB), true, TakeReason::kTaken},
+      {"4 ranks: 64 MiB all-gather (1.08)", "sm_90", 4, takeShape(CallKind::kAllGather, 64 * MiB), false,
        TakeReason::kNcclMeasured},
-      {"4 ranks: 32 MiB all-gather (0.96)", "sm_90", 4, shape(CallKind::kAllGather, 32 * MiB), true,
+      {"4 ranks: 32 MiB all-gather (0.96)", "sm_90", 4, takeShape(CallKind::kAllGather, 32 * MiB), true,
        TakeReason::kTaken},
-      {"4 ranks: 256 KiB broadcast (0.78)", "sm_90", 4, shape(CallKind::kBroadcast, 256 * KiB), true,
+      {"4 ranks: 256 KiB broadcast (0.78)", "sm_90", 4, takeShape(CallKind::kBroadcast, 256 * KiB), true,
        TakeReason::kTaken},
-      {"4 ranks: ncclBcast is a broadcast", "sm_90", 4, shape(CallKind::kBcast, 128 * KiB), true, TakeReason::kTaken},
-      {"4 ranks: 512 KiB broadcast (1.69)", "sm_90", 4, shape(CallKind::kBroadcast, 512 * KiB), false,
+      {"4 ranks: ncclBcast is a broadcast", "sm_90", 4, takeShape(CallKind::kBcast, 128 * KiB), true,
+       TakeReason::kTaken},
+      {"4 ranks: 512 KiB broadcast (1.69)", "sm_90", 4, takeShape(CallKind::kBroadcast, 512 * KiB), false,
        TakeReason::kNcclMeasured},
       // Unmeasured: small allreduces only.
-      {"4 ranks: a bf16 allreduce of 256 KiB", "sm_90", 4, shape(CallKind::kAllReduce, 256 * KiB, kBfloat16), true,
+      {"4 ranks: a bf16 allreduce of 256 KiB", "sm_90", 4, takeShape(CallKind::kAllReduce, 256 * KiB, kBfloat16), true,
        TakeReason::kTakenUnmeasured},
-      {"4 ranks: a bf16 allreduce of 1 MiB", "sm_90", 4, shape(CallKind::kAllReduce, MiB, kBfloat16), false,
+      {"4 ranks: a bf16 allreduce of 1 MiB", "sm_90", 4, takeShape(CallKind::kAllReduce, MiB, kBfloat16), false,
        TakeReason::kUnmeasured},
-      {"8 ranks: 256 KiB allreduce", "sm_90", 8, shape(CallKind::kAllReduce, 256 * KiB), true,
+      {"8 ranks: 256 KiB allreduce", "sm_90", 8, takeShape(CallKind::kAllReduce, 256 * KiB), true,
        TakeReason::kTakenUnmeasured},
-      {"8 ranks: 256 KiB + 1 allreduce", "sm_90", 8, shape(CallKind::kAllReduce, 256 * KiB + 1), false,
+      {"8 ranks: 256 KiB + 1 allreduce", "sm_90", 8, takeShape(CallKind::kAllReduce, 256 * KiB + 1), false,
        TakeReason::kUnmeasured},
-      {"2 ranks: a small reduce-scatter (0.48)", "sm_90", 2, shape(CallKind::kReduceScatter, 4 * KiB), true,
+      {"2 ranks: a small reduce-scatter (0.48)", "sm_90", 2, takeShape(CallKind::kReduceScatter, 4 * KiB), true,
        TakeReason::kTaken},
-      {"2 ranks: 16 MiB all-gather (0.76)", "sm_90", 2, shape(CallKind::kAllGather, 16 * MiB), true,
+      {"2 ranks: 16 MiB all-gather (0.76)", "sm_90", 2, takeShape(CallKind::kAllGather, 16 * MiB), true,
        TakeReason::kTaken},
-      {"2 ranks: 4 KiB broadcast (one-shot lines, 0.50)", "sm_90", 2, shape(CallKind::kBroadcast, 4 * KiB), true,
+      {"2 ranks: 4 KiB broadcast (one-shot lines, 0.50)", "sm_90", 2, takeShape(CallKind::kBroadcast, 4 * KiB), true,
        TakeReason::kTaken},
-      {"2 ranks: 512 KiB broadcast (one-shot lines, 0.54)", "sm_90", 2, shape(CallKind::kBroadcast, 512 * KiB), true,
-       TakeReason::kTaken},
-      {"2 ranks: 1 MiB broadcast (one-shot lines, 0.65)", "sm_90", 2, shape(CallKind::kBroadcast, MiB), true,
+      {"2 ranks: 512 KiB broadcast (one-shot lines, 0.54)", "sm_90", 2, takeShape(CallKind::kBroadcast, 512 * KiB),
+       true, TakeReason::kTaken},
+      {"2 ranks: 1 MiB broadcast (one-shot lines, 0.65)", "sm_90", 2, takeShape(CallKind::kBroadcast, MiB), true,
        TakeReason::kTaken},
       {"2 ranks: 1.125 MiB broadcast (the one-shot in the interpreter, 0.87)", "sm_90", 2,
-       shape(CallKind::kBroadcast, MiB + MiB / 8), true, TakeReason::kTaken},
+       takeShape(CallKind::kBroadcast, MiB + MiB / 8), true, TakeReason::kTaken},
       {"2 ranks: 2 MiB reduce-scatter (1 MiB blocks as lines, 0.62)", "sm_90", 2,
-       shape(CallKind::kReduceScatter, 2 * MiB), true, TakeReason::kTaken},
-      {"2 ranks: 1 MiB all-gather (one-shot, 0.56)", "sm_90", 2, shape(CallKind::kAllGather, MiB), true,
+       takeShape(CallKind::kReduceScatter, 2 * MiB), true, TakeReason::kTaken},
+      {"2 ranks: 1 MiB all-gather (one-shot, 0.56)", "sm_90", 2, takeShape(CallKind::kAllGather, MiB), true,
        TakeReason::kTaken},
-      {"2 ranks: 256 MiB all-gather (1.07)", "sm_90", 2, shape(CallKind::kAllGather, 256 * MiB), false,
+      {"2 ranks: 256 MiB all-gather (1.07)", "sm_90", 2, takeShape(CallKind::kAllGather, 256 * MiB), false,
        TakeReason::kNcclMeasured},
-      {"2 ranks: 1 MiB reduce-scatter (one-shot, 0.60)", "sm_90", 2, shape(CallKind::kReduceScatter, MiB), true,
+      {"2 ranks: 1 MiB reduce-scatter (one-shot, 0.60)", "sm_90", 2, takeShape(CallKind::kReduceScatter, MiB), true,
        TakeReason::kTaken},
-      {"2 ranks: 256 MiB reduce-scatter (1.02)", "sm_90", 2, shape(CallKind::kReduceScatter, 256 * MiB), false,
+      {"2 ranks: 256 MiB reduce-scatter (1.02)", "sm_90", 2, takeShape(CallKind::kReduceScatter, 256 * MiB), false,
        TakeReason::kNcclMeasured},
-      {"2 ranks: 3 MiB broadcast (the tree; 2 MiB 0.76, 4 MiB 0.83)", "sm_90", 2, shape(CallKind::kBroadcast, 3 * MiB),
-       true, TakeReason::kTaken},
-      {"2 ranks: 8 MiB broadcast (1.10)", "sm_90", 2, shape(CallKind::kBroadcast, 8 * MiB), false,
+      {"2 ranks: 3 MiB broadcast (the tree; 2 MiB 0.76, 4 MiB 0.83)", "sm_90", 2,
+       takeShape(CallKind::kBroadcast, 3 * MiB), true, TakeReason::kTaken},
+      {"2 ranks: 8 MiB broadcast (1.10)", "sm_90", 2, takeShape(CallKind::kBroadcast, 8 * MiB), false,
        TakeReason::kNcclMeasured},
-      {"2 ranks: 32 MiB reduce-scatter (0.80)", "sm_90", 2, shape(CallKind::kReduceScatter, 32 * MiB), true,
+      {"2 ranks: 32 MiB reduce-scatter (0.80)", "sm_90", 2, takeShape(CallKind::kReduceScatter, 32 * MiB), true,
        TakeReason::kTaken},
-      {"2 ranks: a reduce-scatter above every measurement", "sm_90", 2, shape(CallKind::kReduceScatter, 512 * MiB),
+      {"2 ranks: a reduce-scatter above every measurement", "sm_90", 2, takeShape(CallKind::kReduceScatter, 512 * MiB),
        false, TakeReason::kUnmeasured},
-      {"another GPU: a small broadcast", "gfx942", 4, shape(CallKind::kBroadcast, 128), false, TakeReason::kUnmeasured},
-      {"the simulator: a small allreduce", "simulator", 4, shape(CallKind::kAllReduce, 1024, kUint8), true,
+      {"another GPU: a small broadcast", "gfx942", 4, takeShape(CallKind::kBroadcast, 128), false,
+       TakeReason::kUnmeasured},
+      {"the simulator: a small allreduce", "simulator", 4, takeShape(CallKind::kAllReduce, 1024, kUint8), true,
        TakeReason::kTakenUnmeasured},
   };
   for (const Row& row : rows) {
@@ -263,25 +267,27 @@ TEST(Core, BuiltinTakeTableTakesWhereMeasuredFaster) {
 // PEERREDUCE_NCCL_MAX_BYTES caps the table: nothing above it is taken, whatever a row says. Unset, the
 // table alone decides: DDP's 25 MiB buckets at two ranks are taken where the rows measured a win.
 TEST(Core, MaxBytesCapsTheTakeTable) {
-  EXPECT_EQ(builtin("sm_90", 4, shape(CallKind::kAllReduce, MiB)).reason, TakeReason::kTaken);
-  EXPECT_EQ(builtin("sm_90", 2, shape(CallKind::kAllReduce, 25 * MiB)).reason, TakeReason::kTaken);
-  EXPECT_EQ(builtin("sm_90", 2, shape(CallKind::kAllReduce, 25 * MiB), 16 * MiB).reason, TakeReason::kTooLarge);
-  EXPECT_EQ(builtin("sm_90", 4, shape(CallKind::kAllReduce, MiB), 512 * KiB).reason, TakeReason::kTooLarge);
-  EXPECT_EQ(builtin("sm_90", 8, shape(CallKind::kAllReduce, 64 * KiB), 4 * KiB).reason, TakeReason::kTooLarge);
+  EXPECT_EQ(builtin("sm_90", 4, takeShape(CallKind::kAllReduce, MiB)).reason, TakeReason::kTaken);
+  EXPECT_EQ(builtin("sm_90", 2, takeShape(CallKind::kAllReduce, 25 * MiB)).reason, TakeReason::kTaken);
+  EXPECT_EQ(builtin("sm_90", 2, takeShape(CallKind::kAllReduce, 25 * MiB), 16 * MiB).reason, TakeReason::kTooLarge);
+  EXPECT_EQ(builtin("sm_90", 4, takeShape(CallKind::kAllReduce, MiB), 512 * KiB).reason, TakeReason::kTooLarge);
+  EXPECT_EQ(builtin("sm_90", 8, takeShape(CallKind::kAllReduce, 64 * KiB), 4 * KiB).reason, TakeReason::kTooLarge);
 }
 
 // Without a table every case is unmeasured; mode all ignores the table.
 TEST(Core, TakeDecisionWithoutATable) {
   TakeSettings automatic;
   const CommFacts none{true, "sm_90", 4, nullptr};
-  EXPECT_EQ(decideTake(automatic, none, shape(CallKind::kAllReduce, 1024), nullptr).reason,
+  EXPECT_EQ(decideTake(automatic, none, takeShape(CallKind::kAllReduce, 1024), nullptr).reason,
             TakeReason::kTakenUnmeasured);
-  EXPECT_EQ(decideTake(automatic, none, shape(CallKind::kAllGather, 1024), nullptr).reason, TakeReason::kUnmeasured);
+  EXPECT_EQ(decideTake(automatic, none, takeShape(CallKind::kAllGather, 1024), nullptr).reason,
+            TakeReason::kUnmeasured);
   TakeSettings all;
   all.mode = TakeMode::kAll;
   const TakeTable rows = builtinTakeTable().narrowedTo("sm_90", 4);
-  EXPECT_EQ(decideTake(all, CommFacts{true, "sm_90", 4, &rows}, shape(CallKind::kAllGather, 8 * MiB), nullptr).reason,
-            TakeReason::kTakenAll);
+  EXPECT_EQ(
+      decideTake(all, CommFacts{true, "sm_90", 4, &rows}, takeShape(CallKind::kAllGather, 8 * MiB), nullptr).reason,
+      TakeReason::kTakenAll);
 }
 
 TEST(Core, BuiltinTakeTableParsesAndFormatsTheSame) {

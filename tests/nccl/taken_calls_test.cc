@@ -20,21 +20,22 @@ namespace {
 
 using peerreduce::testing::ScopedEnv;
 
-constexpr int kRanks = 4;
+constexpr int kTakenCallsRanks = 4;
 
 // Rank r's element i: small integers, so float sums and products are exact whatever the order.
 float input(int rank, std::size_t i) { return static_cast<float>((rank * 7 + static_cast<int>(i)) % 11) - 5.0f; }
 
 TEST(Api, TakenCollectivesGiveNcclResults) {
   const ScopedEnv all("PEERREDUCE_NCCL_TAKE", "all");
-  auto comms = makeComms(kRanks);
+  auto comms = makeComms(kTakenCallsRanks);
   ASSERT_FALSE(::testing::Test::HasFailure());
   TestDouble::get().reset();
   constexpr std::size_t kCount = 1000;  // not a multiple of the world size, nor of 16 bytes
-  std::vector<std::vector<float>> sum(kRanks), maxima(kRanks), minima(kRanks), in_place(kRanks);
-  std::vector<std::vector<std::int32_t>> product(kRanks);
-  std::vector<std::vector<float>> scattered(kRanks), gathered(kRanks), broadcast(kRanks);
-  onRanks(kRanks, [&](int rank) {
+  std::vector<std::vector<float>> sum(kTakenCallsRanks), maxima(kTakenCallsRanks), minima(kTakenCallsRanks),
+      in_place(kTakenCallsRanks);
+  std::vector<std::vector<std::int32_t>> product(kTakenCallsRanks);
+  std::vector<std::vector<float>> scattered(kTakenCallsRanks), gathered(kTakenCallsRanks), broadcast(kTakenCallsRanks);
+  onRanks(kTakenCallsRanks, [&](int rank) {
     const auto r = static_cast<std::size_t>(rank);
     ncclComm_t comm = comms[r];
     std::vector<float> mine(kCount);
@@ -56,23 +57,23 @@ TEST(Api, TakenCollectivesGiveNcclResults) {
     EXPECT_EQ(ncclAllReduce(in_place[r].data(), in_place[r].data(), kCount, ncclFloat32, ncclSum, comm, nullptr),
               ncclSuccess);
     // Reduce-scatter: block b of every rank's input, summed, lands in rank b.
-    std::vector<float> blocks(kCount * kRanks);
+    std::vector<float> blocks(kCount * kTakenCallsRanks);
     for (std::size_t i = 0; i < blocks.size(); ++i) blocks[i] = input(rank, i);
     scattered[r].assign(kCount, 0.0f);
     EXPECT_EQ(ncclReduceScatter(blocks.data(), scattered[r].data(), kCount, ncclFloat32, ncclSum, comm, nullptr),
               ncclSuccess);
-    gathered[r].assign(kCount * kRanks, 0.0f);
+    gathered[r].assign(kCount * kTakenCallsRanks, 0.0f);
     EXPECT_EQ(ncclAllGather(mine.data(), gathered[r].data(), kCount, ncclFloat32, comm, nullptr), ncclSuccess);
     broadcast[r] = rank == 2 ? mine : std::vector<float>(kCount, 0.0f);
     EXPECT_EQ(ncclBroadcast(broadcast[r].data(), broadcast[r].data(), kCount, ncclFloat32, 2, comm, nullptr),
               ncclSuccess);
   });
-  for (int rank = 0; rank < kRanks; ++rank) {
+  for (int rank = 0; rank < kTakenCallsRanks; ++rank) {
     const auto r = static_cast<std::size_t>(rank);
     for (std::size_t i = 0; i < kCount; ++i) {
       float total = 0, high = input(0, i), low = input(0, i);
       std::int32_t multiplied = 1;
-      for (int q = 0; q < kRanks; ++q) {
+      for (int q = 0; q < kTakenCallsRanks; ++q) {
         total += input(q, i);
         high = std::max(high, input(q, i));
         low = std::min(low, input(q, i));
@@ -84,10 +85,10 @@ TEST(Api, TakenCollectivesGiveNcclResults) {
       ASSERT_EQ(minima[r][i], low) << "rank " << rank << " element " << i;
       ASSERT_EQ(product[r][i], multiplied) << "rank " << rank << " element " << i;
       float block_total = 0;
-      for (int q = 0; q < kRanks; ++q) block_total += input(q, r * kCount + i);
+      for (int q = 0; q < kTakenCallsRanks; ++q) block_total += input(q, r * kCount + i);
       ASSERT_EQ(scattered[r][i], block_total) << "rank " << rank << " element " << i;
       ASSERT_EQ(broadcast[r][i], input(2, i)) << "rank " << rank << " element " << i;
-      for (int q = 0; q < kRanks; ++q) {
+      for (int q = 0; q < kTakenCallsRanks; ++q) {
         ASSERT_EQ(gathered[r][static_cast<std::size_t>(q) * kCount + i], input(q, i))
             << "rank " << rank << " block " << q << " element " << i;
       }
@@ -108,24 +109,24 @@ TEST(Api, EachCommunicatorKeepsTheTakeSettingItWasMadeWith) {
   std::vector<ncclComm_t> forwarding;
   {
     const ScopedEnv all("PEERREDUCE_NCCL_TAKE", "all");
-    taking = makeComms(kRanks);
+    taking = makeComms(kTakenCallsRanks);
   }
   {
     const ScopedEnv none("PEERREDUCE_NCCL_TAKE", "none");
-    forwarding = makeComms(kRanks);
+    forwarding = makeComms(kTakenCallsRanks);
   }
   ASSERT_FALSE(::testing::Test::HasFailure());
   for (const char* now : {"none", "all"}) {
     const ScopedEnv later("PEERREDUCE_NCCL_TAKE", now);
     expectTakenSums(taking);
     TestDouble::get().reset();
-    onRanks(kRanks, [&](int rank) {
+    onRanks(kTakenCallsRanks, [&](int rank) {
       std::vector<float> values(64, 1.0f);
       EXPECT_EQ(ncclAllReduce(values.data(), values.data(), values.size(), ncclFloat32, ncclSum,
                               forwarding[static_cast<std::size_t>(rank)], nullptr),
                 ncclSuccess);
     });
-    EXPECT_EQ(TestDouble::get().callsOf("ncclAllReduce").size(), static_cast<std::size_t>(kRanks))
+    EXPECT_EQ(TestDouble::get().callsOf("ncclAllReduce").size(), static_cast<std::size_t>(kTakenCallsRanks))
         << "the communicator made with PEERREDUCE_NCCL_TAKE=none forwards every call (the variable now: " << now << ")";
   }
   destroyComms(taking);
@@ -136,11 +137,11 @@ TEST(Api, EachCommunicatorKeepsTheTakeSettingItWasMadeWith) {
 // with its root out of range it goes on to peerreduce's checks and fails as NCCL's would.
 TEST(Api, TakenCollectivesOfNoElementsEndWithoutWork) {
   const ScopedEnv all("PEERREDUCE_NCCL_TAKE", "all");
-  auto comms = makeComms(kRanks);
+  auto comms = makeComms(kTakenCallsRanks);
   ASSERT_FALSE(::testing::Test::HasFailure());
   TestDouble::get().reset();
-  std::vector<int> bad_root(kRanks, ncclSuccess);
-  onRanks(kRanks, [&](int rank) {
+  std::vector<int> bad_root(kTakenCallsRanks, ncclSuccess);
+  onRanks(kTakenCallsRanks, [&](int rank) {
     ncclComm_t comm = comms[static_cast<std::size_t>(rank)];
     float untouched[4] = {1, 2, 3, 4};
     EXPECT_EQ(ncclAllReduce(untouched, untouched, 0, ncclFloat32, ncclSum, comm, nullptr), ncclSuccess);
@@ -152,12 +153,12 @@ TEST(Api, TakenCollectivesOfNoElementsEndWithoutWork) {
     EXPECT_EQ(ncclGroupEnd(), ncclSuccess);
     EXPECT_EQ(untouched[0] + untouched[1] + untouched[2] + untouched[3], 10.0f);
     bad_root[static_cast<std::size_t>(rank)] =
-        ncclBroadcast(untouched, untouched, 0, ncclFloat32, kRanks, comm, nullptr);
+        ncclBroadcast(untouched, untouched, 0, ncclFloat32, kTakenCallsRanks, comm, nullptr);
   });
   for (const char* function : {"ncclAllReduce", "ncclReduceScatter", "ncclAllGather", "ncclBroadcast"}) {
     EXPECT_TRUE(TestDouble::get().callsOf(function).empty()) << function << " was forwarded";
   }
-  for (int rank = 0; rank < kRanks; ++rank) {
+  for (int rank = 0; rank < kTakenCallsRanks; ++rank) {
     EXPECT_EQ(bad_root[static_cast<std::size_t>(rank)], ncclInvalidArgument) << "rank " << rank;
   }
   destroyComms(comms);
@@ -180,7 +181,7 @@ std::uint8_t smallIntegerAsFp8(int value, bool e4m3) {
 // small integer, so every fold order gives the exact bits; nothing reaches the real NCCL.
 TEST(Api, Fp8CollectivesAreTakenWithExactResults) {
   const ScopedEnv all("PEERREDUCE_NCCL_TAKE", "all");
-  auto comms = makeComms(kRanks);
+  auto comms = makeComms(kTakenCallsRanks);
   ASSERT_FALSE(::testing::Test::HasFailure());
   TestDouble::get().reset();
   constexpr std::size_t kCount = 1001;
@@ -190,8 +191,8 @@ TEST(Api, Fp8CollectivesAreTakenWithExactResults) {
   };
   for (const ncclDataType_t type : {ncclFloat8e4m3, ncclFloat8e5m2}) {
     const bool e4m3 = type == ncclFloat8e4m3;
-    std::vector<std::vector<std::uint8_t>> sums(kRanks), maxima(kRanks);
-    onRanks(kRanks, [&](int rank) {
+    std::vector<std::vector<std::uint8_t>> sums(kTakenCallsRanks), maxima(kTakenCallsRanks);
+    onRanks(kTakenCallsRanks, [&](int rank) {
       const auto r = static_cast<std::size_t>(rank);
       std::vector<std::uint8_t> mine(kCount);
       for (std::size_t i = 0; i < kCount; ++i) mine[i] = smallIntegerAsFp8(value(rank, i), e4m3);
@@ -201,11 +202,11 @@ TEST(Api, Fp8CollectivesAreTakenWithExactResults) {
           << ncclGetLastError(comms[r]);
       EXPECT_EQ(ncclAllReduce(mine.data(), maxima[r].data(), kCount, type, ncclMax, comms[r], nullptr), ncclSuccess);
     });
-    for (int rank = 0; rank < kRanks; ++rank) {
+    for (int rank = 0; rank < kTakenCallsRanks; ++rank) {
       for (std::size_t i = 0; i < kCount; ++i) {
         int total = 0;
         int high = value(0, i);
-        for (int q = 0; q < kRanks; ++q) {
+        for (int q = 0; q < kTakenCallsRanks; ++q) {
           total += value(q, i);
           high = std::max(high, value(q, i));
         }
@@ -246,19 +247,19 @@ TEST(Api, AutoModeTakesOnlyWhatTheTableTakes) {
       "entry all-gather simulator 4 any 0 1K nccl\n"
       "entry broadcast simulator 4 int32 0 1K peerreduce\n");
   const ScopedEnv rows("PEERREDUCE_NCCL_TAKE_TABLE", table.path());
-  auto comms = makeComms(kRanks);
+  auto comms = makeComms(kTakenCallsRanks);
   ASSERT_FALSE(::testing::Test::HasFailure());
   TestDouble& real = TestDouble::get();
   real.reset();
-  std::vector<std::vector<float>> small(kRanks);
-  onRanks(kRanks, [&](int rank) {
+  std::vector<std::vector<float>> small(kTakenCallsRanks);
+  onRanks(kTakenCallsRanks, [&](int rank) {
     const auto r = static_cast<std::size_t>(rank);
     ncclComm_t comm = comms[r];
     std::vector<float> mine(2048, 1.0f);
     small[r].assign(256, 0.0f);
     // 1 KiB allreduce: taken.
     EXPECT_EQ(ncclAllReduce(mine.data(), small[r].data(), 256, ncclFloat32, ncclSum, comm, nullptr), ncclSuccess);
-    std::vector<float> out(2048 * kRanks, 0.0f);
+    std::vector<float> out(2048 * kTakenCallsRanks, 0.0f);
     // 8 KiB allreduce: the table would take it, the cap does not.
     EXPECT_EQ(ncclAllReduce(mine.data(), out.data(), 2048, ncclFloat32, ncclSum, comm, nullptr), ncclSuccess);
     // avg: forwarded without PEERREDUCE_NCCL_TAKE_AVG=1.
@@ -275,15 +276,16 @@ TEST(Api, AutoModeTakesOnlyWhatTheTableTakes) {
     EXPECT_EQ(ncclRedOpDestroy(premul, comm), ncclSuccess);
     // Collectives peerreduce does not have.
     EXPECT_EQ(ncclReduce(mine.data(), out.data(), 16, ncclFloat32, ncclSum, 0, comm, nullptr), ncclSuccess);
-    EXPECT_EQ(ncclSend(mine.data(), 16, ncclFloat32, (rank + 1) % kRanks, comm, nullptr), ncclSuccess);
-    EXPECT_EQ(ncclRecv(out.data(), 16, ncclFloat32, (rank + kRanks - 1) % kRanks, comm, nullptr), ncclSuccess);
+    EXPECT_EQ(ncclSend(mine.data(), 16, ncclFloat32, (rank + 1) % kTakenCallsRanks, comm, nullptr), ncclSuccess);
+    EXPECT_EQ(ncclRecv(out.data(), 16, ncclFloat32, (rank + kTakenCallsRanks - 1) % kTakenCallsRanks, comm, nullptr),
+              ncclSuccess);
     // A small broadcast of int32: taken; of fp32, whose class has no rows: forwarded; of int32 beyond the
     // rows (2 KiB): forwarded.
     EXPECT_EQ(ncclBroadcast(mine.data(), out.data(), 64, ncclInt32, 1, comm, nullptr), ncclSuccess);
     EXPECT_EQ(ncclBroadcast(mine.data(), out.data(), 64, ncclFloat32, 1, comm, nullptr), ncclSuccess);
     EXPECT_EQ(ncclBroadcast(mine.data(), out.data(), 512, ncclInt32, 1, comm, nullptr), ncclSuccess);
   });
-  for (int rank = 0; rank < kRanks; ++rank) {
+  for (int rank = 0; rank < kTakenCallsRanks; ++rank) {
     SCOPED_TRACE("rank " + std::to_string(rank));
     const auto forwarded = real.callsOf("ncclAllReduce", rank);
     ASSERT_EQ(forwarded.size(), 3u);
@@ -299,7 +301,8 @@ TEST(Api, AutoModeTakesOnlyWhatTheTableTakes) {
     ASSERT_EQ(broadcasts.size(), 2u);
     EXPECT_EQ(broadcasts[0].args[3], static_cast<std::uint64_t>(ncclFloat32));
     EXPECT_EQ(broadcasts[1].args[2], 512u);
-    EXPECT_EQ(small[static_cast<std::size_t>(rank)][0], static_cast<float>(kRanks)) << "the taken allreduce's result";
+    EXPECT_EQ(small[static_cast<std::size_t>(rank)][0], static_cast<float>(kTakenCallsRanks))
+        << "the taken allreduce's result";
   }
   destroyComms(comms);
 }
@@ -309,13 +312,13 @@ TEST(Api, AutoModeTakesOnlyWhatTheTableTakes) {
 TEST(Api, AutoModeWithoutMeasurementsTakesOnlySmallAllreduces) {
   const ScopedEnv automatic("PEERREDUCE_NCCL_TAKE", "auto");
   const ScopedEnv builtin("PEERREDUCE_NCCL_TAKE_TABLE", std::nullopt);
-  auto comms = makeComms(kRanks);
+  auto comms = makeComms(kTakenCallsRanks);
   ASSERT_FALSE(::testing::Test::HasFailure());
   TestDouble& real = TestDouble::get();
   real.reset();
   constexpr std::size_t kLargest = 64 * 1024;  // floats: 256 KiB
-  std::vector<std::vector<float>> largest(kRanks);
-  onRanks(kRanks, [&](int rank) {
+  std::vector<std::vector<float>> largest(kTakenCallsRanks);
+  onRanks(kTakenCallsRanks, [&](int rank) {
     const auto r = static_cast<std::size_t>(rank);
     ncclComm_t comm = comms[r];
     std::vector<float> mine(kLargest + 1, 1.0f);
@@ -324,12 +327,12 @@ TEST(Api, AutoModeWithoutMeasurementsTakesOnlySmallAllreduces) {
               ncclSuccess);
     EXPECT_EQ(ncclAllReduce(mine.data(), largest[r].data(), kLargest + 1, ncclFloat32, ncclSum, comm, nullptr),
               ncclSuccess);
-    std::vector<float> out(16 * kRanks, 0.0f);
+    std::vector<float> out(16 * kTakenCallsRanks, 0.0f);
     EXPECT_EQ(ncclReduceScatter(out.data(), mine.data(), 16, ncclFloat32, ncclSum, comm, nullptr), ncclSuccess);
     EXPECT_EQ(ncclAllGather(mine.data(), out.data(), 16, ncclFloat32, comm, nullptr), ncclSuccess);
     EXPECT_EQ(ncclBroadcast(mine.data(), out.data(), 16, ncclFloat32, 0, comm, nullptr), ncclSuccess);
   });
-  for (int rank = 0; rank < kRanks; ++rank) {
+  for (int rank = 0; rank < kTakenCallsRanks; ++rank) {
     SCOPED_TRACE("rank " + std::to_string(rank));
     const auto allreduces = real.callsOf("ncclAllReduce", rank);
     ASSERT_EQ(allreduces.size(), 1u);
@@ -337,7 +340,8 @@ TEST(Api, AutoModeWithoutMeasurementsTakesOnlySmallAllreduces) {
     EXPECT_EQ(real.callsOf("ncclReduceScatter", rank).size(), 1u);
     EXPECT_EQ(real.callsOf("ncclAllGather", rank).size(), 1u);
     EXPECT_EQ(real.callsOf("ncclBroadcast", rank).size(), 1u);
-    EXPECT_EQ(largest[static_cast<std::size_t>(rank)][0], static_cast<float>(kRanks)) << "the taken allreduce";
+    EXPECT_EQ(largest[static_cast<std::size_t>(rank)][0], static_cast<float>(kTakenCallsRanks))
+        << "the taken allreduce";
   }
   destroyComms(comms);
 }
@@ -377,13 +381,13 @@ TEST(Api, AvgIsTakenOnlyWithItsSwitch) {
   for (const bool switched_on : {true, false}) {
     SCOPED_TRACE(switched_on ? "PEERREDUCE_NCCL_TAKE_AVG=1" : "unset");
     const ScopedEnv take_avg("PEERREDUCE_NCCL_TAKE_AVG", switched_on ? std::optional<std::string>("1") : std::nullopt);
-    auto comms = makeComms(kRanks);
+    auto comms = makeComms(kTakenCallsRanks);
     ASSERT_FALSE(::testing::Test::HasFailure());
     real.reset();
     constexpr std::size_t kCount = 100;
-    std::vector<std::vector<float>> floats(kRanks);
-    std::vector<std::vector<std::int32_t>> integers(kRanks), scattered(kRanks);
-    onRanks(kRanks, [&](int rank) {
+    std::vector<std::vector<float>> floats(kTakenCallsRanks);
+    std::vector<std::vector<std::int32_t>> integers(kTakenCallsRanks), scattered(kTakenCallsRanks);
+    onRanks(kTakenCallsRanks, [&](int rank) {
       const auto r = static_cast<std::size_t>(rank);
       std::vector<float> mine(kCount);
       for (std::size_t i = 0; i < kCount; ++i) mine[i] = input(rank, i);
@@ -395,13 +399,13 @@ TEST(Api, AvgIsTakenOnlyWithItsSwitch) {
       integers[r].assign(kCount, rank == 0 ? -4 : -1);
       EXPECT_EQ(ncclAllReduce(integers[r].data(), integers[r].data(), kCount, ncclInt32, ncclAvg, comms[r], nullptr),
                 ncclSuccess);
-      std::vector<std::int32_t> blocks(kCount * kRanks, rank == 0 ? 9 : 1);
+      std::vector<std::int32_t> blocks(kCount * kTakenCallsRanks, rank == 0 ? 9 : 1);
       scattered[r].assign(kCount, 0);
       EXPECT_EQ(ncclReduceScatter(blocks.data(), scattered[r].data(), kCount, ncclInt32, ncclAvg, comms[r], nullptr),
                 ncclSuccess);
     });
     if (!switched_on) {
-      for (int rank = 0; rank < kRanks; ++rank) {
+      for (int rank = 0; rank < kTakenCallsRanks; ++rank) {
         EXPECT_EQ(real.callsOf("ncclAllReduce", rank).size(), 2u);
         EXPECT_EQ(real.callsOf("ncclReduceScatter", rank).size(), 1u);
       }
@@ -410,10 +414,10 @@ TEST(Api, AvgIsTakenOnlyWithItsSwitch) {
     }
     EXPECT_TRUE(real.callsOf("ncclAllReduce").empty());
     EXPECT_TRUE(real.callsOf("ncclReduceScatter").empty());
-    for (std::size_t r = 0; r < kRanks; ++r) {
+    for (std::size_t r = 0; r < kTakenCallsRanks; ++r) {
       for (std::size_t i = 0; i < kCount; ++i) {
         float expected = 0;
-        for (int q = 0; q < kRanks; ++q) expected += input(q, i) * 0.25f;
+        for (int q = 0; q < kTakenCallsRanks; ++q) expected += input(q, i) * 0.25f;
         ASSERT_EQ(floats[r][i], expected) << "rank " << r << " element " << i;
         ASSERT_EQ(integers[r][i], -1) << "rank " << r << " element " << i;
         ASSERT_EQ(scattered[r][i], 3) << "rank " << r << " element " << i;  // (9 + 1 + 1 + 1) / 4

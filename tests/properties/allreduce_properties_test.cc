@@ -9,16 +9,16 @@ namespace peerreduce::testing {
 namespace {
 
 // Small scratch so that large counts take the segmented path too.
-constexpr std::size_t kTestScratchBytes = std::size_t{1} << 20;
+constexpr std::size_t kAllreducePropertiesTestScratchBytes = std::size_t{1} << 20;
 // A pool just large enough for the scratch: every case maps a fresh region per rank, and the default
 // 64 MiB per rank would make world creation, not the allreduce, the cost of a case.
-constexpr std::size_t kTestPoolBytes = std::size_t{4} << 20;
+constexpr std::size_t kAllreducePropertiesTestPoolBytes = std::size_t{4} << 20;
 
 Config configFor(Algorithm algorithm) {
   Config config;
   config.algorithm = algorithm;
-  config.scratch_bytes = kTestScratchBytes;
-  config.memory.pool_bytes = kTestPoolBytes;
+  config.scratch_bytes = kAllreducePropertiesTestScratchBytes;
+  config.memory.pool_bytes = kAllreducePropertiesTestPoolBytes;
   return config;
 }
 

@@ -18,17 +18,18 @@
 namespace peerreduce::testing {
 namespace {
 
-constexpr std::size_t kTestScratchBytes = std::size_t{1} << 20;  // small, so large counts segment
-constexpr std::size_t kTestPoolBytes = std::size_t{4} << 20;     // just above the scratch (see allreduce's)
+constexpr std::size_t kCollectivePropertiesTestScratchBytes = std::size_t{1} << 20;  // small, so large counts segment
+constexpr std::size_t kCollectivePropertiesTestPoolBytes = std::size_t{4}
+                                                           << 20;  // just above the scratch (see allreduce's)
 // Most elements of a rank's larger buffer (size x count for reduce-scatter and all-gather): keeps a
 // case of 64 ranks within memory and time under the sanitizers.
 constexpr std::size_t kMaxElementsPerRank = 300000;
 
-std::shared_ptr<TestWorld> makeWorld(int size, Algorithm algorithm, std::uint64_t sim_seed) {
+std::shared_ptr<TestWorld> makeCollectiveWorld(int size, Algorithm algorithm, std::uint64_t sim_seed) {
   Config config;
   config.algorithm = algorithm;
-  config.scratch_bytes = kTestScratchBytes;
-  config.memory.pool_bytes = kTestPoolBytes;
+  config.scratch_bytes = kCollectivePropertiesTestScratchBytes;
+  config.memory.pool_bytes = kCollectivePropertiesTestPoolBytes;
   auto world = worldProvider().acquire(size, config, sim_seed);
   RC_ASSERT(world.status().toString() == "ok");
   return std::move(world).value();
@@ -74,7 +75,7 @@ RC_GTEST_PROP(CollectiveProperty, MatchesReferenceOnEveryRank, ()) {
   RC_CLASSIFY(c.world_size == 1, "1 rank");
   RC_CLASSIFY(c.count == 0, "count 0");
   RC_TAG(collectiveName(c.collective));
-  auto world = makeWorld(c.world_size, c.algorithm, sim::deriveSeed(c.seed, 1));
+  auto world = makeCollectiveWorld(c.world_size, c.algorithm, sim::deriveSeed(c.seed, 1));
   const CaseOutcome outcome = runCollectiveCase(*world, c);
   RC_ASSERT(outcome.problem == "");
 }
@@ -90,7 +91,7 @@ RC_GTEST_PROP(CollectiveProperty, LargeInputsReduceScatterToAFiniteAverage, ()) 
   c.payload = Payload::kLarge;
   RC_TAG(algorithmName(c.algorithm));
   RC_TAG(dataTypeName(c.dtype));
-  auto world = makeWorld(c.world_size, c.algorithm, sim::deriveSeed(c.seed, 1));
+  auto world = makeCollectiveWorld(c.world_size, c.algorithm, sim::deriveSeed(c.seed, 1));
   const CaseOutcome outcome = runCollectiveCase(*world, c);
   RC_ASSERT(outcome.problem == "");
 }
@@ -113,8 +114,8 @@ RC_GTEST_PROP(CollectiveProperty, EveryPickablePlanOnAPartialTopologyIsCorrect, 
   options.seed = sim::deriveSeed(topology_seed, 1);
   options.topology = *topology;
   Config config;
-  config.scratch_bytes = kTestScratchBytes;
-  config.memory.pool_bytes = kTestPoolBytes;
+  config.scratch_bytes = kCollectivePropertiesTestScratchBytes;
+  config.memory.pool_bytes = kCollectivePropertiesTestPoolBytes;
   auto world = makeSimTestWorld(n, options, config);
   RC_ASSERT(world.status().toString() == "ok");
   auto report = (*world)->comm(0).explainSelection(c.collective, c.count, c.dtype, c.root);
@@ -142,10 +143,10 @@ RC_GTEST_PROP(CollectiveProperty, AnotherScheduleGivesTheSameBits, ()) {
   CollectiveCase c = *genCollectiveCase();
   c.count = *rc::gen::inRange<std::size_t>(1, 3000);
   const std::uint64_t sim_seed = *rc::gen::arbitrary<std::uint64_t>();
-  auto first = makeWorld(c.world_size, c.algorithm, sim_seed);
+  auto first = makeCollectiveWorld(c.world_size, c.algorithm, sim_seed);
   const CaseOutcome a = runCollectiveCase(*first, c);
   RC_ASSERT(a.problem == "");
-  auto other = makeWorld(c.world_size, c.algorithm, sim_seed + 1);
+  auto other = makeCollectiveWorld(c.world_size, c.algorithm, sim_seed + 1);
   const CaseOutcome b = runCollectiveCase(*other, c);
   RC_ASSERT(b.problem == "");
   RC_ASSERT(a.result_hash == b.result_hash);
@@ -154,7 +155,7 @@ RC_GTEST_PROP(CollectiveProperty, AnotherScheduleGivesTheSameBits, ()) {
 // Every collective and allreduce, back to back on one set of communicators before any completes.
 RC_GTEST_PROP(CollectiveProperty, MixedBackToBackOperationsStayCorrect, ()) {
   const int world_size = *genWorldSize();
-  auto world = makeWorld(world_size, Algorithm::kAuto, *rc::gen::arbitrary<std::uint64_t>());
+  auto world = makeCollectiveWorld(world_size, Algorithm::kAuto, *rc::gen::arbitrary<std::uint64_t>());
   const int operations = *rc::gen::inRange(2, 7);
   std::vector<CollectiveCase> cases;
   for (int i = 0; i < operations; ++i) {

@@ -20,8 +20,9 @@
 namespace peerreduce::testing {
 namespace {
 
-constexpr std::size_t kTestScratchBytes = std::size_t{1} << 20;
-constexpr std::size_t kTestPoolBytes = std::size_t{4} << 20;  // just above the scratch (see allreduce's)
+constexpr std::size_t kHostStagedPropertiesTestScratchBytes = std::size_t{1} << 20;
+constexpr std::size_t kHostStagedPropertiesTestPoolBytes = std::size_t{4}
+                                                           << 20;  // just above the scratch (see allreduce's)
 
 enum class HostMaskKind { kEveryPair, kSomePairs, kEveryPairSomeRemoved };
 
@@ -83,8 +84,8 @@ sim::SimOptions machineOf(const HostStagedDraw& d, std::uint64_t sim_seed) {
 Config configOf(const HostStagedDraw& d, Algorithm algorithm) {
   Config config;
   config.algorithm = algorithm;
-  config.scratch_bytes = kTestScratchBytes;
-  config.memory.pool_bytes = kTestPoolBytes;
+  config.scratch_bytes = kHostStagedPropertiesTestScratchBytes;
+  config.memory.pool_bytes = kHostStagedPropertiesTestPoolBytes;
   config.link_mask = d.mask;
   return config;
 }

@@ -12,16 +12,17 @@
 
 #include "generators.h"
 #include "sim/prng.h"
+#include "text_contains.h"
 #include "topology/generators.h"
 #include "topology/routes.h"
 
 namespace peerreduce::testing {
 namespace {
 
-constexpr std::size_t kTestScratchBytes = std::size_t{1} << 20;
+constexpr std::size_t kTopologyPropertiesTestScratchBytes = std::size_t{1} << 20;
 // A pool just large enough for the scratch: every case maps a fresh region per rank, and the default
 // 64 MiB per rank would make world creation, not the allreduce, the cost of a case.
-constexpr std::size_t kTestPoolBytes = std::size_t{4} << 20;
+constexpr std::size_t kTopologyPropertiesTestPoolBytes = std::size_t{4} << 20;
 
 // Random density in [0.1, 1.0] and a seed: connected and disconnected worlds both come up often.
 struct TopologyDraw {
@@ -69,8 +70,8 @@ Topology simulatedTopology(const TopologyDraw& d) {
 Config maskedConfig(const TopologyDraw& d, Algorithm algorithm) {
   Config config;
   config.algorithm = algorithm;
-  config.scratch_bytes = kTestScratchBytes;
-  config.memory.pool_bytes = kTestPoolBytes;
+  config.scratch_bytes = kTopologyPropertiesTestScratchBytes;
+  config.memory.pool_bytes = kTopologyPropertiesTestPoolBytes;
   config.link_mask = d.mask;
   return config;
 }
@@ -85,7 +86,7 @@ std::string unreachableRanks(const Topology& topology) {
   return out;
 }
 
-bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+using peerreduce::testing::contains;
 
 RC_GTEST_PROP(TopologyProperty, EveryPickableAlgorithmIsCorrectOrTheWorldIsRefused, ()) {
   const TopologyDraw d = *genTopologyDraw();

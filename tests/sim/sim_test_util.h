@@ -11,6 +11,7 @@
 
 #include "peerreduce/plan.h"
 #include "peerreduce/simulator.h"
+#include "text_contains.h"
 
 namespace peerreduce::testing {
 
@@ -62,7 +63,5 @@ inline ConnectedWorld makeConnectedWorld(int n, sim::SimOptions options = {}, st
   }
   return c;
 }
-
-inline bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 
 }  // namespace peerreduce::testing

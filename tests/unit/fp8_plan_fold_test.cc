@@ -145,8 +145,8 @@ class HostFold {
 };
 
 // Several chunks in every plan, and a last chunk shorter than the others.
-constexpr std::size_t kCount = 517;
-constexpr std::uint64_t kSeed = 0xf8;
+constexpr std::size_t kFp8PlanFoldCount = 517;
+constexpr std::uint64_t kFp8PlanFoldSeed = 0xf8;
 
 class Fp8PlanFoldTest : public ::testing::TestWithParam<Algorithm> {};
 
@@ -158,12 +158,12 @@ TEST_P(Fp8PlanFoldTest, SimulatorBitsEqualAHostFoldInThePlansOrder) {
         const auto op = static_cast<ReduceOp>(o);
         const std::string where =
             plan.description + ", " + std::string(dataTypeName(dtype)) + " " + std::string(reduceOpName(op));
-        const PlanRun run = runPlanOnSim(plan, kCount, dtype, op, kSeed);
+        const PlanRun run = runPlanOnSim(plan, kFp8PlanFoldCount, dtype, op, kFp8PlanFoldSeed);
         ASSERT_TRUE(run.status.isOk()) << where << ": " << run.status.toString();
         EXPECT_TRUE(run.races.empty()) << where;
         EXPECT_EQ(run.reference_problem, "") << where;
         std::string problem;
-        const std::vector<Bytes> folded = HostFold(plan, dtype, op, kCount).run(run.inputs, problem);
+        const std::vector<Bytes> folded = HostFold(plan, dtype, op, kFp8PlanFoldCount).run(run.inputs, problem);
         ASSERT_EQ(problem, "") << where;
         for (std::size_t r = 0; r < folded.size(); ++r) {
           const Bytes simulated(run.outputs[r].begin(), run.outputs[r].end());
@@ -180,8 +180,8 @@ TEST(Fp8PlanFold, TwoAlgorithmsFoldingInOtherOrdersGiveOtherBits) {
   constexpr int kRanks = 8;
   const Plan ring = *buildPlan(PlanRequest{Algorithm::kRing, kRanks, false});
   const Plan doubling = *buildPlan(PlanRequest{Algorithm::kRecursiveDoubling, kRanks, false});
-  const PlanRun a = runPlanOnSim(ring, kCount, DataType::kFloat8E4M3, ReduceOp::kSum, kSeed);
-  const PlanRun b = runPlanOnSim(doubling, kCount, DataType::kFloat8E4M3, ReduceOp::kSum, kSeed);
+  const PlanRun a = runPlanOnSim(ring, kFp8PlanFoldCount, DataType::kFloat8E4M3, ReduceOp::kSum, kFp8PlanFoldSeed);
+  const PlanRun b = runPlanOnSim(doubling, kFp8PlanFoldCount, DataType::kFloat8E4M3, ReduceOp::kSum, kFp8PlanFoldSeed);
   ASSERT_TRUE(a.status.isOk() && b.status.isOk());
   ASSERT_EQ(a.inputs, b.inputs);
   EXPECT_NE(a.outputs[0], b.outputs[0]);

@@ -16,6 +16,7 @@
 #include "plan_runner.h"
 #include "select/plan_cost.h"
 #include "sim_cluster.h"
+#include "text_contains.h"
 #include "verify/verifier.h"
 
 namespace peerreduce {
@@ -25,7 +26,7 @@ Plan ceTwoShot(int n, bool in_place = false) {
   return *buildPlan(PlanRequest{Algorithm::kCopyEngineTwoShot, n, in_place});
 }
 
-bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+using peerreduce::testing::contains;
 
 TEST(CopyEngineTwoShot, VerifiesAtEveryWorldSizeInBothPlacements) {
   for (int n = 2; n <= 8; ++n) {

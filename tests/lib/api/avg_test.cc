@@ -15,7 +15,7 @@
 namespace peerreduce {
 namespace {
 
-constexpr std::size_t kCount = 37;  // several chunks of every plan, none a multiple of anything
+constexpr std::size_t kAvgCount = 37;  // several chunks of every plan, none a multiple of anything
 constexpr std::uint64_t kSentinelBits = 0x5A5A5A5A5A5A5A5Au;
 
 // One case: every rank's value (each rank's whole buffer holds it) and the bits every output element
@@ -71,14 +71,14 @@ const std::vector<AvgCase>& cases() {
 
 // Every element of rank `rank`'s output holds the case's expected bits.
 void expectExpectedBits(const AvgCase& c, const unsigned char* out, int rank, bool in_place) {
-  for (std::size_t i = 0; i < kCount; ++i) {
+  for (std::size_t i = 0; i < kAvgCount; ++i) {
     std::uint64_t bits = 0;
     std::memcpy(&bits, out + i * dataTypeSize(c.dtype), dataTypeSize(c.dtype));
     ASSERT_EQ(bits, c.expected) << c.name << ": rank " << rank << " element " << i << (in_place ? " in place" : "");
   }
 }
 
-std::unique_ptr<sim::SimCluster> makeCluster(int n, Algorithm algorithm) {
+std::unique_ptr<sim::SimCluster> makeAvgCluster(int n, Algorithm algorithm) {
   Config config;
   config.algorithm = algorithm;
   auto cluster = sim::SimCluster::create(n, sim::SimOptions{}, config);
@@ -91,15 +91,15 @@ class AvgOnEveryAlgorithm : public ::testing::TestWithParam<Algorithm> {};
 TEST_P(AvgOnEveryAlgorithm, AllreduceGivesTheExactBitsOutOfPlaceAndInPlace) {
   for (const AvgCase& c : cases()) {
     const int n = static_cast<int>(c.inputs.size());
-    auto cluster = makeCluster(n, GetParam());
+    auto cluster = makeAvgCluster(n, GetParam());
     ASSERT_NE(cluster, nullptr);
     for (const bool in_place : {false, true}) {
       std::vector<std::vector<unsigned char>> send(n), recv(n);
       for (int r = 0; r < n; ++r) {
-        send[r] = filled(c.dtype, c.inputs[static_cast<std::size_t>(r)], kCount);
-        recv[r] = filled(c.dtype, kSentinelBits, kCount);
+        send[r] = filled(c.dtype, c.inputs[static_cast<std::size_t>(r)], kAvgCount);
+        recv[r] = filled(c.dtype, kSentinelBits, kAvgCount);
         void* out = in_place ? send[r].data() : recv[r].data();
-        ASSERT_TRUE(cluster->comm(r).allreduce(send[r].data(), out, kCount, c.dtype, ReduceOp::kAvg).isOk());
+        ASSERT_TRUE(cluster->comm(r).allreduce(send[r].data(), out, kAvgCount, c.dtype, ReduceOp::kAvg).isOk());
       }
       ASSERT_TRUE(cluster->runUntilIdle().isOk());
       for (int r = 0; r < n; ++r) expectExpectedBits(c, (in_place ? send[r] : recv[r]).data(), r, in_place);
@@ -121,16 +121,16 @@ class AvgReduceScatter : public ::testing::TestWithParam<Algorithm> {};
 TEST_P(AvgReduceScatter, EveryBlockGetsTheExactBitsOutOfPlaceAndInPlace) {
   for (const AvgCase& c : cases()) {
     const int n = static_cast<int>(c.inputs.size());
-    auto cluster = makeCluster(n, GetParam());
+    auto cluster = makeAvgCluster(n, GetParam());
     ASSERT_NE(cluster, nullptr);
-    const std::size_t block_bytes = kCount * dataTypeSize(c.dtype);
+    const std::size_t block_bytes = kAvgCount * dataTypeSize(c.dtype);
     for (const bool in_place : {false, true}) {
       std::vector<std::vector<unsigned char>> send(n), recv(n);
       for (int r = 0; r < n; ++r) {
-        send[r] = filled(c.dtype, c.inputs[static_cast<std::size_t>(r)], kCount * static_cast<std::size_t>(n));
-        recv[r] = filled(c.dtype, kSentinelBits, kCount);
+        send[r] = filled(c.dtype, c.inputs[static_cast<std::size_t>(r)], kAvgCount * static_cast<std::size_t>(n));
+        recv[r] = filled(c.dtype, kSentinelBits, kAvgCount);
         void* out = in_place ? send[r].data() + static_cast<std::size_t>(r) * block_bytes : recv[r].data();
-        ASSERT_TRUE(cluster->comm(r).reduceScatter(send[r].data(), out, kCount, c.dtype, ReduceOp::kAvg).isOk());
+        ASSERT_TRUE(cluster->comm(r).reduceScatter(send[r].data(), out, kAvgCount, c.dtype, ReduceOp::kAvg).isOk());
       }
       ASSERT_TRUE(cluster->runUntilIdle().isOk());
       for (int r = 0; r < n; ++r) {

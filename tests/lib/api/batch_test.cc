@@ -13,13 +13,14 @@
 #include "peerreduce/communicator.h"
 #include "sim_cluster.h"
 #include "sim_transport.h"
+#include "text_contains.h"
 
 namespace peerreduce {
 namespace {
 
-bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+using peerreduce::testing::contains;
 
-constexpr int kRanks = 3;
+constexpr int kBatchRanks = 3;
 
 Config batchConfig(Algorithm algorithm = Algorithm::kAuto) {
   Config config;
@@ -30,8 +31,8 @@ Config batchConfig(Algorithm algorithm = Algorithm::kAuto) {
   return config;
 }
 
-std::unique_ptr<sim::SimCluster> makeCluster(Algorithm algorithm = Algorithm::kAuto) {
-  auto cluster = sim::SimCluster::create(kRanks, {}, batchConfig(algorithm));
+std::unique_ptr<sim::SimCluster> makeBatchCluster(Algorithm algorithm = Algorithm::kAuto) {
+  auto cluster = sim::SimCluster::create(kBatchRanks, {}, batchConfig(algorithm));
   EXPECT_TRUE(cluster.isOk()) << cluster.status().toString();
   return cluster.isOk() ? std::move(cluster).value() : nullptr;
 }
@@ -55,8 +56,8 @@ RankTensors tensorsFor(int rank, const std::vector<std::size_t>& counts) {
 std::vector<RankTensors> everyRank(const std::vector<std::size_t>& counts,
                                    const std::function<void(RankTensors&)>& change = nullptr) {
   std::vector<RankTensors> ranks;
-  ranks.reserve(kRanks);  // items point into each rank's tensors: they must never be copied
-  for (int r = 0; r < kRanks; ++r) {
+  ranks.reserve(kBatchRanks);  // items point into each rank's tensors: they must never be copied
+  for (int r = 0; r < kBatchRanks; ++r) {
     ranks.push_back(tensorsFor(r, counts));
     if (change) change(ranks.back());
   }
@@ -67,8 +68,8 @@ std::vector<RankTensors> everyRank(const std::vector<std::size_t>& counts,
 // records) after checking every result.
 std::vector<int> runAndCountItemsPerOperation(sim::SimCluster& cluster, const std::vector<std::size_t>& counts) {
   auto ranks = everyRank(counts);
-  for (int r = 0; r < kRanks; ++r) EXPECT_TRUE(cluster.comm(r).enableProfiling(1024).isOk());
-  for (int r = 0; r < kRanks; ++r) {
+  for (int r = 0; r < kBatchRanks; ++r) EXPECT_TRUE(cluster.comm(r).enableProfiling(1024).isOk());
+  for (int r = 0; r < kBatchRanks; ++r) {
     const Status s =
         cluster.comm(r).allreduceBatch(ranks[static_cast<std::size_t>(r)].items, DataType::kFloat32, ReduceOp::kSum);
     EXPECT_TRUE(s.isOk()) << s.toString();
@@ -89,7 +90,7 @@ std::vector<int> runAndCountItemsPerOperation(sim::SimCluster& cluster, const st
 }
 
 TEST(Batch, SmallItemsShareOneOperationUpToTheItemLimit) {
-  auto cluster = makeCluster();
+  auto cluster = makeBatchCluster();
   ASSERT_NE(cluster, nullptr);
   // 100 items of 1000 floats: 400,000 bytes would fit 256 KiB groups of 65, the item limit makes 64.
   const auto per_op = runAndCountItemsPerOperation(*cluster, std::vector<std::size_t>(100, 1000));
@@ -97,7 +98,7 @@ TEST(Batch, SmallItemsShareOneOperationUpToTheItemLimit) {
 }
 
 TEST(Batch, GroupsCloseAtTheTransportsByteCapacityAndRunAsAShapeThatCarriesThem) {
-  auto cluster = makeCluster();
+  auto cluster = makeBatchCluster();
   ASSERT_NE(cluster, nullptr);
   // 10,000 floats = 40,000 bytes: 26 fit in the two-shot's 1 MiB (1,040,000), the 27th opens a new
   // group. 26 items are too many bytes for a one-shot (256 KiB), so that group is a two-shot.
@@ -113,7 +114,7 @@ TEST(Batch, GroupsCloseAtTheTransportsByteCapacityAndRunAsAShapeThatCarriesThem)
 }
 
 TEST(Batch, AForcedOneShotKeepsGroupsToTheOneShotsCapacity) {
-  auto cluster = makeCluster(Algorithm::kOneShot);
+  auto cluster = makeBatchCluster(Algorithm::kOneShot);
   ASSERT_NE(cluster, nullptr);
   // Six 40,000-byte items fit in 256 KiB (240,000), the seventh opens a new group.
   const auto per_op = runAndCountItemsPerOperation(*cluster, std::vector<std::size_t>(10, 10000));
@@ -121,7 +122,7 @@ TEST(Batch, AForcedOneShotKeepsGroupsToTheOneShotsCapacity) {
 }
 
 TEST(Batch, AnItemTooLargeForAGroupRunsAloneInItsPlace) {
-  auto cluster = makeCluster();
+  auto cluster = makeBatchCluster();
   ASSERT_NE(cluster, nullptr);
   // 300,000 floats (1.2 MB) exceed every capacity: groups before and after it, it alone between them.
   const auto per_op = runAndCountItemsPerOperation(*cluster, {16, 0, 32, 300000, 8, 8, 0});
@@ -129,7 +130,7 @@ TEST(Batch, AnItemTooLargeForAGroupRunsAloneInItsPlace) {
 }
 
 TEST(Batch, AForcedAlgorithmOtherThanOneShotOrTwoShotRunsEveryItemOnItsOwn) {
-  auto cluster = makeCluster(Algorithm::kRing);
+  auto cluster = makeBatchCluster(Algorithm::kRing);
   ASSERT_NE(cluster, nullptr);
   const auto per_op = runAndCountItemsPerOperation(*cluster, {10, 20, 0, 30});
   EXPECT_EQ(per_op, (std::vector<int>{1, 1, 1}));
@@ -139,7 +140,7 @@ TEST(Batch, AForcedAlgorithmOtherThanOneShotOrTwoShotRunsEveryItemOnItsOwn) {
 }
 
 TEST(Batch, AnEmptyBatchAndEmptyItemsDoNothing) {
-  auto cluster = makeCluster();
+  auto cluster = makeBatchCluster();
   ASSERT_NE(cluster, nullptr);
   EXPECT_TRUE(runAndCountItemsPerOperation(*cluster, {}).empty());
   EXPECT_TRUE(runAndCountItemsPerOperation(*cluster, {0, 0, 0}).empty());
@@ -148,14 +149,14 @@ TEST(Batch, AnEmptyBatchAndEmptyItemsDoNothing) {
 // Every rank's refusal names the problem and leaves every tensor as it was.
 void expectRefusedUntouched(sim::SimCluster& cluster, std::vector<RankTensors>& ranks, ErrorCode code,
                             const std::vector<std::string>& named) {
-  for (int r = 0; r < kRanks; ++r) {
+  for (int r = 0; r < kBatchRanks; ++r) {
     auto& t = ranks[static_cast<std::size_t>(r)];
     const Status s = cluster.comm(r).allreduceBatch(t.items, DataType::kFloat32, ReduceOp::kSum);
     EXPECT_EQ(s.code(), code) << s.toString();
     for (const std::string& part : named) EXPECT_TRUE(contains(s.toString(), part)) << s.toString();
   }
   ASSERT_TRUE(cluster.runUntilIdle().isOk());
-  for (int r = 0; r < kRanks; ++r) {
+  for (int r = 0; r < kBatchRanks; ++r) {
     for (const auto& d : ranks[static_cast<std::size_t>(r)].data) {
       for (float x : d) ASSERT_EQ(x, static_cast<float>(r + 1)) << "a refused batch wrote an output";
     }
@@ -163,7 +164,7 @@ void expectRefusedUntouched(sim::SimCluster& cluster, std::vector<RankTensors>& 
 }
 
 TEST(Batch, MoreItemsThanOneCallTakesAreRefused) {
-  auto cluster = makeCluster();
+  auto cluster = makeBatchCluster();
   ASSERT_NE(cluster, nullptr);
   auto ranks = everyRank(std::vector<std::size_t>(kMaxBatchItems + 1, 1));
   expectRefusedUntouched(*cluster, ranks, ErrorCode::kInvalidArgument,
@@ -171,7 +172,7 @@ TEST(Batch, MoreItemsThanOneCallTakesAreRefused) {
 }
 
 TEST(Batch, ABadItemIsNamedAndNothingIsEnqueued) {
-  auto cluster = makeCluster();
+  auto cluster = makeBatchCluster();
   ASSERT_NE(cluster, nullptr);
   // The last item is bad: the first three must not have been enqueued.
   auto ranks = everyRank({8, 8, 8, 8}, [](RankTensors& t) { t.items[3].send = nullptr; });
@@ -179,7 +180,7 @@ TEST(Batch, ABadItemIsNamedAndNothingIsEnqueued) {
 }
 
 TEST(Batch, OverlappingItemsOfOneGroupAreRefusedNamingBoth) {
-  auto cluster = makeCluster();
+  auto cluster = makeBatchCluster();
   ASSERT_NE(cluster, nullptr);
   // Item 2 writes into the middle of item 1's buffer.
   auto ranks =
@@ -188,9 +189,9 @@ TEST(Batch, OverlappingItemsOfOneGroupAreRefusedNamingBoth) {
 }
 
 TEST(Batch, AnAbortedCommunicatorRefusesABatch) {
-  auto cluster = makeCluster();
+  auto cluster = makeBatchCluster();
   ASSERT_NE(cluster, nullptr);
-  for (int r = 0; r < kRanks; ++r) cluster->comm(r).abort();
+  for (int r = 0; r < kBatchRanks; ++r) cluster->comm(r).abort();
   auto ranks = everyRank({8, 8});
   expectRefusedUntouched(*cluster, ranks, ErrorCode::kAborted, {"allreduceBatch", "aborted"});
 }

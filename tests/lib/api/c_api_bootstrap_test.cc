@@ -15,10 +15,11 @@
 
 #include "peerreduce/bootstrap.h"
 #include "peerreduce/peerreduce_sim.h"
+#include "text_contains.h"
 
 namespace {
 
-bool contains(const char* text, const std::string& part) { return std::string(text).find(part) != std::string::npos; }
+using peerreduce::testing::contains;
 
 // The application's rendezvous: an in-process group of the C++ API, driven through C callbacks.
 struct Rendezvous {

@@ -18,13 +18,14 @@
 #include "peerreduce/peerreduce_sim.h"
 #include "plan/plan_text.h"
 #include "scoped_env.h"
+#include "text_contains.h"
 
 namespace peerreduce::capi {
 namespace {
 
 using testing::ScopedEnv;
 
-bool contains(const std::string& text, const std::string& word) { return text.find(word) != std::string::npos; }
+using peerreduce::testing::contains;
 
 // The settings a communicator is created with, as its C++ side sees them.
 struct Created {

@@ -8,10 +8,11 @@
 #include <vector>
 
 #include "peerreduce/peerreduce_sim.h"
+#include "text_contains.h"
 
 namespace {
 
-bool contains(const char* text, const char* word) { return std::string(text).find(word) != std::string::npos; }
+using peerreduce::testing::contains;
 
 void expectStale(prResult_t result, const char* function, const char* argument) {
   EXPECT_EQ(result, prInvalidArgument) << prGetLastError();

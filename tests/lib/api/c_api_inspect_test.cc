@@ -7,19 +7,20 @@
 #include <vector>
 
 #include "peerreduce/peerreduce_sim.h"
+#include "text_contains.h"
 
 namespace {
 
-bool contains(const char* text, const std::string& part) { return std::string(text).find(part) != std::string::npos; }
+using peerreduce::testing::contains;
 
-struct World {
+struct InspectWorld {
   prSimWorld_t world = nullptr;
   std::vector<prComm_t> comms;
-  explicit World(int n, const prConfig_t* config = nullptr) : comms(static_cast<std::size_t>(n), nullptr) {
+  explicit InspectWorld(int n, const prConfig_t* config = nullptr) : comms(static_cast<std::size_t>(n), nullptr) {
     EXPECT_EQ(prSimWorldCreate(n, 3, &world), prSuccess) << prGetLastError();
     EXPECT_EQ(prCommInitSimAll(world, config, comms.data()), prSuccess) << prGetLastError();
   }
-  ~World() {
+  ~InspectWorld() {
     for (prComm_t c : comms) {
       if (c != nullptr) {
         EXPECT_EQ(prCommDestroy(c), prSuccess);
@@ -36,7 +37,7 @@ struct World {
 };
 
 TEST(CApiInspect, ExplainSelectionSaysWhatAllreduceChoosesAndWhy) {
-  World w(4);
+  InspectWorld w(4);
   prSelection_t selection{};
   ASSERT_EQ(prCommExplainSelection(w.comms[0], 1 << 20, prFloat32, &selection), prSuccess) << prGetLastError();
   EXPECT_GE(selection.ncandidates, 2);
@@ -51,7 +52,7 @@ TEST(CApiInspect, ExplainSelectionSaysWhatAllreduceChoosesAndWhy) {
   prConfig_t config{};
   ASSERT_EQ(prConfigInit(&config), prSuccess);
   config.algorithm = prAlgoRing;
-  World forced(4, &config);
+  InspectWorld forced(4, &config);
   ASSERT_EQ(prCommExplainSelection(forced.comms[2], 4096, prFloat16, &selection), prSuccess) << prGetLastError();
   EXPECT_EQ(selection.chosen, prAlgoRing);
   EXPECT_EQ(selection.forced, 1);
@@ -64,7 +65,7 @@ TEST(CApiInspect, ExplainSelectionSaysWhatAllreduceChoosesAndWhy) {
 }
 
 TEST(CApiInspect, ExplainCollectiveSaysWhatEveryCollectiveChoosesAndBuildsItsPlans) {
-  World w(4);
+  InspectWorld w(4);
   prSelection_t selection{};
   for (prCollective_t collective : {prCollAllReduce, prCollReduceScatter, prCollAllGather, prCollBroadcast}) {
     ASSERT_EQ(prCommExplainCollective(w.comms[1], collective, 4096, prBFloat16, 3, &selection), prSuccess)
@@ -93,7 +94,7 @@ TEST(CApiInspect, ExplainCollectiveSaysWhatEveryCollectiveChoosesAndBuildsItsPla
 }
 
 TEST(CApiInspect, PinnedStatsReportTheLimitAndRefuseNulls) {
-  World w(2);
+  InspectWorld w(2);
   prPinnedStats_t stats{};
   ASSERT_EQ(prCommPinnedStats(w.comms[1], &stats), prSuccess) << prGetLastError();
   EXPECT_GT(stats.limit_bytes, 0u);
@@ -103,7 +104,7 @@ TEST(CApiInspect, PinnedStatsReportTheLimitAndRefuseNulls) {
 }
 
 TEST(CApiInspect, BuffersRegisterAndDeregisterCollectively) {
-  World w(3);
+  InspectWorld w(3);
   std::vector<std::vector<float>> buffers(3, std::vector<float>(256, 1.0f));
   std::vector<prRegisteredBuffer_t> handles(3, nullptr);
   std::vector<prResult_t> results(3);
@@ -124,7 +125,7 @@ TEST(CApiInspect, BuffersRegisterAndDeregisterCollectively) {
 }
 
 TEST(CApiRecovery, ReportAgreeAndShrinkAWorldWithoutFailures) {
-  World w(3);
+  InspectWorld w(3);
   std::vector<prBootstrap_t> old_bootstraps(3);
   for (int r = 0; r < 3; ++r) {
     ASSERT_EQ(prSimWorldBootstrap(w.world, r, &old_bootstraps[r]), prSuccess);
@@ -170,7 +171,7 @@ TEST(CApiRecovery, ReportAgreeAndShrinkAWorldWithoutFailures) {
 }
 
 TEST(CApiRecovery, ARankDeclaredFailedLeavesAndBadReportsAreRefused) {
-  World w(3);
+  InspectWorld w(3);
   prSimWorld_t next = nullptr;
   ASSERT_EQ(prSimWorldCreate(2, 4, &next), prSuccess);
   prBootstrap_t b = nullptr;

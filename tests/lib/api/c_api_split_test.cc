@@ -10,10 +10,11 @@
 #include <vector>
 
 #include "peerreduce/peerreduce_sim.h"
+#include "text_contains.h"
 
 namespace {
 
-bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+using peerreduce::testing::contains;
 
 // Runs `body(rank)` on a thread per rank: the split and the simulator's synchronize are collective.
 void onEveryRank(int n, const std::function<void(int)>& body) {
@@ -22,12 +23,12 @@ void onEveryRank(int n, const std::function<void(int)>& body) {
   for (auto& t : threads) t.join();
 }
 
-struct World {
-  World(int n, const prConfig_t* config = nullptr) : comms(static_cast<std::size_t>(n)) {
+struct SplitWorld {
+  SplitWorld(int n, const prConfig_t* config = nullptr) : comms(static_cast<std::size_t>(n)) {
     EXPECT_EQ(prSimWorldCreate(n, 11, &world), prSuccess) << prGetLastError();
     EXPECT_EQ(prCommInitSimAll(world, config, comms.data()), prSuccess) << prGetLastError();
   }
-  ~World() {
+  ~SplitWorld() {
     for (prComm_t c : comms) {
       if (c != nullptr) prCommDestroy(c);
     }
@@ -117,7 +118,7 @@ prConfig_t shortTimeouts(int64_t ms) {
 // order); the ranks in none get NULL.
 void expectSplit(const std::vector<int>& colors, const std::vector<int>& keys,
                  const std::vector<std::vector<int>>& children) {
-  World parent(static_cast<int>(colors.size()));
+  SplitWorld parent(static_cast<int>(colors.size()));
   Split split;
   splitEverywhere(parent.comms, colors, keys, split);
   for (std::size_t r = 0; r < colors.size(); ++r) {
@@ -146,7 +147,7 @@ TEST(CApiSplit, ChildrenOfDifferentSizesAndASingleRankChild) {
 }
 
 TEST(CApiSplit, AChildOfAChildWorks) {
-  World parent(8);
+  SplitWorld parent(8);
   Split halves;
   splitEverywhere(parent.comms, {0, 0, 0, 0, 1, 1, 1, 1}, {0, 1, 2, 3, 0, 1, 2, 3}, halves);
   for (std::size_t r = 0; r < 8; ++r) ASSERT_EQ(halves.results[r], prSuccess) << halves.messages[r];
@@ -175,7 +176,7 @@ TEST(CApiSplit, AChildOfAChildWorks) {
 }
 
 TEST(CApiSplit, DestroyingTheChildrenLeavesTheParentUsable) {
-  World parent(4);
+  SplitWorld parent(4);
   {
     Split split;
     splitEverywhere(parent.comms, {0, 0, 1, 1}, {0, 1, 0, 1}, split);
@@ -192,7 +193,7 @@ TEST(CApiSplit, DestroyingTheChildrenLeavesTheParentUsable) {
 TEST(CApiSplit, ChildrenOutliveTheirParentAndRegisterBuffersOnTheirOwnBootstrap) {
   Split split;
   {
-    World parent(4);
+    SplitWorld parent(4);
     splitEverywhere(parent.comms, {0, 0, 1, 1}, {0, 1, 0, 1}, split);
     for (std::size_t r = 0; r < 4; ++r) ASSERT_EQ(split.results[r], prSuccess) << split.messages[r];
   }  // the parent and its world are destroyed here
@@ -217,7 +218,7 @@ TEST(CApiSplit, ANullOrDestroyedParentIsRefused) {
 
   prComm_t dead = nullptr;
   {
-    World parent(1);
+    SplitWorld parent(1);
     dead = parent.comms[0];
   }
   child = reinterpret_cast<prComm_t>(0x1);
@@ -227,7 +228,7 @@ TEST(CApiSplit, ANullOrDestroyedParentIsRefused) {
 }
 
 TEST(CApiSplit, AnAbortedParentIsRefused) {
-  World parent(2);
+  SplitWorld parent(2);
   for (prComm_t c : parent.comms) ASSERT_EQ(prCommAbort(c), prSuccess);
   Split split;
   splitEverywhere(parent.comms, {0, 0}, {0, 1}, split);
@@ -239,7 +240,7 @@ TEST(CApiSplit, AnAbortedParentIsRefused) {
 }
 
 TEST(CApiSplit, ANegativeColorIsRefusedAndTheOtherRanksAreTold) {
-  World parent(3);
+  SplitWorld parent(3);
   Split split;
   splitEverywhere(parent.comms, {0, -5, 0}, {0, 0, 0}, split);
   EXPECT_EQ(split.results[1], prInvalidArgument);
@@ -253,7 +254,7 @@ TEST(CApiSplit, ANegativeColorIsRefusedAndTheOtherRanksAreTold) {
 }
 
 TEST(CApiSplit, ANullNewcommIsRefusedAndTheOtherRanksAreTold) {
-  World parent(2);
+  SplitWorld parent(2);
   std::vector<prResult_t> results(2);
   std::vector<std::string> messages(2);
   prComm_t child = nullptr;
@@ -270,7 +271,7 @@ TEST(CApiSplit, ANullNewcommIsRefusedAndTheOtherRanksAreTold) {
 }
 
 TEST(CApiSplit, ABadConfigIsRefusedAndTheOtherRanksAreTold) {
-  World parent(2);
+  SplitWorld parent(2);
   prConfig_t bad{};
   ASSERT_EQ(prConfigInit(&bad), prSuccess);
   bad.scratch_bytes = 1;  // below the 64 KiB the setting accepts
@@ -289,7 +290,7 @@ TEST(CApiSplit, ABadConfigIsRefusedAndTheOtherRanksAreTold) {
 }
 
 TEST(CApiSplit, RanksOfOneChildWithDifferentSettingsAreAMismatchAndOtherChildrenAreMade) {
-  World parent(4);
+  SplitWorld parent(4);
   prConfig_t other{};
   ASSERT_EQ(prConfigInit(&other), prSuccess);
   ASSERT_EQ(prConfigSet(&other, "PEERREDUCE_ALGO", "ring"), prSuccess) << prGetLastError();
@@ -314,7 +315,7 @@ TEST(CApiSplit, RanksOfOneChildWithDifferentSettingsAreAMismatchAndOtherChildren
 
 TEST(CApiSplit, ARankThatNeverCallsIsATimeoutNamingIt) {
   const prConfig_t config = shortTimeouts(300);
-  World parent(3, &config);
+  SplitWorld parent(3, &config);
   std::vector<prResult_t> results(3, prSuccess);
   std::vector<std::string> messages(3);
   std::vector<prComm_t> children(3, nullptr);

@@ -16,6 +16,7 @@
 #include "peerreduce/peerreduce_sim.h"
 #include "peerreduce/status.h"
 #include "scoped_env.h"
+#include "text_contains.h"
 
 extern "C" int runCHeaderChecks(void);
 
@@ -27,7 +28,7 @@ constexpr std::uint16_t kSentinelBf16 = 0x7bad;
 
 using peerreduce::testing::ScopedEnv;
 
-bool contains(const char* text, const char* word) { return std::string(text).find(word) != std::string::npos; }
+using peerreduce::testing::contains;
 
 // bf16 is the top half of an fp32. Encoding rounds to nearest, ties to even (finite inputs only), as
 // the library's stores do; written here independently of kernels/float16.h.

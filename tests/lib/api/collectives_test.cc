@@ -12,20 +12,21 @@
 #include "peerreduce/communicator.h"
 #include "peerreduce/simulator.h"
 #include "sim/sim_cluster.h"
+#include "text_contains.h"
 
 namespace peerreduce {
 namespace {
 
-constexpr float kSentinel = -12345.25f;  // no result below equals it
-constexpr std::chrono::milliseconds kShortTimeout{1500};
+constexpr float kCollectivesSentinel = -12345.25f;  // no result below equals it
+constexpr std::chrono::milliseconds kCollectivesShortTimeout{1500};
 
-bool contains(const std::string& text, const std::string& word) { return text.find(word) != std::string::npos; }
+using peerreduce::testing::contains;
 
 Config testConfig(Algorithm algorithm = Algorithm::kAuto) {
   Config config;
   config.algorithm = algorithm;
-  config.timeout = kShortTimeout;
-  config.bootstrap_timeout = kShortTimeout;
+  config.timeout = kCollectivesShortTimeout;
+  config.bootstrap_timeout = kCollectivesShortTimeout;
   return config;
 }
 
@@ -49,7 +50,7 @@ TEST_P(CollectivesOnEveryAlgorithm, ReduceScatterOutOfPlaceAndInPlace) {
   auto cluster = makeCluster(n, GetParam());
   ASSERT_NE(cluster, nullptr);
   for (bool in_place : {false, true}) {
-    std::vector<std::vector<float>> send(n), recv(n, std::vector<float>(count, kSentinel));
+    std::vector<std::vector<float>> send(n), recv(n, std::vector<float>(count, kCollectivesSentinel));
     for (int r = 0; r < n; ++r) {
       for (int b = 0; b < n; ++b) {
         for (std::size_t i = 0; i < count; ++i) send[r].push_back(valueOf(r, b, i));
@@ -75,7 +76,7 @@ TEST_P(CollectivesOnEveryAlgorithm, AllGatherOutOfPlaceAndInPlace) {
   auto cluster = makeCluster(n, GetParam());
   ASSERT_NE(cluster, nullptr);
   for (bool in_place : {false, true}) {
-    std::vector<std::vector<float>> send(n), recv(n, std::vector<float>(count * n, kSentinel));
+    std::vector<std::vector<float>> send(n), recv(n, std::vector<float>(count * n, kCollectivesSentinel));
     for (int r = 0; r < n; ++r) {
       for (std::size_t i = 0; i < count; ++i) send[r].push_back(valueOf(r, 0, i));
       const float* in = send[r].data();
@@ -104,7 +105,7 @@ TEST_P(CollectivesOnEveryAlgorithm, BroadcastFromEveryRootReadsOnlyTheRootsSend)
   ASSERT_NE(cluster, nullptr);
   for (int root = 0; root < n; ++root) {
     for (bool in_place : {false, true}) {
-      std::vector<std::vector<float>> buffer(n, std::vector<float>(count, kSentinel)), send(n);
+      std::vector<std::vector<float>> buffer(n, std::vector<float>(count, kCollectivesSentinel)), send(n);
       for (std::size_t i = 0; i < count; ++i) send[root].push_back(valueOf(root, 7, i));
       if (in_place) buffer[root] = send[root];
       for (int r = 0; r < n; ++r) {
@@ -140,7 +141,7 @@ class CollectiveArguments : public ::testing::Test {
     cluster_ = makeCluster(kRanks);
     ASSERT_NE(cluster_, nullptr);
     big_.assign(kCount * kRanks, 1.5f);
-    small_.assign(kCount, kSentinel);
+    small_.assign(kCount, kCollectivesSentinel);
   }
 
   Communicator& comm() { return cluster_->comm(kRank); }
@@ -154,7 +155,7 @@ class CollectiveArguments : public ::testing::Test {
     ASSERT_TRUE(cluster_->runUntilIdle().isOk());
     EXPECT_EQ(cluster_->world().stats().operations, 0u) << "a rejected call enqueued work";
     EXPECT_EQ(big_, std::vector<float>(kCount * kRanks, 1.5f));
-    EXPECT_EQ(small_, std::vector<float>(kCount, kSentinel));
+    EXPECT_EQ(small_, std::vector<float>(kCount, kCollectivesSentinel));
   }
 
   static constexpr int kRanks = 3;
@@ -246,7 +247,7 @@ TEST(CollectiveTopology, AStarCarriesEveryCollectiveThroughRelayTrees) {
   auto cluster = makeCluster(4, Algorithm::kAuto, options);
   ASSERT_NE(cluster, nullptr);
   constexpr std::size_t kCount = 16;
-  std::vector<std::vector<float>> send(4), recv(4, std::vector<float>(kCount, kSentinel));
+  std::vector<std::vector<float>> send(4), recv(4, std::vector<float>(kCount, kCollectivesSentinel));
   for (int r = 0; r < 4; ++r) {
     for (int b = 0; b < 4; ++b) {
       for (std::size_t i = 0; i < kCount; ++i) send[r].push_back(valueOf(r, b, i));

@@ -10,13 +10,14 @@
 #include "peerreduce/communicator.h"
 #include "peerreduce/peerreduce_sim.h"
 #include "sim_cluster.h"
+#include "text_contains.h"
 
 namespace peerreduce {
 namespace {
 
-bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+using peerreduce::testing::contains;
 
-std::unique_ptr<sim::SimCluster> makeCluster(int n) {
+std::unique_ptr<sim::SimCluster> makeAbortCluster(int n) {
   Config config;
   config.memory.pool_bytes = std::size_t{4} << 20;
   config.scratch_bytes = std::size_t{1} << 20;
@@ -26,7 +27,7 @@ std::unique_ptr<sim::SimCluster> makeCluster(int n) {
 }
 
 TEST(CommunicatorAbort, LaterCallsAreRefusedAndWriteNothing) {
-  auto cluster = makeCluster(2);
+  auto cluster = makeAbortCluster(2);
   ASSERT_NE(cluster, nullptr);
   Communicator& comm = cluster->comm(0);
   EXPECT_FALSE(comm.aborted());
@@ -46,7 +47,7 @@ TEST(CommunicatorAbort, LaterCallsAreRefusedAndWriteNothing) {
 }
 
 TEST(CommunicatorAbort, EndsAnOperationWaitingForAPeerThatNeverComes) {
-  auto cluster = makeCluster(2);
+  auto cluster = makeAbortCluster(2);
   ASSERT_NE(cluster, nullptr);
   std::vector<float> send(256, 2.0f), recv(256, -1.0f);
   // Only rank 0 enqueues: its plan waits for rank 1 forever (until the timeout, 30 s by default).
@@ -60,7 +61,7 @@ TEST(CommunicatorAbort, EndsAnOperationWaitingForAPeerThatNeverComes) {
 }
 
 TEST(CommunicatorAbort, EveryRankMayAbortAtOnce) {
-  auto cluster = makeCluster(4);
+  auto cluster = makeAbortCluster(4);
   ASSERT_NE(cluster, nullptr);
   std::vector<std::thread> threads;
   for (int r = 0; r < 4; ++r) threads.emplace_back([&, r] { cluster->comm(r).abort(); });

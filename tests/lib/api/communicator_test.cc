@@ -21,6 +21,7 @@
 #include "allreduce_case.h"
 #include "peerreduce/simulator.h"
 #include "sim/sim_cluster.h"
+#include "text_contains.h"
 
 namespace peerreduce {
 namespace {
@@ -29,10 +30,10 @@ using std::chrono::milliseconds;
 
 // Short enough that the tests expecting a timeout finish quickly, long enough for creation under
 // sanitizers on a loaded 2-core machine.
-constexpr milliseconds kShortTimeout{1500};
-constexpr float kSentinel = -12345.25f;  // no test payload reduces to this
+constexpr milliseconds kCommunicatorShortTimeout{1500};
+constexpr float kCommunicatorSentinel = -12345.25f;  // no test payload reduces to this
 
-bool contains(const std::string& text, const std::string& word) { return text.find(word) != std::string::npos; }
+using peerreduce::testing::contains;
 
 // What each rank's Communicator::create returned.
 struct Creation {
@@ -67,8 +68,8 @@ std::shared_ptr<sim::SimWorld> makeWorld(int n, sim::SimOptions options = {}) {
 }
 
 Config shortTimeout(Config config = Config{}) {
-  config.timeout = kShortTimeout;
-  config.bootstrap_timeout = kShortTimeout;  // creation tests wait out ranks that never arrive
+  config.timeout = kCommunicatorShortTimeout;
+  config.bootstrap_timeout = kCommunicatorShortTimeout;  // creation tests wait out ranks that never arrive
   return config;
 }
 
@@ -462,7 +463,7 @@ class CommunicatorAllreduce : public ::testing::Test {
     ASSERT_TRUE(cluster.isOk()) << cluster.status().toString();
     cluster_ = std::move(cluster).value();
     send_.assign(kCount, 1.5f);
-    recv_.assign(kCount, kSentinel);
+    recv_.assign(kCount, kCommunicatorSentinel);
   }
 
   Communicator& comm() { return cluster_->comm(0); }
@@ -475,7 +476,7 @@ class CommunicatorAllreduce : public ::testing::Test {
     EXPECT_TRUE(contains(status.message(), says)) << "expected '" << says << "' in: " << status.message();
     ASSERT_TRUE(cluster_->runUntilIdle().isOk());
     EXPECT_EQ(cluster_->world().stats().operations, 0u) << "a rejected call enqueued work";
-    EXPECT_EQ(recv_, std::vector<float>(kCount, kSentinel)) << "recv changed";
+    EXPECT_EQ(recv_, std::vector<float>(kCount, kCommunicatorSentinel)) << "recv changed";
     EXPECT_EQ(send_, std::vector<float>(kCount, 1.5f)) << "send changed";
   }
 
@@ -538,7 +539,7 @@ TEST_F(CommunicatorAllreduce, CountZeroIsANoOpEvenWithNullBuffers) {
   EXPECT_TRUE(comm().allreduce(send_.data(), recv_.data(), 0, DataType::kInt8, ReduceOp::kAvg).isOk());
   ASSERT_TRUE(cluster_->runUntilIdle().isOk());
   EXPECT_EQ(cluster_->world().stats().operations, 0u) << "count 0 enqueued work";
-  EXPECT_EQ(recv_, std::vector<float>(kCount, kSentinel));
+  EXPECT_EQ(recv_, std::vector<float>(kCount, kCommunicatorSentinel));
   EXPECT_TRUE(comm().asyncError().isOk());
 }
 
@@ -559,7 +560,7 @@ TEST_F(CommunicatorAllreduce, AdjacentBuffersWorkAndAsyncErrorStaysOk) {
   }
   EXPECT_EQ(cluster_->comm(1).rank(), 1);
   EXPECT_EQ(cluster_->comm(1).size(), 2);
-  EXPECT_EQ(cluster_->comm(1).config().timeout, kShortTimeout);
+  EXPECT_EQ(cluster_->comm(1).config().timeout, kCommunicatorShortTimeout);
   EXPECT_EQ(cluster_->comm(1).topology().worldSize(), 2);
 }
 

@@ -17,13 +17,13 @@
 namespace peerreduce {
 namespace {
 
-constexpr int kRanks = 3;
+constexpr int kHostStagingCapabilityRanks = 3;
 
 struct StagingLog {
   std::mutex mu;
-  std::vector<std::vector<std::string>> events = std::vector<std::vector<std::string>>(kRanks);
-  std::vector<std::vector<std::uint8_t>> forced = std::vector<std::vector<std::uint8_t>>(kRanks);
-  std::vector<PinnedStats> pool_after_acquire = std::vector<PinnedStats>(kRanks);
+  std::vector<std::vector<std::string>> events = std::vector<std::vector<std::string>>(kHostStagingCapabilityRanks);
+  std::vector<std::vector<std::uint8_t>> forced = std::vector<std::vector<std::uint8_t>>(kHostStagingCapabilityRanks);
+  std::vector<PinnedStats> pool_after_acquire = std::vector<PinnedStats>(kHostStagingCapabilityRanks);
   int refuse_configure = -1;  // this rank's configureHostStaging fails
   int refuse_connected = -1;  // this rank's peersConnected fails
 };
@@ -90,7 +90,7 @@ Config maskedConfig(const std::string& mask) {
 
 StatusOr<std::unique_ptr<sim::SimCluster>> clusterWith(StagingLog& log, const std::string& mask) {
   return sim::SimCluster::create(
-      kRanks, {}, maskedConfig(mask),
+      kHostStagingCapabilityRanks, {}, maskedConfig(mask),
       [&log](const std::shared_ptr<sim::SimWorld>&, int rank, std::shared_ptr<Transport> t) {
         return std::shared_ptr<Transport>(std::make_shared<StagingTransport>(std::move(t), rank, log));
       });
@@ -100,9 +100,9 @@ TEST(HostStagingCapability, TheTransportLearnsTheForcedPairsAndThePoolBeforeOpen
   StagingLog log;
   auto cluster = clusterWith(log, "host:0-1");
   ASSERT_TRUE(cluster.isOk()) << cluster.status().toString();
-  std::vector<std::uint8_t> expected(kRanks * kRanks, 0);
-  expected[0 * kRanks + 1] = expected[1 * kRanks + 0] = 1;
-  for (int r = 0; r < kRanks; ++r) {
+  std::vector<std::uint8_t> expected(kHostStagingCapabilityRanks * kHostStagingCapabilityRanks, 0);
+  expected[0 * kHostStagingCapabilityRanks + 1] = expected[1 * kHostStagingCapabilityRanks + 0] = 1;
+  for (int r = 0; r < kHostStagingCapabilityRanks; ++r) {
     const auto i = static_cast<std::size_t>(r);
     EXPECT_EQ(log.events[i], (std::vector<std::string>{"configure", "open", "connect", "connected"})) << "rank " << r;
     EXPECT_EQ(log.forced[i], expected) << "rank " << r;
@@ -117,8 +117,10 @@ TEST(HostStagingCapability, WithoutAMaskNothingIsForced) {
   StagingLog log;
   auto cluster = clusterWith(log, "");
   ASSERT_TRUE(cluster.isOk()) << cluster.status().toString();
-  for (int r = 0; r < kRanks; ++r) {
-    EXPECT_EQ(log.forced[static_cast<std::size_t>(r)], std::vector<std::uint8_t>(kRanks * kRanks, 0)) << "rank " << r;
+  for (int r = 0; r < kHostStagingCapabilityRanks; ++r) {
+    EXPECT_EQ(log.forced[static_cast<std::size_t>(r)],
+              std::vector<std::uint8_t>(kHostStagingCapabilityRanks * kHostStagingCapabilityRanks, 0))
+        << "rank " << r;
   }
 }
 
@@ -129,7 +131,7 @@ TEST(HostStagingCapability, ARankThatCannotStageOrUnlinkFailsCreationOnEveryRank
     auto cluster = clusterWith(log, "host:all");
     ASSERT_FALSE(cluster.isOk());
     EXPECT_NE(cluster.status().message().find("rank 1"), std::string::npos) << cluster.status().toString();
-    for (int r = 0; r < kRanks; ++r) {
+    for (int r = 0; r < kHostStagingCapabilityRanks; ++r) {
       // No rank went on to map its peers: the refusal travelled with the records.
       const auto& events = log.events[static_cast<std::size_t>(r)];
       EXPECT_EQ(std::count(events.begin(), events.end(), "connect"), 0) << "rank " << r;

@@ -45,16 +45,16 @@ class ReportsKernelBlocks : public TransportWrapper, private KernelLaunches {
   std::vector<Question> asked_;
 };
 
-struct World {
+struct BlocksWorld {
   std::unique_ptr<sim::SimCluster> cluster;
   std::shared_ptr<ReportsKernelBlocks> rank0;
 };
 
-World worldOf(bool with_kernels, bool fail = false) {
+BlocksWorld worldOf(bool with_kernels, bool fail = false) {
   Config config;
   config.memory.pool_bytes = std::size_t{8} << 20;
   config.scratch_bytes = std::size_t{256} << 10;  // small: large operations run in segments
-  World world;
+  BlocksWorld world;
   auto cluster = sim::SimCluster::create(
       4, {}, config,
       [&](const std::shared_ptr<sim::SimWorld>&, int rank, std::shared_ptr<Transport> t) -> std::shared_ptr<Transport> {
@@ -69,7 +69,7 @@ World worldOf(bool with_kernels, bool fail = false) {
 }
 
 TEST(KernelBlocks, ExplainSelectionAsksTheTransportAboutTheFirstSegment) {
-  World world = worldOf(true);
+  BlocksWorld world = worldOf(true);
   ASSERT_NE(world.cluster, nullptr);
   Communicator& comm = world.cluster->comm(0);
   auto small = comm.explainSelection(1000, DataType::kFloat32);
@@ -98,7 +98,7 @@ TEST(KernelBlocks, ExplainSelectionAsksTheTransportAboutTheFirstSegment) {
 }
 
 TEST(KernelBlocks, ATransportWithoutKernelsReportsNone) {
-  World world = worldOf(false);
+  BlocksWorld world = worldOf(false);
   ASSERT_NE(world.cluster, nullptr);
   auto report = world.cluster->comm(0).explainSelection(1000, DataType::kFloat32);
   ASSERT_TRUE(report.isOk());
@@ -109,7 +109,7 @@ TEST(KernelBlocks, ATransportWithoutKernelsReportsNone) {
 }
 
 TEST(KernelBlocks, TheTransportsErrorIsReturned) {
-  World world = worldOf(true, true);
+  BlocksWorld world = worldOf(true, true);
   ASSERT_NE(world.cluster, nullptr);
   auto report = world.cluster->comm(0).explainSelection(1000, DataType::kFloat32);
   ASSERT_FALSE(report.isOk());

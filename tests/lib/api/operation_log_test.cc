@@ -19,13 +19,14 @@
 
 #include "peerreduce/communicator.h"
 #include "peerreduce/simulator.h"
+#include "text_contains.h"
 
 namespace peerreduce {
 namespace {
 
 using std::chrono::milliseconds;
 
-bool mentions(const Status& s, const std::string& words) { return s.message().find(words) != std::string::npos; }
+using peerreduce::testing::mentions;
 
 OperationDescriptor allreduceOf(std::uint64_t count, DataType dtype = DataType::kFloat32,
                                 ReduceOp op = ReduceOp::kSum) {
@@ -287,14 +288,14 @@ class UncheckedTransport : public TransportWrapper, private StopWordAdoption {
   std::shared_ptr<void> owner_;
 };
 
-struct World {
+struct LogWorld {
   std::shared_ptr<sim::SimWorld> sim;
   std::vector<std::shared_ptr<UncheckedTransport>> transports;
   std::vector<std::unique_ptr<Communicator>> comms;
 };
 
-World makeWorld(int n, Config config, bool refuse_stop_words = false) {
-  World out;
+LogWorld makeWorld(int n, Config config, bool refuse_stop_words = false) {
+  LogWorld out;
   auto world = sim::SimWorld::create(n);
   EXPECT_TRUE(world.isOk());
   if (!world.isOk()) return out;
@@ -327,7 +328,7 @@ World makeWorld(int n, Config config, bool refuse_stop_words = false) {
 }
 
 TEST(OperationLogCommunicator, AgreeingRanksRunAsBefore) {
-  World w = makeWorld(2, Config{});
+  LogWorld w = makeWorld(2, Config{});
   ASSERT_EQ(w.comms.size(), 2u);
   std::vector<std::int32_t> data[2] = {std::vector<std::int32_t>(100, 3), std::vector<std::int32_t>(100, 4)};
   for (int k = 0; k < 5; ++k) {
@@ -340,7 +341,7 @@ TEST(OperationLogCommunicator, AgreeingRanksRunAsBefore) {
 }
 
 TEST(OperationLogCommunicator, ARankWithAnotherCountIsRefusedAndItsPeerLearnsWhy) {
-  World w = makeWorld(2, Config{});
+  LogWorld w = makeWorld(2, Config{});
   ASSERT_EQ(w.comms.size(), 2u);
   std::vector<float> a(100, 1.0f), b(100, 2.0f);
   const std::vector<float> b_before = b;
@@ -368,7 +369,7 @@ TEST(OperationLogCommunicator, ARankWithAnotherCountIsRefusedAndItsPeerLearnsWhy
 }
 
 TEST(OperationLogCommunicator, DifferentCollectivesAreRefusedBeforeAnythingRuns) {
-  World w = makeWorld(3, Config{});
+  LogWorld w = makeWorld(3, Config{});
   ASSERT_EQ(w.comms.size(), 3u);
   std::vector<float> x(24, 1.0f);
   ASSERT_TRUE(w.comms[0]->broadcast(x.data(), x.data(), 8, DataType::kFloat32, 2).isOk());
@@ -382,7 +383,7 @@ TEST(OperationLogCommunicator, DifferentCollectivesAreRefusedBeforeAnythingRuns)
 
 // A transport that cannot adopt a stop word still gets every comparison (its waits end at the deadline).
 TEST(OperationLogCommunicator, ATransportWithoutStopWordsStillComparesEveryOperation) {
-  World w = makeWorld(2, Config{}, /*refuse_stop_words=*/true);
+  LogWorld w = makeWorld(2, Config{}, /*refuse_stop_words=*/true);
   ASSERT_EQ(w.comms.size(), 2u);
   EXPECT_EQ(w.transports[0]->stop_word, nullptr);
   std::vector<float> a(8, 1.0f);
@@ -394,7 +395,7 @@ TEST(OperationLogCommunicator, ATransportWithoutStopWordsStillComparesEveryOpera
 TEST(OperationLogCommunicator, TheCheckCanBeTurnedOff) {
   Config off;
   off.check_operations = false;
-  World w = makeWorld(2, off);
+  LogWorld w = makeWorld(2, off);
   ASSERT_EQ(w.comms.size(), 2u);
   EXPECT_EQ(w.transports[0]->stop_word, nullptr) << "no log, no stop word";
   std::vector<float> a(100, 1.0f);

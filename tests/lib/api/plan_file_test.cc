@@ -15,11 +15,12 @@
 #include "plan/plan_text.h"
 #include "sim_cluster.h"
 #include "test_world.h"
+#include "text_contains.h"
 
 namespace peerreduce {
 namespace {
 
-bool contains(const std::string& text, const std::string& word) { return text.find(word) != std::string::npos; }
+using peerreduce::testing::contains;
 
 // A file under the test's temporary folder, removed at the end of the test.
 class TempFile {

@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "text_contains.h"
+
 namespace peerreduce {
 namespace {
 
@@ -23,7 +25,7 @@ std::vector<ProbeReport> allConnected(int world, int attempt = 1) {
   return reports;
 }
 
-bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+using peerreduce::testing::contains;
 
 // The reports of a world of 3 at the first exchange are refused with `code`, the message containing `part`.
 void expectRefused(const std::vector<ProbeReport>& reports, ErrorCode code, const std::string& part) {

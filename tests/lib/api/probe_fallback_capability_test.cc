@@ -16,18 +16,19 @@
 #include "memory/pinned_host_pool.h"
 #include "peerreduce/communicator.h"
 #include "sim_cluster.h"
+#include "text_contains.h"
 
 namespace peerreduce {
 namespace {
 
-constexpr int kRanks = 4;
+constexpr int kProbeFallbackCapabilityRanks = 4;
 
 struct ProbeScript {
   std::mutex mu;
   std::set<std::pair<int, int>> failing;  // (rank, peer): rank's probe of peer fails while the pair is direct
   bool fail_after_fallback = false;       // ... and over the host-staged path too
   int refuse_fallback = -1;               // this rank's fallBackToHostStaging fails
-  std::vector<std::vector<std::string>> events = std::vector<std::vector<std::string>>(kRanks);
+  std::vector<std::vector<std::string>> events = std::vector<std::vector<std::string>>(kProbeFallbackCapabilityRanks);
 };
 
 class ProbingTransport final : public TransportWrapper, private HostStaging, private ProbeFallback {
@@ -74,9 +75,9 @@ class ProbingTransport final : public TransportWrapper, private HostStaging, pri
     ProbeFallback* inner = TransportWrapper::capabilities().probe_fallback;
     if (inner == nullptr) return internalError("the simulator lost its ProbeFallback");
     PR_RETURN_IF_ERROR(inner->fallBackToHostStaging(pairs));
-    for (int a = 0; a < kRanks; ++a) {
-      for (int b = a + 1; b < kRanks; ++b) {
-        if (pairs[static_cast<std::size_t>(a * kRanks + b)] == 0) continue;
+    for (int a = 0; a < kProbeFallbackCapabilityRanks; ++a) {
+      for (int b = a + 1; b < kProbeFallbackCapabilityRanks; ++b) {
+        if (pairs[static_cast<std::size_t>(a * kProbeFallbackCapabilityRanks + b)] == 0) continue;
         staged_.insert({a, b});
         replaced_ = replaced_ || a == rank_ || b == rank_;
       }
@@ -109,12 +110,13 @@ Config probeConfig() {
 
 StatusOr<std::unique_ptr<sim::SimCluster>> clusterWith(ProbeScript& script, const Config& config = probeConfig()) {
   return sim::SimCluster::create(
-      kRanks, {}, config, [&script](const std::shared_ptr<sim::SimWorld>&, int rank, std::shared_ptr<Transport> t) {
+      kProbeFallbackCapabilityRanks, {}, config,
+      [&script](const std::shared_ptr<sim::SimWorld>&, int rank, std::shared_ptr<Transport> t) {
         return std::shared_ptr<Transport>(std::make_shared<ProbingTransport>(std::move(t), rank, script));
       });
 }
 
-bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+using peerreduce::testing::contains;
 
 TEST(ProbeFallbackCapability, AOneSidedFailedProbeFallsBackOnEveryRankAndTheLinksAgree) {
   ProbeScript script;
@@ -122,7 +124,7 @@ TEST(ProbeFallbackCapability, AOneSidedFailedProbeFallsBackOnEveryRankAndTheLink
   auto cluster = clusterWith(script);
   ASSERT_TRUE(cluster.isOk()) << cluster.status().toString();
   const std::vector<std::string> expected = {"open", "connect", "fall back", "open", "connect"};
-  for (int r = 0; r < kRanks; ++r) {
+  for (int r = 0; r < kProbeFallbackCapabilityRanks; ++r) {
     EXPECT_EQ(script.events[static_cast<std::size_t>(r)], expected) << "rank " << r;
     const Topology links = (*cluster)->comm(r).topology();
     EXPECT_EQ(links.link(0, 2).link_class, LinkClass::kHostStaged) << "rank " << r;
@@ -134,13 +136,13 @@ TEST(ProbeFallbackCapability, AOneSidedFailedProbeFallsBackOnEveryRankAndTheLink
   EXPECT_EQ((*cluster)->comm(0).pinnedStats().blocks_in_use, 1u);
   EXPECT_EQ((*cluster)->comm(2).pinnedStats().blocks_in_use, 1u);
   EXPECT_EQ((*cluster)->comm(1).pinnedStats().blocks_in_use, 0u);
-  std::vector<std::vector<float>> data(kRanks, std::vector<float>(1000));
-  for (int r = 0; r < kRanks; ++r) {
+  std::vector<std::vector<float>> data(kProbeFallbackCapabilityRanks, std::vector<float>(1000));
+  for (int r = 0; r < kProbeFallbackCapabilityRanks; ++r) {
     for (std::size_t i = 0; i < data[static_cast<std::size_t>(r)].size(); ++i) {
       data[static_cast<std::size_t>(r)][i] = static_cast<float>(r + 1) * 0.5f + static_cast<float>(i % 7);
     }
   }
-  for (int r = 0; r < kRanks; ++r) {
+  for (int r = 0; r < kProbeFallbackCapabilityRanks; ++r) {
     auto& buffer = data[static_cast<std::size_t>(r)];
     ASSERT_TRUE((*cluster)
                     ->comm(r)
@@ -148,7 +150,7 @@ TEST(ProbeFallbackCapability, AOneSidedFailedProbeFallsBackOnEveryRankAndTheLink
                     .isOk());
   }
   ASSERT_TRUE((*cluster)->world().runUntilIdle().isOk());
-  for (int r = 0; r < kRanks; ++r) {
+  for (int r = 0; r < kProbeFallbackCapabilityRanks; ++r) {
     EXPECT_EQ(data[static_cast<std::size_t>(r)][3], 5.0f + 4.0f * 3.0f) << "rank " << r;
   }
 }
@@ -157,7 +159,7 @@ TEST(ProbeFallbackCapability, WithoutFailedProbesThereIsOneExchange) {
   ProbeScript script;
   auto cluster = clusterWith(script);
   ASSERT_TRUE(cluster.isOk()) << cluster.status().toString();
-  for (int r = 0; r < kRanks; ++r) {
+  for (int r = 0; r < kProbeFallbackCapabilityRanks; ++r) {
     EXPECT_EQ(script.events[static_cast<std::size_t>(r)], (std::vector<std::string>{"open", "connect"}));
     EXPECT_NE((*cluster)->comm(r).topology().link(0, 1).link_class, LinkClass::kHostStaged);
   }
@@ -174,7 +176,7 @@ TEST(ProbeFallbackCapability, AProbeThatFailsAgainFailsCreationNamingThePairAndB
   EXPECT_TRUE(contains(text, "pairs 1-3")) << text;
   EXPECT_TRUE(contains(text, "exchange 2")) << text;
   EXPECT_TRUE(contains(text, "exchange 1 had failed on pairs 1-3")) << text;
-  for (int r = 0; r < kRanks; ++r) {
+  for (int r = 0; r < kProbeFallbackCapabilityRanks; ++r) {
     EXPECT_EQ(script.events[static_cast<std::size_t>(r)].size(), 5u) << "rank " << r << ": exchanges are bounded";
   }
 }
@@ -186,7 +188,7 @@ TEST(ProbeFallbackCapability, ARankThatCannotFallBackFailsCreationOnEveryRank) {
   auto cluster = clusterWith(script);
   ASSERT_FALSE(cluster.isOk());
   EXPECT_TRUE(contains(cluster.status().message(), "rank 3")) << cluster.status().toString();
-  for (int r = 0; r < kRanks; ++r) {
+  for (int r = 0; r < kProbeFallbackCapabilityRanks; ++r) {
     // Nobody opened again: the refusal was agreed before the second exchange.
     EXPECT_EQ(script.events[static_cast<std::size_t>(r)].size(), 3u) << "rank " << r;
   }

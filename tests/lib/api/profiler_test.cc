@@ -14,13 +14,14 @@
 #include "engine.h"
 #include "peerreduce/communicator.h"
 #include "sim_cluster.h"
+#include "text_contains.h"
 
 namespace peerreduce {
 namespace {
 
-bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+using peerreduce::testing::contains;
 
-constexpr int kRanks = 3;
+constexpr int kProfilerRanks = 3;
 
 Config smallConfig() {
   Config config;
@@ -30,8 +31,8 @@ Config smallConfig() {
   return config;
 }
 
-std::unique_ptr<sim::SimCluster> makeCluster(const sim::SimCluster::TransportDecorator& decorate = nullptr) {
-  auto cluster = sim::SimCluster::create(kRanks, {}, smallConfig(), decorate);
+std::unique_ptr<sim::SimCluster> makeProfiledCluster(const sim::SimCluster::TransportDecorator& decorate = nullptr) {
+  auto cluster = sim::SimCluster::create(kProfilerRanks, {}, smallConfig(), decorate);
   EXPECT_TRUE(cluster.isOk()) << cluster.status().toString();
   return cluster.isOk() ? std::move(cluster).value() : nullptr;
 }
@@ -39,14 +40,14 @@ std::unique_ptr<sim::SimCluster> makeCluster(const sim::SimCluster::TransportDec
 // Every rank allreduces `count` floats of ones in place: enqueued, the cluster runs them later, so
 // the buffers are appended to `data` (a deque never moves its elements) and outlive the run.
 void allreduceEverywhere(sim::SimCluster& cluster, std::deque<std::vector<float>>& data, std::size_t count) {
-  for (int r = 0; r < kRanks; ++r) {
+  for (int r = 0; r < kProfilerRanks; ++r) {
     auto& d = data.emplace_back(count, 1.0f);
     ASSERT_TRUE(cluster.comm(r).allreduce(d.data(), d.data(), count, DataType::kFloat32, ReduceOp::kSum).isOk());
   }
 }
 
 TEST(Profiler, OffByDefaultAndSaysHowToTurnItOn) {
-  auto cluster = makeCluster();
+  auto cluster = makeProfiledCluster();
   ASSERT_NE(cluster, nullptr);
   EXPECT_FALSE(cluster->comm(0).profiling());
   const auto records = cluster->comm(0).profile();
@@ -56,7 +57,7 @@ TEST(Profiler, OffByDefaultAndSaysHowToTurnItOn) {
 }
 
 TEST(Profiler, CapacityOutsideItsRangeIsRefusedAndLeavesProfilingOff) {
-  auto cluster = makeCluster();
+  auto cluster = makeProfiledCluster();
   ASSERT_NE(cluster, nullptr);
   for (std::size_t capacity : {std::size_t{0}, kMaxProfileCapacity + 1}) {
     const Status s = cluster->comm(1).enableProfiling(capacity);
@@ -68,9 +69,9 @@ TEST(Profiler, CapacityOutsideItsRangeIsRefusedAndLeavesProfilingOff) {
 }
 
 TEST(Profiler, EachAllreduceIsRecordedWithWhatItRanAndTimedOnceFinished) {
-  auto cluster = makeCluster();
+  auto cluster = makeProfiledCluster();
   ASSERT_NE(cluster, nullptr);
-  for (int r = 0; r < kRanks; ++r) ASSERT_TRUE(cluster->comm(r).enableProfiling(16).isOk());
+  for (int r = 0; r < kProfilerRanks; ++r) ASSERT_TRUE(cluster->comm(r).enableProfiling(16).isOk());
   std::deque<std::vector<float>> data;
   const std::vector<std::size_t> counts = {256, 16384, 262144};
   for (std::size_t count : counts) allreduceEverywhere(*cluster, data, count);
@@ -82,7 +83,7 @@ TEST(Profiler, EachAllreduceIsRecordedWithWhatItRanAndTimedOnceFinished) {
   for (const OperationProfile& p : *pending) EXPECT_FALSE(p.timed);
 
   ASSERT_TRUE(cluster->runUntilIdle().isOk());
-  for (int r = 0; r < kRanks; ++r) {
+  for (int r = 0; r < kProfilerRanks; ++r) {
     auto records = cluster->comm(r).profile();
     ASSERT_TRUE(records.isOk()) << records.status().toString();
     ASSERT_EQ(records->size(), counts.size());
@@ -99,11 +100,11 @@ TEST(Profiler, EachAllreduceIsRecordedWithWhatItRanAndTimedOnceFinished) {
       ASSERT_TRUE(p.timed) << "rank " << r << " op " << i;
       EXPECT_GT(p.duration_us, 0.0);
       EXPECT_DOUBLE_EQ(p.algbw_gbps, static_cast<double>(p.bytes) / p.duration_us / 1e3);
-      EXPECT_DOUBLE_EQ(p.busbw_gbps, p.algbw_gbps * 2.0 * (kRanks - 1) / kRanks);
+      EXPECT_DOUBLE_EQ(p.busbw_gbps, p.algbw_gbps * 2.0 * (kProfilerRanks - 1) / kProfilerRanks);
     }
     EXPECT_LT((*records)[0].duration_us, (*records)[2].duration_us) << "1 KiB cannot take as long as 1 MiB";
   }
-  for (const auto& d : data) EXPECT_EQ(d.front(), static_cast<float>(kRanks)) << "profiling changed a result";
+  for (const auto& d : data) EXPECT_EQ(d.front(), static_cast<float>(kProfilerRanks)) << "profiling changed a result";
 
   auto summary = cluster->comm(0).profileSummary();
   ASSERT_TRUE(summary.isOk());
@@ -132,9 +133,9 @@ TEST(Profiler, EachAllreduceIsRecordedWithWhatItRanAndTimedOnceFinished) {
 }
 
 TEST(Profiler, TheRingKeepsTheMostRecentAndReenablingStartsAfresh) {
-  auto cluster = makeCluster();
+  auto cluster = makeProfiledCluster();
   ASSERT_NE(cluster, nullptr);
-  for (int r = 0; r < kRanks; ++r) ASSERT_TRUE(cluster->comm(r).enableProfiling(2).isOk());
+  for (int r = 0; r < kProfilerRanks; ++r) ASSERT_TRUE(cluster->comm(r).enableProfiling(2).isOk());
   std::deque<std::vector<float>> data;
   for (std::size_t count = 64; count <= 1024; count *= 2) allreduceEverywhere(*cluster, data, count);  // 5 ops
   ASSERT_TRUE(cluster->runUntilIdle().isOk());
@@ -159,9 +160,9 @@ TEST(Profiler, TheRingKeepsTheMostRecentAndReenablingStartsAfresh) {
 }
 
 TEST(Profiler, AFailedOperationIsRecordedButNeverTimed) {
-  auto cluster = makeCluster();
+  auto cluster = makeProfiledCluster();
   ASSERT_NE(cluster, nullptr);
-  for (int r = 0; r < kRanks; ++r) ASSERT_TRUE(cluster->comm(r).enableProfiling(8).isOk());
+  for (int r = 0; r < kProfilerRanks; ++r) ASSERT_TRUE(cluster->comm(r).enableProfiling(8).isOk());
   cluster->world().faults().haltRank(2, 0);  // rank 2 never acts: the others time out
   std::deque<std::vector<float>> data;
   allreduceEverywhere(*cluster, data, 4096);
@@ -197,11 +198,11 @@ class NoClockTransport final : public TransportWrapper {
 };
 
 TEST(Profiler, WorksThroughADecoratorAndIsRefusedByATransportThatCannotTime) {
-  auto wrapped = makeCluster([](const std::shared_ptr<sim::SimWorld>&, int, std::shared_ptr<Transport> t) {
+  auto wrapped = makeProfiledCluster([](const std::shared_ptr<sim::SimWorld>&, int, std::shared_ptr<Transport> t) {
     return std::shared_ptr<Transport>(std::make_shared<ForwardingTransport>(std::move(t)));
   });
   ASSERT_NE(wrapped, nullptr);
-  for (int r = 0; r < kRanks; ++r) ASSERT_TRUE(wrapped->comm(r).enableProfiling(4).isOk());
+  for (int r = 0; r < kProfilerRanks; ++r) ASSERT_TRUE(wrapped->comm(r).enableProfiling(4).isOk());
   std::deque<std::vector<float>> data;
   allreduceEverywhere(*wrapped, data, 1024);
   ASSERT_TRUE(wrapped->runUntilIdle().isOk());
@@ -210,7 +211,7 @@ TEST(Profiler, WorksThroughADecoratorAndIsRefusedByATransportThatCannotTime) {
   ASSERT_EQ(records->size(), 1u);
   EXPECT_TRUE((*records)[0].timed);
 
-  auto blind = makeCluster([](const std::shared_ptr<sim::SimWorld>&, int, std::shared_ptr<Transport> t) {
+  auto blind = makeProfiledCluster([](const std::shared_ptr<sim::SimWorld>&, int, std::shared_ptr<Transport> t) {
     return std::shared_ptr<Transport>(std::make_shared<NoClockTransport>(std::move(t)));
   });
   ASSERT_NE(blind, nullptr);
@@ -221,7 +222,7 @@ TEST(Profiler, WorksThroughADecoratorAndIsRefusedByATransportThatCannotTime) {
   EXPECT_FALSE(blind->comm(0).profiling());
   allreduceEverywhere(*blind, data, 64);
   EXPECT_TRUE(blind->runUntilIdle().isOk());
-  EXPECT_EQ(data.back().front(), static_cast<float>(kRanks));
+  EXPECT_EQ(data.back().front(), static_cast<float>(kProfilerRanks));
 }
 
 }  // namespace

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "on_every_rank.h"
+#include "text_contains.h"
 
 namespace peerreduce {
 namespace {
@@ -19,7 +20,7 @@ namespace {
 using std::chrono::milliseconds;
 
 // Long enough for sanitizer-slowed threads to meet; the tests that expect a timeout use a short one.
-constexpr milliseconds kGenerous{20000};
+constexpr milliseconds kBootstrapGenerous{20000};
 constexpr milliseconds kShort{100};
 
 std::vector<std::shared_ptr<Bootstrap>> makeGroup(int size) {
@@ -30,7 +31,7 @@ std::vector<std::shared_ptr<Bootstrap>> makeGroup(int size) {
 
 using testing::onEveryRank;
 
-bool contains(const std::string& text, const std::string& word) { return text.find(word) != std::string::npos; }
+using peerreduce::testing::contains;
 
 TEST(InProcessGroup, SizesOutsideOneTo64AreRejected) {
   for (int size : {0, -1, 65}) {
@@ -62,7 +63,7 @@ TEST(InProcessBootstrap, AllGatherPutsBlockRInSlotRForManyRounds) {
     for (int round = 0; round < kRounds; ++round) {
       const std::byte mine[2] = {static_cast<std::byte>(r), static_cast<std::byte>(round)};
       std::vector<std::byte> all(2 * kSize);
-      PR_RETURN_IF_ERROR(group[static_cast<std::size_t>(r)]->allGather(mine, all, kGenerous));
+      PR_RETURN_IF_ERROR(group[static_cast<std::size_t>(r)]->allGather(mine, all, kBootstrapGenerous));
       for (int q = 0; q < kSize; ++q) {
         if (all[2 * static_cast<std::size_t>(q)] != static_cast<std::byte>(q) ||
             all[2 * static_cast<std::size_t>(q) + 1] != static_cast<std::byte>(round)) {
@@ -71,7 +72,7 @@ TEST(InProcessBootstrap, AllGatherPutsBlockRInSlotRForManyRounds) {
         }
       }
     }
-    return group[static_cast<std::size_t>(r)]->barrier(kGenerous);
+    return group[static_cast<std::size_t>(r)]->barrier(kBootstrapGenerous);
   });
   for (int r = 0; r < kSize; ++r) EXPECT_TRUE(results[static_cast<std::size_t>(r)].isOk()) << results[r].toString();
 }
@@ -93,7 +94,7 @@ TEST(InProcessBootstrap, DifferentBlockLengthsFailOnEveryRankWithMismatch) {
   auto results = onEveryRank(kSize, [&](int r) {
     std::vector<std::byte> mine(r == 2 ? 5 : 4, std::byte{7});
     std::vector<std::byte> all(4 * kSize, std::byte{0});
-    const Status s = group[static_cast<std::size_t>(r)]->allGather(mine, all, kGenerous);
+    const Status s = group[static_cast<std::size_t>(r)]->allGather(mine, all, kBootstrapGenerous);
     // The output must not be filled on failure.
     if (all != std::vector<std::byte>(4 * kSize, std::byte{0})) return internalError("output written");
     return s;
@@ -111,7 +112,7 @@ TEST(InProcessBootstrap, OutputOfTheWrongSizeIsRejectedWithoutWriting) {
   auto results = onEveryRank(kSize, [&](int r) {
     const std::byte mine[4] = {};
     std::vector<std::byte> all(r == 1 ? 7 : 8, std::byte{9});  // rank 1 passes one byte too few
-    const Status s = group[static_cast<std::size_t>(r)]->allGather(mine, all, kGenerous);
+    const Status s = group[static_cast<std::size_t>(r)]->allGather(mine, all, kBootstrapGenerous);
     if (r == 1 && all != std::vector<std::byte>(7, std::byte{9})) return internalError("short output written");
     return s;
   });
@@ -135,10 +136,10 @@ TEST(InProcessBootstrap, MissingRankMakesTheOthersTimeOutNamingItAndBreaksTheGro
   }
   // Late arrivals (and retries) fail promptly rather than waiting for a round that cannot complete.
   const auto start = std::chrono::steady_clock::now();
-  const Status late = group[2]->barrier(kGenerous);
+  const Status late = group[2]->barrier(kBootstrapGenerous);
   EXPECT_EQ(late.code(), ErrorCode::kTimeout);
-  EXPECT_LT(std::chrono::steady_clock::now() - start, kGenerous / 2);
-  EXPECT_EQ(group[0]->barrier(kGenerous).code(), ErrorCode::kTimeout);
+  EXPECT_LT(std::chrono::steady_clock::now() - start, kBootstrapGenerous / 2);
+  EXPECT_EQ(group[0]->barrier(kBootstrapGenerous).code(), ErrorCode::kTimeout);
 }
 
 // A rank that was already waiting when another rank broke the group is woken with the error.
@@ -147,14 +148,14 @@ TEST(InProcessBootstrap, WaitingRankIsWokenWhenAnotherRankBreaksTheGroup) {
   auto group = makeGroup(kSize);
   ASSERT_EQ(group.size(), static_cast<std::size_t>(kSize));
   Status patient;
-  std::thread waiter([&] { patient = group[0]->barrier(kGenerous); });
+  std::thread waiter([&] { patient = group[0]->barrier(kBootstrapGenerous); });
   // Rank 1 waits briefly and gives up; rank 0, waiting with a long timeout, must return now too.
   const auto start = std::chrono::steady_clock::now();
   const Status impatient = group[1]->barrier(milliseconds(300));
   waiter.join();
   EXPECT_EQ(impatient.code(), ErrorCode::kTimeout);
   EXPECT_EQ(patient.code(), ErrorCode::kTimeout) << patient.toString();
-  EXPECT_LT(std::chrono::steady_clock::now() - start, kGenerous / 2);
+  EXPECT_LT(std::chrono::steady_clock::now() - start, kBootstrapGenerous / 2);
 }
 
 }  // namespace

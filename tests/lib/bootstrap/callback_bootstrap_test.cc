@@ -14,13 +14,14 @@
 #include <vector>
 
 #include "peerreduce/bootstrap.h"
+#include "text_contains.h"
 
 namespace peerreduce {
 namespace {
 
 using std::chrono::milliseconds;
 
-bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+using peerreduce::testing::contains;
 
 // The application's rendezvous in these tests: an in-process group (any correct all-gather would do).
 struct AppRendezvous {

@@ -21,7 +21,7 @@ namespace {
 
 using std::chrono::milliseconds;
 
-constexpr milliseconds kGenerous{20000};  // sanitizer-slowed threads still meet well within it
+constexpr milliseconds kSplitBootstrapGenerous{20000};  // sanitizer-slowed threads still meet well within it
 
 using testing::onEveryRank;
 
@@ -33,12 +33,12 @@ Status runChild(SplitRounds& rounds, SplitBootstrap& child, const std::vector<in
     const auto mark = [&](int parent_rank) { return static_cast<std::byte>(10 * parent_rank + c); };
     std::vector<std::byte> mine(bytes, mark(members[static_cast<std::size_t>(child.rank())]));
     std::vector<std::byte> all(bytes * members.size());
-    PR_RETURN_IF_ERROR(child.allGather(mine, all, kGenerous));
+    PR_RETURN_IF_ERROR(child.allGather(mine, all, kSplitBootstrapGenerous));
     for (std::size_t i = 0; i < all.size(); ++i) {
       if (all[i] != mark(members[i / bytes])) return internalError("wrong byte at " + std::to_string(i));
     }
   }
-  return rounds.finish(kGenerous);
+  return rounds.finish(kSplitBootstrapGenerous);
 }
 
 TEST(SplitBootstrap, ChildrenOfDifferentLengthsAndANoColorRankAllFinish) {
@@ -48,7 +48,7 @@ TEST(SplitBootstrap, ChildrenOfDifferentLengthsAndANoColorRankAllFinish) {
   const auto results = onEveryRank(5, [&](int r) -> Status {
     const int color = r == 2 ? -1 : (r == 0 || r == 3 ? 0 : 1);
     auto rounds = std::make_shared<SplitRounds>(parent[static_cast<std::size_t>(r)], color);
-    if (color < 0) return rounds->finish(kGenerous);
+    if (color < 0) return rounds->finish(kSplitBootstrapGenerous);
     const auto& mine = members[static_cast<std::size_t>(color)];
     SplitBootstrap child(rounds, mine, static_cast<int>(std::find(mine.begin(), mine.end(), r) - mine.begin()));
     return runChild(*rounds, child, mine, color == 0 ? 3 : 7, color == 0 ? 8 : 100);
@@ -66,9 +66,9 @@ std::vector<Status> pairChild(const std::function<std::size_t(int)>& bytes_of) {
     Status gathered = Status::ok();
     if (const std::size_t bytes = bytes_of(r); bytes > 0) {
       std::vector<std::byte> block(bytes), all(2 * bytes);
-      gathered = child.allGather(block, all, kGenerous);
+      gathered = child.allGather(block, all, kSplitBootstrapGenerous);
     }
-    const Status finished = rounds->finish(kGenerous);
+    const Status finished = rounds->finish(kSplitBootstrapGenerous);
     return gathered.isOk() ? finished : gathered;
   });
 }
@@ -90,10 +90,10 @@ TEST(SplitBootstrap, ARankCallingAnotherCollectiveIsAMismatch) {
   const auto results = onEveryRank(2, [&](int r) -> Status {
     if (r == 1) {  // a parent collective of a header's size, but not a split round
       std::vector<std::byte> block(24), all(48);
-      return parent[1]->allGather(block, all, kGenerous);
+      return parent[1]->allGather(block, all, kSplitBootstrapGenerous);
     }
     SplitRounds rounds(parent[0], -1);
-    return rounds.finish(kGenerous);
+    return rounds.finish(kSplitBootstrapGenerous);
   });
   EXPECT_EQ(results[0].code(), ErrorCode::kMismatch) << results[0].toString();
   EXPECT_NE(results[0].message().find("parent rank 1 sent a block that is not a split round"), std::string::npos)
@@ -106,13 +106,13 @@ TEST(SplitBootstrap, AfterTheSplitAChildForwardsToItsOwnBootstrapOrRefuses) {
   auto rounds = std::make_shared<SplitRounds>(parent[0], 0);
   SplitBootstrap forwarded(rounds, {0}, 0);
   SplitBootstrap refused(rounds, {0}, 0);
-  ASSERT_TRUE(rounds->finish(kGenerous).isOk());
+  ASSERT_TRUE(rounds->finish(kSplitBootstrapGenerous).isOk());
   rounds->detach();
   forwarded.detach(own[0]);
   refused.detach(nullptr);
   std::vector<std::byte> block(4), all(4);
-  EXPECT_TRUE(forwarded.allGather(block, all, kGenerous).isOk());
-  const Status s = refused.allGather(block, all, kGenerous);
+  EXPECT_TRUE(forwarded.allGather(block, all, kSplitBootstrapGenerous).isOk());
+  const Status s = refused.allGather(block, all, kSplitBootstrapGenerous);
   EXPECT_EQ(s.code(), ErrorCode::kUnsupported) << s.toString();
 }
 

@@ -12,6 +12,7 @@
 #include <string>
 
 #include "scoped_env.h"
+#include "text_contains.h"
 
 namespace peerreduce {
 namespace {
@@ -30,7 +31,7 @@ StatusOr<Config> fromFake(std::map<std::string, std::string> vars, const Config&
   return Config::fromEnvironment(base, [&env](const char* name) { return env(name); });
 }
 
-bool contains(const std::string& text, const std::string& word) { return text.find(word) != std::string::npos; }
+using peerreduce::testing::contains;
 
 TEST(ParseByteSize, AcceptsPlainNumbersAndBinarySuffixes) {
   const struct {

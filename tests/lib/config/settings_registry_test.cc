@@ -11,12 +11,13 @@
 #include <string>
 
 #include "gpu/kernel_choice.h"
+#include "text_contains.h"
 #include "util/log.h"
 
 namespace peerreduce {
 namespace {
 
-bool contains(const std::string& text, const std::string& word) { return text.find(word) != std::string::npos; }
+using peerreduce::testing::contains;
 
 Getenv fakeEnvironment(const std::map<std::string, std::string>& vars) {
   return [vars](const char* name) -> const char* {

@@ -16,8 +16,8 @@
 namespace peerreduce::gpu {
 namespace {
 
-constexpr std::uint64_t kKiB = 1024;
-constexpr std::uint64_t kMiB = 1024 * kKiB;
+constexpr std::uint64_t kKernelChoiceKiB = 1024;
+constexpr std::uint64_t kKernelChoiceMiB = 1024 * kKernelChoiceKiB;
 
 TEST(KernelChoice, LineCapacityHoldsWholeVectorsInBothHalvesAndTheAreaStaysWithinTheBudget) {
   for (int n = 1; n <= kMaxWorldSize; ++n) {
@@ -33,9 +33,9 @@ TEST(KernelChoice, LineCapacityHoldsWholeVectorsInBothHalvesAndTheAreaStaysWithi
     const std::uint64_t range = (vectors + n - 1) / static_cast<std::uint64_t>(n);
     EXPECT_EQ(range * 32, capacity / 2) << n;
   }
-  EXPECT_EQ(linePayloadBytes(4), 512 * kKiB);
-  EXPECT_EQ(lineTwoShotPayloadBytes(4), 1 * kMiB);
-  EXPECT_EQ(linePayloadBytes(2), 1 * kMiB);
+  EXPECT_EQ(linePayloadBytes(4), 512 * kKernelChoiceKiB);
+  EXPECT_EQ(lineTwoShotPayloadBytes(4), 1 * kKernelChoiceMiB);
+  EXPECT_EQ(linePayloadBytes(2), 1 * kKernelChoiceMiB);
 }
 
 TEST(KernelChoice, OneShotProgramsRunAsLinesWithinBothLimitsElseFused) {
@@ -63,20 +63,20 @@ TEST(KernelChoice, TwoRanksRunLargerOneShotsAsLinesUnlessTheLimitIsSet) {
   EXPECT_EQ(oneShotLinesMaxBytes(policy, 2), kDefaultLowLatencyTwoRankMaxBytes);
   EXPECT_EQ(oneShotLinesMaxBytes(policy, 3), kDefaultLowLatencyMaxBytes);
   EXPECT_EQ(oneShotLinesMaxBytes(policy, 4), kDefaultLowLatencyMaxBytes);
-  EXPECT_EQ(chooseKernel(FusedKind::kOneShot, 1 * kMiB, 2, policy), KernelChoice::kOneShotLines);
-  EXPECT_EQ(chooseKernel(FusedKind::kOneShot, 1 * kMiB + 16, 2, policy), KernelChoice::kOneShotPull)
+  EXPECT_EQ(chooseKernel(FusedKind::kOneShot, 1 * kKernelChoiceMiB, 2, policy), KernelChoice::kOneShotLines);
+  EXPECT_EQ(chooseKernel(FusedKind::kOneShot, 1 * kKernelChoiceMiB + 16, 2, policy), KernelChoice::kOneShotPull)
       << "past the lines' capacity at two ranks";
-  EXPECT_EQ(chooseKernel(FusedKind::kOneShot, 512 * kKiB, 4, policy), KernelChoice::kOneShotPull);
-  EXPECT_EQ(maxBatchBytes(FusedKind::kOneShot, 2, policy), 1 * kMiB);
+  EXPECT_EQ(chooseKernel(FusedKind::kOneShot, 512 * kKernelChoiceKiB, 4, policy), KernelChoice::kOneShotPull);
+  EXPECT_EQ(maxBatchBytes(FusedKind::kOneShot, 2, policy), 1 * kKernelChoiceMiB);
 
   auto set = gpuSettingsFromEnvironment([](const char* name) -> const char* {
     return std::string(name) == "PEERREDUCE_GPU_LL_MAX_BYTES" ? "128K" : nullptr;
   });
   ASSERT_TRUE(set.isOk()) << set.status().toString();
   EXPECT_FALSE(set->kernels.two_rank_default);
-  EXPECT_EQ(oneShotLinesMaxBytes(set->kernels, 2), 128 * kKiB) << "the setting holds at two ranks";
-  EXPECT_EQ(chooseKernel(FusedKind::kOneShot, 256 * kKiB, 2, set->kernels), KernelChoice::kOneShotPull);
-  EXPECT_EQ(oneShotLinesMaxBytes(set->kernels, 4), 128 * kKiB);
+  EXPECT_EQ(oneShotLinesMaxBytes(set->kernels, 2), 128 * kKernelChoiceKiB) << "the setting holds at two ranks";
+  EXPECT_EQ(chooseKernel(FusedKind::kOneShot, 256 * kKernelChoiceKiB, 2, set->kernels), KernelChoice::kOneShotPull);
+  EXPECT_EQ(oneShotLinesMaxBytes(set->kernels, 4), 128 * kKernelChoiceKiB);
 
   KernelPolicy off;
   off.max_bytes = 0;  // as the host-staged transport sets it
@@ -94,10 +94,11 @@ TEST(KernelChoice, TwoRanksRunLargerCollectiveBlocksAsLinesUnlessTheLimitIsSet) 
   EXPECT_EQ(collectiveLinesMaxBytes(policy, 4), kDefaultCollectiveLinesMaxBytes);
   EXPECT_EQ(kDefaultCollectiveLinesTwoRankMaxBytes, linePayloadBytes(2)) << "exactly what a writer's lines hold";
   for (FusedKind kind : {FusedKind::kReduceScatterDirect, FusedKind::kAllGatherDirect, FusedKind::kBroadcastDirect}) {
-    EXPECT_TRUE(runsAsLines(chooseKernel(kind, 1 * kMiB, 2, policy)));
-    EXPECT_EQ(chooseKernel(kind, 1 * kMiB + 16, 2, policy), KernelChoice::kInterpreter)
+    EXPECT_TRUE(runsAsLines(chooseKernel(kind, 1 * kKernelChoiceMiB, 2, policy)));
+    EXPECT_EQ(chooseKernel(kind, 1 * kKernelChoiceMiB + 16, 2, policy), KernelChoice::kInterpreter)
         << "past the lines' capacity at two ranks";
-    EXPECT_EQ(chooseKernel(kind, 1 * kMiB, 4, policy), KernelChoice::kInterpreter) << "four ranks keep 512 KiB";
+    EXPECT_EQ(chooseKernel(kind, 1 * kKernelChoiceMiB, 4, policy), KernelChoice::kInterpreter)
+        << "four ranks keep 512 KiB";
   }
 
   auto set = gpuSettingsFromEnvironment([](const char* name) -> const char* {
@@ -106,9 +107,10 @@ TEST(KernelChoice, TwoRanksRunLargerCollectiveBlocksAsLinesUnlessTheLimitIsSet) 
   ASSERT_TRUE(set.isOk()) << set.status().toString();
   EXPECT_FALSE(set->kernels.collective_two_rank_default);
   EXPECT_TRUE(set->kernels.two_rank_default) << "the allreduce one-shot's default is its own";
-  EXPECT_EQ(collectiveLinesMaxBytes(set->kernels, 2), 256 * kKiB) << "the setting holds at two ranks";
-  EXPECT_EQ(chooseKernel(FusedKind::kBroadcastDirect, 512 * kKiB, 2, set->kernels), KernelChoice::kInterpreter);
-  EXPECT_EQ(collectiveLinesMaxBytes(set->kernels, 4), 256 * kKiB);
+  EXPECT_EQ(collectiveLinesMaxBytes(set->kernels, 2), 256 * kKernelChoiceKiB) << "the setting holds at two ranks";
+  EXPECT_EQ(chooseKernel(FusedKind::kBroadcastDirect, 512 * kKernelChoiceKiB, 2, set->kernels),
+            KernelChoice::kInterpreter);
+  EXPECT_EQ(collectiveLinesMaxBytes(set->kernels, 4), 256 * kKernelChoiceKiB);
 
   KernelPolicy off;
   off.collective_max_bytes = 0;  // as the host-staged transport sets it
@@ -121,45 +123,51 @@ TEST(KernelChoice, TwoRanksRunLargerCollectiveBlocksAsLinesUnlessTheLimitIsSet) 
 // the setting moves the size or, at 0, turns it off.
 TEST(KernelChoice, TwoRankOneShotsPastTheLinesPushFromTheirSize) {
   const KernelPolicy policy;
-  EXPECT_EQ(policy.push_one_shot_min_bytes, 2 * kMiB) << "measured on 2 x H200 (docs/PERF.md)";
-  EXPECT_EQ(chooseKernel(FusedKind::kOneShot, 4 * kMiB, 2, policy), KernelChoice::kOneShotPush);
+  EXPECT_EQ(policy.push_one_shot_min_bytes, 2 * kKernelChoiceMiB) << "measured on 2 x H200 (docs/PERF.md)";
+  EXPECT_EQ(chooseKernel(FusedKind::kOneShot, 4 * kKernelChoiceMiB, 2, policy), KernelChoice::kOneShotPush);
   auto off = gpuSettingsFromEnvironment([](const char* name) -> const char* {
     return std::string(name) == "PEERREDUCE_GPU_PUSH_ONE_SHOT_MIN_BYTES" ? "0" : nullptr;
   });
   ASSERT_TRUE(off.isOk()) << off.status().toString();
-  EXPECT_EQ(chooseKernel(FusedKind::kOneShot, 4 * kMiB, 2, off->kernels), KernelChoice::kOneShotPull) << "0: off";
+  EXPECT_EQ(chooseKernel(FusedKind::kOneShot, 4 * kKernelChoiceMiB, 2, off->kernels), KernelChoice::kOneShotPull)
+      << "0: off";
   auto set = gpuSettingsFromEnvironment([](const char* name) -> const char* {
     return std::string(name) == "PEERREDUCE_GPU_PUSH_ONE_SHOT_MIN_BYTES" ? "3M" : nullptr;
   });
   ASSERT_TRUE(set.isOk()) << set.status().toString();
-  EXPECT_EQ(set->kernels.push_one_shot_min_bytes, 3 * kMiB);
-  EXPECT_EQ(chooseKernel(FusedKind::kOneShot, 2 * kMiB, 2, set->kernels), KernelChoice::kOneShotPull);
-  EXPECT_EQ(chooseKernel(FusedKind::kOneShot, 3 * kMiB, 2, set->kernels), KernelChoice::kOneShotPush);
+  EXPECT_EQ(set->kernels.push_one_shot_min_bytes, 3 * kKernelChoiceMiB);
+  EXPECT_EQ(chooseKernel(FusedKind::kOneShot, 2 * kKernelChoiceMiB, 2, set->kernels), KernelChoice::kOneShotPull);
+  EXPECT_EQ(chooseKernel(FusedKind::kOneShot, 3 * kKernelChoiceMiB, 2, set->kernels), KernelChoice::kOneShotPush);
   const KernelPolicy& push = policy;
-  EXPECT_EQ(chooseKernel(FusedKind::kOneShot, 1 * kMiB, 2, push), KernelChoice::kOneShotLines) << "lines first";
-  EXPECT_EQ(chooseKernel(FusedKind::kOneShot, 2 * kMiB - 16, 2, push), KernelChoice::kOneShotPull);
-  EXPECT_EQ(chooseKernel(FusedKind::kOneShot, 2 * kMiB, 2, push), KernelChoice::kOneShotPush);
-  EXPECT_EQ(chooseKernel(FusedKind::kOneShot, 256 * kMiB, 2, push), KernelChoice::kOneShotPush);
+  EXPECT_EQ(chooseKernel(FusedKind::kOneShot, 1 * kKernelChoiceMiB, 2, push), KernelChoice::kOneShotLines)
+      << "lines first";
+  EXPECT_EQ(chooseKernel(FusedKind::kOneShot, 2 * kKernelChoiceMiB - 16, 2, push), KernelChoice::kOneShotPull);
+  EXPECT_EQ(chooseKernel(FusedKind::kOneShot, 2 * kKernelChoiceMiB, 2, push), KernelChoice::kOneShotPush);
+  EXPECT_EQ(chooseKernel(FusedKind::kOneShot, 256 * kKernelChoiceMiB, 2, push), KernelChoice::kOneShotPush);
   for (int n : {3, 4, 8})
-    EXPECT_EQ(chooseKernel(FusedKind::kOneShot, 4 * kMiB, n, push), KernelChoice::kOneShotPull) << n;
-  EXPECT_EQ(chooseKernel(FusedKind::kTwoShot, 4 * kMiB, 2, push), KernelChoice::kTwoShotPush)
+    EXPECT_EQ(chooseKernel(FusedKind::kOneShot, 4 * kKernelChoiceMiB, n, push), KernelChoice::kOneShotPull) << n;
+  EXPECT_EQ(chooseKernel(FusedKind::kTwoShot, 4 * kKernelChoiceMiB, 2, push), KernelChoice::kTwoShotPush)
       << "two-shots keep theirs";
   EXPECT_FALSE(runsAsLines(KernelChoice::kOneShotPush));
-  EXPECT_EQ(launchBlocks(KernelChoice::kOneShotPush, 64 * kMiB, 132, 32 * kKiB, 8 * kKiB), 132)
+  EXPECT_EQ(
+      launchBlocks(KernelChoice::kOneShotPush, 64 * kKernelChoiceMiB, 132, 32 * kKernelChoiceKiB, 8 * kKernelChoiceKiB),
+      132)
       << "no launch-wide synchronisation: every multiprocessor, as the push two-shot";
-  EXPECT_EQ(launchBlocks(KernelChoice::kOneShotPull, 64 * kMiB, 132, 32 * kKiB, 8 * kKiB), kDefaultMaxBlocks);
+  EXPECT_EQ(
+      launchBlocks(KernelChoice::kOneShotPull, 64 * kKernelChoiceMiB, 132, 32 * kKernelChoiceKiB, 8 * kKernelChoiceKiB),
+      kDefaultMaxBlocks);
   KernelPolicy staged = hostStagedKernelPolicy(push);
-  EXPECT_EQ(chooseKernel(FusedKind::kOneShot, 4 * kMiB, 2, staged), KernelChoice::kOneShotPull)
+  EXPECT_EQ(chooseKernel(FusedKind::kOneShot, 4 * kKernelChoiceMiB, 2, staged), KernelChoice::kOneShotPull)
       << "no pushing into host memory";
   KernelPolicy interpreter = push;
   interpreter.fused = false;
-  EXPECT_EQ(chooseKernel(FusedKind::kOneShot, 4 * kMiB, 2, interpreter), KernelChoice::kInterpreter);
+  EXPECT_EQ(chooseKernel(FusedKind::kOneShot, 4 * kKernelChoiceMiB, 2, interpreter), KernelChoice::kInterpreter);
 }
 
 // The pushing one-shot's pieces: 32 KiB by default (one pass of a block), the setting moves them, 0 means
 // one piece a block, and a size that is not one is refused naming the setting.
 TEST(KernelChoice, PushOneShotPiecesComeFromTheirSetting) {
-  EXPECT_EQ(KernelPolicy{}.push_one_shot_piece_bytes, 32 * kKiB);
+  EXPECT_EQ(KernelPolicy{}.push_one_shot_piece_bytes, 32 * kKernelChoiceKiB);
   const auto with = [](const char* value) {
     return gpuSettingsFromEnvironment([value](const char* name) -> const char* {
       return std::string(name) == "PEERREDUCE_GPU_PUSH_ONE_SHOT_PIECE_BYTES" ? value : nullptr;
@@ -170,7 +178,7 @@ TEST(KernelChoice, PushOneShotPiecesComeFromTheirSetting) {
   EXPECT_EQ(one->kernels.push_one_shot_piece_bytes, 0u);
   auto set = with("64K");
   ASSERT_TRUE(set.isOk()) << set.status().toString();
-  EXPECT_EQ(set->kernels.push_one_shot_piece_bytes, 64 * kKiB);
+  EXPECT_EQ(set->kernels.push_one_shot_piece_bytes, 64 * kKernelChoiceKiB);
   auto bad = with("lots");
   ASSERT_FALSE(bad.isOk());
   EXPECT_EQ(bad.status().code(), ErrorCode::kInvalidArgument);
@@ -180,17 +188,17 @@ TEST(KernelChoice, PushOneShotPiecesComeFromTheirSetting) {
 
 TEST(KernelChoice, TwoShotProgramsRunAsLinesPulledOrPushedBySize) {
   KernelPolicy policy;
-  EXPECT_EQ(policy.max_two_shot_bytes, 1 * kMiB) << "two-shot lines up to 1 MiB by default";
-  EXPECT_EQ(chooseKernel(FusedKind::kTwoShot, 512 * kKiB, 4, policy), KernelChoice::kTwoShotLines);
+  EXPECT_EQ(policy.max_two_shot_bytes, 1 * kKernelChoiceMiB) << "two-shot lines up to 1 MiB by default";
+  EXPECT_EQ(chooseKernel(FusedKind::kTwoShot, 512 * kKernelChoiceKiB, 4, policy), KernelChoice::kTwoShotLines);
   policy.max_two_shot_bytes = 0;  // off
-  EXPECT_EQ(chooseKernel(FusedKind::kTwoShot, 512 * kKiB, 4, policy), KernelChoice::kTwoShotPull);
+  EXPECT_EQ(chooseKernel(FusedKind::kTwoShot, 512 * kKernelChoiceKiB, 4, policy), KernelChoice::kTwoShotPull);
   EXPECT_EQ(chooseKernel(FusedKind::kTwoShot, policy.push_min_bytes - 1, 4, policy), KernelChoice::kTwoShotPull);
   EXPECT_EQ(chooseKernel(FusedKind::kTwoShot, policy.push_min_bytes, 4, policy), KernelChoice::kTwoShotPush);
-  EXPECT_EQ(chooseKernel(FusedKind::kTwoShot, 256 * kMiB, 4, policy), KernelChoice::kTwoShotPush);
-  policy.max_two_shot_bytes = 1 * kMiB;
-  EXPECT_EQ(chooseKernel(FusedKind::kTwoShot, 512 * kKiB, 4, policy), KernelChoice::kTwoShotLines);
-  EXPECT_EQ(chooseKernel(FusedKind::kTwoShot, 1 * kMiB, 4, policy), KernelChoice::kTwoShotLines);
-  EXPECT_EQ(chooseKernel(FusedKind::kTwoShot, 1 * kMiB + 16, 4, policy), KernelChoice::kTwoShotPull);
+  EXPECT_EQ(chooseKernel(FusedKind::kTwoShot, 256 * kKernelChoiceMiB, 4, policy), KernelChoice::kTwoShotPush);
+  policy.max_two_shot_bytes = 1 * kKernelChoiceMiB;
+  EXPECT_EQ(chooseKernel(FusedKind::kTwoShot, 512 * kKernelChoiceKiB, 4, policy), KernelChoice::kTwoShotLines);
+  EXPECT_EQ(chooseKernel(FusedKind::kTwoShot, 1 * kKernelChoiceMiB, 4, policy), KernelChoice::kTwoShotLines);
+  EXPECT_EQ(chooseKernel(FusedKind::kTwoShot, 1 * kKernelChoiceMiB + 16, 4, policy), KernelChoice::kTwoShotPull);
   // 4 ranks: 49 bytes are 4 vectors (one per rank), 48 bytes only 3.
   EXPECT_EQ(chooseKernel(FusedKind::kTwoShot, 49, 4, policy), KernelChoice::kTwoShotLines);
   EXPECT_EQ(chooseKernel(FusedKind::kTwoShot, 48, 4, policy), KernelChoice::kTwoShotPull);
@@ -198,16 +206,17 @@ TEST(KernelChoice, TwoShotProgramsRunAsLinesPulledOrPushedBySize) {
   EXPECT_EQ(chooseKernel(FusedKind::kTwoShot, lineTwoShotPayloadBytes(8), 8, policy), KernelChoice::kTwoShotLines);
   EXPECT_EQ(chooseKernel(FusedKind::kTwoShot, lineTwoShotPayloadBytes(8) + 1, 8, policy), KernelChoice::kTwoShotPull);
   policy.push_min_bytes = 0;
-  EXPECT_EQ(chooseKernel(FusedKind::kTwoShot, 256 * kMiB, 4, policy), KernelChoice::kTwoShotPull) << "pushing off";
+  EXPECT_EQ(chooseKernel(FusedKind::kTwoShot, 256 * kKernelChoiceMiB, 4, policy), KernelChoice::kTwoShotPull)
+      << "pushing off";
 }
 
 TEST(KernelChoice, OtherProgramsAndTheFusedSwitchGoToTheInterpreter) {
   KernelPolicy policy;
   EXPECT_EQ(chooseKernel(FusedKind::kNone, 4096, 4, policy), KernelChoice::kInterpreter);
-  EXPECT_EQ(chooseKernel(FusedKind::kNone, 64 * kMiB, 4, policy), KernelChoice::kInterpreter);
+  EXPECT_EQ(chooseKernel(FusedKind::kNone, 64 * kKernelChoiceMiB, 4, policy), KernelChoice::kInterpreter);
   policy.fused = false;
   EXPECT_EQ(chooseKernel(FusedKind::kOneShot, 4096, 4, policy), KernelChoice::kInterpreter);
-  EXPECT_EQ(chooseKernel(FusedKind::kTwoShot, 64 * kMiB, 4, policy), KernelChoice::kInterpreter);
+  EXPECT_EQ(chooseKernel(FusedKind::kTwoShot, 64 * kKernelChoiceMiB, 4, policy), KernelChoice::kInterpreter);
 }
 
 // The direct plans of reduce-scatter, all-gather and broadcast run as their line kernels while one rank's
@@ -222,7 +231,7 @@ TEST(KernelChoice, DirectCollectivesRunAsTheirLinesWithinBothLimitsElseInterpret
                 {FusedKind::kBroadcastDirect, KernelChoice::kBroadcastLines}};
   for (const auto& shape : shapes) {
     const KernelPolicy policy;
-    EXPECT_EQ(policy.collective_max_bytes, 512 * kKiB);
+    EXPECT_EQ(policy.collective_max_bytes, 512 * kKernelChoiceKiB);
     EXPECT_EQ(chooseKernel(shape.kind, 1, 4, policy), shape.lines);
     EXPECT_EQ(chooseKernel(shape.kind, policy.collective_max_bytes, 4, policy), shape.lines);
     EXPECT_EQ(chooseKernel(shape.kind, policy.collective_max_bytes + 1, 4, policy), KernelChoice::kInterpreter);
@@ -266,8 +275,8 @@ TEST(GpuSettings, DefaultsWhenUnsetValuesWhenSetAndTypedErrorsOtherwise) {
   auto defaults = from({{"PEERREDUCE_GPU_FUSED", ""}});
   ASSERT_TRUE(defaults.isOk()) << defaults.status().toString();
   EXPECT_EQ(defaults->max_blocks, 0);
-  EXPECT_EQ(defaults->bytes_per_block, 32 * kKiB);
-  EXPECT_EQ(defaults->line_bytes_per_block, 8 * kKiB);
+  EXPECT_EQ(defaults->bytes_per_block, 32 * kKernelChoiceKiB);
+  EXPECT_EQ(defaults->line_bytes_per_block, 8 * kKernelChoiceKiB);
   EXPECT_TRUE(defaults->kernels.fused);
   EXPECT_TRUE(defaults->kernels.overlap_launch);
   EXPECT_EQ(defaults->kernels.max_bytes, kDefaultLowLatencyMaxBytes);
@@ -290,14 +299,14 @@ TEST(GpuSettings, DefaultsWhenUnsetValuesWhenSetAndTypedErrorsOtherwise) {
   ASSERT_TRUE(set.isOk()) << set.status().toString();
   EXPECT_EQ(set->max_blocks, 132);
   EXPECT_EQ(set->kernels.interpreter_max_blocks, 96);
-  EXPECT_EQ(set->bytes_per_block, 64 * kKiB);
+  EXPECT_EQ(set->bytes_per_block, 64 * kKernelChoiceKiB);
   EXPECT_EQ(set->line_bytes_per_block, 2048u);
   EXPECT_FALSE(set->kernels.fused);
   EXPECT_FALSE(set->kernels.overlap_launch);
   EXPECT_EQ(set->kernels.max_bytes, 0u);
-  EXPECT_EQ(set->kernels.max_two_shot_bytes, 1 * kMiB);
-  EXPECT_EQ(set->kernels.push_min_bytes, 4 * kMiB);
-  EXPECT_EQ(set->kernels.collective_max_bytes, 16 * kKiB);
+  EXPECT_EQ(set->kernels.max_two_shot_bytes, 1 * kKernelChoiceMiB);
+  EXPECT_EQ(set->kernels.push_min_bytes, 4 * kKernelChoiceMiB);
+  EXPECT_EQ(set->kernels.collective_max_bytes, 16 * kKernelChoiceKiB);
   EXPECT_TRUE(set->kernels.copy_engines);
 
   const std::vector<std::pair<std::string, std::string>> bad = {{"PEERREDUCE_GPU_MAX_BLOCKS", "0"},
@@ -366,27 +375,30 @@ TEST(KernelChoice, TheBatchCapacityIsWhatRunsAsLinesOfItsShape) {
 // The grid of a launch: one block per bytes-per-block (the line kernels' own size), at least one, the
 // fused pulling kernels at most kDefaultMaxBlocks, the interpreter, push and line kernels up to the agreed cap.
 TEST(KernelChoice, LaunchBlocksFollowTheBytesUpToTheKernelsCap) {
-  constexpr std::uint64_t kPerBlock = 32 * kKiB;
-  constexpr std::uint64_t kLinePerBlock = 2 * kKiB;
+  constexpr std::uint64_t kPerBlock = 32 * kKernelChoiceKiB;
+  constexpr std::uint64_t kLinePerBlock = 2 * kKernelChoiceKiB;
   EXPECT_EQ(launchBlocks(KernelChoice::kInterpreter, 0, 132, kPerBlock, kLinePerBlock), 1);
   EXPECT_EQ(launchBlocks(KernelChoice::kInterpreter, 1, 132, kPerBlock, kLinePerBlock), 1);
   EXPECT_EQ(launchBlocks(KernelChoice::kOneShotPull, 3 * kPerBlock + 1, 132, kPerBlock, kLinePerBlock), 4)
       << "rounds up";
-  EXPECT_EQ(launchBlocks(KernelChoice::kTwoShotPull, 64 * kMiB, 132, kPerBlock, kLinePerBlock), kDefaultMaxBlocks);
-  EXPECT_EQ(launchBlocks(KernelChoice::kInterpreter, 64 * kMiB, 16, kPerBlock, kLinePerBlock), 16)
+  EXPECT_EQ(launchBlocks(KernelChoice::kTwoShotPull, 64 * kKernelChoiceMiB, 132, kPerBlock, kLinePerBlock),
+            kDefaultMaxBlocks);
+  EXPECT_EQ(launchBlocks(KernelChoice::kInterpreter, 64 * kKernelChoiceMiB, 16, kPerBlock, kLinePerBlock), 16)
       << "an agreed cap below the default";
-  EXPECT_EQ(launchBlocks(KernelChoice::kTwoShotPush, 4 * kMiB, 132, kPerBlock, kLinePerBlock), 128);
-  EXPECT_EQ(launchBlocks(KernelChoice::kTwoShotPush, 64 * kMiB, 132, kPerBlock, kLinePerBlock), 132);
-  EXPECT_EQ(launchBlocks(KernelChoice::kOneShotLines, 64 * kKiB, 132, kPerBlock, kLinePerBlock), 32)
+  EXPECT_EQ(launchBlocks(KernelChoice::kTwoShotPush, 4 * kKernelChoiceMiB, 132, kPerBlock, kLinePerBlock), 128);
+  EXPECT_EQ(launchBlocks(KernelChoice::kTwoShotPush, 64 * kKernelChoiceMiB, 132, kPerBlock, kLinePerBlock), 132);
+  EXPECT_EQ(launchBlocks(KernelChoice::kOneShotLines, 64 * kKernelChoiceKiB, 132, kPerBlock, kLinePerBlock), 32)
       << "the line kernels' bytes per block";
-  EXPECT_EQ(launchBlocks(KernelChoice::kTwoShotLines, 1 * kMiB, 132, kPerBlock, kLinePerBlock), 132);
+  EXPECT_EQ(launchBlocks(KernelChoice::kTwoShotLines, 1 * kKernelChoiceMiB, 132, kPerBlock, kLinePerBlock), 132);
   for (const KernelChoice lines :
        {KernelChoice::kReduceScatterLines, KernelChoice::kAllGatherLines, KernelChoice::kBroadcastLines}) {
-    EXPECT_EQ(launchBlocks(lines, 64 * kKiB, 132, kPerBlock, kLinePerBlock), 32)
+    EXPECT_EQ(launchBlocks(lines, 64 * kKernelChoiceKiB, 132, kPerBlock, kLinePerBlock), 32)
         << "the collectives' line kernels use the line bytes per block";
-    EXPECT_EQ(launchBlocks(lines, 8 * kMiB, 132, kPerBlock, kLinePerBlock), 132) << "and are not capped at 32";
+    EXPECT_EQ(launchBlocks(lines, 8 * kKernelChoiceMiB, 132, kPerBlock, kLinePerBlock), 132)
+        << "and are not capped at 32";
   }
-  EXPECT_EQ(launchBlocks(KernelChoice::kTwoShotLines, 1 * kMiB, 0, kPerBlock, kLinePerBlock), 1) << "no cap: one";
+  EXPECT_EQ(launchBlocks(KernelChoice::kTwoShotLines, 1 * kKernelChoiceMiB, 0, kPerBlock, kLinePerBlock), 1)
+      << "no cap: one";
   EXPECT_EQ(launchBlocks(KernelChoice::kInterpreter, 5, 132, 0, 0), 5) << "zero bytes per block counts as one";
 }
 
@@ -394,21 +406,21 @@ TEST(KernelChoice, LaunchBlocksFollowTheBytesUpToTheKernelsCap) {
 // multiprocessor), never above the agreed cap, and leaves the fused pulls (kDefaultMaxBlocks), the push
 // and the line kernels alone.
 TEST(KernelChoice, InterpreterCapBoundsTheInterpreterOnly) {
-  constexpr std::uint64_t kPerBlock = 32 * kKiB;
-  constexpr std::uint64_t kLinePerBlock = 8 * kKiB;
-  EXPECT_EQ(launchBlocks(KernelChoice::kInterpreter, 64 * kMiB, 132, kPerBlock, kLinePerBlock), 132)
+  constexpr std::uint64_t kPerBlock = 32 * kKernelChoiceKiB;
+  constexpr std::uint64_t kLinePerBlock = 8 * kKernelChoiceKiB;
+  EXPECT_EQ(launchBlocks(KernelChoice::kInterpreter, 64 * kKernelChoiceMiB, 132, kPerBlock, kLinePerBlock), 132)
       << "by default the interpreter uses the agreed cap";
-  EXPECT_EQ(launchBlocks(KernelChoice::kInterpreter, 64 * kMiB, 132, kPerBlock, kLinePerBlock, 96), 96);
-  EXPECT_EQ(launchBlocks(KernelChoice::kInterpreter, 64 * kMiB, 100, kPerBlock, kLinePerBlock, 200), 100)
+  EXPECT_EQ(launchBlocks(KernelChoice::kInterpreter, 64 * kKernelChoiceMiB, 132, kPerBlock, kLinePerBlock, 96), 96);
+  EXPECT_EQ(launchBlocks(KernelChoice::kInterpreter, 64 * kKernelChoiceMiB, 100, kPerBlock, kLinePerBlock, 200), 100)
       << "never above the agreed cap";
-  EXPECT_EQ(launchBlocks(KernelChoice::kInterpreter, 64 * kKiB, 132, kPerBlock, kLinePerBlock, 96), 2)
+  EXPECT_EQ(launchBlocks(KernelChoice::kInterpreter, 64 * kKernelChoiceKiB, 132, kPerBlock, kLinePerBlock, 96), 2)
       << "still one block per bytes-per-block";
   for (const KernelChoice pull : {KernelChoice::kOneShotPull, KernelChoice::kTwoShotPull}) {
-    EXPECT_EQ(launchBlocks(pull, 64 * kMiB, 132, kPerBlock, kLinePerBlock, 96), kDefaultMaxBlocks)
+    EXPECT_EQ(launchBlocks(pull, 64 * kKernelChoiceMiB, 132, kPerBlock, kLinePerBlock, 96), kDefaultMaxBlocks)
         << "the fused pulls keep their own cap";
   }
-  EXPECT_EQ(launchBlocks(KernelChoice::kTwoShotPush, 64 * kMiB, 132, kPerBlock, kLinePerBlock, 8), 132);
-  EXPECT_EQ(launchBlocks(KernelChoice::kTwoShotLines, 8 * kMiB, 132, kPerBlock, kLinePerBlock, 8), 132);
+  EXPECT_EQ(launchBlocks(KernelChoice::kTwoShotPush, 64 * kKernelChoiceMiB, 132, kPerBlock, kLinePerBlock, 8), 132);
+  EXPECT_EQ(launchBlocks(KernelChoice::kTwoShotLines, 8 * kKernelChoiceMiB, 132, kPerBlock, kLinePerBlock, 8), 132);
 }
 
 // Launches overlap only when the code that runs has the grid-dependency wait: a build that JIT-compiles

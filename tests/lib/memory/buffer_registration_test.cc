@@ -19,13 +19,13 @@
 namespace peerreduce::testing {
 namespace {
 
-constexpr int kRanks = 3;
-constexpr std::size_t kMiB = std::size_t{1} << 20;
+constexpr int kBufferRegistrationRanks = 3;
+constexpr std::size_t kBufferRegistrationMiB = std::size_t{1} << 20;
 
-Config smallConfig() {
+Config smallRegistrationConfig() {
   Config config;
-  config.scratch_bytes = 1 * kMiB;
-  config.memory.pool_bytes = 2 * kMiB;
+  config.scratch_bytes = 1 * kBufferRegistrationMiB;
+  config.memory.pool_bytes = 2 * kBufferRegistrationMiB;
   return config;
 }
 
@@ -44,7 +44,7 @@ struct World {
   sim::SimBufferRegistry& registry() { return transport(0).buffers(); }
 };
 
-World makeWorld(int n = kRanks,
+World makeWorld(int n = kBufferRegistrationRanks,
                 const std::function<std::shared_ptr<Transport>(std::shared_ptr<Transport>)>& wrap = nullptr) {
   World world;
   auto sim = sim::SimWorld::create(n, {});
@@ -54,7 +54,7 @@ World makeWorld(int n = kRanks,
   onEveryRank(n, [&](int r) {
     std::shared_ptr<Transport> transport = world.sim->transport(r);
     if (wrap) transport = wrap(transport);
-    auto comm = Communicator::create(r, n, world.sim->bootstrap(r), transport, smallConfig());
+    auto comm = Communicator::create(r, n, world.sim->bootstrap(r), transport, smallRegistrationConfig());
     EXPECT_TRUE(comm.isOk()) << "rank " << r << ": " << comm.status().toString();
     if (comm.isOk()) world.comms[static_cast<std::size_t>(r)] = std::move(comm).value();
   });
@@ -94,14 +94,15 @@ std::vector<RegisteredBuffer> values(const std::vector<StatusOr<RegisteredBuffer
 struct RankBuffers {
   std::vector<std::vector<std::uint32_t>> data;
   explicit RankBuffers(std::size_t words) {
-    for (int r = 0; r < kRanks; ++r) data.emplace_back(words, 0xA0000000u + static_cast<std::uint32_t>(r));
+    for (int r = 0; r < kBufferRegistrationRanks; ++r)
+      data.emplace_back(words, 0xA0000000u + static_cast<std::uint32_t>(r));
   }
   const void* ptr(int r, std::size_t byte_offset = 0) const {
     return reinterpret_cast<const std::byte*>(data[static_cast<std::size_t>(r)].data()) + byte_offset;
   }
   std::vector<const void*> ptrs(std::size_t byte_offset = 0) const {
     std::vector<const void*> out;
-    for (int r = 0; r < kRanks; ++r) out.push_back(ptr(r, byte_offset));
+    for (int r = 0; r < kBufferRegistrationRanks; ++r) out.push_back(ptr(r, byte_offset));
     return out;
   }
 };
@@ -109,14 +110,15 @@ struct RankBuffers {
 TEST(BufferRegistration, EveryRankOpensEveryPeersBuffer) {
   World world = makeWorld();
   RankBuffers buffers(1024);
-  const auto regs = values(registerOnEveryRank(world, buffers.ptrs(), std::vector<std::size_t>(kRanks, 4096)));
-  for (int r = 0; r < kRanks; ++r) {
+  const auto regs =
+      values(registerOnEveryRank(world, buffers.ptrs(), std::vector<std::size_t>(kBufferRegistrationRanks, 4096)));
+  for (int r = 0; r < kBufferRegistrationRanks; ++r) {
     const RegisteredBuffer& reg = regs[static_cast<std::size_t>(r)];
     ASSERT_TRUE(reg.valid());
     // Untracked host memory is its own allocation: base = the buffer, offset 0.
     EXPECT_EQ(reg.allocationBase(), buffers.ptr(r));
     EXPECT_EQ(reg.offset(), 0u);
-    for (int p = 0; p < kRanks; ++p) {
+    for (int p = 0; p < kBufferRegistrationRanks; ++p) {
       auto view = reg.peer(p);
       ASSERT_TRUE(view.isOk()) << view.status().toString();
       EXPECT_EQ(view->peer, p);
@@ -134,7 +136,7 @@ TEST(BufferRegistration, EveryRankOpensEveryPeersBuffer) {
   // Bounds of the views.
   EXPECT_EQ(regs[0].peerBytes(1, 4093, 4).status().code(), ErrorCode::kInvalidArgument);
   EXPECT_EQ(regs[0].peerBytes(1, 1, SIZE_MAX).status().code(), ErrorCode::kInvalidArgument);
-  EXPECT_EQ(regs[0].peer(kRanks).status().code(), ErrorCode::kInvalidArgument);
+  EXPECT_EQ(regs[0].peer(kBufferRegistrationRanks).status().code(), ErrorCode::kInvalidArgument);
   EXPECT_EQ(regs[0].peer(-1).status().code(), ErrorCode::kInvalidArgument);
   for (const Status& s : deregisterOnEveryRank(world, regs)) EXPECT_TRUE(s.isOk()) << s.toString();
 }
@@ -142,37 +144,43 @@ TEST(BufferRegistration, EveryRankOpensEveryPeersBuffer) {
 TEST(BufferRegistration, RecordsNameTheAllocationBasePlusAnOffsetAndAreCachedByBase) {
   World world = makeWorld();
   RankBuffers buffers(16384);  // 64 KiB per rank, declared as one allocation
-  for (int r = 0; r < kRanks; ++r) {
+  for (int r = 0; r < kBufferRegistrationRanks; ++r) {
     ASSERT_TRUE(world.registry().trackAllocation(r, buffers.ptr(r), 65536).isOk());
   }
-  const auto first = values(registerOnEveryRank(world, buffers.ptrs(4096), std::vector<std::size_t>(kRanks, 1024)));
-  for (int r = 0; r < kRanks; ++r) {
+  const auto first =
+      values(registerOnEveryRank(world, buffers.ptrs(4096), std::vector<std::size_t>(kBufferRegistrationRanks, 1024)));
+  for (int r = 0; r < kBufferRegistrationRanks; ++r) {
     const RegisteredBuffer& reg = first[static_cast<std::size_t>(r)];
     EXPECT_EQ(reg.allocationBase(), buffers.ptr(r));
     EXPECT_EQ(reg.allocationBytes(), 65536u);
     EXPECT_EQ(reg.offset(), 4096u);
-    for (int p = 0; p < kRanks; ++p) EXPECT_EQ(reg.peer(p)->data, buffers.ptr(p, 4096)) << r << " -> " << p;
+    for (int p = 0; p < kBufferRegistrationRanks; ++p)
+      EXPECT_EQ(reg.peer(p)->data, buffers.ptr(p, 4096)) << r << " -> " << p;
   }
   // Another range of the same allocation, and the whole allocation: both served by the first export.
-  const auto second = values(registerOnEveryRank(world, buffers.ptrs(8192), std::vector<std::size_t>(kRanks, 512)));
-  const auto whole = values(registerOnEveryRank(world, buffers.ptrs(), std::vector<std::size_t>(kRanks, 65536)));
-  const auto again = values(registerOnEveryRank(world, buffers.ptrs(), std::vector<std::size_t>(kRanks, 65536)));
-  for (int r = 0; r < kRanks; ++r) {
+  const auto second =
+      values(registerOnEveryRank(world, buffers.ptrs(8192), std::vector<std::size_t>(kBufferRegistrationRanks, 512)));
+  const auto whole =
+      values(registerOnEveryRank(world, buffers.ptrs(), std::vector<std::size_t>(kBufferRegistrationRanks, 65536)));
+  const auto again =
+      values(registerOnEveryRank(world, buffers.ptrs(), std::vector<std::size_t>(kBufferRegistrationRanks, 65536)));
+  for (int r = 0; r < kBufferRegistrationRanks; ++r) {
     const RegistrationStats stats = world.comms[static_cast<std::size_t>(r)]->registrationStats();
     EXPECT_EQ(stats.exports, 1u);
     EXPECT_EQ(stats.hits, 3u);
     EXPECT_EQ(stats.entries, 1u);
     EXPECT_EQ(world.registry().liveExports(r), 1u);
-    EXPECT_EQ(second[static_cast<std::size_t>(r)].peer((r + 1) % kRanks)->data, buffers.ptr((r + 1) % kRanks, 8192));
+    EXPECT_EQ(second[static_cast<std::size_t>(r)].peer((r + 1) % kBufferRegistrationRanks)->data,
+              buffers.ptr((r + 1) % kBufferRegistrationRanks, 8192));
     EXPECT_EQ(whole[static_cast<std::size_t>(r)].offset(), 0u);
   }
   // The export lives until its last registration ends.
   for (const auto* set : {&first, &second, &whole}) {
     for (const Status& s : deregisterOnEveryRank(world, *set)) EXPECT_TRUE(s.isOk()) << s.toString();
-    for (int r = 0; r < kRanks; ++r) EXPECT_EQ(world.registry().liveExports(r), 1u);
+    for (int r = 0; r < kBufferRegistrationRanks; ++r) EXPECT_EQ(world.registry().liveExports(r), 1u);
   }
   for (const Status& s : deregisterOnEveryRank(world, again)) EXPECT_TRUE(s.isOk()) << s.toString();
-  for (int r = 0; r < kRanks; ++r) {
+  for (int r = 0; r < kBufferRegistrationRanks; ++r) {
     EXPECT_EQ(world.registry().liveExports(r), 0u);
     EXPECT_EQ(world.comms[static_cast<std::size_t>(r)]->registrationStats().releases, 1u);
   }
@@ -181,20 +189,22 @@ TEST(BufferRegistration, RecordsNameTheAllocationBasePlusAnOffsetAndAreCachedByB
 TEST(BufferRegistration, DeregisterEndsEveryCopyAndRefusesASecondTime) {
   World world = makeWorld();
   RankBuffers buffers(256);
-  const auto regs = values(registerOnEveryRank(world, buffers.ptrs(), std::vector<std::size_t>(kRanks, 1024)));
+  const auto regs =
+      values(registerOnEveryRank(world, buffers.ptrs(), std::vector<std::size_t>(kBufferRegistrationRanks, 1024)));
   const RegisteredBuffer copy = regs[1];
   for (const Status& s : deregisterOnEveryRank(world, regs)) EXPECT_TRUE(s.isOk()) << s.toString();
   EXPECT_FALSE(copy.valid());
   EXPECT_EQ(copy.peer(0).status().code(), ErrorCode::kInvalidArgument);
   EXPECT_NE(copy.peer(0).status().message().find("registration has ended"), std::string::npos);
-  for (int r = 0; r < kRanks; ++r) EXPECT_EQ(world.registry().liveExports(r), 0u);
+  for (int r = 0; r < kBufferRegistrationRanks; ++r) EXPECT_EQ(world.registry().liveExports(r), 0u);
   // A second deregistration is refused on every rank, naming the problem.
   for (const Status& s : deregisterOnEveryRank(world, regs)) {
     EXPECT_EQ(s.code(), ErrorCode::kInvalidArgument) << s.toString();
     EXPECT_NE(s.message().find("not a live registration"), std::string::npos) << s.toString();
   }
   // An empty handle on one rank only: that rank says why, the others name it, nothing changes.
-  const auto live = values(registerOnEveryRank(world, buffers.ptrs(), std::vector<std::size_t>(kRanks, 1024)));
+  const auto live =
+      values(registerOnEveryRank(world, buffers.ptrs(), std::vector<std::size_t>(kBufferRegistrationRanks, 1024)));
   std::vector<RegisteredBuffer> mixed = live;
   mixed[2] = RegisteredBuffer{};
   const auto statuses = deregisterOnEveryRank(world, mixed);
@@ -203,7 +213,7 @@ TEST(BufferRegistration, DeregisterEndsEveryCopyAndRefusesASecondTime) {
     EXPECT_EQ(statuses[static_cast<std::size_t>(r)].code(), ErrorCode::kUnavailable);
     EXPECT_NE(statuses[static_cast<std::size_t>(r)].message().find("rank 2"), std::string::npos);
   }
-  for (int r = 0; r < kRanks; ++r) {
+  for (int r = 0; r < kBufferRegistrationRanks; ++r) {
     EXPECT_TRUE(live[static_cast<std::size_t>(r)].valid());
     EXPECT_EQ(world.registry().liveExports(r), 1u);
   }
@@ -213,11 +223,13 @@ TEST(BufferRegistration, DeregisterEndsEveryCopyAndRefusesASecondTime) {
 TEST(BufferRegistration, RegistrationsEndWithTheCommunicator) {
   World world = makeWorld();
   RankBuffers buffers(256);
-  auto regs = values(registerOnEveryRank(world, buffers.ptrs(), std::vector<std::size_t>(kRanks, 1024)));
-  auto more = values(registerOnEveryRank(world, buffers.ptrs(64), std::vector<std::size_t>(kRanks, 64)));
-  for (int r = 0; r < kRanks; ++r) EXPECT_EQ(world.registry().liveExports(r), 1u);
+  auto regs =
+      values(registerOnEveryRank(world, buffers.ptrs(), std::vector<std::size_t>(kBufferRegistrationRanks, 1024)));
+  auto more =
+      values(registerOnEveryRank(world, buffers.ptrs(64), std::vector<std::size_t>(kBufferRegistrationRanks, 64)));
+  for (int r = 0; r < kBufferRegistrationRanks; ++r) EXPECT_EQ(world.registry().liveExports(r), 1u);
   world.comms.clear();  // no deregisterBuffer: destruction releases everything (ASan checks the rest)
-  for (int r = 0; r < kRanks; ++r) {
+  for (int r = 0; r < kBufferRegistrationRanks; ++r) {
     EXPECT_EQ(world.registry().liveExports(r), 0u);
     EXPECT_FALSE(regs[static_cast<std::size_t>(r)].valid());
     EXPECT_FALSE(more[static_cast<std::size_t>(r)].valid());
@@ -231,19 +243,20 @@ TEST(BufferRegistration, AFailureOnOneRankFailsEveryRankAndLeavesNothingBehind) 
   RankBuffers buffers(256);
   std::vector<const void*> ptrs = buffers.ptrs();
   ptrs[1] = nullptr;
-  const auto regs = registerOnEveryRank(world, ptrs, std::vector<std::size_t>(kRanks, 1024));
+  const auto regs = registerOnEveryRank(world, ptrs, std::vector<std::size_t>(kBufferRegistrationRanks, 1024));
   EXPECT_EQ(regs[1].status().code(), ErrorCode::kInvalidArgument) << regs[1].status().toString();
   for (int r : {0, 2}) {
     const Status& s = regs[static_cast<std::size_t>(r)].status();
     EXPECT_EQ(s.code(), ErrorCode::kUnavailable) << s.toString();
     EXPECT_NE(s.message().find("rank 1 could not register"), std::string::npos) << s.toString();
   }
-  for (int r = 0; r < kRanks; ++r) {
+  for (int r = 0; r < kBufferRegistrationRanks; ++r) {
     EXPECT_EQ(world.registry().liveExports(r), 0u);
     EXPECT_EQ(world.comms[static_cast<std::size_t>(r)]->registrationStats().entries, 0u);
   }
   // The communicators still register afterwards.
-  const auto ok = values(registerOnEveryRank(world, buffers.ptrs(), std::vector<std::size_t>(kRanks, 1024)));
+  const auto ok =
+      values(registerOnEveryRank(world, buffers.ptrs(), std::vector<std::size_t>(kBufferRegistrationRanks, 1024)));
   for (const Status& s : deregisterOnEveryRank(world, ok)) EXPECT_TRUE(s.isOk()) << s.toString();
 }
 
@@ -266,10 +279,12 @@ BufferSharing& sharingOf(Transport& transport) {
 }
 
 TEST(BufferRegistration, TransportsWithoutTheHooksSayUnsupported) {
-  World world = makeWorld(
-      kRanks, [](std::shared_ptr<Transport> t) { return std::make_shared<NoRegistrationTransport>(std::move(t)); });
+  World world = makeWorld(kBufferRegistrationRanks, [](std::shared_ptr<Transport> t) {
+    return std::make_shared<NoRegistrationTransport>(std::move(t));
+  });
   RankBuffers buffers(256);
-  const auto regs = registerOnEveryRank(world, buffers.ptrs(), std::vector<std::size_t>(kRanks, 1024));
+  const auto regs =
+      registerOnEveryRank(world, buffers.ptrs(), std::vector<std::size_t>(kBufferRegistrationRanks, 1024));
   for (const auto& reg : regs) {
     EXPECT_EQ(reg.status().code(), ErrorCode::kUnsupported) << reg.status().toString();
     EXPECT_NE(reg.status().message().find("cannot register user buffers"), std::string::npos)
@@ -304,7 +319,7 @@ TEST(BufferRegistration, TransportWrapperForwardsTheHooks) {
 
 // Every way a record or a range handed to openPeerBuffer can be wrong, each a typed error naming it.
 TEST(BufferRegistration, BadRecordsAreTypedErrorsNamingWhatWasWrong) {
-  World world = makeWorld(kRanks);
+  World world = makeWorld(kBufferRegistrationRanks);
   RankBuffers buffers(1024);  // rank 1 exports 4 KiB
   BufferSharing& owner = sharingOf(*world.sim->transport(1));
   BufferSharing& reader = sharingOf(*world.sim->transport(0));
@@ -345,7 +360,8 @@ TEST(BufferRegistration, BadRecordsAreTypedErrorsNamingWhatWasWrong) {
       {"size outside", 1, good, 4000, 97, ErrorCode::kInvalidArgument, "offset 4000 of 97 bytes is outside"},
       {"size overflows", 1, good, 16, SIZE_MAX, ErrorCode::kInvalidArgument, "is outside the registered allocation"},
       {"empty range", 1, good, 0, 0, ErrorCode::kInvalidArgument, "of 0 bytes is outside"},
-      {"peer outside the world", kRanks, good, 0, 16, ErrorCode::kInvalidArgument, "no such rank in a world of 3"},
+      {"peer outside the world", kBufferRegistrationRanks, good, 0, 16, ErrorCode::kInvalidArgument,
+       "no such rank in a world of 3"},
       {"negative peer", -1, good, 0, 16, ErrorCode::kInvalidArgument, "no such rank"},
   };
   for (const Case& c : cases) {
@@ -355,7 +371,7 @@ TEST(BufferRegistration, BadRecordsAreTypedErrorsNamingWhatWasWrong) {
     EXPECT_NE(view.status().message().find(c.says), std::string::npos) << c.name << ": " << view.status().toString();
   }
   // A record of another simulated world (with its own id) is refused too.
-  auto other = sim::SimWorld::create(kRanks, {});
+  auto other = sim::SimWorld::create(kBufferRegistrationRanks, {});
   ASSERT_TRUE(other.isOk());
   auto foreign = sharingOf(*(*other)->transport(1)).exportBuffer(buffers.ptr(1), 4096);
   ASSERT_TRUE(foreign.isOk());

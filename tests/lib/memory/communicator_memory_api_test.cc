@@ -14,13 +14,13 @@
 namespace peerreduce::testing {
 namespace {
 
-constexpr std::size_t kMiB = std::size_t{1} << 20;
+constexpr std::size_t kCommunicatorMemoryApiMiB = std::size_t{1} << 20;
 
-Config smallConfig() {
+Config smallMemoryConfig() {
   Config config;
-  config.scratch_bytes = 1 * kMiB;
-  config.memory.pool_bytes = 4 * kMiB;
-  config.memory.pinned_limit_bytes = 8 * kMiB;
+  config.scratch_bytes = 1 * kCommunicatorMemoryApiMiB;
+  config.memory.pool_bytes = 4 * kCommunicatorMemoryApiMiB;
+  config.memory.pinned_limit_bytes = 8 * kCommunicatorMemoryApiMiB;
   return config;
 }
 
@@ -54,11 +54,11 @@ std::vector<std::unique_ptr<Communicator>> makeComms(sim::SimWorld& world, const
 
 TEST(CommunicatorPinned, StatsCarryTheConfiguredLimitOnEveryRank) {
   auto world = sim::SimWorld::create(2, {}).value();
-  auto comms = makeComms(*world, smallConfig(), false);
+  auto comms = makeComms(*world, smallMemoryConfig(), false);
   for (const auto& comm : comms) {
     ASSERT_NE(comm, nullptr);
     const PinnedStats stats = comm->pinnedStats();
-    EXPECT_EQ(stats.limit_bytes, 8 * kMiB);
+    EXPECT_EQ(stats.limit_bytes, 8 * kCommunicatorMemoryApiMiB);
     // Nothing is pinned until a host-staged path asks: creation takes no pinned memory.
     EXPECT_EQ(stats.bytes_pinned, 0u);
     EXPECT_EQ(stats.acquisitions, 0u);
@@ -68,16 +68,16 @@ TEST(CommunicatorPinned, StatsCarryTheConfiguredLimitOnEveryRank) {
 
 TEST(CommunicatorPinned, DefaultLimitIsTheDocumentedOne) {
   auto world = sim::SimWorld::create(1, {}).value();
-  Config config = smallConfig();
+  Config config = smallMemoryConfig();
   config.memory.pinned_limit_bytes = kDefaultPinnedLimitBytes;
   auto comms = makeComms(*world, config, false);
   ASSERT_NE(comms[0], nullptr);
-  EXPECT_EQ(comms[0]->pinnedStats().limit_bytes, std::uint64_t{256} * kMiB);
+  EXPECT_EQ(comms[0]->pinnedStats().limit_bytes, std::uint64_t{256} * kCommunicatorMemoryApiMiB);
 }
 
 TEST(SymmetricBlockBytes, ReachThisRanksRegionAtTheBlockOffset) {
   auto world = sim::SimWorld::create(2, {}).value();
-  auto comms = makeComms(*world, smallConfig(), false);
+  auto comms = makeComms(*world, smallMemoryConfig(), false);
   for (int r = 0; r < 2; ++r) {
     const auto& comm = comms[static_cast<std::size_t>(r)];
     ASSERT_NE(comm, nullptr);
@@ -111,7 +111,7 @@ TEST(SymmetricBlockBytes, ReachThisRanksRegionAtTheBlockOffset) {
 
 TEST(SymmetricBlockBytes, UnsupportedWhereTheRegionIsNotHostAddressable) {
   auto world = sim::SimWorld::create(2, {}).value();
-  auto comms = makeComms(*world, smallConfig(), true);
+  auto comms = makeComms(*world, smallMemoryConfig(), true);
   ASSERT_NE(comms[0], nullptr);
   auto block = comms[0]->allocateSymmetric(256);
   ASSERT_TRUE(block.isOk()) << block.status().toString();

@@ -14,11 +14,12 @@
 
 #include "memory/pinned_host_pool.h"
 #include "memory/shared_host_allocator.h"
+#include "text_contains.h"
 
 namespace peerreduce::testing {
 namespace {
 
-bool mentions(const Status& s, const std::string& words) { return s.message().find(words) != std::string::npos; }
+using peerreduce::testing::mentions;
 
 // Names this process has in /dev/shm now (create() puts the pid in every name).
 std::vector<std::string> ourNames() {

@@ -9,15 +9,17 @@
 #include <string>
 #include <vector>
 
+#include "text_contains.h"
+
 namespace peerreduce::testing {
 namespace {
 
-constexpr std::size_t kKiB = 1024;
+constexpr std::size_t kSymmetricPoolKiB = 1024;
 
-SymmetricPoolOptions smallOptions(std::size_t capacity = 64 * kKiB) {
+SymmetricPoolOptions smallOptions(std::size_t capacity = 64 * kSymmetricPoolKiB) {
   SymmetricPoolOptions o;
   o.capacity_bytes = capacity;
-  o.region_granularity_bytes = 4 * kKiB;
+  o.region_granularity_bytes = 4 * kSymmetricPoolKiB;
   o.default_alignment_bytes = 16;
   o.defrag_threshold = 1.0;  // no automatic compaction unless a test asks for it
   return o;
@@ -36,7 +38,7 @@ PoolBlock mustAllocate(SymmetricPool& pool, std::size_t bytes, BlockKind kind = 
   return block.isOk() ? std::move(block).value() : PoolBlock();
 }
 
-bool mentions(const Status& s, const std::string& words) { return s.message().find(words) != std::string::npos; }
+using peerreduce::testing::mentions;
 
 TEST(SymmetricPool, CreateRejectsBadOptionsNamingTheSetting) {
   const auto expectInvalid = [](SymmetricPoolOptions o, const char* words) {
@@ -49,7 +51,7 @@ TEST(SymmetricPool, CreateRejectsBadOptionsNamingTheSetting) {
   o.capacity_bytes = 0;
   expectInvalid(o, "PEERREDUCE_POOL_BYTES");
   o = smallOptions();
-  o.capacity_bytes = 6 * kKiB;  // not a multiple of the 4 KiB granularity
+  o.capacity_bytes = 6 * kSymmetricPoolKiB;  // not a multiple of the 4 KiB granularity
   expectInvalid(o, "6144");
   o = SymmetricPoolOptions{};
   o.capacity_bytes = kIpcGranularityBytes + 4096;  // GPU default granularity: whole 2 MiB granules only
@@ -125,8 +127,8 @@ TEST(SymmetricPool, AllocateRejectsBadArgumentsAndChangesNothing) {
 
 TEST(SymmetricPool, ExhaustionSaysWhatWasAskedWhatIsFreeAndWhichSettingToRaise) {
   SymmetricPool pool = makePool(smallOptions());
-  PoolBlock a = mustAllocate(pool, 48 * kKiB);
-  auto r = pool.allocate(32 * kKiB, BlockKind::kScratch);
+  PoolBlock a = mustAllocate(pool, 48 * kSymmetricPoolKiB);
+  auto r = pool.allocate(32 * kSymmetricPoolKiB, BlockKind::kScratch);
   ASSERT_FALSE(r.isOk());
   EXPECT_EQ(r.status().code(), ErrorCode::kOutOfMemory);
   const std::string& m = r.status().message();
@@ -143,16 +145,16 @@ TEST(SymmetricPool, ExhaustionSaysWhatWasAskedWhatIsFreeAndWhichSettingToRaise) 
 
 TEST(SymmetricPool, QuotaIsEnforcedAndNamedInTheError) {
   SymmetricPool pool = makePool(smallOptions());
-  ASSERT_TRUE(pool.setQuota(16 * kKiB).isOk());
-  PoolBlock a = mustAllocate(pool, 12 * kKiB);
-  auto r = pool.allocate(8 * kKiB, BlockKind::kScratch);
+  ASSERT_TRUE(pool.setQuota(16 * kSymmetricPoolKiB).isOk());
+  PoolBlock a = mustAllocate(pool, 12 * kSymmetricPoolKiB);
+  auto r = pool.allocate(8 * kSymmetricPoolKiB, BlockKind::kScratch);
   ASSERT_FALSE(r.isOk());
   EXPECT_EQ(r.status().code(), ErrorCode::kOutOfMemory);
   EXPECT_TRUE(mentions(r.status(), "PEERREDUCE_POOL_QUOTA_BYTES")) << r.status().toString();
   EXPECT_TRUE(mentions(r.status(), "12288 bytes in use of a quota of 16384")) << r.status().toString();
   // A quota below what is in use is allowed; it only stops new allocations.
-  ASSERT_TRUE(pool.setQuota(4 * kKiB).isOk());
-  EXPECT_EQ(pool.stats().quota_bytes, 4 * kKiB);
+  ASSERT_TRUE(pool.setQuota(4 * kSymmetricPoolKiB).isOk());
+  EXPECT_EQ(pool.stats().quota_bytes, 4 * kSymmetricPoolKiB);
   EXPECT_FALSE(pool.allocate(16, BlockKind::kScratch).isOk());
   const Status too_big = pool.setQuota(pool.capacity() + 1);
   EXPECT_EQ(too_big.code(), ErrorCode::kInvalidArgument);
@@ -180,7 +182,8 @@ TEST(SymmetricPool, TheLiveBlockLimitIsATypedError) {
 TEST(SymmetricPool, BestFitTakesTheSmallestHoleThenTheLowestOffset) {
   SymmetricPool pool = makePool(smallOptions());
   std::vector<PoolBlock> b;
-  for (std::size_t size : {4 * kKiB, 1 * kKiB, 2 * kKiB, 1 * kKiB, 1 * kKiB, 1 * kKiB}) {
+  for (std::size_t size : {4 * kSymmetricPoolKiB, 1 * kSymmetricPoolKiB, 2 * kSymmetricPoolKiB, 1 * kSymmetricPoolKiB,
+                           1 * kSymmetricPoolKiB, 1 * kSymmetricPoolKiB}) {
     b.push_back(mustAllocate(pool, size));
   }
   // Holes of 4 KiB @0, 2 KiB @5K, 1 KiB @8K; the tail is the largest.
@@ -189,11 +192,11 @@ TEST(SymmetricPool, BestFitTakesTheSmallestHoleThenTheLowestOffset) {
   b[2].reset();
   b[4].reset();
   EXPECT_EQ(mustAllocate(pool, 1000).offset(), hole_1k);  // smallest hole that fits
-  EXPECT_EQ(mustAllocate(pool, 2048).offset(), 5 * kKiB);
-  PoolBlock in_4k = mustAllocate(pool, 3 * kKiB);
+  EXPECT_EQ(mustAllocate(pool, 2048).offset(), 5 * kSymmetricPoolKiB);
+  PoolBlock in_4k = mustAllocate(pool, 3 * kSymmetricPoolKiB);
   EXPECT_EQ(in_4k.offset(), 0u);
   PoolBlock in_tail = mustAllocate(pool, 1024);  // the 1 KiB left in the 4 KiB hole is the best fit
-  EXPECT_EQ(in_tail.offset(), 3 * kKiB);
+  EXPECT_EQ(in_tail.offset(), 3 * kSymmetricPoolKiB);
 }
 
 TEST(SymmetricPool, AlignmentPaddingStaysFreeAndUsable) {
@@ -211,24 +214,24 @@ TEST(SymmetricPool, AlignmentPaddingStaysFreeAndUsable) {
 
 TEST(SymmetricPool, FreedNeighboursCoalesce) {
   SymmetricPool pool = makePool(smallOptions());
-  PoolBlock a = mustAllocate(pool, 8 * kKiB);
-  PoolBlock b = mustAllocate(pool, 8 * kKiB);
-  PoolBlock c = mustAllocate(pool, 8 * kKiB);
-  PoolBlock d = mustAllocate(pool, 8 * kKiB);
+  PoolBlock a = mustAllocate(pool, 8 * kSymmetricPoolKiB);
+  PoolBlock b = mustAllocate(pool, 8 * kSymmetricPoolKiB);
+  PoolBlock c = mustAllocate(pool, 8 * kSymmetricPoolKiB);
+  PoolBlock d = mustAllocate(pool, 8 * kSymmetricPoolKiB);
   a.reset();
   c.reset();
   EXPECT_EQ(pool.stats().free_blocks, 3u);
   b.reset();  // joins a's and c's holes
   PoolStats s = pool.stats();
   EXPECT_EQ(s.free_blocks, 2u);
-  EXPECT_EQ(s.largest_free_block_bytes, 32 * kKiB);
+  EXPECT_EQ(s.largest_free_block_bytes, 32 * kSymmetricPoolKiB);
   EXPECT_DOUBLE_EQ(s.fragmentation, 1.0 - 32.0 / 56.0);
   d.reset();
   s = pool.stats();
   EXPECT_EQ(s.free_blocks, 1u);
-  EXPECT_EQ(s.largest_free_block_bytes, 64 * kKiB);
+  EXPECT_EQ(s.largest_free_block_bytes, 64 * kSymmetricPoolKiB);
   EXPECT_EQ(s.fragmentation, 0.0);
-  EXPECT_EQ(s.peak_bytes_in_use, 32 * kKiB);
+  EXPECT_EQ(s.peak_bytes_in_use, 32 * kSymmetricPoolKiB);
   EXPECT_EQ(s.allocations, 4u);
 }
 
@@ -277,14 +280,14 @@ TEST(SymmetricPool, HandlesOutliveThePoolSafely) {
 
 TEST(SymmetricPool, DefragmentMovesOnlyIdleScratch) {
   SymmetricPool pool = makePool(smallOptions());
-  PoolBlock hole1 = mustAllocate(pool, 4 * kKiB);
-  PoolBlock scratch = mustAllocate(pool, 4 * kKiB, BlockKind::kScratch);
-  PoolBlock hole2 = mustAllocate(pool, 4 * kKiB);
-  PoolBlock flags = mustAllocate(pool, 4 * kKiB, BlockKind::kFlags);
-  PoolBlock leased = mustAllocate(pool, 4 * kKiB, BlockKind::kScratch);
+  PoolBlock hole1 = mustAllocate(pool, 4 * kSymmetricPoolKiB);
+  PoolBlock scratch = mustAllocate(pool, 4 * kSymmetricPoolKiB, BlockKind::kScratch);
+  PoolBlock hole2 = mustAllocate(pool, 4 * kSymmetricPoolKiB);
+  PoolBlock flags = mustAllocate(pool, 4 * kSymmetricPoolKiB, BlockKind::kFlags);
+  PoolBlock leased = mustAllocate(pool, 4 * kSymmetricPoolKiB, BlockKind::kScratch);
   PoolBlock lease = leased;  // a second handle pins it
-  PoolBlock user = mustAllocate(pool, 4 * kKiB, BlockKind::kUserBuffer);
-  PoolBlock idle = mustAllocate(pool, 4 * kKiB, BlockKind::kScratch);
+  PoolBlock user = mustAllocate(pool, 4 * kSymmetricPoolKiB, BlockKind::kUserBuffer);
+  PoolBlock idle = mustAllocate(pool, 4 * kSymmetricPoolKiB, BlockKind::kScratch);
   hole1.reset();
   hole2.reset();
   const std::size_t flags_at = flags.offset();
@@ -292,18 +295,19 @@ TEST(SymmetricPool, DefragmentMovesOnlyIdleScratch) {
   const std::size_t user_at = user.offset();
   const std::vector<BlockMove> moves = pool.defragment();
   ASSERT_EQ(moves.size(), 2u);
-  EXPECT_EQ(moves[0], (BlockMove{4 * kKiB, 0, 4 * kKiB}));          // slid into the hole below it
-  EXPECT_EQ(moves[1], (BlockMove{24 * kKiB, 4 * kKiB, 4 * kKiB}));  // jumped over pinned blocks into a hole
-  EXPECT_EQ(scratch.offset(), 0u);                                  // the handle follows its block
-  EXPECT_EQ(idle.offset(), 4 * kKiB);
+  EXPECT_EQ(moves[0], (BlockMove{4 * kSymmetricPoolKiB, 0, 4 * kSymmetricPoolKiB}));  // slid into the hole below it
+  EXPECT_EQ(moves[1], (BlockMove{24 * kSymmetricPoolKiB, 4 * kSymmetricPoolKiB,
+                                 4 * kSymmetricPoolKiB}));  // jumped over pinned blocks into a hole
+  EXPECT_EQ(scratch.offset(), 0u);                          // the handle follows its block
+  EXPECT_EQ(idle.offset(), 4 * kSymmetricPoolKiB);
   EXPECT_EQ(flags.offset(), flags_at);
   EXPECT_EQ(leased.offset(), leased_at);
   EXPECT_EQ(user.offset(), user_at);
   const PoolStats s = pool.stats();
   EXPECT_EQ(s.defragmentations, 1u);
   EXPECT_EQ(s.blocks_moved, 2u);
-  EXPECT_EQ(s.bytes_moved, 8 * kKiB);
-  EXPECT_EQ(s.largest_free_block_bytes, 40 * kKiB);  // the tail grew by the moved block
+  EXPECT_EQ(s.bytes_moved, 8 * kSymmetricPoolKiB);
+  EXPECT_EQ(s.largest_free_block_bytes, 40 * kSymmetricPoolKiB);  // the tail grew by the moved block
   EXPECT_TRUE(pool.checkConsistency().isOk());
   EXPECT_TRUE(pool.defragment().empty());  // nothing left to move
 }
@@ -312,17 +316,17 @@ TEST(SymmetricPool, CompactsAutomaticallyWhenFragmentationCrossesTheThreshold) {
   SymmetricPoolOptions o = smallOptions();
   o.defrag_threshold = 0.25;  // re-arms at or below 0.125
   SymmetricPool pool = makePool(o);
-  PoolBlock low = mustAllocate(pool, 16 * kKiB);
-  PoolBlock scratch = mustAllocate(pool, 16 * kKiB, BlockKind::kScratch);
-  PoolBlock high = mustAllocate(pool, 16 * kKiB);
-  PoolBlock end = mustAllocate(pool, 8 * kKiB);
+  PoolBlock low = mustAllocate(pool, 16 * kSymmetricPoolKiB);
+  PoolBlock scratch = mustAllocate(pool, 16 * kSymmetricPoolKiB, BlockKind::kScratch);
+  PoolBlock high = mustAllocate(pool, 16 * kSymmetricPoolKiB);
+  PoolBlock end = mustAllocate(pool, 8 * kSymmetricPoolKiB);
   EXPECT_EQ(pool.stats().defragmentations, 0u);
   low.reset();  // free: 16 KiB at 0 and 8 KiB at the end -> fragmentation 1/3 >= 0.25
   EXPECT_EQ(pool.stats().defragmentations, 1u);
   EXPECT_EQ(scratch.offset(), 0u);
   // Fragmentation stays at 1/3 (fixed blocks hold it there): the trigger is disarmed, no pass per release.
-  PoolBlock filler = mustAllocate(pool, 4 * kKiB);  // best fit: the 8 KiB tail
-  EXPECT_EQ(filler.offset(), 56 * kKiB);
+  PoolBlock filler = mustAllocate(pool, 4 * kSymmetricPoolKiB);  // best fit: the 8 KiB tail
+  EXPECT_EQ(filler.offset(), 56 * kSymmetricPoolKiB);
   filler.reset();
   EXPECT_GE(pool.stats().fragmentation, 0.25);
   EXPECT_EQ(pool.stats().defragmentations, 1u);
@@ -330,13 +334,13 @@ TEST(SymmetricPool, CompactsAutomaticallyWhenFragmentationCrossesTheThreshold) {
   high.reset();
   end.reset();
   EXPECT_EQ(pool.stats().fragmentation, 0.0);
-  PoolBlock x = mustAllocate(pool, 16 * kKiB);
-  PoolBlock y = mustAllocate(pool, 16 * kKiB, BlockKind::kScratch);
-  PoolBlock z = mustAllocate(pool, 8 * kKiB);
-  EXPECT_EQ(y.offset(), 32 * kKiB);
+  PoolBlock x = mustAllocate(pool, 16 * kSymmetricPoolKiB);
+  PoolBlock y = mustAllocate(pool, 16 * kSymmetricPoolKiB, BlockKind::kScratch);
+  PoolBlock z = mustAllocate(pool, 8 * kSymmetricPoolKiB);
+  EXPECT_EQ(y.offset(), 32 * kSymmetricPoolKiB);
   x.reset();
   EXPECT_EQ(pool.stats().defragmentations, 2u);
-  EXPECT_EQ(y.offset(), 16 * kKiB);
+  EXPECT_EQ(y.offset(), 16 * kSymmetricPoolKiB);
   EXPECT_TRUE(pool.checkConsistency().isOk());
 }
 
@@ -344,14 +348,14 @@ TEST(SymmetricPool, NoAutomaticPassWithoutAnIdleMovableBlock) {
   SymmetricPoolOptions o = smallOptions();
   o.defrag_threshold = 0.25;
   SymmetricPool pool = makePool(o);
-  PoolBlock low = mustAllocate(pool, 16 * kKiB);
-  PoolBlock scratch = mustAllocate(pool, 16 * kKiB, BlockKind::kScratch);
+  PoolBlock low = mustAllocate(pool, 16 * kSymmetricPoolKiB);
+  PoolBlock scratch = mustAllocate(pool, 16 * kSymmetricPoolKiB, BlockKind::kScratch);
   PoolBlock lease = scratch;  // pinned: not movable
-  PoolBlock high = mustAllocate(pool, 16 * kKiB);
-  PoolBlock end = mustAllocate(pool, 8 * kKiB);
+  PoolBlock high = mustAllocate(pool, 16 * kSymmetricPoolKiB);
+  PoolBlock end = mustAllocate(pool, 8 * kSymmetricPoolKiB);
   low.reset();  // fragmentation 1/3 >= 0.25, but nothing can move
   EXPECT_EQ(pool.stats().defragmentations, 0u);
-  EXPECT_EQ(scratch.offset(), 16 * kKiB);
+  EXPECT_EQ(scratch.offset(), 16 * kSymmetricPoolKiB);
   lease.reset();
   end.reset();  // still above the threshold, now with an idle scratch block: the (still armed) trigger fires
   EXPECT_EQ(pool.stats().defragmentations, 1u);
@@ -360,27 +364,27 @@ TEST(SymmetricPool, NoAutomaticPassWithoutAnIdleMovableBlock) {
 
 TEST(SymmetricPool, BestEffortFallsBackToTheLargestBlockThatFits) {
   SymmetricPool pool = makePool(smallOptions());
-  PoolBlock a = mustAllocate(pool, 40 * kKiB);
-  PoolBlock b = mustAllocate(pool, 8 * kKiB);
+  PoolBlock a = mustAllocate(pool, 40 * kSymmetricPoolKiB);
+  PoolBlock b = mustAllocate(pool, 8 * kSymmetricPoolKiB);
   a.reset();  // free: 40 KiB at 0, 16 KiB at the end
-  auto preferred = pool.allocateBestEffort(32 * kKiB, 4 * kKiB, BlockKind::kScratch);
+  auto preferred = pool.allocateBestEffort(32 * kSymmetricPoolKiB, 4 * kSymmetricPoolKiB, BlockKind::kScratch);
   ASSERT_TRUE(preferred.isOk());
-  EXPECT_EQ(preferred->size(), 32 * kKiB);  // fits: the preferred size
-  auto fallback = pool.allocateBestEffort(32 * kKiB, 4 * kKiB, BlockKind::kScratch);
+  EXPECT_EQ(preferred->size(), 32 * kSymmetricPoolKiB);  // fits: the preferred size
+  auto fallback = pool.allocateBestEffort(32 * kSymmetricPoolKiB, 4 * kSymmetricPoolKiB, BlockKind::kScratch);
   ASSERT_TRUE(fallback.isOk());
-  EXPECT_EQ(fallback->size(), 16 * kKiB);  // the largest that fits
-  EXPECT_EQ(fallback->offset(), 48 * kKiB);
-  auto none = pool.allocateBestEffort(32 * kKiB, 12 * kKiB, BlockKind::kScratch);
+  EXPECT_EQ(fallback->size(), 16 * kSymmetricPoolKiB);  // the largest that fits
+  EXPECT_EQ(fallback->offset(), 48 * kSymmetricPoolKiB);
+  auto none = pool.allocateBestEffort(32 * kSymmetricPoolKiB, 12 * kSymmetricPoolKiB, BlockKind::kScratch);
   ASSERT_FALSE(none.isOk());
   EXPECT_EQ(none.status().code(), ErrorCode::kOutOfMemory);
   EXPECT_TRUE(mentions(none.status(), "at least 12288 (preferably 32768)")) << none.status().toString();
   // The quota caps the fallback as well.
   preferred->reset();
-  ASSERT_TRUE(pool.setQuota(30 * kKiB).isOk());
-  auto capped = pool.allocateBestEffort(64 * kKiB, 1, BlockKind::kScratch);
+  ASSERT_TRUE(pool.setQuota(30 * kSymmetricPoolKiB).isOk());
+  auto capped = pool.allocateBestEffort(64 * kSymmetricPoolKiB, 1, BlockKind::kScratch);
   ASSERT_TRUE(capped.isOk());
-  EXPECT_EQ(capped->size(), 6 * kKiB);  // 30 KiB quota - 24 KiB in use
-  auto over = pool.allocateBestEffort(64 * kKiB, 1, BlockKind::kScratch);
+  EXPECT_EQ(capped->size(), 6 * kSymmetricPoolKiB);  // 30 KiB quota - 24 KiB in use
+  auto over = pool.allocateBestEffort(64 * kSymmetricPoolKiB, 1, BlockKind::kScratch);
   ASSERT_FALSE(over.isOk());
   EXPECT_TRUE(mentions(over.status(), "PEERREDUCE_POOL_QUOTA_BYTES")) << over.status().toString();
 }

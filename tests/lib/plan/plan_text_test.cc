@@ -10,12 +10,13 @@
 #include <vector>
 
 #include "algorithms/algorithms.h"
+#include "text_contains.h"
 #include "verify/verifier.h"
 
 namespace peerreduce {
 namespace {
 
-bool contains(const std::string& text, const std::string& word) { return text.find(word) != std::string::npos; }
+using peerreduce::testing::contains;
 
 // A two-rank allreduce by hand: each rank publishes its input, reads the peer's, folds in rank order.
 constexpr const char* kHandWritten =

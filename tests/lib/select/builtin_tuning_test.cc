@@ -13,36 +13,40 @@
 namespace peerreduce {
 namespace {
 
-constexpr std::uint64_t kMiB = std::uint64_t{1} << 20;
+constexpr std::uint64_t kBuiltinTuningMiB = std::uint64_t{1} << 20;
 
 TEST(BuiltinTuning, ParsesAndHoldsTheMeasuredCrossovers) {
   ASSERT_TRUE(TuningTable::parse(builtinTuningText()).isOk());
   const TuningTable& table = builtinTuningTable();
   EXPECT_EQ(table.lookup("sm_90", 4, 64 * 1024), Algorithm::kOneShot);
-  EXPECT_EQ(table.lookup("sm_90", 4, 1 * kMiB), Algorithm::kTwoShot);
-  EXPECT_EQ(table.lookup("sm_90", 4, 4 * kMiB), Algorithm::kTwoShot);
-  EXPECT_EQ(table.lookup("sm_90", 2, 4 * kMiB), Algorithm::kOneShot);
-  EXPECT_EQ(table.lookup("sm_90", 2, 16 * kMiB), Algorithm::kOneShot) << "pushing, from 2 MiB";
-  EXPECT_EQ(table.lookup("sm_90", 2, 256 * kMiB), Algorithm::kOneShot);
-  EXPECT_EQ(table.lookup("sm_90", 4, 256 * kMiB), Algorithm::kTwoShot);
+  EXPECT_EQ(table.lookup("sm_90", 4, 1 * kBuiltinTuningMiB), Algorithm::kTwoShot);
+  EXPECT_EQ(table.lookup("sm_90", 4, 4 * kBuiltinTuningMiB), Algorithm::kTwoShot);
+  EXPECT_EQ(table.lookup("sm_90", 2, 4 * kBuiltinTuningMiB), Algorithm::kOneShot);
+  EXPECT_EQ(table.lookup("sm_90", 2, 16 * kBuiltinTuningMiB), Algorithm::kOneShot) << "pushing, from 2 MiB";
+  EXPECT_EQ(table.lookup("sm_90", 2, 256 * kBuiltinTuningMiB), Algorithm::kOneShot);
+  EXPECT_EQ(table.lookup("sm_90", 4, 256 * kBuiltinTuningMiB), Algorithm::kTwoShot);
   // Two ranks' other collectives, measured on 2 x H200: broadcast's one-shot lines to 1 MiB, the tree to
   // 8 MiB, the ring above; all-gather's one-shot at every size; reduce-scatter's one-shot to 2 MiB (1 MiB
   // blocks, the most a writer's lines hold at two ranks), then the ring.
   EXPECT_EQ(table.lookup(Collective::kBroadcast, "sm_90", 2, 256 * 1024), Algorithm::kOneShot);
-  EXPECT_EQ(table.lookup(Collective::kBroadcast, "sm_90", 2, 1 * kMiB), Algorithm::kOneShot);
-  EXPECT_EQ(table.lookup(Collective::kBroadcast, "sm_90", 2, 1 * kMiB + kMiB / 8), Algorithm::kOneShot)
+  EXPECT_EQ(table.lookup(Collective::kBroadcast, "sm_90", 2, 1 * kBuiltinTuningMiB), Algorithm::kOneShot);
+  EXPECT_EQ(table.lookup(Collective::kBroadcast, "sm_90", 2, 1 * kBuiltinTuningMiB + kBuiltinTuningMiB / 8),
+            Algorithm::kOneShot)
       << "the middle of 1 MiB's bucket, where the selector reads the row";
-  EXPECT_EQ(table.lookup(Collective::kBroadcast, "sm_90", 2, 1 * kMiB + kMiB / 4), Algorithm::kTree);
-  EXPECT_EQ(table.lookup(Collective::kBroadcast, "sm_90", 2, 4 * kMiB), Algorithm::kTree);
-  EXPECT_EQ(table.lookup(Collective::kBroadcast, "sm_90", 2, 16 * kMiB), Algorithm::kRing);
-  EXPECT_EQ(table.lookup(Collective::kAllGather, "sm_90", 2, 1 * kMiB), Algorithm::kOneShot);
-  EXPECT_EQ(table.lookup(Collective::kAllGather, "sm_90", 2, 256 * kMiB), Algorithm::kOneShot);
-  EXPECT_EQ(table.lookup(Collective::kReduceScatter, "sm_90", 2, 1 * kMiB), Algorithm::kOneShot);
-  EXPECT_EQ(table.lookup(Collective::kReduceScatter, "sm_90", 2, 2 * kMiB), Algorithm::kOneShot);
-  EXPECT_EQ(table.lookup(Collective::kReduceScatter, "sm_90", 2, 2 * kMiB + kMiB / 4), Algorithm::kOneShot);
-  EXPECT_EQ(table.lookup(Collective::kReduceScatter, "sm_90", 2, 2 * kMiB + kMiB / 2), Algorithm::kRing);
-  EXPECT_EQ(table.lookup(Collective::kReduceScatter, "sm_90", 2, 4 * kMiB), Algorithm::kRing);
-  EXPECT_FALSE(table.lookup(Collective::kReduceScatter, "sm_90", 8, 1 * kMiB).has_value());
+  EXPECT_EQ(table.lookup(Collective::kBroadcast, "sm_90", 2, 1 * kBuiltinTuningMiB + kBuiltinTuningMiB / 4),
+            Algorithm::kTree);
+  EXPECT_EQ(table.lookup(Collective::kBroadcast, "sm_90", 2, 4 * kBuiltinTuningMiB), Algorithm::kTree);
+  EXPECT_EQ(table.lookup(Collective::kBroadcast, "sm_90", 2, 16 * kBuiltinTuningMiB), Algorithm::kRing);
+  EXPECT_EQ(table.lookup(Collective::kAllGather, "sm_90", 2, 1 * kBuiltinTuningMiB), Algorithm::kOneShot);
+  EXPECT_EQ(table.lookup(Collective::kAllGather, "sm_90", 2, 256 * kBuiltinTuningMiB), Algorithm::kOneShot);
+  EXPECT_EQ(table.lookup(Collective::kReduceScatter, "sm_90", 2, 1 * kBuiltinTuningMiB), Algorithm::kOneShot);
+  EXPECT_EQ(table.lookup(Collective::kReduceScatter, "sm_90", 2, 2 * kBuiltinTuningMiB), Algorithm::kOneShot);
+  EXPECT_EQ(table.lookup(Collective::kReduceScatter, "sm_90", 2, 2 * kBuiltinTuningMiB + kBuiltinTuningMiB / 4),
+            Algorithm::kOneShot);
+  EXPECT_EQ(table.lookup(Collective::kReduceScatter, "sm_90", 2, 2 * kBuiltinTuningMiB + kBuiltinTuningMiB / 2),
+            Algorithm::kRing);
+  EXPECT_EQ(table.lookup(Collective::kReduceScatter, "sm_90", 2, 4 * kBuiltinTuningMiB), Algorithm::kRing);
+  EXPECT_FALSE(table.lookup(Collective::kReduceScatter, "sm_90", 8, 1 * kBuiltinTuningMiB).has_value());
   // Only what was measured: other worlds and devices keep the cost model.
   EXPECT_FALSE(table.lookup("sm_90", 8, 4096).has_value());
   EXPECT_FALSE(table.lookup("simulator", 4, 4096).has_value());
@@ -79,7 +83,7 @@ TEST(BuiltinTuning, ACommunicatorOnSm90ChoosesByItAndTheSimulatorDoesNot) {
   auto h200 = clusterOf(4, true);
   ASSERT_NE(h200, nullptr);
   for (const auto& [bytes, algorithm] :
-       {std::pair{kMiB / 16, Algorithm::kOneShot}, std::pair{kMiB, Algorithm::kTwoShot}}) {
+       {std::pair{kBuiltinTuningMiB / 16, Algorithm::kOneShot}, std::pair{kBuiltinTuningMiB, Algorithm::kTwoShot}}) {
     auto report = h200->comm(0).explainSelection(bytes / sizeof(float), DataType::kFloat32);
     ASSERT_TRUE(report.isOk()) << report.status().toString();
     EXPECT_TRUE(report->tuned) << bytes;
@@ -87,7 +91,7 @@ TEST(BuiltinTuning, ACommunicatorOnSm90ChoosesByItAndTheSimulatorDoesNot) {
   }
   auto simulated = clusterOf(4, false);
   ASSERT_NE(simulated, nullptr);
-  auto report = simulated->comm(0).explainSelection(kMiB / sizeof(float), DataType::kFloat32);
+  auto report = simulated->comm(0).explainSelection(kBuiltinTuningMiB / sizeof(float), DataType::kFloat32);
   ASSERT_TRUE(report.isOk());
   EXPECT_FALSE(report->tuned) << "the simulator keeps the cost model's choices";
 }
@@ -102,7 +106,7 @@ TEST(BuiltinTuning, ATuningFileReplacesIt) {
   }
   auto h200 = clusterOf(4, true, path);
   ASSERT_NE(h200, nullptr);
-  auto report = h200->comm(0).explainSelection(kMiB / sizeof(float), DataType::kFloat32);
+  auto report = h200->comm(0).explainSelection(kBuiltinTuningMiB / sizeof(float), DataType::kFloat32);
   ASSERT_TRUE(report.isOk());
   EXPECT_FALSE(report->tuned) << "a table without entries leaves every choice to the cost model";
   std::remove(path.c_str());

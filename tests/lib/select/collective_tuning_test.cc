@@ -12,11 +12,12 @@
 #include "peerreduce/communicator.h"
 #include "select/tuning_table.h"
 #include "sim_cluster.h"
+#include "text_contains.h"
 
 namespace peerreduce {
 namespace {
 
-bool contains(const std::string& text, const std::string& word) { return text.find(word) != std::string::npos; }
+using peerreduce::testing::contains;
 
 constexpr const char* kEveryCollective =
     "peerreduce-tuning 1\n"

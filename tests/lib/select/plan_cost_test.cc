@@ -17,22 +17,22 @@ namespace peerreduce {
 namespace {
 
 template <typename T>
-rc::Gen<T> uniform(rc::Gen<T> gen) {
+rc::Gen<T> uniformOf(rc::Gen<T> gen) {
   return rc::gen::resize(rc::kNominalSize, std::move(gen));
 }
 
 // The selector and the simulator share TimingModel; any difference means one of them executed the
 // plan differently (a different phase split, a missed signal latency, bytes counted twice).
 RC_GTEST_PROP(PlanCostProperty, SimulatorVirtualTimeEqualsThePrediction, ()) {
-  const Algorithm algorithm = static_cast<Algorithm>(*uniform(rc::gen::inRange(1, kBuiltAlgorithmCount)));
-  const int n = *uniform(rc::gen::inRange(1, 10));
+  const Algorithm algorithm = static_cast<Algorithm>(*uniformOf(rc::gen::inRange(1, kBuiltAlgorithmCount)));
+  const int n = *uniformOf(rc::gen::inRange(1, 10));
   const bool in_place = *rc::gen::arbitrary<bool>();
   const DataType dtype =
-      *uniform(rc::gen::element(DataType::kInt8, DataType::kFloat16, DataType::kFloat32, DataType::kUint64));
+      *uniformOf(rc::gen::element(DataType::kInt8, DataType::kFloat16, DataType::kFloat32, DataType::kUint64));
   const std::size_t count =
-      *uniform(rc::gen::weightedOneOf<std::size_t>({{1, rc::gen::just<std::size_t>(0)},
-                                                    {4, rc::gen::inRange<std::size_t>(1, 200)},
-                                                    {2, rc::gen::inRange<std::size_t>(200, 20000)}}));
+      *uniformOf(rc::gen::weightedOneOf<std::size_t>({{1, rc::gen::just<std::size_t>(0)},
+                                                      {4, rc::gen::inRange<std::size_t>(1, 200)},
+                                                      {2, rc::gen::inRange<std::size_t>(200, 20000)}}));
   const auto seed = *rc::gen::arbitrary<std::uint64_t>();
   auto plan = buildPlan(PlanRequest{algorithm, n, in_place});
   RC_ASSERT(plan.isOk());
@@ -52,11 +52,11 @@ RC_GTEST_PROP(PlanCostProperty, SimulatorVirtualTimeEqualsThePrediction, ()) {
 // The launch overhead is part of the shared timing: with a launch cost on every rank, the simulator's
 // clock (which charges it at the operation's entry fence) still equals the prediction.
 RC_GTEST_PROP(PlanCostProperty, LaunchOverheadIsChargedAlikeByTheSimulator, ()) {
-  const Algorithm algorithm = static_cast<Algorithm>(*uniform(rc::gen::inRange(1, kBuiltAlgorithmCount)));
-  const int n = *uniform(rc::gen::inRange(1, 6));
-  const std::size_t count = *uniform(rc::gen::inRange<std::size_t>(0, 5000));
+  const Algorithm algorithm = static_cast<Algorithm>(*uniformOf(rc::gen::inRange(1, kBuiltAlgorithmCount)));
+  const int n = *uniformOf(rc::gen::inRange(1, 6));
+  const std::size_t count = *uniformOf(rc::gen::inRange<std::size_t>(0, 5000));
   DeviceModel device;
-  device.launch_overhead_us = *uniform(rc::gen::inRange(1, 100)) / 8.0;
+  device.launch_overhead_us = *uniformOf(rc::gen::inRange(1, 100)) / 8.0;
   const Topology topology = Topology::fullMesh(n, Topology::defaultNvLink(), device);
   auto plan = buildPlan(PlanRequest{algorithm, n, false});
   RC_ASSERT(plan.isOk());

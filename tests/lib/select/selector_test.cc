@@ -18,7 +18,7 @@
 namespace peerreduce {
 namespace {
 
-constexpr std::size_t kElem = 4;  // the element size the table is built for
+constexpr std::size_t kSelectorElem = 4;  // the element size the table is built for
 
 std::vector<SelectorCandidate> allCandidates(int n) {
   std::vector<SelectorCandidate> candidates;
@@ -88,7 +88,7 @@ TEST_P(SelectorTable, ChoosesTheCheapestCandidateAtEveryBucketMiddle) {
     ASSERT_TRUE(selector.isOk()) << selector.status().toString();
     for (int bucket = 2 * kSelectorBucketsPerOctave; bucket < kSelectorBuckets; ++bucket) {
       const std::size_t bytes = AlgorithmSelector::bucketMiddleBytes(bucket);
-      const auto estimates = (*selector)->estimate(std::max<std::size_t>(1, bytes / kElem), kElem);
+      const auto estimates = (*selector)->estimate(std::max<std::size_t>(1, bytes / kSelectorElem), kSelectorElem);
       ASSERT_EQ(estimates.size(), static_cast<std::size_t>(kBuiltAlgorithmCount - 1));
       EXPECT_EQ((*selector)->choose(bytes), estimates.front().algorithm)
           << topology.describe() << ", bucket " << bucket << " (" << bytes << " bytes): cheapest is "
@@ -123,7 +123,7 @@ TEST(Selector, ASingleCandidateIsChosenForEverySize) {
                             std::numeric_limits<std::size_t>::max()}) {
     EXPECT_EQ((*selector)->choose(bytes), Algorithm::kRecursiveDoubling) << bytes;
   }
-  const auto estimates = (*selector)->estimate(1000, kElem);
+  const auto estimates = (*selector)->estimate(1000, kSelectorElem);
   ASSERT_EQ(estimates.size(), 1u);
   EXPECT_EQ(estimates[0].algorithm, Algorithm::kRecursiveDoubling);
   EXPECT_GT(estimates[0].predicted_us, 0.0);
@@ -154,7 +154,7 @@ TEST(Selector, CandidatesThatDoNotFitTheScratchAreLeftOut) {
   const std::size_t scratch = static_cast<std::size_t>(ring.scratch_slots) * kScratchSlotAlignBytes - 1;
   auto selector = AlgorithmSelector::create(candidates, Topology::fullMesh(4), scratch);
   ASSERT_TRUE(selector.isOk()) << selector.status().toString();
-  const auto estimates = (*selector)->estimate(100, kElem);
+  const auto estimates = (*selector)->estimate(100, kSelectorElem);
   EXPECT_TRUE(std::none_of(estimates.begin(), estimates.end(),
                            [](const AlgorithmEstimate& e) { return e.algorithm == Algorithm::kRing; }));
   EXPECT_FALSE(estimates.empty());
@@ -166,7 +166,7 @@ TEST(EstimateOperation, TooLittleScratchIsOutOfMemoryNamingTheAlgorithm) {
   const Plan plan = buildTwoShotPlan(4, false);  // 5 slots
   const Topology topology = Topology::fullMesh(4);
   PlanCostEvaluator evaluator(topology);
-  auto estimate = estimateOperation(plan, 1000, kElem, evaluator, 5 * kScratchSlotAlignBytes - 1);
+  auto estimate = estimateOperation(plan, 1000, kSelectorElem, evaluator, 5 * kScratchSlotAlignBytes - 1);
   ASSERT_FALSE(estimate.isOk());
   EXPECT_EQ(estimate.status().code(), ErrorCode::kOutOfMemory);
   EXPECT_NE(estimate.status().message().find("two-shot needs 5 scratch slots of at least 256 bytes; 1279 bytes"),
@@ -180,18 +180,18 @@ TEST(EstimateOperation, LargeCountsAreCostedSegmentBySegment) {
   const Topology topology = Topology::fullMesh(4);
   PlanCostEvaluator evaluator(topology);
   const std::size_t scratch = std::size_t{1} << 20;
-  const std::size_t segment = maxSegmentCount(plan, kElem, scratch);
+  const std::size_t segment = maxSegmentCount(plan, kSelectorElem, scratch);
   ASSERT_GT(segment, 0u);
-  auto one = estimateOperation(plan, segment, kElem, evaluator, scratch);
-  auto two = estimateOperation(plan, 2 * segment, kElem, evaluator, scratch);
-  auto two_and_a_bit = estimateOperation(plan, 2 * segment + 1, kElem, evaluator, scratch);
+  auto one = estimateOperation(plan, segment, kSelectorElem, evaluator, scratch);
+  auto two = estimateOperation(plan, 2 * segment, kSelectorElem, evaluator, scratch);
+  auto two_and_a_bit = estimateOperation(plan, 2 * segment + 1, kSelectorElem, evaluator, scratch);
   ASSERT_TRUE(one.isOk() && two.isOk() && two_and_a_bit.isOk());
   EXPECT_EQ(one->segments, 1);
   EXPECT_EQ(two->segments, 2);
   EXPECT_EQ(two_and_a_bit->segments, 3);
   EXPECT_DOUBLE_EQ(two->predicted_us, 2 * one->predicted_us);
   EXPECT_GT(two_and_a_bit->predicted_us, two->predicted_us);
-  auto none = estimateOperation(plan, 0, kElem, evaluator, scratch);
+  auto none = estimateOperation(plan, 0, kSelectorElem, evaluator, scratch);
   ASSERT_TRUE(none.isOk());
   EXPECT_EQ(none->segments, 0);
   EXPECT_GT(none->predicted_us, 0.0) << "even an empty operation synchronises";
@@ -208,9 +208,9 @@ TEST(EstimateOperation, EverySegmentPaysTheLaunchOverhead) {
   PlanCostEvaluator plain_evaluator(plain);
   PlanCostEvaluator launched_evaluator(launched);
   const std::size_t scratch = std::size_t{1} << 20;
-  const std::size_t count = 2 * maxSegmentCount(plan, kElem, scratch) + 1;
-  auto without = estimateOperation(plan, count, kElem, plain_evaluator, scratch);
-  auto with = estimateOperation(plan, count, kElem, launched_evaluator, scratch);
+  const std::size_t count = 2 * maxSegmentCount(plan, kSelectorElem, scratch) + 1;
+  auto without = estimateOperation(plan, count, kSelectorElem, plain_evaluator, scratch);
+  auto with = estimateOperation(plan, count, kSelectorElem, launched_evaluator, scratch);
   ASSERT_TRUE(without.isOk() && with.isOk());
   ASSERT_EQ(with->segments, 3);
   EXPECT_NEAR(with->predicted_us, without->predicted_us + 3 * 4.5, 1e-6);
@@ -232,7 +232,7 @@ TEST(AlgorithmSelector, LaunchOverheadIsPartOfTheTopologysIdentity) {
                                             std::size_t{1} << 20);
   ASSERT_TRUE(plain.isOk() && launched.isOk());
   EXPECT_NE(plain->get(), launched->get());
-  const auto estimates = (*launched)->estimate(1 << 20, kElem);
+  const auto estimates = (*launched)->estimate(1 << 20, kSelectorElem);
   ASSERT_FALSE(estimates.empty());
   EXPECT_GT(estimates.front().predicted_us, 1000.0);
 }

@@ -9,12 +9,13 @@
 #include <fstream>
 #include <string>
 
+#include "text_contains.h"
 #include "util/hash.h"
 
 namespace peerreduce {
 namespace {
 
-bool contains(const std::string& text, const std::string& word) { return text.find(word) != std::string::npos; }
+using peerreduce::testing::contains;
 
 constexpr const char* kTable =
     "# measured on the test rig\n"

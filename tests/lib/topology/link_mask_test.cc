@@ -7,6 +7,7 @@
 
 #include <string>
 
+#include "text_contains.h"
 #include "topology/device_profiles.h"
 #include "topology/generators.h"
 #include "topology/routes.h"
@@ -15,7 +16,7 @@
 namespace peerreduce {
 namespace {
 
-bool contains(const std::string& text, const std::string& word) { return text.find(word) != std::string::npos; }
+using peerreduce::testing::contains;
 
 TEST(LinkMaskSyntax, ParsesEveryFormInOrder) {
   auto entries = parseLinkMaskSyntax("0-1,host:2-3,host:all");

@@ -10,12 +10,13 @@
 #include <fstream>
 #include <string>
 
+#include "text_contains.h"
 #include "topology/generators.h"
 
 namespace peerreduce {
 namespace {
 
-bool contains(const std::string& text, const std::string& word) { return text.find(word) != std::string::npos; }
+using peerreduce::testing::contains;
 
 constexpr const char* kHeader = "peerreduce-topology 1\nranks 4\n";
 

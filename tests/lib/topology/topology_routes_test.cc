@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "algorithms/algorithms.h"
+#include "text_contains.h"
 #include "topology/generators.h"
 #include "topology/routes.h"
 #include "verify/verifier.h"
@@ -16,7 +17,7 @@
 namespace peerreduce {
 namespace {
 
-bool contains(const std::string& text, const std::string& word) { return text.find(word) != std::string::npos; }
+using peerreduce::testing::contains;
 
 // Number of ranks `rank` shares a usable pair with.
 int degree(const Topology& topology, int rank) {

@@ -9,14 +9,16 @@
 #include <string>
 #include <vector>
 
+#include "text_contains.h"
+
 namespace peerreduce {
 namespace {
 
 using Words = std::vector<std::string>;
-constexpr std::int64_t kMin = std::numeric_limits<std::int64_t>::min();
-constexpr std::int64_t kMax = std::numeric_limits<std::int64_t>::max();
+constexpr std::int64_t kParseMin = std::numeric_limits<std::int64_t>::min();
+constexpr std::int64_t kParseMax = std::numeric_limits<std::int64_t>::max();
 
-bool contains(const std::string& text, const std::string& word) { return text.find(word) != std::string::npos; }
+using peerreduce::testing::contains;
 
 TEST(SplitString, KeepsEmptyFieldsSoPositionsAreMeaningful) {
   EXPECT_EQ(splitString("", ','), Words{""});
@@ -39,8 +41,8 @@ TEST(ParseInt64, AcceptsTheWholeRangeIncludingItsEnds) {
   EXPECT_EQ(*parseInt64("10", 0, 10, "n"), 10);
   EXPECT_EQ(*parseInt64("-42", -100, 100, "n"), -42);
   EXPECT_EQ(*parseInt64("007", 0, 10, "n"), 7);
-  EXPECT_EQ(*parseInt64("9223372036854775807", kMin, kMax, "n"), kMax);
-  EXPECT_EQ(*parseInt64("-9223372036854775808", kMin, kMax, "n"), kMin);
+  EXPECT_EQ(*parseInt64("9223372036854775807", kParseMin, kParseMax, "n"), kParseMax);
+  EXPECT_EQ(*parseInt64("-9223372036854775808", kParseMin, kParseMax, "n"), kParseMin);
 }
 
 TEST(ParseInt64, RejectsWithTheNameAndTheReason) {

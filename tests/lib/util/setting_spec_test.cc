@@ -9,10 +9,12 @@
 #include <map>
 #include <string>
 
+#include "text_contains.h"
+
 namespace peerreduce {
 namespace {
 
-bool contains(const std::string& text, const std::string& word) { return text.find(word) != std::string::npos; }
+using peerreduce::testing::contains;
 
 SettingSpec integerSpec() {
   SettingSpec s;
