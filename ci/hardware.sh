@@ -206,6 +206,23 @@ run)
         grep -E "\[  (PASSED|FAILED)  \]|tests ran" "$log" | grep "1,0\]" || tail -20 "$log"
         grep "host-staged: rank" "$log" | sed 's/^\[[0-9,]*\]<stdout>://' || { echo "!!! no pinned statistics printed"; status=1; }
       done
+      # The copy-engine two-shot in its host-staged form (owners reduce from private device slots their
+      # copy engines filled), forced, its copies on the copy engines: the property suite, every link staged.
+      log="$out/host-staged-copy-engines-np$np.log"
+      echo "=== host-staged (all) peerreduce_property_tests np=$np, copy-engine two-shot on the copy engines"
+      if ((np > gpus)); then
+        PEERREDUCE_LINK_MASK=host:all PEERREDUCE_GPU_COPY_ENGINES=1 PEERREDUCE_ALGO=copy-engine-two-shot \
+          PEERREDUCE_TEST_GPU_RANKS="$np" PEERREDUCE_TIMEOUT_MS="$threads_timeout" \
+          RC_PARAMS="${HW_RC_EXTRA:-}seed=$seed max_success=$staged_cases" GCOV_PREFIX="$out/gcda/host-ce-np$np-threads" \
+          bounded .hw/peerreduce_property_tests --gtest_filter="$staged_filter" > "$log" 2>&1 || status=1
+        grep -E "\[  (PASSED|FAILED)  \]|tests ran|^peerreduce tests" "$log" || tail -20 "$log"
+      else
+        RC_PARAMS="${HW_RC_EXTRA:-}seed=$seed max_success=$staged_cases" bounded "${mpi[@]}" -x PEERREDUCE_LINK_MASK=host:all \
+          -x PEERREDUCE_GPU_COPY_ENGINES=1 -x PEERREDUCE_ALGO=copy-engine-two-shot -np "$np" \
+          bash -c 'GCOV_PREFIX="$0/rank$OMPI_COMM_WORLD_RANK" exec "$@"' "$out/gcda/host-ce-np$np" \
+          .hw/peerreduce_property_tests --gtest_filter="$staged_filter" > "$log" 2>&1 || status=1
+        grep -E "\[  (PASSED|FAILED)  \]|tests ran" "$log" | grep "1,0\]" || tail -20 "$log"
+      fi
     done
     log="$out/host-staged-sanitizer-memcheck.log"
     echo "=== compute-sanitizer memcheck, host-staged, np=2"

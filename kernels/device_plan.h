@@ -167,6 +167,10 @@ struct LaunchArgs {
   // Push one-shot (kernels/push_kernels.cuh): bytes of each piece a block pushes before folding the one
   // before it; 0: one piece.
   std::uint64_t push_piece_bytes;
+  // This rank's slots from `first_private_slot` on (Plan::private_slots) live here, laid out as the
+  // scratch is, where the region is pinned host memory; null: they are the region's own.
+  unsigned char* private_scratch;
+  std::int32_t first_private_slot;
 };
 
 inline constexpr std::int32_t kLaunchPartFirst = 1;

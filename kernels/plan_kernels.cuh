@@ -54,8 +54,12 @@ __device__ unsigned char* resolve(const LaunchArgs& a, const DeviceRef& ref, std
              (block * a.send_block_stride + chunk_begin) * a.elem_size;
     case kDeviceBufferOutput:
       return static_cast<unsigned char*>(a.recv) + (block * a.recv_block_stride + chunk_begin) * a.elem_size;
-    default:  // kDeviceBufferScratch: the host uploads verified plans only (gpu_transport.cc)
-      return a.peers->scratch[ref.rank] + a.scratch_offset + static_cast<std::uint64_t>(ref.slot) * a.slot_bytes;
+    default: {  // kDeviceBufferScratch: the host uploads verified plans only (gpu_transport.cc)
+      const std::uint64_t offset = a.scratch_offset + static_cast<std::uint64_t>(ref.slot) * a.slot_bytes;
+      // The verifier lets no peer name a private slot, so one named here is this rank's own.
+      if (a.private_scratch != nullptr && ref.slot >= a.first_private_slot) return a.private_scratch + offset;
+      return a.peers->scratch[ref.rank] + offset;
+    }
   }
 }
 

@@ -36,6 +36,10 @@ struct PlanRequest {
   std::vector<int> ring_order;   // kRing: the cycle to follow (a permutation); empty = 0, 1, ..., n-1
   std::vector<int> tree_parent;  // kTree: each rank's parent, -1 for the root; empty = a star around 0
   int pipeline = 1;              // kTree: chunks the buffer moves in; broadcast's kTwoShot: its stages
+  // kCopyEngineTwoShot: each owner first copies its peers' shards from its scratch into private slots
+  // (Plan::private_slots) and reduces from there. Where scratch is pinned host memory (host-staged
+  // worlds) a copy engine then brings the data down and the multiprocessors never read host memory.
+  bool reduce_from_private = false;
   // The collective the plan is for; the others than allreduce have one-shot (direct), ring, recursive
   // doubling (reduce-scatter: halving; not broadcast), two-shot (broadcast only: scatter, then all-gather)
   // and tree plans (tree_parent empty: the binomial tree rooted at `root`; pipeline: broadcast's only).
@@ -66,7 +70,7 @@ Plan buildRecursiveDoublingPlan(int world_size, bool in_place);
 Plan buildRabenseifnerPlan(int world_size, bool in_place);
 // Two-shot with copy-engine scatter (push into the owners' scratch) and gather (pull into the own
 // output), in kCopyEngineTwoShotStages pipelined stages (copy_engine_two_shot.cc).
-Plan buildCopyEngineTwoShotPlan(int world_size, bool in_place);
+Plan buildCopyEngineTwoShotPlan(int world_size, bool in_place, bool reduce_from_private = false);
 // Stages of the copy-engine two-shot: enough that copies of one stage overlap the reduction of another
 // for most of the operation, few enough that a copy's launch cost stays small next to its bytes.
 inline constexpr int kCopyEngineTwoShotStages = 4;

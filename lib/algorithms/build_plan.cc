@@ -31,7 +31,7 @@ StatusOr<Plan> buildPlan(const PlanRequest& request) {
     case Algorithm::kRabenseifner:
       return buildRabenseifnerPlan(request.world_size, request.in_place);
     case Algorithm::kCopyEngineTwoShot:
-      return buildCopyEngineTwoShotPlan(request.world_size, request.in_place);
+      return buildCopyEngineTwoShotPlan(request.world_size, request.in_place, request.reduce_from_private);
     case Algorithm::kTree: {
       if (request.pipeline < 1 || request.pipeline > kMaxTreePipeline) {
         return invalidArgumentError("tree pipeline of " + std::to_string(request.pipeline) + " chunks; supported 1.." +
@@ -82,6 +82,7 @@ std::uint64_t PlanRequest::fingerprint() const {
   for (int p : tree_parent) hash.add(p);
   hash.add(static_cast<int>(collective));
   hash.add(root);
+  if (reduce_from_private) hash.add(1);  // only when set, so every other request keeps its key
   return hash.value();
 }
 

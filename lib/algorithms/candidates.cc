@@ -17,6 +17,16 @@ bool fullMesh(const Topology& topology) {
   return true;
 }
 
+// Whether some pair is host-staged: its ranks' scratch is then pinned host memory (lib/gpu/host_staging.h).
+bool anyHostStagedLink(const Topology& topology) {
+  for (int a = 0; a < topology.worldSize(); ++a) {
+    for (int b = 0; b < topology.worldSize(); ++b) {
+      if (a != b && topology.link(a, b).link_class == LinkClass::kHostStaged) return true;
+    }
+  }
+  return false;
+}
+
 // Builds and verifies both placements of `request`; a plan that needs a missing link is reported in
 // `excluded` instead (any other verification problem is a bug and fails creation).
 Status addCandidate(PlanRequest request, const std::vector<std::vector<bool>>& link, bool verify_in_place,
@@ -58,7 +68,11 @@ StatusOr<CandidateSet> buildCandidates(int n, const Topology& topology, bool ver
       set.excluded.push_back(std::string(algorithmName(a)) + ": needs a link between every pair of ranks");
       continue;
     }
-    PR_RETURN_IF_ERROR(addCandidate(PlanRequest{a, n, false, {}, {}, 1}, link, verify_in_place, set));
+    PlanRequest request{a, n, false, {}, {}, 1};
+    // Where scratch is host memory the copy-engine two-shot reduces from private slots its copy
+    // engines filled, so the multiprocessors never read host memory (copy_engine_two_shot.cc).
+    request.reduce_from_private = a == Algorithm::kCopyEngineTwoShot && anyHostStagedLink(topology);
+    PR_RETURN_IF_ERROR(addCandidate(std::move(request), link, verify_in_place, set));
   }
   if (wanted(Algorithm::kRing)) {
     PlanRequest ring{Algorithm::kRing, n, false, {}, {}, 1};

@@ -12,8 +12,10 @@ namespace peerreduce::gpu {
 
 unsigned char* CopyEngineLauncher::address(const CopyAddressing& where, const BufferRef& ref, int chunk) const {
   if (ref.kind == BufferKind::kScratch) {
-    return (*where.scratch)[static_cast<std::size_t>(ref.rank)] + where.scratch_offset +
-           static_cast<std::uint64_t>(ref.slot) * where.slot_bytes;
+    const std::uint64_t offset = where.scratch_offset + static_cast<std::uint64_t>(ref.slot) * where.slot_bytes;
+    // Verified plans name only their own rank's private slots.
+    if (where.private_scratch != nullptr && ref.slot >= where.first_private_slot) return where.private_scratch + offset;
+    return (*where.scratch)[static_cast<std::size_t>(ref.rank)] + offset;
   }
   const std::size_t offset = userChunkOffset(where.collective, ref.kind, where.layout, where.block_stride, chunk);
   unsigned char* base = ref.kind == BufferKind::kInput

@@ -37,6 +37,8 @@ struct CopyAddressing {
   std::uint64_t scratch_offset = 0;
   std::uint64_t slot_bytes = 0;
   const std::vector<unsigned char*>* scratch = nullptr;  // every rank's scratch base, as mapped here
+  unsigned char* private_scratch = nullptr;              // this rank's private slots, where apart (LaunchArgs)
+  int first_private_slot = 0;
 };
 
 class CopyEngineLauncher {

@@ -32,8 +32,8 @@ bool independent(const RankProgram& program, const Step& earlier, const Step& la
 
 }  // namespace
 
-bool runsOnCopyEngines(bool enabled, bool has_engine_copies, bool host_staged_world, ReduceOp op, DataType dtype) {
-  return enabled && has_engine_copies && !host_staged_world && !(op == ReduceOp::kAvg && isFloatingPoint(dtype));
+bool runsOnCopyEngines(bool enabled, bool has_engine_copies, ReduceOp op, DataType dtype) {
+  return enabled && has_engine_copies && !(op == ReduceOp::kAvg && isFloatingPoint(dtype));
 }
 
 int copyEngineQueue(const RankProgram& program, const Step& step, int rank) {

@@ -38,13 +38,13 @@ struct ScheduledPart {
 int copyEngineQueue(const RankProgram& program, const Step& step, int rank);
 
 // Whether an operation runs its copy-engine copies on copy engines: only where they are enabled
-// (PEERREDUCE_GPU_COPY_ENGINES, KernelPolicy::copy_engines), the program has some,
-// every region is device memory (a host-staged world runs the interpreter alone: its copies are the
-// multiprocessors', like every plan's there, which keeps the kernels' one path to host memory), and no
-// copy has to scale what it moves (a floating avg premultiplies what a copy reads from the send buffer,
-// which a copy engine cannot; the interpreter then runs the whole program, copies included). Every rank
+// (PEERREDUCE_GPU_COPY_ENGINES, KernelPolicy::copy_engines), the program has some, and no copy has to
+// scale what it moves (a floating avg premultiplies what a copy reads from the send buffer, which a copy
+// engine cannot; the interpreter then runs the whole program, copies included). Host-staged worlds
+// included: a copy engine reaches pinned host memory as it reaches a peer's device memory, and moves
+// more over PCIe than the multiprocessors do (docs/ALGORITHMS.md, GPUs without peer access). Every rank
 // decides alike: the inputs are the plan, the agreed records and the operation.
-bool runsOnCopyEngines(bool enabled, bool has_engine_copies, bool host_staged_world, ReduceOp op, DataType dtype);
+bool runsOnCopyEngines(bool enabled, bool has_engine_copies, ReduceOp op, DataType dtype);
 
 // The parts of `rank`'s program, in order; empty when the program has no copy-engine copy (the
 // interpreter then runs it in one launch, as any plan).

@@ -174,6 +174,9 @@ class GpuTransport final : public Transport,
     PR_ASSIGN_OR_RETURN(const bool reaches_all, deviceReachesAllVisible());
     if (placeRegionInHost(forced_, rank_, world_size_, reaches_all)) {
       PR_RETURN_IF_ERROR(openHostRegion(token));
+      // Plans' private slots (Plan::private_slots) stay on the device: what a copy engine brought down
+      // from host memory is reduced at device-memory speed. Laid out as the scratch is.
+      PR_GPU_CHECK(rank_, hipMalloc(reinterpret_cast<void**>(&private_scratch_), region_bytes_ - scratchStart()));
     } else {
       PR_GPU_CHECK(rank_, hipMalloc(reinterpret_cast<void**>(&region_), region_bytes_));
       // Counters start at zero; lines too (flag 0 is never an operation's flag).
@@ -529,6 +532,8 @@ class GpuTransport final : public Transport,
     args.line_capacity = lineCapacityBytes(world_size_);
     args.root = request.plan->root;
     args.overlap_launch = kernels_.overlap_launch ? 1 : 0;
+    args.private_scratch = private_scratch_;
+    args.first_private_slot = firstPrivateSlot(*request.plan);
     std::uint64_t bytes = static_cast<std::uint64_t>(request.count) * elem;
     const bool batched = !request.batch.empty();
     const Algorithm plan_algorithm = request.plan->algorithm;
@@ -539,8 +544,8 @@ class GpuTransport final : public Transport,
       PR_ASSIGN_OR_RETURN(bytes, fillBatchTable(request, elem, rank_, table));
       args.count = bytes / elem;  // every vector of every item
     }
-    if (!batched && runsOnCopyEngines(kernels_.copy_engines, !plan->engine_parts.empty(), staged_world_, request.op,
-                                      request.dtype)) {
+    if (!batched && runsOnCopyEngines(kernels_.copy_engines, !plan->engine_parts.empty(), request.op, request.dtype)) {
+      recordStagedTraffic(*plan, request.layout, elem);  // the copy engines' bytes through host memory
       return submitWithCopyEngines(request, *plan, args, bytes, static_cast<hipStream_t>(stream));
     }
     const KernelChoice choice = chooseKernel(plan->shape.kind, bytes, world_size_, kernels_);
@@ -587,9 +592,7 @@ class GpuTransport final : public Transport,
     // multiprocessor; the fused pulling kernels keep kDefaultMaxBlocks (launchBlocks).
     const auto blocks = static_cast<unsigned>(launchBlocksOf(choice, bytes));
     PR_ASSIGN_OR_RETURN(const DeviceGuard on_device, DeviceGuard::enter(device_, rank_));
-    if (!plan->staged_chunks.empty() && pool_ != nullptr) {
-      pool_->recordStaged(stagedBytes(plan->staged_chunks, request.layout, elem));
-    }
+    recordStagedTraffic(*plan, request.layout, elem);
     if (batched) {
       PR_GPU_CHECK(rank_, launchBatchedLowLatencyKernel(args, table, static_cast<int>(request.dtype), blocks,
                                                         static_cast<hipStream_t>(stream)));
@@ -645,6 +648,12 @@ class GpuTransport final : public Transport,
     return launchBlocksOf(chooseKernel(device->shape.kind, bytes, world_size_, kernels_), bytes);
   }
 
+  // The pinned pool's count of bytes through host-placed scratch (docs/MEMORY.md), whoever moves them.
+  void recordStagedTraffic(const DevicePlan& plan, const ChunkLayout& layout, std::size_t elem) {
+    if (!plan.staged_chunks.empty() && pool_ != nullptr)
+      pool_->recordStaged(stagedBytes(plan.staged_chunks, layout, elem));
+  }
+
   // A program with copy-engine copies, in parts (gpu/copy_engine_launch.h); the interpreter's block count.
   Status submitWithCopyEngines(const ExecutionRequest& request, const DevicePlan& plan, const LaunchArgs& args,
                                std::uint64_t bytes, hipStream_t stream) {
@@ -659,6 +668,8 @@ class GpuTransport final : public Transport,
     where.scratch_offset = request.scratch_offset;
     where.slot_bytes = args.slot_bytes;
     where.scratch = &scratch_bases_;
+    where.private_scratch = private_scratch_;
+    where.first_private_slot = firstPrivateSlot(*request.plan);
     PR_ASSIGN_OR_RETURN(const DeviceGuard on_device, DeviceGuard::enter(device_, rank_));
     return engines_.enqueue(plan.engine_parts, request.plan->programs[static_cast<std::size_t>(rank_)], args, where,
                             static_cast<int>(request.dtype), blocks, request.channel, stream);
@@ -1054,6 +1065,8 @@ class GpuTransport final : public Transport,
     abort_word_ = nullptr;
     error_ = nullptr;
     if (placement_ == RegionPlacement::kDevice) (void)hipFree(region_);
+    (void)hipFree(private_scratch_);
+    private_scratch_ = nullptr;
     host_block_.reset();  // back to the pool (freed there once its name is gone)
     placement_ = RegionPlacement::kDevice;
     region_ = nullptr;
@@ -1113,6 +1126,9 @@ class GpuTransport final : public Transport,
   ChannelOrderGpu order_;                      // each channel's operations in their order of call across streams
   BufferPlacement buffers_;                    // user buffers are this device's memory
   std::vector<unsigned char*> scratch_bases_;  // every rank's scratch as mapped here (the copies' addresses)
+  // Device memory for plans' private slots where the region is host memory; null where it is device
+  // memory (private slots are then the region's own).
+  unsigned char* private_scratch_ = nullptr;
 };
 
 }  // namespace

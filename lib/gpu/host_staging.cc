@@ -55,8 +55,10 @@ KernelPolicy hostStagedKernelPolicy(KernelPolicy policy) {
 
 std::vector<std::int32_t> stagedChunkAccesses(const Plan& plan, int rank, const std::vector<bool>& host_placed) {
   std::vector<std::int32_t> chunks;
+  const int first_private = firstPrivateSlot(plan);
   const auto in_host = [&](const BufferRef& ref) {
-    return ref.kind == BufferKind::kScratch && ref.rank >= 0 &&
+    // A private slot is kept on the device (gpu_transport.cc), whatever its rank's placement.
+    return ref.kind == BufferKind::kScratch && ref.slot < first_private && ref.rank >= 0 &&
            static_cast<std::size_t>(ref.rank) < host_placed.size() && host_placed[static_cast<std::size_t>(ref.rank)];
   };
   const RankProgram& program = plan.programs[static_cast<std::size_t>(rank)];

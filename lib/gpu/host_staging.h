@@ -61,8 +61,9 @@ StatusOr<PeerPath> choosePeerPath(const PeerReach& reach);
 KernelPolicy hostStagedKernelPolicy(KernelPolicy policy);
 
 // The chunk indices (Step::chunk) of `rank`'s copy and reduce steps, once per scratch access (read or
-// write) to a rank whose region is in host memory (`host_placed[r]`): the operation's traffic through
-// pinned host memory, counted in the pinned pool's statistics.
+// write) to a rank whose region is in host memory (`host_placed[r]`; private slots excepted, which stay
+// on the device): the operation's traffic through pinned host memory, counted in the pinned pool's
+// statistics.
 std::vector<std::int32_t> stagedChunkAccesses(const Plan& plan, int rank, const std::vector<bool>& host_placed);
 // The bytes those accesses move for one operation of `layout` with elements of `elem_size` bytes.
 std::uint64_t stagedBytes(const std::vector<std::int32_t>& chunks, const ChunkLayout& layout, std::size_t elem_size);

@@ -115,6 +115,7 @@ Plan PlanBuilder::finish(std::string description) {
     program.steps = std::move(steps);
   }
   plan_.scratch_slots = max_slot + 1;
+  if (first_private_ >= 0) plan_.private_slots = std::max(0, plan_.scratch_slots - first_private_);
   plan_.description = std::move(description);
   plan_.signal_counts = signalCounts(plan_);
   return std::move(plan_);

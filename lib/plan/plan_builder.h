@@ -29,6 +29,8 @@ class PlanBuilder {
   void waitForAll(int rank, int writer, int flag);
 
   int worldSize() const { return plan_.world_size; }
+  // Scratch slots from `slot` on are each rank's own (Plan::private_slots); finish() counts them.
+  void keepPrivateFrom(int slot) { first_private_ = slot; }
 
   Plan finish(std::string description);
 
@@ -37,6 +39,7 @@ class PlanBuilder {
 
   Plan plan_;
   std::vector<std::uint32_t> sent_;  // signals emitted so far, indexed like signalCounts()
+  int first_private_ = -1;           // keepPrivateFrom(); -1: no private slots
 };
 
 inline BufferRef inputOf(int rank) { return BufferRef{rank, BufferKind::kInput, 0}; }

@@ -6,6 +6,7 @@
 //   world 2                           ranks, 1..64
 //   chunks 2                          chunks per block
 //   slots 2                           scratch slots per rank
+//   private 0                         optional: how many of the last slots are the rank's own (Plan::private_slots)
 //   flags 2                           flag ids 0..flags-1 (0 is the done flag)
 //   in-place no                       optional: yes when written for send == recv
 //   rank 0                            then every rank in order, each with its steps

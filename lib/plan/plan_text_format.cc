@@ -30,6 +30,7 @@ std::string formatPlanText(const Plan& plan) {
   if (plan.collective == Collective::kBroadcast) out += "root " + std::to_string(plan.root) + "\n";
   out += "chunks " + std::to_string(plan.num_chunks) + "\n";
   out += "slots " + std::to_string(plan.scratch_slots) + "\n";
+  if (plan.private_slots != 0) out += "private " + std::to_string(plan.private_slots) + "\n";
   out += "flags " + std::to_string(plan.num_flags) + "\n";
   out += std::string("in-place ") + (plan.in_place ? "yes" : "no") + "\n";
   for (std::size_t r = 0; r < plan.programs.size(); ++r) {

@@ -74,9 +74,9 @@ std::string_view trimmed(std::string_view text) {
 }
 
 // The header's settings, each given at most once before the first rank.
-enum HeaderKey { kName, kCollective, kWorld, kRoot, kChunks, kSlots, kFlags, kInPlace, kHeaderKeys };
-constexpr std::array<std::string_view, kHeaderKeys> kHeaderNames = {"name",   "collective", "world", "root",
-                                                                    "chunks", "slots",      "flags", "in-place"};
+enum HeaderKey { kName, kCollective, kWorld, kRoot, kChunks, kSlots, kPrivate, kFlags, kInPlace, kHeaderKeys };
+constexpr std::array<std::string_view, kHeaderKeys> kHeaderNames = {"name",  "collective", "world", "root",    "chunks",
+                                                                    "slots", "private",    "flags", "in-place"};
 constexpr std::array<HeaderKey, 5> kRequiredKeys = {kCollective, kWorld, kChunks, kSlots, kFlags};
 
 class Parser {
@@ -154,8 +154,9 @@ class Parser {
       for (std::string_view step : {"copy", "ce-copy", "reduce", "signal", "wait"}) {
         if (words[0] == step) return errorAt(at_, "a step before the first 'rank R' line");
       }
-      return errorAt(at_, "unknown line " + shown(words[0]) +
-                              "; before the ranks come name, collective, world, root, chunks, slots, flags, in-place");
+      return errorAt(
+          at_, "unknown line " + shown(words[0]) +
+                   "; before the ranks come name, collective, world, root, chunks, slots, private, flags, in-place");
     }
     if (seen_[static_cast<std::size_t>(key)]) return errorAt(at_, std::string(words[0]) + " is given twice");
     seen_[static_cast<std::size_t>(key)] = true;
@@ -196,6 +197,10 @@ class Parser {
         PR_ASSIGN_OR_RETURN(plan.scratch_slots, number(words[1], 0, kMaxPlanTextSlots, "scratch slots"));
         return Status::ok();
       }
+      case kPrivate: {
+        PR_ASSIGN_OR_RETURN(plan.private_slots, number(words[1], 0, kMaxPlanTextSlots, "private slots"));
+        return Status::ok();
+      }
       case kFlags: {
         PR_ASSIGN_OR_RETURN(plan.num_flags, number(words[1], 1, kMaxPlanTextFlags, "flags"));
         return Status::ok();
@@ -219,6 +224,10 @@ class Parser {
     Plan& plan = out_.plan;
     if (seen_[kRoot] && plan.collective != Collective::kBroadcast) {
       return errorAt(at_, "root is broadcast's; a " + std::string(collectiveName(plan.collective)) + " has none");
+    }
+    if (plan.private_slots > plan.scratch_slots) {
+      return errorAt(at_, "private " + std::to_string(plan.private_slots) + " names more slots than the plan's " +
+                              std::to_string(plan.scratch_slots) + " (the private ones are the last of them)");
     }
     if (plan.root >= plan.world_size) {
       return errorAt(at_, "root " + std::to_string(plan.root) + " is not a rank of " + std::to_string(plan.world_size));

@@ -117,6 +117,11 @@ class Verifier {
           return bad("scratch slot " + std::to_string(ref.slot) + " outside 0.." +
                      std::to_string(plan.scratch_slots - 1));
         }
+        if (ref.rank != rank && ref.slot >= firstPrivateSlot(plan)) {
+          return bad("touches rank " + std::to_string(ref.rank) + "'s private slot " + std::to_string(ref.slot) +
+                     " (slots " + std::to_string(firstPrivateSlot(plan)) + ".." +
+                     std::to_string(plan.scratch_slots - 1) + " are their rank's own)");
+        }
         break;
       default:
         return bad("unknown buffer kind");
@@ -186,6 +191,11 @@ class Verifier {
       }
       if (plan.num_chunks < 1) {
         problem(op_name + ": num_chunks must be at least 1");
+        return false;
+      }
+      if (plan.private_slots < 0 || plan.private_slots > plan.scratch_slots) {
+        problem(op_name + ": private_slots " + std::to_string(plan.private_slots) + " outside 0.." +
+                std::to_string(plan.scratch_slots) + " (the scratch slots)");
         return false;
       }
       if (!isValidCollective(plan.collective)) {

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import Callable, Iterable, Sequence
+from typing import Callable, Iterable, Optional, Sequence
 
 FORMAT_VERSION = 1
 MAX_WORLD = 64  # peerreduce's largest world (kMaxWorldSize)
@@ -86,10 +86,19 @@ class PlanWriter:
         self.blocks = world if collective in ("reduce-scatter", "all-gather") else 1
         self._steps: list[list[tuple]] = [[] for _ in range(world)]
         self._sent: dict[tuple[int, int, int], int] = {}
+        self._first_private: Optional[int] = None
 
     def chunk(self, block: int, chunk: int = 0) -> int:
         """The index a step names for chunk `chunk` of block `block`."""
         return block * self.chunks + chunk
+
+    def keep_private_from(self, slot: int) -> None:
+        """Scratch slots from `slot` on are each rank's own ("private N" in the file): no peer may name
+        them, and a GPU keeps them in device memory where the rest of a rank's scratch is pinned host
+        memory (host-staged links), so a plan can copy its peers' data down into them and reduce there."""
+        if slot < 0:
+            raise PlanRefused(f"private slots from {slot}: slots are numbered from 0")
+        self._first_private = slot
 
     def copy(self, rank: int, chunk: int, src: str, dst: str, copy_engine: bool = False) -> None:
         self._steps[rank].append(("ce-copy" if copy_engine else "copy", chunk, [src], dst, False))
@@ -145,8 +154,10 @@ class PlanWriter:
         lines += [f"collective {self.collective}", f"world {self.world}"]
         if self.collective == "broadcast":
             lines.append(f"root {self.root}")
-        lines += [f"chunks {self.chunks}", f"slots {slots}", f"flags {self.flags}",
-                  f"in-place {'yes' if self.in_place else 'no'}"]
+        lines += [f"chunks {self.chunks}", f"slots {slots}"]
+        if self._first_private is not None and slots > self._first_private:
+            lines.append(f"private {slots - self._first_private}")
+        lines += [f"flags {self.flags}", f"in-place {'yes' if self.in_place else 'no'}"]
         for rank in range(self.world):
             lines.append(f"rank {rank}")
             for step in self._with_done_signals(rank):

@@ -100,6 +100,37 @@ def test_the_builder_names_what_it_cannot_do():
         plans.PlanWriter("allreduce", 2, flags=4)
 
 
+def _private_allreduce(peer_reads_private: bool) -> str:
+    """Two ranks: each publishes its input in slot 0, copies the peer's slot 0 into its own private slot
+    1 and reduces from there; with `peer_reads_private`, rank 1 reads rank 0's private slot instead."""
+    writer = plans.PlanWriter("allreduce", 2, name="private slots by hand")
+    writer.keep_private_from(1)
+    for r in (0, 1):
+        writer.copy(r, 0, f"in{r}", f"s{r}.0")
+        writer.signal(r, 1 - r)
+    for r in (0, 1):
+        writer.wait_all(r, 1 - r)
+        peer = 1 - r
+        source = f"s{peer}.1" if (peer_reads_private and r == 1) else f"s{peer}.0"
+        writer.copy(r, 0, source, f"s{r}.1")
+        terms = [f"in{r}", f"s{r}.1"] if r == 0 else [f"s{r}.1", f"in{r}"]
+        writer.reduce(r, 0, terms, f"out{r}", final=True)
+    return writer.text()
+
+
+def test_private_slots_are_written_and_the_verifier_keeps_peers_out_of_them():
+    text = _private_allreduce(False)
+    assert "\nslots 2\nprivate 1\n" in text
+    done = check(text, [])
+    assert done.returncode == 0, done.stdout + done.stderr
+    refused = check(_private_allreduce(True), [])
+    assert refused.returncode != 0
+    assert "private slot 1" in refused.stdout + refused.stderr
+    assert "private" not in plans.one_shot_allreduce(2)
+    with pytest.raises(plans.PlanRefused, match="private slots from -1"):
+        plans.PlanWriter("allreduce", 2).keep_private_from(-1)
+
+
 def test_the_command_line_writes_a_plan_and_refuses_with_exit_status_2(capsys):
     assert plans.main(["one-shot-allreduce", "--world", "2"]) == 0
     assert capsys.readouterr().out.startswith("peerreduce-plan 1\n")

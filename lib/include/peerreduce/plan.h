@@ -97,10 +97,15 @@ struct Plan {
   Collective collective = Collective::kAllReduce;
   Algorithm algorithm = Algorithm::kOneShot;
   int world_size = 1;
-  int num_blocks = 1;                 // blocksOf(collective, world_size): blocks of the operation's count
-  int root = 0;                       // broadcast: the rank whose input every rank receives; 0 otherwise
-  int num_chunks = 1;                 // each block's count is split into this many chunks (ChunkLayout)
-  int scratch_slots = 0;              // slots of one chunk capacity each, per rank
+  int num_blocks = 1;     // blocksOf(collective, world_size): blocks of the operation's count
+  int root = 0;           // broadcast: the rank whose input every rank receives; 0 otherwise
+  int num_chunks = 1;     // each block's count is split into this many chunks (ChunkLayout)
+  int scratch_slots = 0;  // slots of one chunk capacity each, per rank
+  // The last `private_slots` of each rank's scratch slots are its own: no peer reads or writes them (the
+  // verifier refuses a step that does). So an executor may keep them apart from the rest, in the rank's
+  // device memory where the rest is pinned host memory that peers reach (host-staged worlds): data a copy
+  // engine brought down from host memory is then reduced at device-memory speed. 0 for most plans.
+  int private_slots = 0;
   int num_flags = 1;                  // flag ids 0 .. num_flags-1 per (holder, writer) pair
   bool in_place = false;              // generated for send == recv
   std::string description;            // human-readable summary, e.g. "ring over 0-1-2-3"
@@ -148,6 +153,8 @@ std::size_t userChunkOffset(Collective collective, BufferKind kind, const ChunkL
 inline constexpr std::size_t kScratchSlotAlignBytes = 256;  // keeps every slot 16-byte-vector and cache-line aligned
 std::size_t scratchSlotBytes(const ChunkLayout& layout, std::size_t elem_size);
 std::size_t scratchBytes(const Plan& plan, const ChunkLayout& layout, std::size_t elem_size);
+// The first of a plan's private slots (Plan::private_slots): scratch_slots when it has none.
+inline int firstPrivateSlot(const Plan& plan) { return plan.scratch_slots - plan.private_slots; }
 
 // One line per step, e.g. "r1 #3 reduce c2 [s0.0 s1.0] -> s1.4 final", for logs and failures.
 std::string describeStep(const RankProgram& program, const Step& step);

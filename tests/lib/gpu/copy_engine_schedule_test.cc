@@ -119,15 +119,13 @@ namespace peerreduce::gpu {
 namespace {
 
 TEST(CopyEngineSchedule, CopyEnginesRunOnlyWhereTheyMoveTheBitsTheInterpreterWould) {
-  EXPECT_TRUE(runsOnCopyEngines(true, true, false, ReduceOp::kSum, DataType::kFloat32));
-  EXPECT_TRUE(runsOnCopyEngines(true, true, false, ReduceOp::kAvg, DataType::kInt32))
+  EXPECT_TRUE(runsOnCopyEngines(true, true, ReduceOp::kSum, DataType::kFloat32));
+  EXPECT_TRUE(runsOnCopyEngines(true, true, ReduceOp::kAvg, DataType::kInt32))
       << "an integer avg divides at the reduction";
-  EXPECT_FALSE(runsOnCopyEngines(true, true, false, ReduceOp::kAvg, DataType::kBFloat16))
+  EXPECT_FALSE(runsOnCopyEngines(true, true, ReduceOp::kAvg, DataType::kBFloat16))
       << "a copy would have to premultiply";
-  EXPECT_FALSE(runsOnCopyEngines(true, true, true, ReduceOp::kSum, DataType::kFloat32))
-      << "host-staged worlds interpret";
-  EXPECT_FALSE(runsOnCopyEngines(true, false, false, ReduceOp::kSum, DataType::kFloat32));
-  EXPECT_FALSE(runsOnCopyEngines(false, true, false, ReduceOp::kSum, DataType::kFloat32))
+  EXPECT_FALSE(runsOnCopyEngines(true, false, ReduceOp::kSum, DataType::kFloat32));
+  EXPECT_FALSE(runsOnCopyEngines(false, true, ReduceOp::kSum, DataType::kFloat32))
       << "off unless PEERREDUCE_GPU_COPY_ENGINES=1: the interpreter runs the plan whole";
 }
 

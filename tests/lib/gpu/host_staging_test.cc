@@ -94,6 +94,22 @@ TEST(HostStaging, TrafficCountsEveryScratchAccessToAHostPlacedRegion) {
   EXPECT_TRUE(stagedChunkAccesses(plan, 0, {false, false}).empty());
 }
 
+// Private slots stay on the device whatever the placement (gpu_transport.cc), so only the shared slots'
+// accesses count: the copy-engine two-shot's private form moves S up and 2 (n - 1) / n S down per rank.
+TEST(HostStaging, PrivateSlotsAreNotCountedAsHostTraffic) {
+  constexpr int n = 4;
+  PlanRequest request{Algorithm::kCopyEngineTwoShot, n, false};
+  request.reduce_from_private = true;
+  const Plan plan = *buildPlan(request);
+  ASSERT_GT(plan.private_slots, 0);
+  const std::vector<std::int32_t> chunks = stagedChunkAccesses(plan, 2, std::vector<bool>(n, true));
+  EXPECT_EQ(chunks.size(), static_cast<std::size_t>(kCopyEngineTwoShotStages * (n + 2 * (n - 1))));
+  const std::size_t count = static_cast<std::size_t>(plan.num_chunks) * 1000;
+  const ChunkLayout layout = ChunkLayout::make(count, plan.num_chunks, 4);
+  EXPECT_EQ(stagedBytes(chunks, layout, 4), static_cast<std::uint64_t>(count) * 4 * (3 * n - 2) / n)
+      << "S up, 2 (n - 1) / n S down";
+}
+
 TEST(HostStaging, TheMaskForcesItsHostEntriesAndNothingElse) {
   const auto none = hostStagedPairs("", 4).value();
   EXPECT_EQ(none, std::vector<std::uint8_t>(16, 0));
