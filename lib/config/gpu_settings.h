@@ -35,6 +35,20 @@ inline constexpr std::uint64_t kDefaultCollectiveLinesMaxBytes = std::uint64_t{5
 // reduce-scatter (1 MiB blocks) 16.5-16.7 us in nccl-tests against NCCL's 17.7, where 512 KiB blocks as lines
 // took 3.3-3.7 us. The default only: PEERREDUCE_GPU_LL_COLLECTIVE_MAX_BYTES, when set, holds at every world size.
 inline constexpr std::uint64_t kDefaultCollectiveLinesTwoRankMaxBytes = std::uint64_t{1} << 20;
+// Where some rank's region is pinned host memory (host-staged links), one-shots, two-shots and direct
+// collectives' blocks up to this size run as lines (PEERREDUCE_GPU_LL_HOST_MAX_BYTES; 0 turns them off
+// there). A line is {data, flag} in each 8-byte half, which a PCIe write to host memory delivers whole
+// (NCCL's LL protocol relies on the same), so one store across PCIe and one poll back carry the data and
+// its signal: no fence, no separate flag round trip. Past this, bytes decide (lines carry their flags, so
+// twice the data crosses PCIe, to every peer) and the interpreter's kernels run. Measured on one H200 with
+// the ranks as processes sharing it under MPS, every link host-staged (docs/perf/h200x1-host-lines/; all
+// ranks' bytes cross the one PCIe link, so bytes weigh n times what they do on n GPUs): four ranks'
+// allreduce 4 KiB 8.3 us as lines against 28.6, 16 KiB 16.4 against 30.2, 32 KiB 31.0 against 35.1, 64 KiB
+// 59.7 against 48.1; two ranks' 4 KiB 3.5 against 14.2, 256 KiB 39.0 against 51.1, 512 KiB 77.0 against
+// 89.1, 1 MiB 154.7 against 144.6. With the bytes weighing a quarter on four GPUs, 64 KiB; at two ranks
+// 512 KiB. The default only: PEERREDUCE_GPU_LL_HOST_MAX_BYTES, when set, holds at every world size.
+inline constexpr std::uint64_t kDefaultHostLinesMaxBytes = std::uint64_t{64} << 10;
+inline constexpr std::uint64_t kDefaultHostLinesTwoRankMaxBytes = std::uint64_t{512} << 10;
 // Two-shots from this size on push their data (PEERREDUCE_GPU_PUSH_MIN_BYTES; 0 turns pushing off).
 inline constexpr std::uint64_t kDefaultPushMinBytes = std::uint64_t{2} << 20;
 // Two-rank one-shots past the lines from this size on push their input into the peer's scratch

@@ -343,6 +343,11 @@ std::array<SettingSpec, kSettingCount> makeSpecs() {
             "low-latency collective limit", gpu::kDefaultCollectiveLinesMaxBytes, "64K",
             "largest block (count x element size) of a direct reduce-scatter, all-gather or broadcast run as "
             "lines; 0: none (unset: 512 KiB, and 1 MiB at two ranks; set: at every world size)");
+  threshold(SettingId::kGpuHostLinesMaxBytes, "PEERREDUCE_GPU_LL_HOST_MAX_BYTES", "host-staged low-latency limit",
+            gpu::kDefaultHostLinesMaxBytes, "16K",
+            "where some rank's memory is pinned host memory (host-staged links): the largest one-shot, two-shot or "
+            "collective block run as lines, within the limits above; 0: none (unset: 64 KiB, and 512 KiB at two "
+            "ranks; set: at every world size)");
 
   at(SettingId::kGpuCopyEngines) = booleanSpec("PEERREDUCE_GPU_COPY_ENGINES", "copy-engine switch", false);
   at(SettingId::kGpuCopyEngines).default_value = false;
@@ -393,7 +398,8 @@ std::array<SettingSpec, kSettingCount> makeSpecs() {
        {SettingId::kGpuMaxBlocks, SettingId::kGpuInterpreterMaxBlocks, SettingId::kGpuBytesPerBlock,
         SettingId::kGpuLineBytesPerBlock, SettingId::kGpuFused, SettingId::kGpuLowLatencyMaxBytes,
         SettingId::kGpuLowLatencyTwoShotMaxBytes, SettingId::kGpuPushMinBytes, SettingId::kGpuPushOneShotMinBytes,
-        SettingId::kGpuPushOneShotPieceBytes, SettingId::kGpuCollectiveLinesMaxBytes, SettingId::kGpuCopyEngines}) {
+        SettingId::kGpuPushOneShotPieceBytes, SettingId::kGpuCollectiveLinesMaxBytes, SettingId::kGpuHostLinesMaxBytes,
+        SettingId::kGpuCopyEngines}) {
     at(id).agreement = SettingAgreement::kSameUnchecked;
   }
   // Only how kernels are launched changes, never the protocol: ranks need not agree.
@@ -501,6 +507,7 @@ std::array<SettingRow, kSettingCount> makeRows() {
       SettingRow{SettingId::kGpuPushOneShotPieceBytes, &spec(SettingId::kGpuPushOneShotPieceBytes), O::kGpuTransport},
       SettingRow{SettingId::kGpuCollectiveLinesMaxBytes, &spec(SettingId::kGpuCollectiveLinesMaxBytes),
                  O::kGpuTransport},
+      SettingRow{SettingId::kGpuHostLinesMaxBytes, &spec(SettingId::kGpuHostLinesMaxBytes), O::kGpuTransport},
       SettingRow{SettingId::kGpuCopyEngines, &spec(SettingId::kGpuCopyEngines), O::kGpuTransport},
       SettingRow{SettingId::kGpuFaultProbePairs, &spec(SettingId::kGpuFaultProbePairs), O::kGpuTransport},
       SettingRow{SettingId::kDebug, &spec(SettingId::kDebug), O::kLogger},

@@ -57,6 +57,7 @@ enum class SettingId : int {
   kGpuPushOneShotMinBytes,
   kGpuPushOneShotPieceBytes,
   kGpuCollectiveLinesMaxBytes,
+  kGpuHostLinesMaxBytes,
   kGpuCopyEngines,
   kGpuFaultProbePairs,
   kDebug,

@@ -418,7 +418,7 @@ class GpuTransport final : public Transport,
     // A world with any region in host memory runs the pulling kernels only (host_staging.h); every rank
     // sees the same records, so every rank chooses alike.
     staged_world_ = std::find(host_placed_.begin(), host_placed_.end(), true) != host_placed_.end();
-    if (staged_world_) kernels_ = hostStagedKernelPolicy(kernels_);
+    if (staged_world_) kernels_ = hostStagedKernelPolicy(kernels_, world_size_);
     // Links between other ranks: assumed like ours (a homogeneous node), host-staged where the mask forces
     // it; the communicator exchanges each rank's own row so every rank ends up with the measured matrix.
     // A pair is host-staged where the pair itself is (forced, or no peer access), not wherever a region

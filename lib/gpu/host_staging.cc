@@ -1,5 +1,7 @@
 #include "gpu/host_staging.h"
 
+#include <algorithm>
+
 namespace peerreduce::gpu {
 
 bool placeRegionInHost(const std::vector<std::uint8_t>& forced, int rank, int world_size, bool device_reaches_all) {
@@ -44,12 +46,17 @@ StatusOr<PeerPath> choosePeerPath(const PeerReach& reach) {
   return PeerPath::kHostMapped;
 }
 
-KernelPolicy hostStagedKernelPolicy(KernelPolicy policy) {
-  policy.max_bytes = 0;
-  policy.max_two_shot_bytes = 0;
+KernelPolicy hostStagedKernelPolicy(KernelPolicy policy, int world_size) {
+  const std::uint64_t cap = world_size == 2 && policy.host_lines_two_rank_default ? kDefaultHostLinesTwoRankMaxBytes
+                                                                                  : policy.host_lines_max_bytes;
+  // This world size's limits, each capped; they then hold as plain limits (no two-rank default).
+  policy.max_bytes = std::min(oneShotLinesMaxBytes(policy, world_size), cap);
+  policy.two_rank_default = false;
+  policy.max_two_shot_bytes = std::min(policy.max_two_shot_bytes, cap);
+  policy.collective_max_bytes = std::min(collectiveLinesMaxBytes(policy, world_size), cap);
+  policy.collective_two_rank_default = false;
   policy.push_min_bytes = 0;
   policy.push_one_shot_min_bytes = 0;
-  policy.collective_max_bytes = 0;
   return policy;
 }
 

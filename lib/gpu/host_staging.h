@@ -54,11 +54,16 @@ struct PeerReach {
 // report, or the ranks run on different machines), with the mask that forces it everywhere.
 StatusOr<PeerPath> choosePeerPath(const PeerReach& reach);
 
-// The kernels a world with any host-placed region may run: the pulling and interpreted kernels only
-// (lines and push off). Line kernels rely on 16-byte stores arriving whole, which PCIe writes to host
-// memory do not promise, and pushing into a peer's host memory would cross PCIe twice for each byte
-// its owner then reads. Every rank sees the same records, so every rank chooses alike.
-KernelPolicy hostStagedKernelPolicy(KernelPolicy policy);
+// The kernels a world of `world_size` with any host-placed region may run: lines up to
+// KernelPolicy::host_lines_max_bytes (PEERREDUCE_GPU_LL_HOST_MAX_BYTES) within this world size's line
+// limits, then the pulling and interpreted kernels; never the pushing ones. A line carries its flag in
+// each 8-byte half, and a PCIe write to host memory delivers an aligned 8-byte half whole (NCCL's LL
+// protocol relies on the same), so a writer's store into a peer's host-placed lines and the peer's poll
+// are the whole exchange: one crossing each way, no fence, no separate signal. Past the cap the flags'
+// doubled bytes cost more than the round trips they save. Pushing into a peer's host memory would cross
+// PCIe twice for each byte its owner then reads. Every rank sees the same records, so every rank
+// chooses alike.
+KernelPolicy hostStagedKernelPolicy(KernelPolicy policy, int world_size);
 
 // The chunk indices (Step::chunk) of `rank`'s copy and reduce steps, once per scratch access (read or
 // write) to a rank whose region is in host memory (`host_placed[r]`; private slots excepted, which stay

@@ -58,12 +58,14 @@ StatusOr<GpuSettings> gpuSettingsFromEnvironment(const std::function<const char*
       {SettingId::kGpuPushOneShotMinBytes, &s.kernels.push_one_shot_min_bytes},
       {SettingId::kGpuPushOneShotPieceBytes, &s.kernels.push_one_shot_piece_bytes},
       {SettingId::kGpuCollectiveLinesMaxBytes, &s.kernels.collective_max_bytes},
+      {SettingId::kGpuHostLinesMaxBytes, &s.kernels.host_lines_max_bytes},
   };
   for (const auto& size : sizes) {
     PR_ASSIGN_OR_RETURN(const auto bytes, readByteSizeSetting(size.id, getenv));
     if (bytes) *size.field = *bytes;
     if (bytes && size.id == SettingId::kGpuLowLatencyMaxBytes) s.kernels.two_rank_default = false;
     if (bytes && size.id == SettingId::kGpuCollectiveLinesMaxBytes) s.kernels.collective_two_rank_default = false;
+    if (bytes && size.id == SettingId::kGpuHostLinesMaxBytes) s.kernels.host_lines_two_rank_default = false;
   }
   PR_ASSIGN_OR_RETURN(const auto probe_faults, readTextSetting(SettingId::kGpuFaultProbePairs, getenv));
   if (probe_faults) s.probe_fault_pairs = *probe_faults;

@@ -41,6 +41,10 @@ struct KernelPolicy {
   // The collectives' line default at two ranks (kDefaultCollectiveLinesTwoRankMaxBytes), used while
   // collective_max_bytes is the default: a setting of PEERREDUCE_GPU_LL_COLLECTIVE_MAX_BYTES clears it.
   bool collective_two_rank_default = true;
+  // Where some region is pinned host memory: lines only up to this many bytes (hostStagedKernelPolicy);
+  // while it is the default, two ranks take kDefaultHostLinesTwoRankMaxBytes (a setting clears this).
+  std::uint64_t host_lines_max_bytes = kDefaultHostLinesMaxBytes;
+  bool host_lines_two_rank_default = true;
   // A plan's copy-engine copies on the copy engines (lib/gpu/copy_engine_launch.h); off by default: the
   // interpreter runs such a plan whole, its copies on the multiprocessors (same steps, same bits), until the
   // copy-engine path passes the hardware suites at every world size (docs/PERF.md says where it stands).
@@ -68,6 +72,8 @@ struct KernelPolicy {
 //   PEERREDUCE_GPU_PUSH_ONE_SHOT_PIECE_BYTES  bytes a block of it pushes before folding the last piece (0: one)
 //   PEERREDUCE_GPU_LL_COLLECTIVE_MAX_BYTES  largest block of a direct reduce-scatter, all-gather or
 //                                      broadcast run as lines (0: none)
+//   PEERREDUCE_GPU_LL_HOST_MAX_BYTES   the largest of those run as lines where some region is host
+//                                      memory (0: none)
 //   PEERREDUCE_GPU_LL_BYTES_PER_BLOCK  input bytes per block of the line kernels (>= 1 KiB)
 //   PEERREDUCE_GPU_OVERLAP             0: ordinary launches; 1 (default): programmatic dependent launch
 //   PEERREDUCE_GPU_FAULT_PROBE_PAIRS   testing: these pairs' access probes fail (gpu/probe_fault.h)

@@ -61,24 +61,61 @@ TEST(HostStaging, APairIsReachedThroughHostMemoryWhenForcedOrWithoutPeerAccessAn
   }
 }
 
-TEST(HostStaging, AStagedWorldRunsOnlyThePullingAndInterpretedKernels) {
-  const KernelPolicy staged = hostStagedKernelPolicy(KernelPolicy{});
-  EXPECT_TRUE(staged.fused);
+// Lines up to the host-staged cap (each 8-byte half of a line carries its flag, which a PCIe write
+// delivers whole), within the world size's own line limits; past it the pulling kernels; never pushing.
+TEST(HostStaging, AStagedWorldRunsLinesUpToItsCapThenThePullingKernels) {
+  ASSERT_GT(KernelPolicy{}.host_lines_max_bytes, 0u);
   for (const int n : {2, 4, 8}) {
+    const std::uint64_t cap = n == 2 ? kDefaultHostLinesTwoRankMaxBytes : KernelPolicy{}.host_lines_max_bytes;
+    const KernelPolicy staged = hostStagedKernelPolicy(KernelPolicy{}, n);
+    EXPECT_TRUE(staged.fused);
     for (std::uint64_t bytes = 16; bytes <= (std::uint64_t{1} << 30); bytes *= 4) {
+      const bool lines = bytes <= cap && bytes <= linePayloadBytes(n);
+      // Two-shot lines also need a vector for every owner.
+      const bool two_lines =
+          bytes <= cap && bytes <= lineTwoShotPayloadBytes(n) && bytes >= static_cast<std::uint64_t>(16 * n);
       const KernelChoice one = chooseKernel(FusedKind::kOneShot, bytes, n, staged);
       const KernelChoice two = chooseKernel(FusedKind::kTwoShot, bytes, n, staged);
-      EXPECT_EQ(one, KernelChoice::kOneShotPull) << n << " " << bytes;
-      EXPECT_EQ(two, KernelChoice::kTwoShotPull) << n << " " << bytes;
+      EXPECT_EQ(one, lines ? KernelChoice::kOneShotLines : KernelChoice::kOneShotPull) << n << " " << bytes;
+      EXPECT_EQ(two, two_lines ? KernelChoice::kTwoShotLines : KernelChoice::kTwoShotPull) << n << " " << bytes;
+      for (const FusedKind direct :
+           {FusedKind::kReduceScatterDirect, FusedKind::kAllGatherDirect, FusedKind::kBroadcastDirect}) {
+        EXPECT_EQ(chooseKernel(direct, bytes, n, staged) == KernelChoice::kInterpreter, !lines) << n << " " << bytes;
+      }
     }
-    for (const FusedKind direct :
-         {FusedKind::kReduceScatterDirect, FusedKind::kAllGatherDirect, FusedKind::kBroadcastDirect}) {
-      EXPECT_EQ(chooseKernel(direct, 16, n, staged), KernelChoice::kInterpreter) << n;
-      EXPECT_NE(chooseKernel(direct, 16, n, KernelPolicy{}), KernelChoice::kInterpreter) << "lines unstaged";
-    }
-    EXPECT_EQ(maxBatchBytes(FusedKind::kOneShot, n, staged), 0u);  // batches need lines
-    EXPECT_EQ(maxBatchBytes(FusedKind::kTwoShot, n, staged), 0u);
+    EXPECT_EQ(maxBatchBytes(FusedKind::kOneShot, n, staged), std::min(cap, linePayloadBytes(n)));
+    EXPECT_EQ(staged.push_min_bytes, 0u);
+    EXPECT_EQ(staged.push_one_shot_min_bytes, 0u);
+    // Idempotent: a transport that falls back twice applies it twice.
+    const KernelPolicy twice = hostStagedKernelPolicy(staged, n);
+    EXPECT_EQ(twice.max_bytes, staged.max_bytes);
+    EXPECT_EQ(twice.collective_max_bytes, staged.collective_max_bytes);
   }
+  // The setting's 0 turns lines off where memory is staged, and leaves unstaged worlds alone.
+  KernelPolicy off;
+  off.host_lines_max_bytes = 0;
+  const KernelPolicy staged_off = hostStagedKernelPolicy(off, 4);
+  EXPECT_EQ(chooseKernel(FusedKind::kOneShot, 16, 4, staged_off), KernelChoice::kOneShotPull);
+  EXPECT_EQ(chooseKernel(FusedKind::kAllGatherDirect, 16, 4, staged_off), KernelChoice::kInterpreter);
+  EXPECT_EQ(chooseKernel(FusedKind::kOneShot, 16, 4, off), KernelChoice::kOneShotLines);
+  // A cap above a world's own limit keeps that limit (256 KiB one-shot lines at four ranks).
+  KernelPolicy wide;
+  wide.host_lines_max_bytes = std::uint64_t{1} << 30;
+  EXPECT_EQ(hostStagedKernelPolicy(wide, 4).max_bytes, oneShotLinesMaxBytes(KernelPolicy{}, 4));
+  // The setting, when given, holds at two ranks too (it clears the two-rank default).
+  const auto set = gpuSettingsFromEnvironment([](const char* name) -> const char* {
+    return std::string(name) == "PEERREDUCE_GPU_LL_HOST_MAX_BYTES" ? "16K" : nullptr;
+  });
+  ASSERT_TRUE(set.isOk()) << set.status().toString();
+  EXPECT_EQ(set->kernels.host_lines_max_bytes, 16u * 1024);
+  EXPECT_EQ(hostStagedKernelPolicy(set->kernels, 2).max_bytes, 16u * 1024);
+  EXPECT_EQ(hostStagedKernelPolicy(KernelPolicy{}, 2).max_bytes, kDefaultHostLinesTwoRankMaxBytes);
+  const auto bad = gpuSettingsFromEnvironment([](const char* name) -> const char* {
+    return std::string(name) == "PEERREDUCE_GPU_LL_HOST_MAX_BYTES" ? "lots" : nullptr;
+  });
+  ASSERT_FALSE(bad.isOk());
+  EXPECT_NE(bad.status().message().find("PEERREDUCE_GPU_LL_HOST_MAX_BYTES"), std::string::npos)
+      << bad.status().message();
 }
 
 TEST(HostStaging, TrafficCountsEveryScratchAccessToAHostPlacedRegion) {

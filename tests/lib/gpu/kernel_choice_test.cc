@@ -156,7 +156,7 @@ TEST(KernelChoice, TwoRankOneShotsPastTheLinesPushFromTheirSize) {
   EXPECT_EQ(
       launchBlocks(KernelChoice::kOneShotPull, 64 * kKernelChoiceMiB, 132, 32 * kKernelChoiceKiB, 8 * kKernelChoiceKiB),
       kDefaultMaxBlocks);
-  KernelPolicy staged = hostStagedKernelPolicy(push);
+  KernelPolicy staged = hostStagedKernelPolicy(push, 2);
   EXPECT_EQ(chooseKernel(FusedKind::kOneShot, 4 * kKernelChoiceMiB, 2, staged), KernelChoice::kOneShotPull)
       << "no pushing into host memory";
   KernelPolicy interpreter = push;
