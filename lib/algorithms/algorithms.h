@@ -128,6 +128,12 @@ inline constexpr int kMaxBroadcastTwoShotStages = 16;
 // and tree".
 std::string_view collectiveAlgorithmList(Collective collective);
 
+// All-gather and broadcast by copy engines (copy_engine_collectives.cc; Algorithm::kCopyEngineTwoShot for
+// these collectives): owners publish their chunks into scratch a stage ahead, every reader's copy engine
+// pulls them into its output.
+Plan buildAllGatherCopyEnginePlan(int world_size, bool in_place);
+Plan buildBroadcastCopyEnginePlan(int world_size, int root, bool in_place);
+
 // The plan of a collective other than allreduce (buildPlan dispatches here).
 StatusOr<Plan> buildCollectivePlan(const PlanRequest& request);
 

@@ -137,6 +137,11 @@ StatusOr<CandidateSet> buildCollectiveCandidates(Collective collective, int root
   if (collectiveHasAlgorithm(collective, Algorithm::kRecursiveDoubling) && wanted(Algorithm::kRecursiveDoubling)) {
     PR_RETURN_IF_ERROR(add(Algorithm::kRecursiveDoubling, {}, {}, 1));
   }
+  // Copy engines: only where forced, as allreduce's (their figures are not measured yet). Readers pull
+  // from every owner (a broadcast's from the root): verification leaves it out where a link is missing.
+  if (collectiveHasAlgorithm(collective, Algorithm::kCopyEngineTwoShot) && only == Algorithm::kCopyEngineTwoShot) {
+    PR_RETURN_IF_ERROR(add(Algorithm::kCopyEngineTwoShot, {}, {}, 1));
+  }
   if (wanted(Algorithm::kTree)) {
     for (const CollectiveTree& tree : collectiveTrees(collective, root, topology, mesh)) {
       PR_RETURN_IF_ERROR(add(Algorithm::kTree, {}, tree.parent, tree.pipeline));

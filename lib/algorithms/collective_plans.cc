@@ -45,8 +45,14 @@ StatusOr<Plan> buildCollectiveTreePlan(const PlanRequest& request) {
 }  // namespace
 
 std::string_view collectiveAlgorithmList(Collective collective) {
-  return collective == Collective::kBroadcast ? "one-shot (direct), two-shot, ring and tree"
-                                              : "one-shot (direct), ring, recursive-doubling and tree";
+  switch (collective) {
+    case Collective::kBroadcast:
+      return "one-shot (direct), two-shot, ring, tree and copy-engine-two-shot";
+    case Collective::kAllGather:
+      return "one-shot (direct), ring, recursive-doubling, tree and copy-engine-two-shot";
+    default:
+      return "one-shot (direct), ring, recursive-doubling and tree";
+  }
 }
 
 StatusOr<Plan> buildCollectivePlan(const PlanRequest& request) {
@@ -65,6 +71,11 @@ StatusOr<Plan> buildCollectivePlan(const PlanRequest& request) {
                                 " plans, not " + std::string(algorithmName(request.algorithm)));
   }
   if (request.algorithm == Algorithm::kTree) return buildCollectiveTreePlan(request);
+  if (request.algorithm == Algorithm::kCopyEngineTwoShot) {
+    return request.collective == Collective::kAllGather
+               ? buildAllGatherCopyEnginePlan(n, request.in_place)
+               : buildBroadcastCopyEnginePlan(n, request.root, request.in_place);
+  }
   if (request.algorithm == Algorithm::kTwoShot) {
     if (request.pipeline < 1 || request.pipeline > kMaxBroadcastTwoShotStages) {
       return invalidArgumentError("broadcast two-shot in " + std::to_string(request.pipeline) +

@@ -12,6 +12,8 @@ bool collectiveHasAlgorithm(Collective collective, Algorithm algorithm) {
       return collective == Collective::kReduceScatter || collective == Collective::kAllGather;
     case Algorithm::kTwoShot:  // scatter, then all-gather: the copying half of allreduce's two-shot
       return collective == Collective::kBroadcast;
+    case Algorithm::kCopyEngineTwoShot:  // the gather half of allreduce's: pulls by copy engine
+      return collective == Collective::kAllGather || collective == Collective::kBroadcast;
     default:
       return false;
   }

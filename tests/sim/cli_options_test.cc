@@ -260,7 +260,8 @@ TEST(CliOptions, CollectiveOptionsOutsideTheirCommandAreRejectedNamingWhy) {
   expectRejected({"predict", "--collective", "gather"}, {"unknown collective 'gather'", "all-gather"});
   expectRejected({"broadcast", "--root", "64"}, {"--root 64: must be in 0..63"});
   expectRejected({"broadcast", "--algo", "recursive-doubling"},
-                 {"--algo recursive-doubling: broadcast runs one-shot (direct), two-shot, ring and tree (or auto)"});
+                 {"--algo recursive-doubling: broadcast runs one-shot (direct), two-shot, ring, tree and "
+                  "copy-engine-two-shot (or auto)"});
   expectRejected({"all-gather", "--algo", "two-shot"}, {"--algo two-shot: all-gather runs", "recursive-doubling"});
 }
 

@@ -175,7 +175,8 @@ TEST(CollectivePlans, TreeRequestsThatDoNotFitAreRefused) {
   request.algorithm = Algorithm::kRecursiveDoubling;
   auto no_doubling = buildPlan(request);
   ASSERT_FALSE(no_doubling.isOk());
-  EXPECT_NE(no_doubling.status().message().find("broadcast has one-shot (direct), two-shot, ring and tree plans"),
+  EXPECT_NE(no_doubling.status().message().find(
+                "broadcast has one-shot (direct), two-shot, ring, tree and copy-engine-two-shot plans"),
             std::string::npos);
 }
 
@@ -224,9 +225,10 @@ TEST(CollectivePlans, BuildPlanRefusesWhatTheCollectivesDoNotHave) {
   auto no_all_gather_two_shot = buildPlan(request);
   ASSERT_FALSE(no_all_gather_two_shot.isOk());
   EXPECT_EQ(no_all_gather_two_shot.status().code(), ErrorCode::kInvalidArgument);
-  EXPECT_NE(no_all_gather_two_shot.status().message().find(
-                "all-gather has one-shot (direct), ring, recursive-doubling and tree plans, not two-shot"),
-            std::string::npos)
+  EXPECT_NE(
+      no_all_gather_two_shot.status().message().find("all-gather has one-shot (direct), ring, recursive-doubling, tree "
+                                                     "and copy-engine-two-shot plans, not two-shot"),
+      std::string::npos)
       << no_all_gather_two_shot.status().toString();
 }
 
