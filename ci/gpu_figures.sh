@@ -1,0 +1,97 @@
+#!/usr/bin/env bash
+# The speed figures the open issues need from a multi-GPU machine, in the order they are owed, each
+# bounded by what is left of one call's time. ON the GPU machine, from the repository root:
+#
+#   GPU_DEADLINE_S=560 GPU_PHASES="build nccltests app1 bench host stage" ci/gpu_figures.sh OUT
+#
+# Phases (each skipped, and named, when less than 40 s are left; a later call with the same build goes on):
+#   build      ci/hardware.sh build into .hw/ unless .hw/ holds a build (RapidCheck: HW_RAPIDCHECK_ROOT)
+#   nccltests  nccl-tests through the NCCL library beside NCCL alone (ci/nccl_tests.sh; its public source in
+#              NCCL_TESTS_SRC, default .carry/nccl-tests, fetched outside this tree)
+#   appN       the PyTorch paths, N runs (ci/app_bench.sh OUT/app NP N, training steps off)
+#   bench      peerreduce-bench of every collective against NCCL, graph replay, out of place, 4 KiB-256 MiB
+#              (GPU_DTYPE, default fp32, for allreduce)
+#   forced     the same with the copy-engine plans forced on the copy engines (allreduce, all-gather,
+#              broadcast), 1-256 MiB: the measurements their automatic choice waits for
+#   host       every link host-staged against NCCL with P2P off: the default choice, the copy-engine
+#              two-shot's private form forced from 1 MiB, lines off (PEERREDUCE_GPU_LL_HOST_MAX_BYTES=0);
+#              and at 3+ GPUs one mixed mask (host:0-1)
+#   stage      ci/hardware.sh run NP, resumed across calls (HW_RESUME_DIR=/tmp/stage-resume)
+# NP is every GPU of the machine (GPU_NP to choose). NCCL_NVLS_ENABLE=0 throughout: no NVLink multicast.
+set -uo pipefail
+cd "$(dirname "$0")/.." || exit 1
+out="${1:?usage: ci/gpu_figures.sh OUT}"
+mkdir -p "$out"
+export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1
+start=$(date +%s)
+deadline="${GPU_DEADLINE_S:-560}"
+left() { echo $((deadline - ($(date +%s) - start))); }
+np="${GPU_NP:-$(nvidia-smi -L | wc -l)}"
+nccl="$(python3 -c 'import nvidia.nccl, os; print(list(nvidia.nccl.__path__)[0])' 2>/dev/null)/lib/libnccl.so.2"
+tests_src="${NCCL_TESTS_SRC:-.carry/nccl-tests}"
+mpi=(mpirun --allow-run-as-root --bind-to none --tag-output -np "$np")
+status=0
+# Rank 0's table from a tagged mpirun log.
+rank0() { grep "^\[1,0\]" "$1" | sed 's/^\[1,0\]<stdout>://'; }
+# A bounded benchmark run: NAME, then mpirun's options (-x ...) up to "--", then peerreduce-bench's.
+bench() {
+  local name=$1 env=()
+  shift
+  while [[ $1 != -- ]]; do env+=("$1"); shift; done
+  shift
+  timeout -k 10 "$(($(left) < 150 ? $(left) : 150))" "${mpi[@]}" "${env[@]}" .hw/peerreduce-bench --nccl "$nccl" \
+    --no-in-place --step-factor 4 --csv "$out/$name.csv" "$@" > "$out/$name.log" 2>&1 || status=1
+  echo "--- $name"
+  rank0 "$out/$name.log" | tail -14
+}
+for phase in ${GPU_PHASES:-build}; do
+  if (($(left) < 40)); then
+    echo "=== $phase skipped: $(left) s left"
+    continue
+  fi
+  echo "=== $phase at $(($(date +%s) - start)) s, $np GPUs"
+  case "$phase" in
+  build)
+    if [[ ! -x .hw/peerreduce-bench ]]; then ci/hardware.sh build 2>&1 | tail -3 || status=1; fi
+    ;;
+  nccltests)
+    timeout -k 10 "$(left)" ci/nccl_tests.sh "$tests_src" "$out/nccl" "$np" "$np" > "$out/nccl.log" 2>&1 || status=1
+    tail -40 "$out/nccl.log"
+    ;;
+  app*)
+    APP_TRAIN=0 timeout -k 10 "$(left)" ci/app_bench.sh "$out/app" "$np" "${phase#app}" > "$out/app.log" 2>&1 || status=1
+    tail -30 "$out/app.log"
+    ;;
+  bench)
+    bench "bench-allreduce" -- --coll allreduce --dtype "${GPU_DTYPE:-fp32}" --min-bytes 4096 --max-bytes 268435456
+    for c in reduce-scatter all-gather broadcast; do
+      bench "bench-$c" -- --coll "$c" --min-bytes 4096 --max-bytes 268435456
+    done
+    ;;
+  forced)
+    for c in allreduce all-gather broadcast; do
+      bench "forced-$c" -x PEERREDUCE_GPU_COPY_ENGINES=1 -- --coll "$c" --algo copy-engine-two-shot \
+        --min-bytes 1048576 --max-bytes 268435456
+    done
+    ;;
+  host)
+    bench "host-auto" -- --nccl-p2p-disable --link-mask host:all
+    bench "host-copy-engines" -x PEERREDUCE_GPU_COPY_ENGINES=1 -- --nccl-p2p-disable --link-mask host:all \
+      --algo copy-engine-two-shot --min-bytes 1048576
+    bench "host-no-lines" -x PEERREDUCE_GPU_LL_HOST_MAX_BYTES=0 -- --nccl-p2p-disable --link-mask host:all \
+      --max-bytes 1048576
+    if ((np >= 3)); then bench "host-mixed" -- --link-mask host:0-1; fi
+    ;;
+  stage)
+    HW_DEADLINE_S=$(($(left) - 15)) HW_RESUME_DIR=/tmp/stage-resume HW_NCCL_TESTS_SRC="$tests_src" OUT="$out/stage" \
+      ci/hardware.sh run "$np" > "$out/stage.log" 2>&1 || status=1
+    grep -E "^===|PASSED|FAILED|ERROR SUMMARY|skipped|!!!" "$out/stage.log" | tail -60
+    ;;
+  *)
+    echo "unknown phase $phase (build nccltests appN bench forced host stage)"
+    status=1
+    ;;
+  esac
+done
+echo "=== done at $(($(date +%s) - start)) s"
+exit "$status"
