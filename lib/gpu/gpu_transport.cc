@@ -592,7 +592,12 @@ class GpuTransport final : public Transport,
     // multiprocessor; the fused pulling kernels keep kDefaultMaxBlocks (launchBlocks).
     const auto blocks = static_cast<unsigned>(launchBlocksOf(choice, bytes));
     PR_ASSIGN_OR_RETURN(const DeviceGuard on_device, DeviceGuard::enter(device_, rank_));
-    recordStagedTraffic(*plan, request.layout, elem);
+    if (staged_world_ && runsAsLines(choice) && pool_ != nullptr) {
+      // Lines move their own bytes, not the plan's steps' (host_staging.h).
+      pool_->recordStaged(lineStagedBytes(choice, bytes, rank_, request.plan->root, host_placed_));
+    } else {
+      recordStagedTraffic(*plan, request.layout, elem);
+    }
     if (batched) {
       PR_GPU_CHECK(rank_, launchBatchedLowLatencyKernel(args, table, static_cast<int>(request.dtype), blocks,
                                                         static_cast<hipStream_t>(stream)));

@@ -87,4 +87,37 @@ std::uint64_t stagedBytes(const std::vector<std::int32_t>& chunks, const ChunkLa
   return bytes;
 }
 
+std::uint64_t lineStagedBytes(KernelChoice choice, std::uint64_t bytes, int rank, int root,
+                              const std::vector<bool>& host_placed) {
+  constexpr std::uint64_t kLineBytesPerDataByte = 2;  // {data, flag} in each 8-byte half of a 16-byte line
+  constexpr std::uint64_t kPresenceLineBytes = 16;
+  const auto n = static_cast<std::uint64_t>(host_placed.size());
+  if (n < 2 || rank < 0 || static_cast<std::uint64_t>(rank) >= n) return 0;
+  std::uint64_t host_peers = 0;  // peers whose lines are in host memory
+  for (std::uint64_t q = 0; q < n; ++q) host_peers += q != static_cast<std::uint64_t>(rank) && host_placed[q] ? 1 : 0;
+  const bool own_host = host_placed[static_cast<std::size_t>(rank)];
+  // Each peer's lines written (where host-placed) and each peer's lines read here (where this is).
+  const auto exchange = [&](std::uint64_t sent_to_each, std::uint64_t taken_from_each) {
+    return host_peers * sent_to_each + (own_host ? (n - 1) * taken_from_each : 0);
+  };
+  const std::uint64_t lines = kLineBytesPerDataByte * bytes;
+  switch (choice) {
+    case KernelChoice::kOneShotLines:
+    case KernelChoice::kReduceScatterLines:
+    case KernelChoice::kAllGatherLines:
+      return exchange(lines, lines);
+    case KernelChoice::kTwoShotLines: {
+      const std::uint64_t shard = lines / n;  // a shard to its owner, then the owner's result back
+      return exchange(2 * shard, 2 * shard);
+    }
+    case KernelChoice::kBroadcastLines:
+      // The root sends the data and takes the n - 1 receivers' presence lines; a receiver sends every peer
+      // a presence line and takes the data and the other n - 2 receivers' presence lines.
+      if (rank == root) return host_peers * lines + (own_host ? (n - 1) * kPresenceLineBytes : 0);
+      return host_peers * kPresenceLineBytes + (own_host ? lines + (n - 2) * kPresenceLineBytes : 0);
+    default:
+      return 0;
+  }
+}
+
 }  // namespace peerreduce::gpu

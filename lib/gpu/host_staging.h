@@ -73,4 +73,14 @@ std::vector<std::int32_t> stagedChunkAccesses(const Plan& plan, int rank, const 
 // The bytes those accesses move for one operation of `layout` with elements of `elem_size` bytes.
 std::uint64_t stagedBytes(const std::vector<std::int32_t>& chunks, const ChunkLayout& layout, std::size_t elem_size);
 
+// The bytes a line kernel's launch on `rank` moves through pinned host memory, which replace its plan's
+// (stagedChunkAccesses) when the operation runs as lines: a line carries 8 data bytes in 16, stored into
+// the receiver's lines (host traffic where the receiver's region is host-placed) and polled there (where
+// this rank's own is). `bytes`: the operation's bytes per block (count x element size); `root`:
+// broadcast's. One-shot, reduce-scatter and all-gather lines send a block to every peer and take one from
+// each; two-shot lines send each owner its shard and every peer the owned shard's result; broadcast lines
+// go from the root to every other rank, each of which also stores one presence line into every peer.
+std::uint64_t lineStagedBytes(KernelChoice choice, std::uint64_t bytes, int rank, int root,
+                              const std::vector<bool>& host_placed);
+
 }  // namespace peerreduce::gpu

@@ -1,7 +1,7 @@
 // Hardware-only: host-staged links on real GPUs. With every link masked host-staged (or the mask the
 // hardware stage sets in PEERREDUCE_LINK_MASK, which wins), each rank whose pair is host-staged keeps its
 // peer-reachable region in pinned host memory and its peers read and signal it through mapped pointers:
-// every result must be exact at sizes that take every pulling kernel, the agreed topology must name the
+// every result must be exact at sizes that take lines and every pulling kernel, the agreed topology must name the
 // pairs host-staged, the pinned pool must show the region and the traffic, and no shared-memory name may
 // be left once every peer mapped it.
 #include <gtest/gtest.h>
@@ -45,7 +45,8 @@ TEST(HostStaged, EveryResultIsExactAndThePinnedPoolShowsTheRegionAndTheTraffic) 
   ASSERT_TRUE(any_staged) << "no host-staged pair: " << topology.describe();
   EXPECT_EQ(sharedNamesOfThisProcess(), 0u) << "the region's name is removed once every peer mapped it";
 
-  // 4 KiB (one-shot), 1 MiB and 16 MiB (two-shot, segmented at the largest): the pulling kernels.
+  // 4 KiB (one-shot lines, PEERREDUCE_GPU_LL_HOST_MAX_BYTES), 1 MiB and 16 MiB (two-shot, segmented at the
+  // largest): the line and the pulling kernels.
   std::size_t operations = 0;
   for (const std::size_t count : {std::size_t{1} << 10, std::size_t{1} << 18, std::size_t{1} << 22}) {
     auto send = w.allocate(count * sizeof(float));

@@ -147,6 +147,29 @@ TEST(HostStaging, PrivateSlotsAreNotCountedAsHostTraffic) {
       << "S up, 2 (n - 1) / n S down";
 }
 
+// A line launch's traffic: 16 bytes per 8 data bytes, written where the receiver is host-placed and read
+// where this rank is; the presence lines of a broadcast's receivers too.
+TEST(HostStaging, LineLaunchesCountTheirOwnBytes) {
+  const std::vector<bool> all(4, true);
+  constexpr std::uint64_t kBytes = 4096;
+  EXPECT_EQ(lineStagedBytes(KernelChoice::kOneShotLines, kBytes, 0, 0, all), 3u * 8192 + 3u * 8192);
+  EXPECT_EQ(lineStagedBytes(KernelChoice::kAllGatherLines, kBytes, 2, 0, all), 6u * 8192);
+  EXPECT_EQ(lineStagedBytes(KernelChoice::kReduceScatterLines, kBytes, 3, 0, all), 6u * 8192);
+  // Only rank 1 host-placed: rank 0 writes into its lines, reads its own in device memory.
+  const std::vector<bool> one{false, true, false, false};
+  EXPECT_EQ(lineStagedBytes(KernelChoice::kOneShotLines, kBytes, 0, 0, one), 8192u);
+  EXPECT_EQ(lineStagedBytes(KernelChoice::kOneShotLines, kBytes, 1, 0, one), 3u * 8192) << "reads only";
+  // Two-shot: a quarter to each owner and each owner's quarter back, both ways.
+  EXPECT_EQ(lineStagedBytes(KernelChoice::kTwoShotLines, kBytes, 0, 0, all), 3u * 4096 + 3u * 4096);
+  // Broadcast from rank 0: the root sends the data, receivers their presence lines.
+  EXPECT_EQ(lineStagedBytes(KernelChoice::kBroadcastLines, kBytes, 0, 0, all), 3u * 8192 + 3u * 16);
+  EXPECT_EQ(lineStagedBytes(KernelChoice::kBroadcastLines, kBytes, 2, 0, all), 3u * 16 + 8192 + 2u * 16);
+  // Nothing host-placed, a kernel that is not lines, or no peers: nothing.
+  EXPECT_EQ(lineStagedBytes(KernelChoice::kOneShotLines, kBytes, 0, 0, std::vector<bool>(4, false)), 0u);
+  EXPECT_EQ(lineStagedBytes(KernelChoice::kOneShotPull, kBytes, 0, 0, all), 0u);
+  EXPECT_EQ(lineStagedBytes(KernelChoice::kOneShotLines, kBytes, 0, 0, std::vector<bool>(1, true)), 0u);
+}
+
 TEST(HostStaging, TheMaskForcesItsHostEntriesAndNothingElse) {
   const auto none = hostStagedPairs("", 4).value();
   EXPECT_EQ(none, std::vector<std::uint8_t>(16, 0));
