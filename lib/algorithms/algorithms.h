@@ -128,11 +128,13 @@ inline constexpr int kMaxBroadcastTwoShotStages = 16;
 // and tree".
 std::string_view collectiveAlgorithmList(Collective collective);
 
-// All-gather and broadcast by copy engines (copy_engine_collectives.cc; Algorithm::kCopyEngineTwoShot for
-// these collectives): owners publish their chunks into scratch a stage ahead, every reader's copy engine
-// pulls them into its output.
+// All-gather, broadcast and reduce-scatter by copy engines (copy_engine_collectives.cc;
+// Algorithm::kCopyEngineTwoShot for these collectives): owners publish their chunks into scratch a stage
+// ahead and every reader's copy engine pulls them into its output (all-gather, broadcast).
 Plan buildAllGatherCopyEnginePlan(int world_size, bool in_place);
 Plan buildBroadcastCopyEnginePlan(int world_size, int root, bool in_place);
+// Reduce-scatter by copy engines: writers push each stage into the owners' scratch, owners fold it.
+Plan buildReduceScatterCopyEnginePlan(int world_size, bool in_place);
 
 // The plan of a collective other than allreduce (buildPlan dispatches here).
 StatusOr<Plan> buildCollectivePlan(const PlanRequest& request);

@@ -51,7 +51,7 @@ std::string_view collectiveAlgorithmList(Collective collective) {
     case Collective::kAllGather:
       return "one-shot (direct), ring, recursive-doubling, tree and copy-engine-two-shot";
     default:
-      return "one-shot (direct), ring, recursive-doubling and tree";
+      return "one-shot (direct), ring, recursive-doubling, tree and copy-engine-two-shot";
   }
 }
 
@@ -72,9 +72,14 @@ StatusOr<Plan> buildCollectivePlan(const PlanRequest& request) {
   }
   if (request.algorithm == Algorithm::kTree) return buildCollectiveTreePlan(request);
   if (request.algorithm == Algorithm::kCopyEngineTwoShot) {
-    return request.collective == Collective::kAllGather
-               ? buildAllGatherCopyEnginePlan(n, request.in_place)
-               : buildBroadcastCopyEnginePlan(n, request.root, request.in_place);
+    switch (request.collective) {
+      case Collective::kAllGather:
+        return buildAllGatherCopyEnginePlan(n, request.in_place);
+      case Collective::kReduceScatter:
+        return buildReduceScatterCopyEnginePlan(n, request.in_place);
+      default:
+        return buildBroadcastCopyEnginePlan(n, request.root, request.in_place);
+    }
   }
   if (request.algorithm == Algorithm::kTwoShot) {
     if (request.pipeline < 1 || request.pipeline > kMaxBroadcastTwoShotStages) {

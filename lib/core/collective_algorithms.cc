@@ -12,8 +12,8 @@ bool collectiveHasAlgorithm(Collective collective, Algorithm algorithm) {
       return collective == Collective::kReduceScatter || collective == Collective::kAllGather;
     case Algorithm::kTwoShot:  // scatter, then all-gather: the copying half of allreduce's two-shot
       return collective == Collective::kBroadcast;
-    case Algorithm::kCopyEngineTwoShot:  // the gather half of allreduce's: pulls by copy engine
-      return collective == Collective::kAllGather || collective == Collective::kBroadcast;
+    case Algorithm::kCopyEngineTwoShot:  // allreduce's by copy engine: its gather half, or its scatter half
+      return collective != Collective::kAllReduce && isValidCollective(collective);
     default:
       return false;
   }

@@ -50,8 +50,9 @@ TEST(BenchOptions, CollRootAndAlgoAll) {
                                                    Algorithm::kTree, Algorithm::kCopyEngineTwoShot}));
   auto rs = parse({"--coll", "reduce-scatter", "--algo", "all"});
   ASSERT_TRUE(rs.isOk());
-  EXPECT_EQ(rs->algorithms, (std::vector<Algorithm>{Algorithm::kOneShot, Algorithm::kRing,
-                                                    Algorithm::kRecursiveDoubling, Algorithm::kTree}));
+  EXPECT_EQ(rs->algorithms,
+            (std::vector<Algorithm>{Algorithm::kOneShot, Algorithm::kRing, Algorithm::kRecursiveDoubling,
+                                    Algorithm::kTree, Algorithm::kCopyEngineTwoShot}));
   auto ar = parse({"--algo", "all"});
   ASSERT_TRUE(ar.isOk());
   EXPECT_EQ(ar->algorithms.size(), static_cast<std::size_t>(kBuiltAlgorithmCount - 1)) << "allreduce has every one";

@@ -206,8 +206,8 @@ TEST(CollectivePlans, BuildPlanRefusesWhatTheCollectivesDoNotHave) {
   request.collective = Collective::kReduceScatter;
   auto no_two_shot = buildPlan(request);
   ASSERT_FALSE(no_two_shot.isOk());
-  EXPECT_NE(no_two_shot.status().message().find(
-                "reduce-scatter has one-shot (direct), ring, recursive-doubling and tree plans, not two-shot"),
+  EXPECT_NE(no_two_shot.status().message().find("reduce-scatter has one-shot (direct), ring, recursive-doubling, tree "
+                                                "and copy-engine-two-shot plans, not two-shot"),
             std::string::npos)
       << no_two_shot.status().toString();
   request.algorithm = Algorithm::kRing;
