@@ -16,7 +16,7 @@ src="${1:?source}" out="${2:?out}" gpus="${3:?gpus}"
 shift 3
 nccl_dir="$(python3 -c 'import nvidia.nccl, os; print(list(nvidia.nccl.__path__)[0])')" || exit 1
 home=/tmp/nccl-tests-nccl-home build=/tmp/nccl-tests-build
-mkdir -p "$home/include" "$home/lib"
+mkdir -p "$home/include" "$home/lib" "$out" || exit 1
 ln -sf "$nccl_dir"/include/* "$home/include/"
 ln -sf "$nccl_dir/lib/libnccl.so.2" "$home/lib/libnccl.so"
 if [[ "${NCCL_TESTS_REBUILD:-0}" != 0 || ! -x "$build/build/broadcast_perf" ]]; then

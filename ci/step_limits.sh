@@ -16,7 +16,9 @@
 # again. Keep the folder where the binaries are (.hw/resume): a fresh machine has neither. What a passed step
 # printed to a file in the output folder (its log: `bounded CMD > "$out/x.log" 2>&1`) is kept beside its mark
 # and written there again when the step is passed over, so that a resumed stage's logs, and the checks that
-# read them after the step, see what the step printed rather than an empty file.
+# read them after the step, see what the step printed rather than an empty file. Likewise the files in the
+# output folder that a passed step's arguments name (`--json "$out/x.json"`, `--json=...`): a later step
+# that reads them (a merge of two steps' tables) finds them when a resumed run passed over their step.
 #
 # A step that needs more than the least time to be worth starting (a rank made late on purpose) says so with
 # step_needs_s=SECONDS before `bounded`: under a deadline it is skipped, to run in a later call, rather than
@@ -40,6 +42,16 @@ step_output_file() {
   if [[ -n "${out:-}" && -f "$path" && "$path" == "$(readlink -f "$out")"/* ]]; then echo "$path"; fi
 }
 
+# The files in the run's output folder that a step's arguments name, relative to it: one per line.
+step_named_files() {
+  local arg
+  [[ -n "${out:-}" ]] || return 0
+  for arg in "$@"; do
+    if [[ "$arg" == --*=* ]]; then arg="${arg#*=}"; fi
+    if [[ "$arg" == "$out"/* && -f "$arg" ]]; then echo "${arg#"$out"/}"; fi
+  done
+}
+
 bounded() {
   local rc=0 limit="${HW_STEP_TIMEOUT_S:-900}" mark="" stdout_file="" stderr_file=""
   if [[ -n "${HW_RESUME_DIR:-}" ]]; then
@@ -52,6 +64,7 @@ bounded() {
     if [[ -e "$mark" ]]; then
       if [[ -n "$stdout_file" && -f "$mark.stdout" ]]; then cat "$mark.stdout"; fi
       if [[ -n "$stderr_file" && -f "$mark.stderr" ]]; then cat "$mark.stderr" >&2; fi
+      if [[ -n "${out:-}" && -d "$mark.files" ]]; then cp -r "$mark.files/." "$out/"; fi
       echo "=== passed in an earlier run (HW_RESUME_DIR), not run again: $*" >&2
       steps_resumed=$((steps_resumed + 1))
       return 0
@@ -73,6 +86,10 @@ bounded() {
     mkdir -p "$HW_RESUME_DIR" && printf '%s\n' "$*" > "$mark"
     if [[ -n "$stdout_file" ]]; then cp "$stdout_file" "$mark.stdout"; fi
     if [[ -n "$stderr_file" ]]; then cp "$stderr_file" "$mark.stderr"; fi
+    local named
+    while IFS= read -r named; do
+      mkdir -p "$mark.files/$(dirname "$named")" && cp "$out/$named" "$mark.files/$named"
+    done < <(step_named_files "$@")
   fi
   return "$rc"
 }

@@ -67,8 +67,9 @@ for run in 1 2; do
     mkdir -p "$out"
     source "$root/ci/step_limits.sh"
     rc=0
-    bounded touch "$out/passed" 2>> "$work/resume$run.err" || rc=$?
-    echo "passed $rc $([[ -e "$out/passed" ]] && echo ran || echo not-run)"
+    before="$(cat "$work/passed-runs" 2> /dev/null | wc -l)"
+    bounded bash -c "touch '$out/passed'; echo ran >> '$work/passed-runs'" 2>> "$work/resume$run.err" || rc=$?
+    echo "passed $rc $( (($(wc -l < "$work/passed-runs") > before)) && echo ran || echo not-run)"
     rc=0
     bounded bash -c "touch '$out/failed'; exit 3" 2>> "$work/resume$run.err" || rc=$?
     echo "failed $rc $([[ -e "$out/failed" ]] && echo ran || echo not-run)"
@@ -80,7 +81,7 @@ expect "first run: the failing step ran" "$(grep '^failed' "$work/resume1.out")"
 expect "second run: the passed step is not run again" "$(grep '^passed' "$work/resume2.out")" "passed 0 not-run"
 expect "second run: the failed step runs again" "$(grep '^failed' "$work/resume2.out")" "failed 3 ran"
 expect "second run: one ran, one resumed" "$(grep '^counts' "$work/resume2.out")" "counts 1 0 1"
-expect "the resumed step is named" "$(grep -c 'passed in an earlier run (HW_RESUME_DIR), not run again: touch' "$work/resume2.err")" "1"
+expect "the resumed step is named" "$(grep -c 'passed in an earlier run (HW_RESUME_DIR), not run again: bash -c touch' "$work/resume2.err")" "1"
 expect "one mark, for the passed step" "$(find "$resume" -type f | wc -l)" "1"
 
 # Resumed with logs: what a passed step printed to files in the run's output folder is written there again
@@ -101,6 +102,30 @@ expect "the resumed step's log has what it printed" "$(grep -c -x -e 'printed by
 expect "and says it passed in an earlier run" "$(grep -c 'passed in an earlier run' "$work/logs2/step.log")" "1"
 expect "its stdout file is restored alone" "$(cat "$work/logs2/table.csv")" "table row"
 expect "its stderr file is restored with the note" "$(grep -c -e '^progress line$' -e 'passed in an earlier run' "$work/logs2/table.log")" "2"
+
+# Resumed with result files: a file in the output folder that a passed step's arguments name (as a path,
+# or after --flag=) is there again when a later run passes over the step, so a step reading it still can.
+resume_files="$work/resume-files"
+echo "first table" > "$work/table-source"
+for run in 1 2; do
+  (
+    unset HW_DEADLINE_S
+    HW_STEP_TIMEOUT_S=5 HW_RESUME_DIR="$resume_files"
+    out="$work/files$run"
+    mkdir -p "$out/sub"
+    source "$root/ci/step_limits.sh"
+    bounded cp "$work/table-source" "$out/sub/table.json"
+    bounded bash -c 'echo "$1" > "${2#--json=}"' step "second table" "--json=$out/other.json"
+    bounded true "$out/never-written"
+    echo "merged: $(cat "$out/sub/table.json" "$out/other.json" | tr '\n' ' ')"
+  ) > "$work/files$run.out" 2>&1
+  echo "first table changed" > "$work/table-source"
+done
+expect "first run: both tables written" "$(grep '^merged' "$work/files1.out")" "merged: first table second table "
+expect "a resumed run finds the passed steps' files as they wrote them" "$(grep '^merged' "$work/files2.out")" \
+  "merged: first table second table "
+expect "a named file the step never wrote is not made up" "$([[ -e "$work/files2/never-written" ]] && echo there || echo absent)" \
+  "absent"
 
 # A step that says it needs more time than the deadline leaves is skipped, not started; the next one runs.
 (
