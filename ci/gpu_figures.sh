@@ -15,8 +15,9 @@
 #              broadcast), 1-256 MiB: the measurements their automatic choice waits for
 #   host       every link host-staged against NCCL with P2P off: the default choice, the copy-engine
 #              two-shot's private form forced from 1 MiB, lines off and lines to 1 MiB
-#              (PEERREDUCE_GPU_LL_HOST_MAX_BYTES=0 / 1M: where the default cap belongs); and at 3+ GPUs
-#              one mixed mask (host:0-1)
+#              (PEERREDUCE_GPU_LL_HOST_MAX_BYTES=0 / 1M: where the default cap belongs), the pulls on every
+#              multiprocessor from 1 MiB (PEERREDUCE_GPU_PULL_MAX_BLOCKS=256, capped at the SM count: whether
+#              the default 32 blocks bound the host path's loads); and at 3+ GPUs one mixed mask (host:0-1)
 #   stage      ci/hardware.sh run NP, resumed across calls (HW_RESUME_DIR=/tmp/stage-resume)
 # NP is every GPU of the machine (GPU_NP to choose). NCCL_NVLS_ENABLE=0 throughout: no NVLink multicast.
 set -uo pipefail
@@ -77,6 +78,8 @@ for phase in ${GPU_PHASES:-build}; do
     ;;
   host)
     bench "host-auto" -- --nccl-p2p-disable --link-mask host:all
+    bench "host-pull-all-blocks" -x PEERREDUCE_GPU_PULL_MAX_BLOCKS=256 -- --nccl-p2p-disable --link-mask host:all \
+      --min-bytes 1048576
     bench "host-copy-engines" -x PEERREDUCE_GPU_COPY_ENGINES=1 -- --nccl-p2p-disable --link-mask host:all \
       --algo copy-engine-two-shot --min-bytes 1048576
     # The lines' cap from both sides: none, and up to what a rank's lines hold (the default sits between).

@@ -73,6 +73,14 @@ inline constexpr std::uint64_t kDefaultLineBytesPerBlock = std::uint64_t{8} << 1
 // Least bytes per block either setting accepts (1 KiB): a lower bound on how finely work is split.
 inline constexpr std::uint64_t kMinBytesPerBlock = 1024;
 inline constexpr int kMaxKernelBlocks = 256;
+// Most blocks of the fused pulling kernels (one-shot and two-shot pull): chosen when every waiting
+// thread still read the host-mapped abort word on each poll, which made more blocks slower. Measured
+// since on 4 x H200 for the pulls that run in the interpreter: a direct reduce-scatter of 256 MiB took
+// 950 us with 32 blocks and 1161 with 132 (more readers of one peer's memory contend), so the fused
+// pulls keep it (PEERREDUCE_GPU_PULL_MAX_BLOCKS moves it: where regions lie in host memory the pulls'
+// loads cross PCIe, whose latency, not contention, may bound them).
+// The plan interpreter has its own cap (kDefaultInterpreterMaxBlocks, below).
+inline constexpr int kDefaultMaxBlocks = 32;
 // Most blocks of the plan interpreter (PEERREDUCE_GPU_INTERPRETER_MAX_BLOCKS): every multiprocessor (the
 // agreed cap, at most kMaxKernelBlocks), as the push two-shot and the line kernels. On 4 x H200 (fp32,
 // out of place, graph of 20) 132 blocks against 32: all-gather by recursive doubling 256 MiB 799 us

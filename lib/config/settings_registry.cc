@@ -291,6 +291,12 @@ std::array<SettingSpec, kSettingCount> makeSpecs() {
   at(SettingId::kGpuInterpreterMaxBlocks).default_note = "the block limit";
   at(SettingId::kGpuInterpreterMaxBlocks).example = "32";
   at(SettingId::kGpuInterpreterMaxBlocks).help = "most blocks of the plan interpreter (at most the block limit)";
+  at(SettingId::kGpuPullMaxBlocks) =
+      integerSpec("PEERREDUCE_GPU_PULL_MAX_BLOCKS", "fused pull block limit", "", 1, gpu::kMaxKernelBlocks);
+  at(SettingId::kGpuPullMaxBlocks).default_note = std::to_string(gpu::kDefaultMaxBlocks) + " (at most the block limit)";
+  at(SettingId::kGpuPullMaxBlocks).example = "132";
+  at(SettingId::kGpuPullMaxBlocks).help =
+      "most blocks of the fused pulling one-shot and two-shot (at most the block limit)";
 
   at(SettingId::kGpuBytesPerBlock) =
       byteSizeSpec("PEERREDUCE_GPU_BYTES_PER_BLOCK", "bytes per block", gpu::kMinBytesPerBlock, UINT64_MAX);
@@ -395,11 +401,11 @@ std::array<SettingSpec, kSettingCount> makeSpecs() {
     at(id).agreement = SettingAgreement::kFingerprint;
   }
   for (SettingId id :
-       {SettingId::kGpuMaxBlocks, SettingId::kGpuInterpreterMaxBlocks, SettingId::kGpuBytesPerBlock,
-        SettingId::kGpuLineBytesPerBlock, SettingId::kGpuFused, SettingId::kGpuLowLatencyMaxBytes,
-        SettingId::kGpuLowLatencyTwoShotMaxBytes, SettingId::kGpuPushMinBytes, SettingId::kGpuPushOneShotMinBytes,
-        SettingId::kGpuPushOneShotPieceBytes, SettingId::kGpuCollectiveLinesMaxBytes, SettingId::kGpuHostLinesMaxBytes,
-        SettingId::kGpuCopyEngines}) {
+       {SettingId::kGpuMaxBlocks, SettingId::kGpuInterpreterMaxBlocks, SettingId::kGpuPullMaxBlocks,
+        SettingId::kGpuBytesPerBlock, SettingId::kGpuLineBytesPerBlock, SettingId::kGpuFused,
+        SettingId::kGpuLowLatencyMaxBytes, SettingId::kGpuLowLatencyTwoShotMaxBytes, SettingId::kGpuPushMinBytes,
+        SettingId::kGpuPushOneShotMinBytes, SettingId::kGpuPushOneShotPieceBytes,
+        SettingId::kGpuCollectiveLinesMaxBytes, SettingId::kGpuHostLinesMaxBytes, SettingId::kGpuCopyEngines}) {
     at(id).agreement = SettingAgreement::kSameUnchecked;
   }
   // Only how kernels are launched changes, never the protocol: ranks need not agree.
@@ -495,6 +501,7 @@ std::array<SettingRow, kSettingCount> makeRows() {
           [](Config& c, const V& v) { c.memory.pinned_limit_bytes = bytesOf(v); }),
       SettingRow{SettingId::kGpuMaxBlocks, &spec(SettingId::kGpuMaxBlocks), O::kGpuTransport},
       SettingRow{SettingId::kGpuInterpreterMaxBlocks, &spec(SettingId::kGpuInterpreterMaxBlocks), O::kGpuTransport},
+      SettingRow{SettingId::kGpuPullMaxBlocks, &spec(SettingId::kGpuPullMaxBlocks), O::kGpuTransport},
       SettingRow{SettingId::kGpuBytesPerBlock, &spec(SettingId::kGpuBytesPerBlock), O::kGpuTransport},
       SettingRow{SettingId::kGpuLineBytesPerBlock, &spec(SettingId::kGpuLineBytesPerBlock), O::kGpuTransport},
       SettingRow{SettingId::kGpuFused, &spec(SettingId::kGpuFused), O::kGpuTransport},

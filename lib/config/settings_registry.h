@@ -47,6 +47,7 @@ enum class SettingId : int {
   kPinnedLimitBytes,
   kGpuMaxBlocks,
   kGpuInterpreterMaxBlocks,
+  kGpuPullMaxBlocks,
   kGpuBytesPerBlock,
   kGpuLineBytesPerBlock,
   kGpuFused,

@@ -589,7 +589,7 @@ class GpuTransport final : public Transport,
         break;
     }
     // The push and line kernels have no launch-wide synchronisation, so they may use every
-    // multiprocessor; the fused pulling kernels keep kDefaultMaxBlocks (launchBlocks).
+    // multiprocessor; the fused pulling kernels keep PEERREDUCE_GPU_PULL_MAX_BLOCKS (launchBlocks).
     const auto blocks = static_cast<unsigned>(launchBlocksOf(choice, bytes));
     PR_ASSIGN_OR_RETURN(const DeviceGuard on_device, DeviceGuard::enter(device_, rank_));
     if (staged_world_ && runsAsLines(choice) && pool_ != nullptr) {
@@ -949,7 +949,7 @@ class GpuTransport final : public Transport,
   // What submit launches for `bytes` of kernel `choice`, and what kernelBlocks reports.
   int launchBlocksOf(KernelChoice choice, std::uint64_t bytes) const {
     return launchBlocks(choice, bytes, agreed_blocks_, bytes_per_block_, line_bytes_per_block_,
-                        kernels_.interpreter_max_blocks);
+                        kernels_.interpreter_max_blocks, kernels_.pull_max_blocks);
   }
 
   Status devicePlan(const std::shared_ptr<const Plan>& plan, const DevicePlan** out) {
@@ -1175,8 +1175,8 @@ StatusOr<std::shared_ptr<Transport>> createGpuTransport(int rank, int world_size
   int sms = 0;
   PR_GPU_CHECK(rank, hipDeviceGetAttribute(&sms, hipDeviceAttributeMultiprocessorCount, device));
   // The ranks agree on the smallest cap; the fused pulling kernels take at most
-  // kDefaultMaxBlocks of it, the interpreter PEERREDUCE_GPU_INTERPRETER_MAX_BLOCKS of it (by default all),
-  // the push and line kernels all of it.
+  // PEERREDUCE_GPU_PULL_MAX_BLOCKS of it (by default kDefaultMaxBlocks), the interpreter
+  // PEERREDUCE_GPU_INTERPRETER_MAX_BLOCKS of it (by default all), the push and line kernels all of it.
   PR_ASSIGN_OR_RETURN(
       const gpu::GpuSettings settings,
       gpu::gpuSettingsFromEnvironment([](const char* name) -> const char* { return std::getenv(name); }));

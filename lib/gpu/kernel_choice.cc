@@ -40,6 +40,8 @@ StatusOr<GpuSettings> gpuSettingsFromEnvironment(const std::function<const char*
   if (blocks) s.max_blocks = static_cast<int>(*blocks);
   PR_ASSIGN_OR_RETURN(const auto interpreter_blocks, readIntegerSetting(SettingId::kGpuInterpreterMaxBlocks, getenv));
   if (interpreter_blocks) s.kernels.interpreter_max_blocks = static_cast<int>(*interpreter_blocks);
+  PR_ASSIGN_OR_RETURN(const auto pull_blocks, readIntegerSetting(SettingId::kGpuPullMaxBlocks, getenv));
+  if (pull_blocks) s.kernels.pull_max_blocks = static_cast<int>(*pull_blocks);
   PR_ASSIGN_OR_RETURN(const auto fused, readBooleanSetting(SettingId::kGpuFused, getenv));
   if (fused) s.kernels.fused = *fused;
   PR_ASSIGN_OR_RETURN(const auto overlap, readBooleanSetting(SettingId::kGpuOverlap, getenv));
@@ -142,11 +144,11 @@ std::uint64_t maxBatchBytes(FusedKind kind, int world_size, const KernelPolicy& 
 }
 
 int launchBlocks(KernelChoice choice, std::uint64_t bytes, int block_cap, std::uint64_t bytes_per_block,
-                 std::uint64_t line_bytes_per_block, int interpreter_cap) {
+                 std::uint64_t line_bytes_per_block, int interpreter_cap, int pull_cap) {
   const bool lines = runsAsLines(choice);
   const bool uncapped = lines || choice == KernelChoice::kTwoShotPush || choice == KernelChoice::kOneShotPush;
   const std::uint64_t per_block = std::max<std::uint64_t>(1, lines ? line_bytes_per_block : bytes_per_block);
-  const int own_cap = choice == KernelChoice::kInterpreter ? interpreter_cap : kDefaultMaxBlocks;
+  const int own_cap = choice == KernelChoice::kInterpreter ? interpreter_cap : pull_cap;
   const int cap = std::max(1, uncapped ? block_cap : std::min(block_cap, own_cap));
   const std::uint64_t wanted = bytes / per_block + (bytes % per_block != 0 ? 1 : 0);
   return static_cast<int>(std::max<std::uint64_t>(1, std::min<std::uint64_t>(wanted, static_cast<std::uint64_t>(cap))));

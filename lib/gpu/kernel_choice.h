@@ -56,6 +56,9 @@ struct KernelPolicy {
   // Most blocks of the plan interpreter (PEERREDUCE_GPU_INTERPRETER_MAX_BLOCKS); at most the agreed block
   // cap. Every rank must give the same value: a block's counters pair with the same block on the peers.
   int interpreter_max_blocks = kDefaultInterpreterMaxBlocks;
+  // Most blocks of the fused pulling kernels (PEERREDUCE_GPU_PULL_MAX_BLOCKS); at most the agreed block cap.
+  // Every rank must give the same value, as for the interpreter's.
+  int pull_max_blocks = kDefaultMaxBlocks;
 };
 
 // The GPU transport's tuning settings (for measurements; every rank must give the same values, since
@@ -63,6 +66,7 @@ struct KernelPolicy {
 // docs/SETTINGS.md lists their ranges and defaults, lib/config/gpu_settings.h holds the numbers):
 //   PEERREDUCE_GPU_MAX_BLOCKS          most blocks per kernel, 1 .. kMaxBlocks (default: the SM count)
 //   PEERREDUCE_GPU_INTERPRETER_MAX_BLOCKS  most blocks of the plan interpreter (default: the block cap)
+//   PEERREDUCE_GPU_PULL_MAX_BLOCKS     most blocks of the fused pulling kernels (default kDefaultMaxBlocks)
 //   PEERREDUCE_GPU_BYTES_PER_BLOCK     input bytes per block of the pull and push kernels (>= 1 KiB)
 //   PEERREDUCE_GPU_FUSED               0: the interpreter runs every program; 1 (default): fused kernels
 //   PEERREDUCE_GPU_LL_MAX_BYTES        largest one-shot run as lines (0: none)
@@ -137,20 +141,14 @@ std::uint64_t maxBatchBytes(FusedKind kind, int world_size, const KernelPolicy& 
 
 // A one-shot that is not lines pushes at two ranks from policy.push_one_shot_min_bytes (when set), else
 // pulls.
-// Most blocks of the fused pulling kernels (one-shot and two-shot pull): chosen when every waiting
-// thread still read the host-mapped abort word on each poll, which made more blocks slower. Measured
-// since on 4 x H200 for the pulls that run in the interpreter: a direct reduce-scatter of 256 MiB took
-// 950 us with 32 blocks and 1161 with 132 (more readers of one peer's memory contend), so the fused
-// pulls keep it. The plan interpreter has its own cap (gpu_settings.h, kDefaultInterpreterMaxBlocks).
-inline constexpr int kDefaultMaxBlocks = 32;
-
 // The blocks one launch of kernel `choice` over `bytes` of input uses (the multiprocessors it keeps
 // busy): one per `bytes_per_block` (`line_bytes_per_block` for the line kernels), at least one, and at
 // most `block_cap` (the blocks the ranks agreed on) for the push and line kernels, which have no
-// launch-wide synchronisation, at most kDefaultMaxBlocks of it for the fused pulling ones, and at most
+// launch-wide synchronisation, at most `pull_cap` of it for the fused pulling ones, and at most
 // `interpreter_cap` of it for the plan interpreter. The same on every rank, since every input is.
 int launchBlocks(KernelChoice choice, std::uint64_t bytes, int block_cap, std::uint64_t bytes_per_block,
-                 std::uint64_t line_bytes_per_block, int interpreter_cap = kDefaultInterpreterMaxBlocks);
+                 std::uint64_t line_bytes_per_block, int interpreter_cap = kDefaultInterpreterMaxBlocks,
+                 int pull_cap = kDefaultMaxBlocks);
 
 // Whether launches may overlap (programmatic dependent launch): the setting allows it
 // (PEERREDUCE_GPU_OVERLAP) and the kernels that run were compiled with the grid-dependency wait, i.e. from

@@ -284,9 +284,11 @@ TEST(GpuSettings, DefaultsWhenUnsetValuesWhenSetAndTypedErrorsOtherwise) {
   EXPECT_EQ(defaults->kernels.collective_max_bytes, kDefaultCollectiveLinesMaxBytes);
   EXPECT_FALSE(defaults->kernels.copy_engines) << "copy engines are opt-in";
   EXPECT_EQ(defaults->kernels.interpreter_max_blocks, kDefaultInterpreterMaxBlocks);
+  EXPECT_EQ(defaults->kernels.pull_max_blocks, kDefaultMaxBlocks);
 
   auto set = from({{"PEERREDUCE_GPU_MAX_BLOCKS", "132"},
                    {"PEERREDUCE_GPU_INTERPRETER_MAX_BLOCKS", "96"},
+                   {"PEERREDUCE_GPU_PULL_MAX_BLOCKS", "120"},
                    {"PEERREDUCE_GPU_BYTES_PER_BLOCK", "64K"},
                    {"PEERREDUCE_GPU_LL_BYTES_PER_BLOCK", "2048"},
                    {"PEERREDUCE_GPU_FUSED", "0"},
@@ -299,6 +301,7 @@ TEST(GpuSettings, DefaultsWhenUnsetValuesWhenSetAndTypedErrorsOtherwise) {
   ASSERT_TRUE(set.isOk()) << set.status().toString();
   EXPECT_EQ(set->max_blocks, 132);
   EXPECT_EQ(set->kernels.interpreter_max_blocks, 96);
+  EXPECT_EQ(set->kernels.pull_max_blocks, 120);
   EXPECT_EQ(set->bytes_per_block, 64 * kKernelChoiceKiB);
   EXPECT_EQ(set->line_bytes_per_block, 2048u);
   EXPECT_FALSE(set->kernels.fused);
@@ -314,6 +317,9 @@ TEST(GpuSettings, DefaultsWhenUnsetValuesWhenSetAndTypedErrorsOtherwise) {
                                                                 {"PEERREDUCE_GPU_MAX_BLOCKS", "many"},
                                                                 {"PEERREDUCE_GPU_INTERPRETER_MAX_BLOCKS", "0"},
                                                                 {"PEERREDUCE_GPU_INTERPRETER_MAX_BLOCKS", "257"},
+                                                                {"PEERREDUCE_GPU_PULL_MAX_BLOCKS", "0"},
+                                                                {"PEERREDUCE_GPU_PULL_MAX_BLOCKS", "257"},
+                                                                {"PEERREDUCE_GPU_PULL_MAX_BLOCKS", "all"},
                                                                 {"PEERREDUCE_GPU_FUSED", "2"},
                                                                 {"PEERREDUCE_GPU_FUSED", "yes"},
                                                                 {"PEERREDUCE_GPU_BYTES_PER_BLOCK", "512"},
@@ -421,6 +427,27 @@ TEST(KernelChoice, InterpreterCapBoundsTheInterpreterOnly) {
   }
   EXPECT_EQ(launchBlocks(KernelChoice::kTwoShotPush, 64 * kKernelChoiceMiB, 132, kPerBlock, kLinePerBlock, 8), 132);
   EXPECT_EQ(launchBlocks(KernelChoice::kTwoShotLines, 8 * kKernelChoiceMiB, 132, kPerBlock, kLinePerBlock, 8), 132);
+}
+
+// PEERREDUCE_GPU_PULL_MAX_BLOCKS moves the fused pulls' cap (kDefaultMaxBlocks by default), never above
+// the agreed cap, and leaves the interpreter, the push and the line kernels alone.
+TEST(KernelChoice, PullCapBoundsTheFusedPullsOnly) {
+  constexpr std::uint64_t kPerBlock = 32 * kKernelChoiceKiB;
+  constexpr std::uint64_t kLinePerBlock = 8 * kKernelChoiceKiB;
+  constexpr std::uint64_t kBig = 64 * kKernelChoiceMiB;
+  for (const KernelChoice pull : {KernelChoice::kOneShotPull, KernelChoice::kTwoShotPull}) {
+    EXPECT_EQ(launchBlocks(pull, kBig, 132, kPerBlock, kLinePerBlock), kDefaultMaxBlocks) << "by default";
+    EXPECT_EQ(launchBlocks(pull, kBig, 132, kPerBlock, kLinePerBlock, kDefaultInterpreterMaxBlocks, 120), 120);
+    EXPECT_EQ(launchBlocks(pull, kBig, 100, kPerBlock, kLinePerBlock, kDefaultInterpreterMaxBlocks, 200), 100)
+        << "never above the agreed cap";
+    EXPECT_EQ(
+        launchBlocks(pull, 64 * kKernelChoiceKiB, 132, kPerBlock, kLinePerBlock, kDefaultInterpreterMaxBlocks, 120), 2)
+        << "still one block per bytes-per-block";
+  }
+  EXPECT_EQ(launchBlocks(KernelChoice::kInterpreter, kBig, 132, kPerBlock, kLinePerBlock, 96, 8), 96)
+      << "the interpreter keeps its own cap";
+  EXPECT_EQ(launchBlocks(KernelChoice::kTwoShotPush, kBig, 132, kPerBlock, kLinePerBlock, 96, 8), 132);
+  EXPECT_EQ(launchBlocks(KernelChoice::kOneShotLines, kBig, 132, kPerBlock, kLinePerBlock, 96, 8), 132);
 }
 
 // Launches overlap only when the code that runs has the grid-dependency wait: a build that JIT-compiles
