@@ -18,6 +18,10 @@
 #              (PEERREDUCE_GPU_LL_HOST_MAX_BYTES=0 / 1M: where the default cap belongs), the pulls on every
 #              multiprocessor from 1 MiB (PEERREDUCE_GPU_PULL_MAX_BLOCKS=256, capped at the SM count: whether
 #              the default 32 blocks bound the host path's loads); and at 3+ GPUs one mixed mask (host:0-1)
+#   scratch    fewer segments: 16-256 MiB with 256 MiB of scratch (PEERREDUCE_SCRATCH_BYTES; the pool and the
+#              pinned limit raised to hold it) for the default allreduce, the copy-engine plans forced, and the
+#              host path (default, copy engines): a segment is a whole execution of the plan, so every segment
+#              pays the plan's fixed cost (256 MiB runs as 8 segments of 32 MiB with the default scratch)
 #   stage      ci/hardware.sh run NP, resumed across calls (HW_RESUME_DIR=/tmp/stage-resume)
 # NP is every GPU of the machine (GPU_NP to choose). NCCL_NVLS_ENABLE=0 throughout: no NVLink multicast.
 set -uo pipefail
@@ -89,13 +93,24 @@ for phase in ${GPU_PHASES:-build}; do
       --max-bytes 1048576
     if ((np >= 3)); then bench "host-mixed" -- --link-mask host:0-1; fi
     ;;
+  scratch)
+    big=(-x PEERREDUCE_SCRATCH_BYTES=256M -x PEERREDUCE_POOL_BYTES=1G -x PEERREDUCE_PINNED_LIMIT_BYTES=2G)
+    bench "scratch-allreduce" "${big[@]}" -- --coll allreduce --min-bytes 16777216
+    for c in allreduce all-gather broadcast reduce-scatter; do
+      bench "scratch-forced-$c" "${big[@]}" -x PEERREDUCE_GPU_COPY_ENGINES=1 -- --coll "$c" --algo copy-engine-two-shot \
+        --min-bytes 16777216
+    done
+    bench "scratch-host-auto" "${big[@]}" -- --nccl-p2p-disable --link-mask host:all --min-bytes 16777216
+    bench "scratch-host-copy-engines" "${big[@]}" -x PEERREDUCE_GPU_COPY_ENGINES=1 -- --nccl-p2p-disable \
+      --link-mask host:all --algo copy-engine-two-shot --min-bytes 16777216
+    ;;
   stage)
     HW_DEADLINE_S=$(($(left) - 15)) HW_RESUME_DIR=/tmp/stage-resume HW_NCCL_TESTS_SRC="$tests_src" OUT="$out/stage" \
       ci/hardware.sh run "$np" > "$out/stage.log" 2>&1 || status=1
     grep -E "^===|PASSED|FAILED|ERROR SUMMARY|skipped|!!!" "$out/stage.log" | tail -60
     ;;
   *)
-    echo "unknown phase $phase (build nccltests appN bench forced host stage)"
+    echo "unknown phase $phase (build nccltests appN bench forced host scratch stage)"
     status=1
     ;;
   esac
