@@ -94,7 +94,8 @@ for phase in ${GPU_PHASES:-build}; do
     if ((np >= 3)); then bench "host-mixed" -- --link-mask host:0-1; fi
     ;;
   scratch)
-    big=(-x PEERREDUCE_SCRATCH_BYTES=256M -x PEERREDUCE_POOL_BYTES=1G -x PEERREDUCE_PINNED_LIMIT_BYTES=2G)
+    # One stream: the pool need hold one 256 MiB lease (host-staged, it is each rank's region in /dev/shm).
+    big=(-x PEERREDUCE_SCRATCH_BYTES=256M -x PEERREDUCE_POOL_BYTES=512M -x PEERREDUCE_PINNED_LIMIT_BYTES=1G)
     bench "scratch-allreduce" "${big[@]}" -- --coll allreduce --min-bytes 16777216
     for c in allreduce all-gather broadcast reduce-scatter; do
       bench "scratch-forced-$c" "${big[@]}" -x PEERREDUCE_GPU_COPY_ENGINES=1 -- --coll "$c" --algo copy-engine-two-shot \
