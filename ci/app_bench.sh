@@ -2,10 +2,16 @@
 # The application paths on the GPU machine, repeated: ci/app_bench.sh OUT NP [REPEATS]
 #   For each of REPEATS runs (default 5): `python -m peerreduce.bench` under torchrun with NP ranks, once
 #   with NCCL alone and once with the NCCL library preloaded, merged into the three-column table (the
-#   package, NCCL alone, NCCL through the library; eager and graph); then every run in OUT in one table
-#   (python -m peerreduce.bench_runs: each run's ratio per cell and the median, OUT/pybench-npNP-runs.md). Then the training step (DDP, and
-#   FSDP unless APP_FSDP=0) with NCCL alone and through the library. Needs .hw/ (ci/hardware.sh build).
+#   package, NCCL alone, NCCL through the library; eager and graph; the library against NCCL forwarded by
+#   it in its own process, the headline, and against NCCL alone across processes); then every run in OUT in
+#   one table (python -m peerreduce.bench_runs: each run's ratio per cell and the median,
+#   OUT/pybench-npNP-runs.md). Then the training step (DDP, and FSDP unless APP_FSDP=0) with NCCL alone and
+#   through the library. Needs .hw/ (ci/hardware.sh build).
 #   APP_MAX_BYTES (default 16 MiB) bounds the bench sizes; APP_PYTHON the interpreter with torch.
+#   The bench's eager columns of one process are timed in interleaved rounds: APP_EAGER_CALLS calls per
+#   round (default 50), APP_EAGER_ROUNDS rounds (default 15); both runs pin each rank to cores of its own
+#   near its GPU (APP_PIN_CPUS, default auto; none leaves the scheduler free), so the host cost per eager
+#   call moves less between processes.
 #   APP_FIRST_RUN numbers the runs from there (default 1: repeats split over several calls keep apart);
 #   APP_TRAIN=0 skips the training steps (ddp or fsdp: only that one); APP_TRAIN_REPEATS repeats them.
 set -uo pipefail
@@ -21,11 +27,13 @@ torchrun=("$python" -m torch.distributed.run --standalone --nproc-per-node="$np"
 status=0
 bounded=(timeout -k 10 "${APP_STEP_TIMEOUT_S:-300}")
 first="${APP_FIRST_RUN:-1}"
+bench_flags=(--max-bytes "${APP_MAX_BYTES:-16777216}" --iterations "${APP_EAGER_CALLS:-50}"
+  --repeats "${APP_EAGER_ROUNDS:-15}" --pin-cpus "${APP_PIN_CPUS:-auto}")
 for ((run = first; run < first + repeats; run++)); do
   plain="$out/pybench-np$np-run$run.json" through="$out/pybench-np$np-run$run-library.json"
-  "${package[@]}" "${bounded[@]}" "${torchrun[@]}" -m peerreduce.bench --max-bytes "${APP_MAX_BYTES:-16777216}" \
+  "${package[@]}" "${bounded[@]}" "${torchrun[@]}" -m peerreduce.bench "${bench_flags[@]}" \
     --json "$plain" > "$out/pybench-np$np-run$run.log" 2>&1 || { status=1; tail -5 "$out/pybench-np$np-run$run.log"; }
-  "${preload[@]}" "${package[@]}" "${bounded[@]}" "${torchrun[@]}" -m peerreduce.bench --max-bytes "${APP_MAX_BYTES:-16777216}" \
+  "${preload[@]}" "${package[@]}" "${bounded[@]}" "${torchrun[@]}" -m peerreduce.bench "${bench_flags[@]}" \
     --json "$through" > "$out/pybench-np$np-run$run-library.log" 2>&1 ||
     { status=1; tail -5 "$out/pybench-np$np-run$run-library.log"; }
   echo "=== python -m peerreduce.bench, $np ranks, run $run (runs $first to $((first + repeats - 1)))"

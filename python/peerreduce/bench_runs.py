@@ -4,8 +4,13 @@ Each file is a merged table (`python -m peerreduce.bench_merge --json`) of one r
 processes (NCCL alone, the NCCL library preloaded). Per size and path the table shows every run's ratio
 to NCCL alone, in the order given, and their median in bold (markdown), as the repeated runs of the
 hardware stage are reported: one run's cell can move by tens of percent with the process, so a claim
-about a size rests on all of them. Where every run has the same-process comparison (`lib/fwd`: the
-library against NCCL's kernels forwarded in the library's own process), its columns follow.
+about a size rests on all of them. Every title says whether its ratio divides two times of one process
+("same process") or of the two runs' processes ("cross-process": the library's time in the preloaded run
+over NCCL's in the plain one; the host cost per eager call of the same code differs between processes by
+up to 2 x). Where every run has the same-process comparison of the library (`library/fwd`: NCCL through
+the library against NCCL's kernels forwarded in the library's own process), it stands beside the
+cross-process one; an eager same-process ratio is the median of the per-round ratios where every run
+timed interleaved rounds.
 """
 
 from __future__ import annotations
@@ -16,10 +21,32 @@ import statistics
 
 from .bench_merge import MergeError
 
-# (column title, mode, key in the merged row's mode)
-COLUMNS = [("graph, package", "graph", "peerreduce_ratio"), ("graph, library", "graph", "library_ratio"),
-           ("eager, package", "eager", "peerreduce_ratio"), ("eager, library", "eager", "library_ratio")]
-SAME_PROCESS = [("eager lib/fwd", "eager", "library_to_forwarded"), ("graph lib/fwd", "graph", "library_to_forwarded")]
+LEGEND = ("same process: both times from one process (package: the package over NCCL alone, in the plain run; "
+          "library/fwd: NCCL through the library over NCCL forwarded by it, in the preloaded run); cross-process: NCCL "
+          "through the library (preloaded run) over NCCL alone (plain run), two processes whose host cost per eager "
+          "call differs by up to 2 x; per round: the median of the ratios of eager rounds timed back to back")
+
+
+def columns(runs_rows: list[dict], sizes: list[int]) -> list[tuple[str, str, str]]:
+    """(title, mode, key in the merged row's mode) of every column the runs all have: per mode the package,
+    the library in its own process (library/fwd) and the library across processes; an eager same-process ratio
+    is the median of its per-round ratios where every run has it."""
+
+    def every(mode: str, key: str) -> bool:
+        return all(key in rows[s][mode] for rows in runs_rows for s in sizes)
+
+    def same(mode: str, title: str, key: str) -> tuple[str, str, str]:
+        if mode == "eager" and every(mode, key + "_per_round"):
+            return (f"{mode}, {title} (same process, per round)", mode, key + "_per_round")
+        return (f"{mode}, {title} (same process)", mode, key)
+
+    result = []
+    for mode in ("graph", "eager"):
+        result.append(same(mode, "package", "peerreduce_ratio"))
+        if every(mode, "library_to_forwarded"):
+            result.append(same(mode, "library/fwd", "library_to_forwarded"))
+        result.append((f"{mode}, library (cross-process)", mode, "library_ratio"))
+    return result
 
 
 def _size(nbytes: int) -> str:
@@ -46,15 +73,14 @@ def table(runs: list[dict]) -> str:
         if missing:
             raise MergeError(f"run {index + 1} has no row of {missing[0]} bytes")
         by_size.append(rows)
-    columns = list(COLUMNS)
-    if all("library_to_forwarded" in rows[s]["eager"] for rows in by_size for s in sizes):
-        columns += SAME_PROCESS
+    chosen = columns(by_size, sizes)
     lines = [f"{runs[0]['ranks']} ranks, {runs[0]['dtype']}, {len(runs)} runs: each run's ratio, then the median",
-             "| bytes | " + " | ".join(title for title, _, _ in columns) + " |",
-             "| ---: |" + " --- |" * len(columns)]
+             "", LEGEND, "",
+             "| bytes | " + " | ".join(title for title, _, _ in chosen) + " |",
+             "| ---: |" + " --- |" * len(chosen)]
     for s in sizes:
         cells = []
-        for _, mode, key in columns:
+        for _, mode, key in chosen:
             values = [rows[s][mode][key] for rows in by_size]
             cells.append(" ".join(f"{v:.2f}" for v in values) + f" (**{statistics.median(values):.2f}**)")
         lines.append(f"| {_size(s)} | " + " | ".join(cells) + " |")

@@ -5,7 +5,7 @@ import json
 
 import pytest
 
-from peerreduce import bench_merge
+from peerreduce import bench, bench_merge
 
 
 def table(nccl_path, scale, rows=(4096, 65536)):
@@ -80,3 +80,43 @@ def test_the_same_process_comparison_with_forwarded_nccl_is_kept_and_shown():
     assert graph["nccl_forwarded"] == 2.0 and graph["library_to_forwarded"] == pytest.approx(4.0 / 2.0)
     rendered = bench_merge.render(merged)
     assert "lib/fwd" in rendered and "0.625" in rendered and "2.000" in rendered
+
+
+def test_ratios_are_named_same_process_or_cross_process_in_the_json_and_the_table():
+    merged = bench_merge.merge(table("", 1.0), table("/x/libpeerreduce_nccl.so", 0.5))
+    assert merged["ratios"]["library_ratio"].startswith("cross-process")
+    assert merged["ratios"]["peerreduce_ratio"].startswith("same process")
+    assert merged["ratios"]["library_to_forwarded"].startswith("same process")
+    header = next(line for line in bench_merge.render(merged).splitlines() if line.lstrip().startswith("bytes"))
+    assert header.count("lib/N cross-proc") == 2 and header.count("pkg/N same") == 2
+    assert "lib/N cross-proc: NCCL through the library (preloaded run) over NCCL alone (plain run)" in \
+        bench_merge.render(merged)
+
+
+def test_rows_of_interleaved_rounds_merge_with_their_per_round_ratios_and_the_library_first():
+    """Rows as peerreduce.bench makes them from its rounds: the per-round medians reach the merged table,
+    and the library's same-process comparison leads it."""
+    def row(nbytes, device):
+        fields = bench.eager_fields(device, device)
+        fields.update({f"{name}_graph_us": 2.0 for name in device}, bytes=nbytes)
+        return fields
+
+    plain = {"ranks": 2, "dtype": "float32", "nccl_path": "",
+             "rows": [row(4096, {"peerreduce": [5.0, 6.0, 30.0], "nccl": [10.0, 12.0, 10.0]})]}
+    preloaded = {"ranks": 2, "dtype": "float32", "nccl_path": "/x/libpeerreduce_nccl.so",
+                 "rows": [row(4096, {"peerreduce": [5.0, 5.0, 5.0], "nccl": [10.0, 20.0, 30.0],
+                                     "nccl_forwarded": [10.0, 40.0, 20.0]})]}
+    merged = bench_merge.merge(plain, preloaded)
+    eager = merged["rows"][0]["eager"]
+    assert eager["peerreduce_ratio"] == pytest.approx(0.6) and eager["peerreduce_ratio_per_round"] == pytest.approx(0.5)
+    assert eager["library_to_forwarded"] == pytest.approx(1.0)
+    assert eager["library_to_forwarded_per_round"] == pytest.approx(1.0)  # 1.0, 0.5, 1.5
+    assert eager["library_ratio"] == pytest.approx(2.0)  # 20 over the plain run's 10: cross-process
+    assert eager["nccl_forwarded_host"] == 20.0
+    assert "library_to_forwarded_per_round" not in merged["rows"][0]["graph"]
+    lines = bench_merge.render(merged).splitlines()
+    header = next(line for line in lines if line.lstrip().startswith("bytes"))
+    assert header.split("|")[1].split() == ["fwd", "eager", "lib/fwd", "same", "per", "round", "fwd", "graph",
+                                            "lib/fwd", "same"]
+    assert any(line.startswith("per round:") for line in lines)
+    assert lines[-1].split("|")[1].split() == ["20.00", "1.000", "1.000", "2.00", "1.000"]
