@@ -22,6 +22,10 @@
 #              pinned limit raised to hold it) for the default allreduce, the copy-engine plans forced, and the
 #              host path (default, copy engines): a segment is a whole execution of the plan, so every segment
 #              pays the plan's fixed cost (256 MiB runs as 8 segments of 32 MiB with the default scratch)
+#   push       the two-rank pushing reduce-scatter, all-gather and broadcast: their hardware tests and the
+#              property suite with every direct plan pushed (lines off, one-vector pieces), then each
+#              collective's direct plan forced (--algo one-shot) from 1 MiB pushed (the default) and not
+#              (PEERREDUCE_GPU_PUSH_COLLECTIVE_MIN_BYTES=0: the interpreter), beside NCCL
 #   stage      ci/hardware.sh run NP, resumed across calls (HW_RESUME_DIR=/tmp/stage-resume)
 # NP is every GPU of the machine (GPU_NP to choose). NCCL_NVLS_ENABLE=0 throughout: no NVLink multicast.
 set -uo pipefail
@@ -105,13 +109,30 @@ for phase in ${GPU_PHASES:-build}; do
     bench "scratch-host-copy-engines" "${big[@]}" -x PEERREDUCE_GPU_COPY_ENGINES=1 -- --nccl-p2p-disable \
       --link-mask host:all --algo copy-engine-two-shot --min-bytes 16777216
     ;;
+  push)
+    timeout -k 10 120 "${mpi[@]}" .hw/peerreduce_hardware_tests --gtest_filter='CollectiveLines.*' \
+      > "$out/push-hw.log" 2>&1 || status=1
+    rank0 "$out/push-hw.log" | grep -E "^\[  (PASSED|FAILED) |^\[       OK|FAILED" | head -12
+    if ((np == 2)); then
+      RC_PARAMS="seed=1 max_success=${HW_VARIANT_CASES:-50}" timeout -k 10 150 "${mpi[@]}" \
+        -x PEERREDUCE_GPU_LL_COLLECTIVE_MAX_BYTES=0 -x PEERREDUCE_GPU_PUSH_COLLECTIVE_MIN_BYTES=1 \
+        -x PEERREDUCE_GPU_PUSH_ONE_SHOT_PIECE_BYTES=16 .hw/peerreduce_property_tests > "$out/push-properties.log" 2>&1 ||
+        status=1
+      rank0 "$out/push-properties.log" | grep -E "\[  (PASSED|FAILED)  \]|tests ran|FAILED" | head -12
+    fi
+    for c in reduce-scatter all-gather broadcast; do
+      bench "push-$c" -- --coll "$c" --algo one-shot --min-bytes 1048576 --max-bytes 268435456
+      bench "nopush-$c" -x PEERREDUCE_GPU_PUSH_COLLECTIVE_MIN_BYTES=0 -- --coll "$c" --algo one-shot \
+        --min-bytes 1048576 --max-bytes 268435456
+    done
+    ;;
   stage)
     HW_DEADLINE_S=$(($(left) - 15)) HW_RESUME_DIR=/tmp/stage-resume HW_NCCL_TESTS_SRC="$tests_src" OUT="$out/stage" \
       ci/hardware.sh run "$np" > "$out/stage.log" 2>&1 || status=1
     grep -E "^===|PASSED|FAILED|ERROR SUMMARY|skipped|!!!" "$out/stage.log" | tail -60
     ;;
   *)
-    echo "unknown phase $phase (build nccltests appN bench forced host scratch stage)"
+    echo "unknown phase $phase (build nccltests appN bench forced host scratch push stage)"
     status=1
     ;;
   esac

@@ -322,26 +322,36 @@ run)
       bash -c 'GCOV_PREFIX="$0/rank$OMPI_COMM_WORLD_RANK" exec "$@"' "$out/gcda/${name}" .hw/peerreduce_property_tests > "$log" 2>&1 || status=1
     grep -E "\[  (PASSED|FAILED)  \]|tests ran" "$log" | grep "1,0\]" || tail -20 "$log"
   done
-  # The pushing one-shot (two ranks only; by default from 2 MiB): the property suite at two ranks with every
-  # one-shot pushed (lines off, so small cases reach it too), in pieces of one vector (so the small cases
-  # split every block's slice into the most pieces, ragged last ones included).
-  if [[ "$suites" != 0 ]]; then
-    push_one=(PEERREDUCE_GPU_LL_MAX_BYTES=0 PEERREDUCE_GPU_PUSH_ONE_SHOT_MIN_BYTES=1 PEERREDUCE_GPU_PUSH_ONE_SHOT_PIECE_BYTES=16)
-    log="$out/variant-push-one-shot-np2.log"
-    echo "=== peerreduce_property_tests np=2 with ${push_one[*]} (cases per property ${HW_VARIANT_CASES:-50})"
+  # The pushing one-shot and the pushing reduce-scatter, all-gather and broadcast (two ranks only; by default
+  # from 2 MiB and past the lines): the property suite at two ranks with every such program pushed (lines off,
+  # so small cases reach them too), in pieces of one vector (so the small cases split every block's slice into
+  # the most pieces, ragged last ones included).
+  push_variants=(
+    "push-one-shot PEERREDUCE_GPU_LL_MAX_BYTES=0 PEERREDUCE_GPU_PUSH_ONE_SHOT_MIN_BYTES=1"
+    "push-collectives PEERREDUCE_GPU_LL_COLLECTIVE_MAX_BYTES=0 PEERREDUCE_GPU_PUSH_COLLECTIVE_MIN_BYTES=1"
+  )
+  for push_variant in "${push_variants[@]}"; do
+    if [[ "$suites" == 0 ]]; then break; fi
+    read -r -a push_words <<< "$push_variant"
+    push_name="${push_words[0]}"
+    push_env=("${push_words[@]:1}" PEERREDUCE_GPU_PUSH_ONE_SHOT_PIECE_BYTES=16)
+    log="$out/variant-${push_name}-np2.log"
+    echo "=== peerreduce_property_tests np=2 with ${push_env[*]} (cases per property ${HW_VARIANT_CASES:-50})"
     if ((gpus < 2)); then  # two ranks as threads on one GPU
       PEERREDUCE_TEST_GPU_RANKS=2 PEERREDUCE_TIMEOUT_MS="$threads_timeout" \
-        RC_PARAMS="${HW_RC_EXTRA:-}seed=$seed max_success=${HW_VARIANT_CASES:-50}" GCOV_PREFIX="$out/gcda/push-one-shot" \
-        bounded env "${push_one[@]}" .hw/peerreduce_property_tests > "$log" 2>&1 || status=1
+        RC_PARAMS="${HW_RC_EXTRA:-}seed=$seed max_success=${HW_VARIANT_CASES:-50}" GCOV_PREFIX="$out/gcda/$push_name" \
+        bounded env "${push_env[@]}" .hw/peerreduce_property_tests > "$log" 2>&1 || status=1
       grep -E "\[  (PASSED|FAILED)  \]|tests ran" "$log" || tail -20 "$log"
     else
+      exported=()
+      for setting in "${push_env[@]}"; do exported+=(-x "$setting"); done
       RC_PARAMS="${HW_RC_EXTRA:-}seed=$seed max_success=${HW_VARIANT_CASES:-50}" bounded "${mpi[@]}" \
-        -x "${push_one[0]}" -x "${push_one[1]}" -x "${push_one[2]}" -np 2 \
-        bash -c 'GCOV_PREFIX="$0/rank$OMPI_COMM_WORLD_RANK" exec "$@"' "$out/gcda/push-one-shot" \
+        "${exported[@]}" -np 2 \
+        bash -c 'GCOV_PREFIX="$0/rank$OMPI_COMM_WORLD_RANK" exec "$@"' "$out/gcda/$push_name" \
         .hw/peerreduce_property_tests > "$log" 2>&1 || status=1
       grep -E "\[  (PASSED|FAILED)  \]|tests ran" "$log" | grep "1,0\]" || tail -20 "$log"
     fi
-  fi
+  done
   # Copy engines (experimental, PEERREDUCE_GPU_COPY_ENGINES=1): the property suite with the copy-engine
   # two-shot forced and its copies on the copy engines, at each NP in HW_COPY_ENGINE_NPS (default the
   # first NP: with four ranks sharing one H100 it timed out, docs/PERF.md). Without the masked-world

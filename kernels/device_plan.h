@@ -203,5 +203,15 @@ inline constexpr std::int32_t kLowLatencyReduceScatter = 6;
 inline constexpr std::int32_t kLowLatencyAllGather = 7;
 inline constexpr std::int32_t kLowLatencyBroadcast = 8;
 inline constexpr std::int32_t kPushOneShot = 9;  // two ranks (kernels/push_kernels.cuh)
+// The direct reduce-scatter, all-gather and broadcast pushed into the peer's scratch: two ranks
+// (kernels/push_kernels.cuh, pushCollectiveKernel).
+inline constexpr std::int32_t kPushReduceScatter = 10;
+inline constexpr std::int32_t kPushAllGather = 11;
+inline constexpr std::int32_t kPushBroadcast = 12;
+// Whether args.fused names a push kernel (kernels/push_kernels.cu launches those).
+inline constexpr bool isPushKernel(std::int32_t fused) {
+  return fused == kPushTwoShot || fused == kPushOneShot || fused == kPushReduceScatter || fused == kPushAllGather ||
+         fused == kPushBroadcast;
+}
 
 }  // namespace peerreduce::gpu

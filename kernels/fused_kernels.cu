@@ -8,7 +8,7 @@
 namespace peerreduce::gpu {
 
 hipError_t launchFusedKernel(const LaunchArgs& args, int dtype, unsigned blocks, hipStream_t stream) {
-  if (args.fused == kPushTwoShot || args.fused == kPushOneShot) return launchPushKernel(args, dtype, blocks, stream);
+  if (isPushKernel(args.fused)) return launchPushKernel(args, dtype, blocks, stream);
   return kernels::visitDataType(dtype, hipErrorInvalidValue, [&](auto type) {
     return fused::launchFor<typename decltype(type)::type>(args, blocks, stream);
   });

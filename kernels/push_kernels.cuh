@@ -1,6 +1,7 @@
 // Push kernels (compiled per group of element types by kernels/typed_kernels_*.cu; launched through
-// kernels/push_kernels.cu): the two-shot program, and at two ranks the one-shot, with every transfer between ranks a
-// write into the peer's memory (posted over the link) instead of a read of it (a round trip per load).
+// kernels/push_kernels.cu): the two-shot program, and at two ranks the one-shot and the direct reduce-scatter,
+// all-gather and broadcast, with every transfer between ranks a write into the peer's memory (posted over
+// the link) instead of a read of it (a round trip per load).
 // They fold as the plans do, in rank order, so the bits are the plans'; they signal on a counter no plan
 // uses and advance their own bases per block, so they mix with the fused, line and interpreted kernels on
 // one communicator. The host chooses them (lib/gpu/kernel_choice.h); kernels/fused_kernels.cu launches
@@ -156,21 +157,23 @@ __device__ BlockSlice pieceOf(const BlockSlice& s, std::uint64_t per_piece, int 
   return p;
 }
 
-// Folds piece `p` of my input (from the send buffer) and the peer's (from my slot 0), in rank order.
+// Folds piece `p` of my term (from `own`, in the send buffer) and the peer's (from my slot 0), in rank
+// order, into `output`: the one-shot's whole input and output, a reduce-scatter's block of its own.
 template <typename T, typename Op>
-__device__ void foldPushedPiece(const LaunchArgs& a, const BlockSlice& p) {
+__device__ void foldPushedPiece(const LaunchArgs& a, const BlockSlice& p, const unsigned char* own,
+                                unsigned char* output) {
   __shared__ T* sources[2];
   __shared__ std::uint8_t from_send[2];  // this rank's own term is read from its send buffer
   __syncthreads();                       // the previous piece's fold is done with sources
   if (threadIdx.x < 2) {
     const int q = static_cast<int>(threadIdx.x);
-    const unsigned char* base = q == a.rank ? inputOf(a) + p.begin * sizeof(T) : scratchOf(a, a.rank, 0);
+    const unsigned char* base = q == a.rank ? own + p.begin * sizeof(T) : scratchOf(a, a.rank, 0);
     sources[q] = reinterpret_cast<T*>(const_cast<unsigned char*>(base) + p.lo * sizeof(T));
     from_send[q] = q == a.rank ? 1 : 0;
   }
   __syncthreads();
   if (p.hi > p.lo) {
-    reduceSlice<T, Op>(reinterpret_cast<T*>(outputOf(a) + (p.begin + p.lo) * sizeof(T)), sources, 2, p.hi - p.lo,
+    reduceSlice<T, Op>(reinterpret_cast<T*>(output + (p.begin + p.lo) * sizeof(T)), sources, 2, p.hi - p.lo,
                        avgStep(a, true, from_send));
   }
 }
@@ -193,7 +196,7 @@ __global__ void __launch_bounds__(kPlanKernelThreads) pushOneShotKernel(LaunchAr
     if (j > 0) {
       // The peer's piece j - 1 (its signal number 1 + j: entered came first).
       if (!waitForPush(a, peer, 1 + static_cast<std::uint64_t>(j), a.ready_wait_step)) return;
-      foldPushedPiece<T, Op>(a, pieceOf(s, per_piece, j - 1));
+      foldPushedPiece<T, Op>(a, pieceOf(s, per_piece, j - 1), inputOf(a), outputOf(a));
     }
     if (j < pieces) signalEveryPeer(a, kPushFlag);  // ready: piece j (fenced: its stores are visible first)
   }
@@ -205,12 +208,109 @@ __global__ void __launch_bounds__(kPlanKernelThreads) pushOneShotKernel(LaunchAr
   }
 }
 
+// The direct reduce-scatter, all-gather and broadcast at two ranks, pushed: the push one-shot's protocol
+// (entered, then one ready per piece, on kPushFlag; pieces as pushPieces cuts them) with each plan's one
+// transfer a write into the peer's scratch slot 0 instead of a read of the peer's. Why: the interpreter
+// runs those plans with every remote access a load (a round trip over the link each), and a large one
+// after a copy of the input into its own scratch; pushed, the data crosses the link once as posted
+// stores and every read is local, as for the allreduce's push one-shot (docs/PERF.md).
+//   reduce-scatter: each rank pushes the peer's block of its input (premultiplied under a floating avg, as
+//     the plan's published copy is) and folds its own block and its slot in rank order into its output;
+//   all-gather: each rank pushes its block, copies it into its own block of the output, and copies its
+//     slot into the peer's block;
+//   broadcast: the root pushes its buffer and copies it to its output; the other rank copies its slot.
+// A broadcast's receiver sends only `entered` (it writes nothing into the root), so each side advances its
+// bases by the signals the other sends: 1 + pieces from a sender, 1 from a receiver. Signals from one
+// peer's block arrive in the order sent (one counter), so a count that reaches piece j's number is piece
+// j's signal even when the peer has run on into its next operation and signalled `entered` again.
+enum class PushedCollective { kReduceScatter, kAllGather, kBroadcast };
+
+template <typename T>
+__device__ const unsigned char* sendBlockOf(const LaunchArgs& a, int block) {
+  return inputOf(a) + static_cast<std::uint64_t>(block) * a.send_block_stride * sizeof(T);
+}
+template <typename T>
+__device__ unsigned char* recvBlockOf(const LaunchArgs& a, int block) {
+  return outputOf(a) + static_cast<std::uint64_t>(block) * a.recv_block_stride * sizeof(T);
+}
+
+// Piece `p` of this rank's own block copied into its output (the all-gather's own block, the root's
+// buffer); nothing where the two are one memory (in place).
+template <typename T>
+__device__ void copyOwnPiece(const LaunchArgs& a, unsigned char* output, const unsigned char* own,
+                             const BlockSlice& p) {
+  if (output == own || p.hi <= p.lo) return;
+  const std::uint64_t at = (p.begin + p.lo) * sizeof(T);
+  copyFromSend<T>(a, reinterpret_cast<T*>(output + at), reinterpret_cast<const T*>(own + at), p.hi - p.lo);
+}
+
+template <typename T, typename Op, PushedCollective C>
+__global__ void __launch_bounds__(kPlanKernelThreads) pushCollectiveKernel(LaunchArgs a) {
+  enterKernel();
+  if (!passEntryFence(a, a.peers->counters[a.rank])) return;
+  const int peer = 1 - a.rank;  // two ranks: the host chooses this kernel for no other world
+  const bool broadcast = C == PushedCollective::kBroadcast;
+  const bool sends = !broadcast || a.rank == a.root;
+  const bool peer_sends = !broadcast || peer == a.root;
+  signalEveryPeer(a, kPushFlag);          // entered
+  const BlockSlice s = sliceOf<T>(a, 0);  // one chunk per block: the block's count in this segment
+  std::uint64_t per_piece = 0;
+  const int pieces = pushPieces<T>(a, s.hi > s.lo ? s.hi - s.lo : 0, &per_piece);
+  // What this rank pushes, and where its own block lands in its output.
+  const unsigned char* pushed = sendBlockOf<T>(a, C == PushedCollective::kReduceScatter ? peer : 0);
+  unsigned char* own_output = recvBlockOf<T>(a, C == PushedCollective::kAllGather ? a.rank : 0);
+  unsigned char* peer_output = recvBlockOf<T>(a, C == PushedCollective::kAllGather ? peer : 0);
+  if (sends && !waitForPush(a, peer, 1, kFenceStep)) return;
+  for (int j = 0; j <= pieces; ++j) {
+    if (sends && j < pieces) {
+      const BlockSlice p = pieceOf(s, per_piece, j);
+      if (p.hi > p.lo) publishSlice<T>(a, scratchOf(a, peer, 0), pushed + p.begin * sizeof(T), p);
+      // The local copy while the stores cross the link.
+      if (C != PushedCollective::kReduceScatter) copyOwnPiece<T>(a, own_output, pushed, p);
+    }
+    if (peer_sends && j > 0) {
+      // The peer's piece j - 1 (its signal number 1 + j: entered came first).
+      if (!waitForPush(a, peer, 1 + static_cast<std::uint64_t>(j), a.ready_wait_step)) return;
+      const BlockSlice p = pieceOf(s, per_piece, j - 1);
+      if (C == PushedCollective::kReduceScatter) {
+        foldPushedPiece<T, Op>(a, p, sendBlockOf<T>(a, a.rank), own_output);
+      } else {
+        copyChunkSlice<T>(peer_output + p.begin * sizeof(T), scratchOf(a, a.rank, 0), p);
+      }
+    }
+    if (sends && j < pieces) signalEveryPeer(a, kPushFlag);  // ready: piece j (fenced: its stores first)
+  }
+  // This block's bases: only it reads and writes them, so no other block needs to finish first.
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    a.control->base[counterIndex(peer, kPushFlag, static_cast<int>(blockIdx.x))] +=
+        1 + (peer_sends ? static_cast<std::uint64_t>(pieces) : 0);
+  }
+}
+
 template <typename T, typename Op>
 hipError_t launchPushShape(const LaunchArgs& args, unsigned blocks, hipStream_t stream) {
   const bool overlap = args.overlap_launch != 0;
-  if (args.fused == kPushOneShot) {
-    if (args.world_size != 2) return hipErrorInvalidValue;  // its slots and its peer are two ranks'
-    return launchKernel(pushOneShotKernel<T, Op>, blocks, kPlanKernelThreads, stream, overlap, args);
+  const bool two_ranks = args.world_size == 2;  // the one-shot's and the collectives' slots and peer
+  switch (args.fused) {
+    case kPushOneShot:
+      if (!two_ranks) return hipErrorInvalidValue;
+      return launchKernel(pushOneShotKernel<T, Op>, blocks, kPlanKernelThreads, stream, overlap, args);
+    case kPushReduceScatter:
+      if (!two_ranks) return hipErrorInvalidValue;
+      return launchKernel(pushCollectiveKernel<T, Op, PushedCollective::kReduceScatter>, blocks, kPlanKernelThreads,
+                          stream, overlap, args);
+    // The copying collectives compile once per type: their operator is always the sum (no arithmetic).
+    case kPushAllGather:
+      if (!two_ranks) return hipErrorInvalidValue;
+      return launchKernel(pushCollectiveKernel<T, kernels::Sum, PushedCollective::kAllGather>, blocks,
+                          kPlanKernelThreads, stream, overlap, args);
+    case kPushBroadcast:
+      if (!two_ranks) return hipErrorInvalidValue;
+      return launchKernel(pushCollectiveKernel<T, kernels::Sum, PushedCollective::kBroadcast>, blocks,
+                          kPlanKernelThreads, stream, overlap, args);
+    default:
+      break;
   }
   return launchKernel(pushTwoShotKernel<T, Op>, blocks, kPlanKernelThreads, stream, overlap, args);
 }
@@ -226,10 +326,18 @@ hipError_t launchFor(const LaunchArgs& args, unsigned blocks, hipStream_t stream
 
 template <typename T>
 hipError_t loadFor() {
-  return loadEveryOp([](auto op) {
+  const hipError_t loaded = loadEveryOp([](auto op) {
     using Op = typename decltype(op)::type;
-    return std::array{&pushTwoShotKernel<T, Op>, &pushOneShotKernel<T, Op>};
+    return std::array{&pushTwoShotKernel<T, Op>, &pushOneShotKernel<T, Op>,
+                      &pushCollectiveKernel<T, Op, PushedCollective::kReduceScatter>};
   });
+  if (loaded != hipSuccess) return loaded;
+  for (const auto kernel : std::array{&pushCollectiveKernel<T, kernels::Sum, PushedCollective::kAllGather>,
+                                      &pushCollectiveKernel<T, kernels::Sum, PushedCollective::kBroadcast>}) {
+    const hipError_t one = loadKernel(kernel);
+    if (one != hipSuccess) return one;
+  }
+  return hipSuccess;
 }
 
 }  // namespace peerreduce::gpu::push

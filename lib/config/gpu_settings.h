@@ -64,6 +64,11 @@ inline constexpr std::uint64_t kDefaultPushOneShotMinBytes = std::uint64_t{2} <<
 // (kernels/push_kernels.cu). On 2 x H200 (fp32, out of place, graph of 20; docs/PERF.md) 32 KiB beat 16, 24,
 // 48, 64 and 128 KiB from 16 MiB up: 64 MiB 218 us against 252 in one piece, 256 MiB 868 against 1006.
 inline constexpr std::uint64_t kDefaultPushOneShotPieceBytes = std::uint64_t{32} << 10;
+// Two-rank direct reduce-scatters, all-gathers and broadcasts past the lines whose block (count x element
+// size) is at least this push their data into the peer's scratch instead of running in the interpreter
+// (PEERREDUCE_GPU_PUSH_COLLECTIVE_MIN_BYTES; 0 turns it off). Every block past the two-rank lines (1 MiB)
+// by default: the interpreter's one round of remote loads against posted stores, as for the one-shot.
+inline constexpr std::uint64_t kDefaultPushCollectiveMinBytes = std::uint64_t{1} << 20;
 // Bytes a block should have to itself before another is worth launching: one pass of 512 threads
 // x 4 vectors x 16 bytes (PEERREDUCE_GPU_BYTES_PER_BLOCK).
 inline constexpr std::uint64_t kDefaultBytesPerBlock = std::uint64_t{32} << 10;

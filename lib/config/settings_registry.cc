@@ -345,6 +345,10 @@ std::array<SettingSpec, kSettingCount> makeSpecs() {
             "push one-shot piece size", gpu::kDefaultPushOneShotPieceBytes, "64K",
             "bytes a block of the two-rank pushing one-shot pushes before folding the piece it pushed before "
             "(whole pieces, at most 16 a block); 0: one piece, everything pushed before anything is folded");
+  threshold(SettingId::kGpuPushCollectiveMinBytes, "PEERREDUCE_GPU_PUSH_COLLECTIVE_MIN_BYTES",
+            "push collective threshold", gpu::kDefaultPushCollectiveMinBytes, "4M",
+            "smallest block (count x element size) of a direct reduce-scatter, all-gather or broadcast past the "
+            "lines that pushes its data into the peer's scratch, two ranks only; 0: none");
   threshold(SettingId::kGpuCollectiveLinesMaxBytes, "PEERREDUCE_GPU_LL_COLLECTIVE_MAX_BYTES",
             "low-latency collective limit", gpu::kDefaultCollectiveLinesMaxBytes, "64K",
             "largest block (count x element size) of a direct reduce-scatter, all-gather or broadcast run as "
@@ -404,7 +408,7 @@ std::array<SettingSpec, kSettingCount> makeSpecs() {
        {SettingId::kGpuMaxBlocks, SettingId::kGpuInterpreterMaxBlocks, SettingId::kGpuPullMaxBlocks,
         SettingId::kGpuBytesPerBlock, SettingId::kGpuLineBytesPerBlock, SettingId::kGpuFused,
         SettingId::kGpuLowLatencyMaxBytes, SettingId::kGpuLowLatencyTwoShotMaxBytes, SettingId::kGpuPushMinBytes,
-        SettingId::kGpuPushOneShotMinBytes, SettingId::kGpuPushOneShotPieceBytes,
+        SettingId::kGpuPushOneShotMinBytes, SettingId::kGpuPushOneShotPieceBytes, SettingId::kGpuPushCollectiveMinBytes,
         SettingId::kGpuCollectiveLinesMaxBytes, SettingId::kGpuHostLinesMaxBytes, SettingId::kGpuCopyEngines}) {
     at(id).agreement = SettingAgreement::kSameUnchecked;
   }
@@ -512,6 +516,7 @@ std::array<SettingRow, kSettingCount> makeRows() {
       SettingRow{SettingId::kGpuPushMinBytes, &spec(SettingId::kGpuPushMinBytes), O::kGpuTransport},
       SettingRow{SettingId::kGpuPushOneShotMinBytes, &spec(SettingId::kGpuPushOneShotMinBytes), O::kGpuTransport},
       SettingRow{SettingId::kGpuPushOneShotPieceBytes, &spec(SettingId::kGpuPushOneShotPieceBytes), O::kGpuTransport},
+      SettingRow{SettingId::kGpuPushCollectiveMinBytes, &spec(SettingId::kGpuPushCollectiveMinBytes), O::kGpuTransport},
       SettingRow{SettingId::kGpuCollectiveLinesMaxBytes, &spec(SettingId::kGpuCollectiveLinesMaxBytes),
                  O::kGpuTransport},
       SettingRow{SettingId::kGpuHostLinesMaxBytes, &spec(SettingId::kGpuHostLinesMaxBytes), O::kGpuTransport},

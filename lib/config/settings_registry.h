@@ -57,6 +57,7 @@ enum class SettingId : int {
   kGpuPushMinBytes,
   kGpuPushOneShotMinBytes,
   kGpuPushOneShotPieceBytes,
+  kGpuPushCollectiveMinBytes,
   kGpuCollectiveLinesMaxBytes,
   kGpuHostLinesMaxBytes,
   kGpuCopyEngines,

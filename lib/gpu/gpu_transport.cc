@@ -570,7 +570,6 @@ class GpuTransport final : public Transport,
         break;
       case KernelChoice::kOneShotPush:
         args.fused = kPushOneShot;
-        args.push_piece_bytes = kernels_.push_one_shot_piece_bytes;
         break;
       case KernelChoice::kOneShotLines:
         args.fused = kLowLatencyOneShot;
@@ -587,7 +586,18 @@ class GpuTransport final : public Transport,
       case KernelChoice::kBroadcastLines:
         args.fused = kLowLatencyBroadcast;
         break;
+      case KernelChoice::kReduceScatterPush:
+        args.fused = kPushReduceScatter;
+        break;
+      case KernelChoice::kAllGatherPush:
+        args.fused = kPushAllGather;
+        break;
+      case KernelChoice::kBroadcastPush:
+        args.fused = kPushBroadcast;
+        break;
     }
+    // The pushing one-shot and collectives move each block's slice in pieces (the two-shot ignores it).
+    if (runsPushed(choice)) args.push_piece_bytes = kernels_.push_one_shot_piece_bytes;
     // The push and line kernels have no launch-wide synchronisation, so they may use every
     // multiprocessor; the fused pulling kernels keep PEERREDUCE_GPU_PULL_MAX_BLOCKS (launchBlocks).
     const auto blocks = static_cast<unsigned>(launchBlocksOf(choice, bytes));

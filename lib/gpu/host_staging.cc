@@ -57,6 +57,7 @@ KernelPolicy hostStagedKernelPolicy(KernelPolicy policy, int world_size) {
   policy.collective_two_rank_default = false;
   policy.push_min_bytes = 0;
   policy.push_one_shot_min_bytes = 0;
+  policy.push_collective_min_bytes = 0;
   return policy;
 }
 

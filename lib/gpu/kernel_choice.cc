@@ -59,6 +59,7 @@ StatusOr<GpuSettings> gpuSettingsFromEnvironment(const std::function<const char*
       {SettingId::kGpuPushMinBytes, &s.kernels.push_min_bytes},
       {SettingId::kGpuPushOneShotMinBytes, &s.kernels.push_one_shot_min_bytes},
       {SettingId::kGpuPushOneShotPieceBytes, &s.kernels.push_one_shot_piece_bytes},
+      {SettingId::kGpuPushCollectiveMinBytes, &s.kernels.push_collective_min_bytes},
       {SettingId::kGpuCollectiveLinesMaxBytes, &s.kernels.collective_max_bytes},
       {SettingId::kGpuHostLinesMaxBytes, &s.kernels.host_lines_max_bytes},
   };
@@ -91,7 +92,12 @@ KernelChoice chooseKernel(FusedKind kind, std::uint64_t bytes, int world_size, c
   if (kind == FusedKind::kReduceScatterDirect || kind == FusedKind::kAllGatherDirect ||
       kind == FusedKind::kBroadcastDirect) {
     if (!lines || bytes > collectiveLinesMaxBytes(policy, world_size) || bytes > linePayloadBytes(world_size)) {
-      return KernelChoice::kInterpreter;
+      // Two ranks only: the pushing kernels' one slot per peer is the direct plans' slot 0.
+      const bool push = world_size == 2 && bytes > 0 && policy.push_collective_min_bytes != 0 &&
+                        bytes >= policy.push_collective_min_bytes;
+      if (!push) return KernelChoice::kInterpreter;
+      if (kind == FusedKind::kReduceScatterDirect) return KernelChoice::kReduceScatterPush;
+      return kind == FusedKind::kAllGatherDirect ? KernelChoice::kAllGatherPush : KernelChoice::kBroadcastPush;
     }
     if (kind == FusedKind::kReduceScatterDirect) return KernelChoice::kReduceScatterLines;
     return kind == FusedKind::kAllGatherDirect ? KernelChoice::kAllGatherLines : KernelChoice::kBroadcastLines;
@@ -125,6 +131,30 @@ bool runsAsLines(KernelChoice choice) {
     case KernelChoice::kTwoShotPull:
     case KernelChoice::kTwoShotPush:
     case KernelChoice::kOneShotPush:
+    case KernelChoice::kReduceScatterPush:
+    case KernelChoice::kAllGatherPush:
+    case KernelChoice::kBroadcastPush:
+      return false;
+  }
+  return false;
+}
+
+bool runsPushed(KernelChoice choice) {
+  switch (choice) {
+    case KernelChoice::kTwoShotPush:
+    case KernelChoice::kOneShotPush:
+    case KernelChoice::kReduceScatterPush:
+    case KernelChoice::kAllGatherPush:
+    case KernelChoice::kBroadcastPush:
+      return true;
+    case KernelChoice::kInterpreter:
+    case KernelChoice::kOneShotPull:
+    case KernelChoice::kTwoShotPull:
+    case KernelChoice::kOneShotLines:
+    case KernelChoice::kTwoShotLines:
+    case KernelChoice::kReduceScatterLines:
+    case KernelChoice::kAllGatherLines:
+    case KernelChoice::kBroadcastLines:
       return false;
   }
   return false;
@@ -146,7 +176,7 @@ std::uint64_t maxBatchBytes(FusedKind kind, int world_size, const KernelPolicy& 
 int launchBlocks(KernelChoice choice, std::uint64_t bytes, int block_cap, std::uint64_t bytes_per_block,
                  std::uint64_t line_bytes_per_block, int interpreter_cap, int pull_cap) {
   const bool lines = runsAsLines(choice);
-  const bool uncapped = lines || choice == KernelChoice::kTwoShotPush || choice == KernelChoice::kOneShotPush;
+  const bool uncapped = lines || runsPushed(choice);
   const std::uint64_t per_block = std::max<std::uint64_t>(1, lines ? line_bytes_per_block : bytes_per_block);
   const int own_cap = choice == KernelChoice::kInterpreter ? interpreter_cap : pull_cap;
   const int cap = std::max(1, uncapped ? block_cap : std::min(block_cap, own_cap));

@@ -35,6 +35,9 @@ struct KernelPolicy {
   std::uint64_t push_one_shot_min_bytes = kDefaultPushOneShotMinBytes;
   // Bytes of each piece a block of the pushing one-shot pushes before folding the one before; 0: one piece.
   std::uint64_t push_one_shot_piece_bytes = kDefaultPushOneShotPieceBytes;
+  // Two-rank direct reduce-scatters, all-gathers and broadcasts past the lines whose block is at least this
+  // push their data into the peer's scratch (in pieces of push_one_shot_piece_bytes); 0: the interpreter.
+  std::uint64_t push_collective_min_bytes = kDefaultPushCollectiveMinBytes;
   // Direct reduce-scatters, all-gathers and broadcasts run as lines up to this many bytes of one rank's
   // block (the count argument x the element size); 0 turns them off (the interpreter runs them).
   std::uint64_t collective_max_bytes = kDefaultCollectiveLinesMaxBytes;
@@ -74,6 +77,8 @@ struct KernelPolicy {
 //   PEERREDUCE_GPU_PUSH_MIN_BYTES      smallest two-shot that pushes (0: none)
 //   PEERREDUCE_GPU_PUSH_ONE_SHOT_MIN_BYTES  smallest two-rank one-shot past the lines that pushes (0: none)
 //   PEERREDUCE_GPU_PUSH_ONE_SHOT_PIECE_BYTES  bytes a block of it pushes before folding the last piece (0: one)
+//   PEERREDUCE_GPU_PUSH_COLLECTIVE_MIN_BYTES  smallest two-rank direct collective block past the lines that
+//                                      pushes (0: none)
 //   PEERREDUCE_GPU_LL_COLLECTIVE_MAX_BYTES  largest block of a direct reduce-scatter, all-gather or
 //                                      broadcast run as lines (0: none)
 //   PEERREDUCE_GPU_LL_HOST_MAX_BYTES   the largest of those run as lines where some region is host
@@ -105,7 +110,14 @@ enum class KernelChoice {
   kReduceScatterLines,
   kAllGatherLines,
   kBroadcastLines,
+  kReduceScatterPush,  // two ranks
+  kAllGatherPush,      // two ranks
+  kBroadcastPush,      // two ranks
 };
+
+// Whether `choice` is a push kernel (kernels/push_kernels.cuh): no launch-wide synchronisation, so every
+// multiprocessor may run a block.
+bool runsPushed(KernelChoice choice);
 
 // Whether `choice` is a line kernel (kernels/line_kernels.cu, kernels/collective_line_kernels.cu): its
 // blocks split the work by PEERREDUCE_GPU_LL_BYTES_PER_BLOCK and, having no launch-wide synchronisation,
@@ -126,7 +138,9 @@ std::uint64_t lineTwoShotPayloadBytes(int world_size);
 // collectives `bytes` is one rank's block (what each writer sends each peer); they run as lines when it
 // fits both the setting and a writer's lines (linePayloadBytes), else in the interpreter: a fused pull
 // kernel would make the same launch, the same one signal round and the same copies as the interpreter
-// running those plans, so nothing structural is gained between the lines and the interpreter.
+// running those plans, so nothing structural is gained between the lines and the interpreter. At two
+// ranks, blocks past the lines from policy.push_collective_min_bytes push instead (kernels/push_kernels.cuh):
+// posted stores into the peer's scratch where the interpreter makes remote loads.
 // The largest one-shot run as lines at `world_size` ranks under `policy` (before the lines' capacity).
 std::uint64_t oneShotLinesMaxBytes(const KernelPolicy& policy, int world_size);
 // The largest block of a direct reduce-scatter, all-gather or broadcast run as lines at `world_size`

@@ -1,9 +1,9 @@
 // Hardware-only: the direct reduce-scatter, all-gather and broadcast plans run as line kernels
-// (kernels/collective_line_kernels.cu) for small blocks. Many operations are enqueued back to back before
-// any completes, so a rank runs as far ahead of its peers as the lines' reuse rule lets it: a broadcast's
-// root receives no data, and without its receivers' presence lines it could run two broadcasts ahead and
-// overwrite lines a receiver still reads. Every result is checked against the reference (exact bits
-// for the copying collectives) by the collective harness.
+// (kernels/collective_line_kernels.cu) for small blocks, and at two ranks as push kernels past the lines. Many
+// operations are enqueued back to back before any completes, so a rank runs as far ahead of its peers as the lines'
+// reuse rule lets it: a broadcast's root receives no data, and without its receivers' presence lines it could run two
+// broadcasts ahead and overwrite lines a receiver still reads. Every result is checked against the reference (exact
+// bits for the copying collectives) by the collective harness.
 #include <gtest/gtest.h>
 
 #include <cstddef>
@@ -78,6 +78,44 @@ TEST(CollectiveLines, EveryDirectCollectiveBackToBackInEveryFormStaysExact) {
       c.recv_offset = static_cast<std::size_t>(i % 4 == 3);
       c.root = i % n;
       c.seed = static_cast<std::uint64_t>(i) + 100;
+      cases.push_back(c);
+      ++i;
+    }
+  }
+  expectEveryCaseExact(*world, cases);
+}
+
+// Past the lines, at two ranks, the direct plans push (kernels/push_kernels.cuh, pushCollectiveKernel; at
+// other world sizes the interpreter runs them, and the cases hold there too). Back to back without waiting:
+// a broadcast's root waits for nothing but the receiver's `entered`, so it runs ahead into its next
+// operation and signals again while the receiver still counts the pieces of this one; roots alternate,
+// reduce-scatters and all-gathers (both ranks sending, on the same counters) come between, blocks are
+// ragged, in place and not, at unaligned offsets, and the largest exceed the scratch (several segments).
+TEST(CollectiveLines, PushedDirectCollectivesBackToBackStayExact) {
+  auto world = directPlanWorld();
+  ASSERT_NE(world, nullptr);
+  const int n = world->size();
+  const Collective collectives[] = {Collective::kBroadcast, Collective::kReduceScatter, Collective::kBroadcast,
+                                    Collective::kAllGather, Collective::kBroadcast};
+  const ReduceOp ops[] = {ReduceOp::kSum, ReduceOp::kAvg, ReduceOp::kMin};
+  // fp32 blocks: one vector past the two-rank lines (1 MiB), a few MiB, ragged, and 9 M elements (36 MiB,
+  // more than the default 32 MiB of scratch).
+  const std::size_t counts[] = {262148, 262149, 1000003, 4194304, 9000001};
+  std::vector<CollectiveCase> cases;
+  int i = 0;
+  for (const std::size_t count : counts) {
+    for (const Collective collective : collectives) {
+      CollectiveCase c;
+      c.collective = collective;
+      c.world_size = n;
+      c.count = count;
+      c.op = ops[i % 3];
+      c.dtype = i % 4 == 3 ? DataType::kBFloat16 : DataType::kFloat32;
+      c.in_place = i % 2 == 1;
+      c.send_offset = static_cast<std::size_t>(i % 3 == 2);
+      c.recv_offset = static_cast<std::size_t>(i % 5 == 4);
+      c.root = (i / 2) % n;
+      c.seed = static_cast<std::uint64_t>(i) + 500;
       cases.push_back(c);
       ++i;
     }

@@ -95,8 +95,8 @@ TEST(KernelChoice, TwoRanksRunLargerCollectiveBlocksAsLinesUnlessTheLimitIsSet) 
   EXPECT_EQ(kDefaultCollectiveLinesTwoRankMaxBytes, linePayloadBytes(2)) << "exactly what a writer's lines hold";
   for (FusedKind kind : {FusedKind::kReduceScatterDirect, FusedKind::kAllGatherDirect, FusedKind::kBroadcastDirect}) {
     EXPECT_TRUE(runsAsLines(chooseKernel(kind, 1 * kKernelChoiceMiB, 2, policy)));
-    EXPECT_EQ(chooseKernel(kind, 1 * kKernelChoiceMiB + 16, 2, policy), KernelChoice::kInterpreter)
-        << "past the lines' capacity at two ranks";
+    EXPECT_TRUE(runsPushed(chooseKernel(kind, 1 * kKernelChoiceMiB + 16, 2, policy)))
+        << "past the lines' capacity at two ranks: pushed (kDefaultPushCollectiveMinBytes)";
     EXPECT_EQ(chooseKernel(kind, 1 * kKernelChoiceMiB, 4, policy), KernelChoice::kInterpreter)
         << "four ranks keep 512 KiB";
   }
@@ -162,6 +162,64 @@ TEST(KernelChoice, TwoRankOneShotsPastTheLinesPushFromTheirSize) {
   KernelPolicy interpreter = push;
   interpreter.fused = false;
   EXPECT_EQ(chooseKernel(FusedKind::kOneShot, 4 * kKernelChoiceMiB, 2, interpreter), KernelChoice::kInterpreter);
+}
+
+// The pushing reduce-scatter, all-gather and broadcast: two-rank direct plans past the lines from their
+// block size on (1 MiB by default: every block the lines leave), no other world (their one slot per peer is
+// the direct plans' slot 0), not where a region is host memory; the setting moves the size or, at 0, turns
+// them off; every multiprocessor, as the other push kernels.
+TEST(KernelChoice, TwoRankDirectCollectivesPastTheLinesPushFromTheirSize) {
+  const struct {
+    FusedKind kind;
+    KernelChoice pushed;
+  } shapes[] = {{FusedKind::kReduceScatterDirect, KernelChoice::kReduceScatterPush},
+                {FusedKind::kAllGatherDirect, KernelChoice::kAllGatherPush},
+                {FusedKind::kBroadcastDirect, KernelChoice::kBroadcastPush}};
+  const KernelPolicy policy;
+  EXPECT_EQ(policy.push_collective_min_bytes, 1 * kKernelChoiceMiB);
+  auto set = gpuSettingsFromEnvironment([](const char* name) -> const char* {
+    return std::string(name) == "PEERREDUCE_GPU_PUSH_COLLECTIVE_MIN_BYTES" ? "3M" : nullptr;
+  });
+  ASSERT_TRUE(set.isOk()) << set.status().toString();
+  EXPECT_EQ(set->kernels.push_collective_min_bytes, 3 * kKernelChoiceMiB);
+  auto off = gpuSettingsFromEnvironment([](const char* name) -> const char* {
+    return std::string(name) == "PEERREDUCE_GPU_PUSH_COLLECTIVE_MIN_BYTES" ? "0" : nullptr;
+  });
+  ASSERT_TRUE(off.isOk()) << off.status().toString();
+  KernelPolicy no_lines;
+  no_lines.collective_max_bytes = 0;
+  no_lines.push_collective_min_bytes = 1;
+  for (const auto& shape : shapes) {
+    EXPECT_TRUE(runsAsLines(chooseKernel(shape.kind, 1 * kKernelChoiceMiB, 2, policy))) << "lines first";
+    EXPECT_EQ(chooseKernel(shape.kind, 1 * kKernelChoiceMiB + 16, 2, policy), shape.pushed);
+    EXPECT_EQ(chooseKernel(shape.kind, 256 * kKernelChoiceMiB, 2, policy), shape.pushed);
+    for (int n : {3, 4, 8}) {
+      EXPECT_EQ(chooseKernel(shape.kind, 4 * kKernelChoiceMiB, n, policy), KernelChoice::kInterpreter) << n;
+    }
+    EXPECT_EQ(chooseKernel(shape.kind, 2 * kKernelChoiceMiB, 2, set->kernels), KernelChoice::kInterpreter);
+    EXPECT_EQ(chooseKernel(shape.kind, 3 * kKernelChoiceMiB, 2, set->kernels), shape.pushed);
+    EXPECT_EQ(chooseKernel(shape.kind, 64 * kKernelChoiceMiB, 2, off->kernels), KernelChoice::kInterpreter) << "0: off";
+    EXPECT_EQ(chooseKernel(shape.kind, 16, 2, no_lines), shape.pushed) << "without lines, from one vector";
+    EXPECT_EQ(chooseKernel(shape.kind, 0, 2, no_lines), KernelChoice::kInterpreter) << "nothing to carry";
+    EXPECT_EQ(chooseKernel(shape.kind, 4 * kKernelChoiceMiB, 2, hostStagedKernelPolicy(policy, 2)),
+              KernelChoice::kInterpreter)
+        << "no pushing into host memory";
+    KernelPolicy interpreter;
+    interpreter.fused = false;
+    EXPECT_EQ(chooseKernel(shape.kind, 4 * kKernelChoiceMiB, 2, interpreter), KernelChoice::kInterpreter);
+    EXPECT_TRUE(runsPushed(shape.pushed));
+    EXPECT_FALSE(runsAsLines(shape.pushed));
+    EXPECT_EQ(launchBlocks(shape.pushed, 64 * kKernelChoiceMiB, 132, 32 * kKernelChoiceKiB, 8 * kKernelChoiceKiB), 132)
+        << "no launch-wide synchronisation: every multiprocessor";
+  }
+  EXPECT_EQ(chooseKernel(FusedKind::kOneShot, 4 * kKernelChoiceMiB, 2, off->kernels), KernelChoice::kOneShotPush)
+      << "the allreduce's pushing has its own setting";
+  for (KernelChoice other : {KernelChoice::kInterpreter, KernelChoice::kOneShotPull, KernelChoice::kTwoShotPull,
+                             KernelChoice::kOneShotLines, KernelChoice::kAllGatherLines}) {
+    EXPECT_FALSE(runsPushed(other));
+  }
+  EXPECT_TRUE(runsPushed(KernelChoice::kOneShotPush));
+  EXPECT_TRUE(runsPushed(KernelChoice::kTwoShotPush));
 }
 
 // The pushing one-shot's pieces: 32 KiB by default (one pass of a block), the setting moves them, 0 means

@@ -43,9 +43,13 @@ TEST(BuiltinTuning, ParsesAndHoldsTheMeasuredCrossovers) {
   EXPECT_EQ(table.lookup(Collective::kReduceScatter, "sm_90", 2, 2 * kBuiltinTuningMiB), Algorithm::kOneShot);
   EXPECT_EQ(table.lookup(Collective::kReduceScatter, "sm_90", 2, 2 * kBuiltinTuningMiB + kBuiltinTuningMiB / 4),
             Algorithm::kOneShot);
+  // Past the lines the direct plan pushes at two ranks, so the one-shot holds at every size.
   EXPECT_EQ(table.lookup(Collective::kReduceScatter, "sm_90", 2, 2 * kBuiltinTuningMiB + kBuiltinTuningMiB / 2),
-            Algorithm::kRing);
-  EXPECT_EQ(table.lookup(Collective::kReduceScatter, "sm_90", 2, 4 * kBuiltinTuningMiB), Algorithm::kRing);
+            Algorithm::kOneShot);
+  EXPECT_EQ(table.lookup(Collective::kReduceScatter, "sm_90", 2, 4 * kBuiltinTuningMiB), Algorithm::kOneShot);
+  EXPECT_EQ(table.lookup(Collective::kReduceScatter, "sm_90", 2, 256 * kBuiltinTuningMiB), Algorithm::kOneShot);
+  EXPECT_EQ(table.lookup(Collective::kReduceScatter, "sm_90", 4, 256 * kBuiltinTuningMiB), Algorithm::kRing)
+      << "four ranks keep theirs";
   EXPECT_FALSE(table.lookup(Collective::kReduceScatter, "sm_90", 8, 1 * kBuiltinTuningMiB).has_value());
   // Only what was measured: other worlds and devices keep the cost model.
   EXPECT_FALSE(table.lookup("sm_90", 8, 4096).has_value());
