@@ -33,8 +33,9 @@ entry allreduce sm_90 4 fp32 1048577 256M nccl
 # reduce-scatter, the selector's pick): 1M 0.61, 2M 0.62 (lines), 2.25M 0.71 (the one-shot in the
 # interpreter: the tuning row covers the bucket of 1 MiB blocks), 4M 0.74 (the ring). nccl-tests through the
 # library, medians of three: 2M 0.56, 32M 0.80, 64M 0.91 (docs/perf/h200x2-lines).
-entry reduce-scatter sm_90 2 fp32 0 64M peerreduce
-entry reduce-scatter sm_90 2 fp32 67108865 256M nccl
+# Then pushed past the lines (the direct plan at every size; docs/perf/h200x2-19f9a8c, the selector's pick):
+# 1M 0.61, 4M 0.61, 16M 0.67, 64M 0.79, 256M 0.89
+entry reduce-scatter sm_90 2 fp32 0 256M peerreduce
 # reduce-scatter, 4 GPUs (the interpreter on every multiprocessor, the measured algorithm per size):
 # 1K .. 1M 0.52-0.75, 2M 0.81 (512K blocks as lines, the default since; 1.46 in the interpreter), 4M 0.85,
 # 8M 0.91, 16M 0.96, 32M 1.01, 64M 1.12, 256M 1.25
@@ -44,8 +45,8 @@ entry reduce-scatter sm_90 4 fp32 16777217 256M nccl
 # 16M 0.76, 32M 0.84, 64M 0.94, 128M 1.01, 256M 1.07. Then the one-shot at every size (the two-rank tuning
 # row, lib/select/builtin_tuning.cc; peerreduce-bench --coll all-gather --algo all, factors of 4 from 1M):
 # 1M 0.56, 4M 0.69, 16M 0.75, 64M 0.94, 256M 1.07
-entry all-gather sm_90 2 fp32 0 64M peerreduce
-entry all-gather sm_90 2 fp32 67108865 256M nccl
+# Then pushed past the lines (docs/perf/h200x2-19f9a8c): 1M 0.55, 4M 0.54, 16M 0.64, 64M 0.70, 256M 0.79
+entry all-gather sm_90 2 fp32 0 256M peerreduce
 # all-gather, 4 GPUs: 1K .. 1M 0.47-0.67, 2M 0.74 (lines, as reduce-scatter's; 1.30 in the interpreter),
 # 4M 0.76, 8M 0.81, 16M 0.86, 32M 0.96, 64M 1.08, 256M 1.21
 entry all-gather sm_90 4 fp32 0 32M peerreduce
@@ -57,6 +58,9 @@ entry all-gather sm_90 4 fp32 33554433 256M nccl
 # Then with the one-shot as lines to 1 MiB (the tuning row to 1.25 MiB; peerreduce-bench --coll broadcast):
 # 512K 0.55, 1M 0.65 (lines), 1.125M 0.87 (the one-shot in the interpreter), 2M 0.78, 4M 0.84 (the tree).
 # nccl-tests through the library, medians of three: 512K 0.60, 1M 0.66, 32M 0.92 (docs/perf/h200x2-lines).
+# Then the direct plan pushed past the lines (the one-shot to 32M, the tuning row; docs/perf/h200x2-19f9a8c,
+# --algo one-shot): 1M 0.66, 4M 0.81, 16M 0.91, 64M 1.03 (the ring 1.01), 256M 1.11 (the ring 1.09). 8M was
+# last measured with the tree (1.10), so 4M-16M stays NCCL's until it is measured pushed.
 entry broadcast sm_90 2 fp32 0 4M peerreduce
 entry broadcast sm_90 2 fp32 4194305 16M nccl
 entry broadcast sm_90 2 fp32 16777217 32M peerreduce

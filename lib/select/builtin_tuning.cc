@@ -47,9 +47,12 @@ entry broadcast sm_90 4 16777216 1099511627776 ring
 # (18.93). The selector reads a row at the middle of each quarter-octave bucket, so a row must cover the
 # bucket [1 MiB, 1.25 MiB) for 1 MiB itself to run as lines; the sizes above 1 MiB in it run the one-shot
 # in the interpreter (1.125 MiB: 13.83 us, NCCL 15.98).
-entry broadcast sm_90 2 0 1310720 one-shot
-entry broadcast sm_90 2 1310720 8388608 tree
-entry broadcast sm_90 2 8388608 1099511627776 ring
+# Past the lines the direct plan pushes at two ranks (kernels/push_kernels.cuh; docs/perf/h200x2-19f9a8c,
+# peerreduce-bench --coll broadcast --algo one-shot, root 0, NCCL beside it): 4 MiB 19.66 us (the tree 20.34,
+# NCCL 24.27), 16 MiB 55.50 (the ring 57.88, NCCL 61.15), 64 MiB 207.75 (the ring 205.57, NCCL 202.03),
+# 256 MiB 835.18 (the ring 814.90, NCCL 750.17). So the one-shot to the middle of 16 and 64 MiB, the ring above.
+entry broadcast sm_90 2 0 33554432 one-shot
+entry broadcast sm_90 2 33554432 1099511627776 ring
 # all-gather: 1 MiB one-shot 5.85, ring 13.21, recursive doubling 13.22 (NCCL 10.54); 4 MiB 17.60 /
 # 17.76 / 17.70 (25.68); 16 MiB 39.67 / 39.81 / 39.81 (52.98); 64 MiB 146.20 / 150.75 / 150.48 (155.30);
 # 256 MiB 582.58 / 602.77 / 601.82 (546.35)
@@ -63,7 +66,9 @@ entry all-gather sm_90 2 0 1099511627776 one-shot
 # Past the lines at two ranks the direct plan pushes (kernels/push_kernels.cuh, pushCollectiveKernel): each
 # rank's block for the peer crosses the link once as posted stores, as the allreduce's push one-shot moves its
 # input, so the one-shot holds at every size (the ring's two rounds of remote loads came within 1 % of the
-# interpreted one-shot).
+# interpreted one-shot). Measured since (docs/perf/h200x2-19f9a8c, the selector's pick): 4 MiB 14.05 us (NCCL
+# 23.18), 16 MiB 33.75 (50.41), 64 MiB 126.48 (159.38), 256 MiB 503.07 (564.12). All-gather, pushed likewise:
+# 4 MiB 13.73 (25.59), 16 MiB 34.14 (53.00), 64 MiB 109.05 (155.89), 256 MiB 434.29 (546.74).
 entry reduce-scatter sm_90 2 0 1099511627776 one-shot
 )";
 }

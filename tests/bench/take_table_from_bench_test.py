@@ -153,6 +153,12 @@ def check_builtin_table(tmp):
         ("broadcast", 2, {**factors_of_two([0.52, 0.51, 0.50, 0.48, 0.46, 0.44, 0.45, 0.48, 0.50, 0.55, 0.65, 0.78,
                                             0.84, 1.10, 0.95, 0.92]),
                           M + M // 8: 0.87, 64 * M: 1.01, 256 * M: 1.09}),
+        # Then the two-rank direct plans pushed past the lines (docs/perf/h200x2-19f9a8c): reduce-scatter and
+        # all-gather as the selector picks (the one-shot), broadcast's one-shot forced (--algo one-shot) and the
+        # ring at 64 and 256 MiB as the selector picks.
+        ("reduce-scatter", 2, {M: 0.605, 4 * M: 0.606, 16 * M: 0.670, 64 * M: 0.794, 256 * M: 0.892}),
+        ("all-gather", 2, {M: 0.553, 4 * M: 0.537, 16 * M: 0.644, 64 * M: 0.700, 256 * M: 0.794}),
+        ("broadcast", 2, {M: 0.662, 4 * M: 0.810, 16 * M: 0.908, 64 * M: 1.010, 256 * M: 1.085}),
         # 4 x H200, peerreduce-bench in factors of 2 (docs/perf/h200x4-take; reduce-scatter's and all-gather's
         # 2 MiB with 512 KiB blocks as lines).
         ("allreduce", 4, factors_of_two([0.37, 0.38, 0.39, 0.45, 0.42, 0.42, 0.46, 0.61, 0.67, 0.72, 0.88, 1.08,

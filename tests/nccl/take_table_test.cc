@@ -237,15 +237,17 @@ TEST(Core, BuiltinTakeTableTakesWhereMeasuredFaster) {
        takeShape(CallKind::kReduceScatter, 2 * MiB), true, TakeReason::kTaken},
       {"2 ranks: 1 MiB all-gather (one-shot, 0.56)", "sm_90", 2, takeShape(CallKind::kAllGather, MiB), true,
        TakeReason::kTaken},
-      {"2 ranks: 256 MiB all-gather (1.07)", "sm_90", 2, takeShape(CallKind::kAllGather, 256 * MiB), false,
-       TakeReason::kNcclMeasured},
+      {"2 ranks: 256 MiB all-gather (pushed, 0.79)", "sm_90", 2, takeShape(CallKind::kAllGather, 256 * MiB), true,
+       TakeReason::kTaken},
       {"2 ranks: 1 MiB reduce-scatter (one-shot, 0.60)", "sm_90", 2, takeShape(CallKind::kReduceScatter, MiB), true,
        TakeReason::kTaken},
-      {"2 ranks: 256 MiB reduce-scatter (1.02)", "sm_90", 2, takeShape(CallKind::kReduceScatter, 256 * MiB), false,
-       TakeReason::kNcclMeasured},
-      {"2 ranks: 3 MiB broadcast (the tree; 2 MiB 0.76, 4 MiB 0.83)", "sm_90", 2,
+      {"2 ranks: 256 MiB reduce-scatter (pushed, 0.89)", "sm_90", 2, takeShape(CallKind::kReduceScatter, 256 * MiB),
+       true, TakeReason::kTaken},
+      {"2 ranks: 3 MiB broadcast (pushed; 1 MiB 0.66, 4 MiB 0.81)", "sm_90", 2,
        takeShape(CallKind::kBroadcast, 3 * MiB), true, TakeReason::kTaken},
-      {"2 ranks: 8 MiB broadcast (1.10)", "sm_90", 2, takeShape(CallKind::kBroadcast, 8 * MiB), false,
+      {"2 ranks: 8 MiB broadcast (last measured with the tree, 1.10)", "sm_90", 2,
+       takeShape(CallKind::kBroadcast, 8 * MiB), false, TakeReason::kNcclMeasured},
+      {"2 ranks: 64 MiB broadcast (the ring, 1.01)", "sm_90", 2, takeShape(CallKind::kBroadcast, 64 * MiB), false,
        TakeReason::kNcclMeasured},
       {"2 ranks: 32 MiB reduce-scatter (0.80)", "sm_90", 2, takeShape(CallKind::kReduceScatter, 32 * MiB), true,
        TakeReason::kTaken},
@@ -294,7 +296,7 @@ TEST(Core, BuiltinTakeTableParsesAndFormatsTheSame) {
   auto parsed = TakeTable::parse(builtinTakeText());
   ASSERT_TRUE(parsed.isOk()) << parsed.status().toString();
   EXPECT_EQ(parsed->format(), builtinTakeTable().format());
-  EXPECT_EQ(parsed->entries().size(), 18u);
+  EXPECT_EQ(parsed->entries().size(), 16u);
 }
 
 // A folder of its own for the test's files, removed at the end.

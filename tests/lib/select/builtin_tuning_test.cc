@@ -25,18 +25,20 @@ TEST(BuiltinTuning, ParsesAndHoldsTheMeasuredCrossovers) {
   EXPECT_EQ(table.lookup("sm_90", 2, 16 * kBuiltinTuningMiB), Algorithm::kOneShot) << "pushing, from 2 MiB";
   EXPECT_EQ(table.lookup("sm_90", 2, 256 * kBuiltinTuningMiB), Algorithm::kOneShot);
   EXPECT_EQ(table.lookup("sm_90", 4, 256 * kBuiltinTuningMiB), Algorithm::kTwoShot);
-  // Two ranks' other collectives, measured on 2 x H200: broadcast's one-shot lines to 1 MiB, the tree to
-  // 8 MiB, the ring above; all-gather's one-shot at every size; reduce-scatter's one-shot to 2 MiB (1 MiB
-  // blocks, the most a writer's lines hold at two ranks), then the ring.
+  // Two ranks' other collectives, measured on 2 x H200: broadcast's one-shot (lines to 1 MiB, pushed past
+  // them) to 32 MiB, the ring above; all-gather's and reduce-scatter's one-shot at every size (lines to 1 MiB
+  // blocks, the most a writer's lines hold at two ranks, pushed past them).
   EXPECT_EQ(table.lookup(Collective::kBroadcast, "sm_90", 2, 256 * 1024), Algorithm::kOneShot);
   EXPECT_EQ(table.lookup(Collective::kBroadcast, "sm_90", 2, 1 * kBuiltinTuningMiB), Algorithm::kOneShot);
   EXPECT_EQ(table.lookup(Collective::kBroadcast, "sm_90", 2, 1 * kBuiltinTuningMiB + kBuiltinTuningMiB / 8),
             Algorithm::kOneShot)
       << "the middle of 1 MiB's bucket, where the selector reads the row";
+  // Past the lines the direct plan pushes: the one-shot to the middle of 16 and 64 MiB, then the ring.
   EXPECT_EQ(table.lookup(Collective::kBroadcast, "sm_90", 2, 1 * kBuiltinTuningMiB + kBuiltinTuningMiB / 4),
-            Algorithm::kTree);
-  EXPECT_EQ(table.lookup(Collective::kBroadcast, "sm_90", 2, 4 * kBuiltinTuningMiB), Algorithm::kTree);
-  EXPECT_EQ(table.lookup(Collective::kBroadcast, "sm_90", 2, 16 * kBuiltinTuningMiB), Algorithm::kRing);
+            Algorithm::kOneShot);
+  EXPECT_EQ(table.lookup(Collective::kBroadcast, "sm_90", 2, 4 * kBuiltinTuningMiB), Algorithm::kOneShot);
+  EXPECT_EQ(table.lookup(Collective::kBroadcast, "sm_90", 2, 16 * kBuiltinTuningMiB), Algorithm::kOneShot);
+  EXPECT_EQ(table.lookup(Collective::kBroadcast, "sm_90", 2, 64 * kBuiltinTuningMiB), Algorithm::kRing);
   EXPECT_EQ(table.lookup(Collective::kAllGather, "sm_90", 2, 1 * kBuiltinTuningMiB), Algorithm::kOneShot);
   EXPECT_EQ(table.lookup(Collective::kAllGather, "sm_90", 2, 256 * kBuiltinTuningMiB), Algorithm::kOneShot);
   EXPECT_EQ(table.lookup(Collective::kReduceScatter, "sm_90", 2, 1 * kBuiltinTuningMiB), Algorithm::kOneShot);
