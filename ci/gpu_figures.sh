@@ -26,6 +26,9 @@
 #              property suite with every direct plan pushed (lines off, one-vector pieces), then each
 #              collective's direct plan forced (--algo one-shot) from 1 MiB pushed (the default) and not
 #              (PEERREDUCE_GPU_PUSH_COLLECTIVE_MIN_BYTES=0: the interpreter), beside NCCL
+#   stream     the pushing kernels streamed through the scratch (PEERREDUCE_GPU_PUSH_STREAM=1): the hardware
+#              tests and the property suite streamed through 64 KiB of scratch, then allreduce and each
+#              collective's direct plan from 16 MiB streamed, beside NCCL (the push phase gives them unstreamed)
 #   stage      ci/hardware.sh run NP, resumed across calls (HW_RESUME_DIR=/tmp/stage-resume)
 # NP is every GPU of the machine (GPU_NP to choose). NCCL_NVLS_ENABLE=0 throughout: no NVLink multicast.
 set -uo pipefail
@@ -126,13 +129,30 @@ for phase in ${GPU_PHASES:-build}; do
         --min-bytes 1048576 --max-bytes 268435456
     done
     ;;
+  stream)
+    streamed=(-x PEERREDUCE_GPU_PUSH_STREAM=1)
+    timeout -k 10 120 "${mpi[@]}" "${streamed[@]}" .hw/peerreduce_hardware_tests --gtest_filter='CollectiveLines.*' \
+      > "$out/stream-hw.log" 2>&1 || status=1
+    rank0 "$out/stream-hw.log" | grep -E "^\[  (PASSED|FAILED) |^\[       OK|FAILED" | head -12
+    if ((np == 2)); then
+      RC_PARAMS="seed=1 max_success=${HW_VARIANT_CASES:-50}" timeout -k 10 150 "${mpi[@]}" "${streamed[@]}" \
+        -x PEERREDUCE_GPU_LL_MAX_BYTES=0 -x PEERREDUCE_GPU_PUSH_ONE_SHOT_MIN_BYTES=1 \
+        -x PEERREDUCE_GPU_LL_COLLECTIVE_MAX_BYTES=0 -x PEERREDUCE_GPU_PUSH_COLLECTIVE_MIN_BYTES=1 \
+        -x PEERREDUCE_SCRATCH_BYTES=64K .hw/peerreduce_property_tests > "$out/stream-properties.log" 2>&1 || status=1
+      rank0 "$out/stream-properties.log" | grep -E "\[  (PASSED|FAILED)  \]|tests ran|FAILED" | head -12
+    fi
+    bench "stream-allreduce" "${streamed[@]}" -- --coll allreduce --min-bytes 16777216 --max-bytes 268435456
+    for c in reduce-scatter all-gather broadcast; do
+      bench "stream-$c" "${streamed[@]}" -- --coll "$c" --algo one-shot --min-bytes 16777216 --max-bytes 268435456
+    done
+    ;;
   stage)
     HW_DEADLINE_S=$(($(left) - 15)) HW_RESUME_DIR=/tmp/stage-resume HW_NCCL_TESTS_SRC="$tests_src" OUT="$out/stage" \
       ci/hardware.sh run "$np" > "$out/stage.log" 2>&1 || status=1
     grep -E "^===|PASSED|FAILED|ERROR SUMMARY|skipped|!!!" "$out/stage.log" | tail -60
     ;;
   *)
-    echo "unknown phase $phase (build nccltests appN bench forced host scratch push stage)"
+    echo "unknown phase $phase (build nccltests appN bench forced host scratch push stream stage)"
     status=1
     ;;
   esac

@@ -167,6 +167,10 @@ struct LaunchArgs {
   // Push one-shot (kernels/push_kernels.cuh): bytes of each piece a block pushes before folding the one
   // before it; 0: one piece.
   std::uint64_t push_piece_bytes;
+  // The pushing one-shot and collectives, streamed (ExecutionRequest::ring_bytes): the scratch bytes from
+  // scratch_offset they cycle their pieces through, for an operation larger than the scratch; 0: each
+  // piece has a place of its own (the operation fits).
+  std::uint64_t ring_bytes;
   // This rank's slots from `first_private_slot` on (Plan::private_slots) live here, laid out as the
   // scratch is, where the region is pinned host memory; null: they are the region's own.
   unsigned char* private_scratch;

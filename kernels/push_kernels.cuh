@@ -150,25 +150,67 @@ __device__ int pushPieces(const LaunchArgs& a, std::uint64_t n, std::uint64_t* p
 }
 
 // Piece `j` of block slice `s`, in the slice's coordinates (empty past the slice's end).
-__device__ BlockSlice pieceOf(const BlockSlice& s, std::uint64_t per_piece, int j) {
+__device__ BlockSlice pieceOf(const BlockSlice& s, std::uint64_t per_piece, std::uint64_t j) {
   BlockSlice p = s;
-  p.lo = min(s.lo + static_cast<std::uint64_t>(j) * per_piece, s.hi);
+  p.lo = min(s.lo + j * per_piece, s.hi);
   p.hi = min(p.lo + per_piece, s.hi);
   return p;
 }
 
-// Folds piece `p` of my term (from `own`, in the send buffer) and the peer's (from my slot 0), in rank
-// order, into `output`: the one-shot's whole input and output, a reduce-scatter's block of its own.
+// Where a block's pieces go in the peer's slot 0. An operation that fits the scratch (LaunchArgs::ring_bytes
+// 0) gives each piece a place of its own, its own offset (pushPieces cuts the slice). A streamed one
+// (ring_bytes set: one launch for an operation larger than the scratch, instead of one launch per segment)
+// gives each block a region of the ring, `places` pieces of `per_piece` elements, and piece k goes to place
+// k mod places once the peer is done with the piece that was there. Why: every segment paid the pieces'
+// pipeline filling and draining and a signal round (about 8-12 us each on 2 x H200: 256 MiB in eight 32 MiB
+// segments took 895 us where one segment took 840, docs/PERF.md).
+struct PieceRing {
+  std::uint64_t per_piece = 0;  // elements of every piece but the last
+  std::uint64_t pieces = 0;     // of this block's slice
+  std::uint64_t places = 0;     // 0: each piece at its own offset
+  std::uint64_t region = 0;     // streamed: the block's first element in the ring
+};
+
+template <typename T>
+__device__ PieceRing pieceRingOf(const LaunchArgs& a, std::uint64_t n) {
+  PieceRing r;
+  if (a.ring_bytes == 0) {
+    std::uint64_t per_piece = 0;
+    r.pieces = static_cast<std::uint64_t>(pushPieces<T>(a, n, &per_piece));
+    r.per_piece = per_piece;
+    return r;
+  }
+  constexpr std::uint64_t kPerVector = kVectorBytes / sizeof(T);
+  // The host streams only where every block's region holds two pieces (gpu/kernel_choice.h, streamsPieces).
+  const std::uint64_t region_vectors = a.ring_bytes / kVectorBytes / gridDim.x;
+  // Pieces of the setting's size (0: half the region), at most half the region, at least one vector.
+  const std::uint64_t half = max(region_vectors / 2, std::uint64_t{1});
+  const std::uint64_t asked = a.push_piece_bytes / kVectorBytes;
+  const std::uint64_t piece_vectors = asked == 0 ? half : max(min(asked, half), std::uint64_t{1});
+  r.per_piece = piece_vectors * kPerVector;
+  r.places = max(region_vectors / piece_vectors, std::uint64_t{1});
+  r.region = static_cast<std::uint64_t>(blockIdx.x) * region_vectors * kPerVector;
+  r.pieces = max((n + r.per_piece - 1) / r.per_piece, std::uint64_t{1});
+  return r;
+}
+
+// The element of slot 0 where piece `k` (`p`) lives.
+__device__ std::uint64_t placeOf(const PieceRing& r, const BlockSlice& p, std::uint64_t k) {
+  return r.places == 0 ? p.lo : r.region + (k % r.places) * r.per_piece;
+}
+
+// Folds piece `p` of my term (from `own`, in the send buffer) and the peer's (at `theirs`, in my slot 0), in
+// rank order, into `output`: the one-shot's whole input and output, a reduce-scatter's block of its own.
 template <typename T, typename Op>
 __device__ void foldPushedPiece(const LaunchArgs& a, const BlockSlice& p, const unsigned char* own,
-                                unsigned char* output) {
+                                const unsigned char* theirs, unsigned char* output) {
   __shared__ T* sources[2];
   __shared__ std::uint8_t from_send[2];  // this rank's own term is read from its send buffer
   __syncthreads();                       // the previous piece's fold is done with sources
   if (threadIdx.x < 2) {
     const int q = static_cast<int>(threadIdx.x);
-    const unsigned char* base = q == a.rank ? own + p.begin * sizeof(T) : scratchOf(a, a.rank, 0);
-    sources[q] = reinterpret_cast<T*>(const_cast<unsigned char*>(base) + p.lo * sizeof(T));
+    const unsigned char* term = q == a.rank ? own + (p.begin + p.lo) * sizeof(T) : theirs;
+    sources[q] = reinterpret_cast<T*>(const_cast<unsigned char*>(term));
     from_send[q] = q == a.rank ? 1 : 0;
   }
   __syncthreads();
@@ -178,52 +220,25 @@ __device__ void foldPushedPiece(const LaunchArgs& a, const BlockSlice& p, const 
   }
 }
 
-template <typename T, typename Op>
-__global__ void __launch_bounds__(kPlanKernelThreads) pushOneShotKernel(LaunchArgs a) {
-  enterKernel();
-  if (!passEntryFence(a, a.peers->counters[a.rank])) return;
-  const int peer = 1 - a.rank;    // two ranks: the host chooses this kernel for no other world
-  signalEveryPeer(a, kPushFlag);  // entered
-  const BlockSlice s = sliceOf<T>(a, 0);
-  std::uint64_t per_piece = 0;
-  const int pieces = pushPieces<T>(a, s.hi > s.lo ? s.hi - s.lo : 0, &per_piece);
-  if (!waitForPush(a, peer, 1, kFenceStep)) return;
-  for (int j = 0; j <= pieces; ++j) {
-    if (j < pieces) {
-      const BlockSlice p = pieceOf(s, per_piece, j);
-      if (p.hi > p.lo) publishSlice<T>(a, scratchOf(a, peer, 0), inputOf(a) + p.begin * sizeof(T), p);
-    }
-    if (j > 0) {
-      // The peer's piece j - 1 (its signal number 1 + j: entered came first).
-      if (!waitForPush(a, peer, 1 + static_cast<std::uint64_t>(j), a.ready_wait_step)) return;
-      foldPushedPiece<T, Op>(a, pieceOf(s, per_piece, j - 1), inputOf(a), outputOf(a));
-    }
-    if (j < pieces) signalEveryPeer(a, kPushFlag);  // ready: piece j (fenced: its stores are visible first)
-  }
-  // This block's bases: only it reads and writes them, so no other block needs to finish first.
-  __syncthreads();
-  if (threadIdx.x == 0) {
-    a.control->base[counterIndex(peer, kPushFlag, static_cast<int>(blockIdx.x))] +=
-        1 + static_cast<std::uint64_t>(pieces);
-  }
-}
-
 // The direct reduce-scatter, all-gather and broadcast at two ranks, pushed: the push one-shot's protocol
-// (entered, then one ready per piece, on kPushFlag; pieces as pushPieces cuts them) with each plan's one
-// transfer a write into the peer's scratch slot 0 instead of a read of the peer's. Why: the interpreter
-// runs those plans with every remote access a load (a round trip over the link each), and a large one
-// after a copy of the input into its own scratch; pushed, the data crosses the link once as posted
-// stores and every read is local, as for the allreduce's push one-shot (docs/PERF.md).
+// (entered, then one ready per piece, on kPushFlag) with each plan's one transfer a write into the peer's
+// scratch slot 0 instead of a read of the peer's. Why: the interpreter runs those plans with every remote
+// access a load (a round trip over the link each), and a large one after a copy of the input into its own
+// scratch; pushed, the data crosses the link once as posted stores and every read is local, as for the
+// allreduce's push one-shot (docs/PERF.md).
+//   allreduce (the one-shot): each rank pushes its input and folds its own input and its slot;
 //   reduce-scatter: each rank pushes the peer's block of its input (premultiplied under a floating avg, as
 //     the plan's published copy is) and folds its own block and its slot in rank order into its output;
 //   all-gather: each rank pushes its block, copies it into its own block of the output, and copies its
 //     slot into the peer's block;
 //   broadcast: the root pushes its buffer and copies it to its output; the other rank copies its slot.
-// A broadcast's receiver sends only `entered` (it writes nothing into the root), so each side advances its
-// bases by the signals the other sends: 1 + pieces from a sender, 1 from a receiver. Signals from one
-// peer's block arrive in the order sent (one counter), so a count that reaches piece j's number is piece
-// j's signal even when the peer has run on into its next operation and signalled `entered` again.
-enum class PushedCollective { kReduceScatter, kAllGather, kBroadcast };
+// A broadcast's receiver sends no data: it signals `entered` and, streamed, one acknowledgement per piece it
+// took from the ring (the root's reuse of that place waits for it). Each side advances its bases by the
+// signals the other sends. Signals from one peer's block arrive in the order sent (one counter), so a count
+// that reaches piece j's number is piece j's signal even when the peer has run on into its next operation
+// and signalled `entered` again. Streamed, a sending peer's ready for piece m follows its fold or copy of
+// piece m - 1 (same loop iteration), so it also says that piece's place is free again.
+enum class PushedCollective { kAllReduce, kReduceScatter, kAllGather, kBroadcast };
 
 template <typename T>
 __device__ const unsigned char* sendBlockOf(const LaunchArgs& a, int block) {
@@ -245,46 +260,60 @@ __device__ void copyOwnPiece(const LaunchArgs& a, unsigned char* output, const u
 }
 
 template <typename T, typename Op, PushedCollective C>
-__global__ void __launch_bounds__(kPlanKernelThreads) pushCollectiveKernel(LaunchArgs a) {
+__global__ void __launch_bounds__(kPlanKernelThreads) pushPiecesKernel(LaunchArgs a) {
   enterKernel();
   if (!passEntryFence(a, a.peers->counters[a.rank])) return;
-  const int peer = 1 - a.rank;  // two ranks: the host chooses this kernel for no other world
+  const int peer = 1 - a.rank;  // two ranks: the host chooses these kernels for no other world
+  constexpr bool kReduces = C == PushedCollective::kAllReduce || C == PushedCollective::kReduceScatter;
   const bool broadcast = C == PushedCollective::kBroadcast;
   const bool sends = !broadcast || a.rank == a.root;
-  const bool peer_sends = !broadcast || peer == a.root;
-  signalEveryPeer(a, kPushFlag);          // entered
-  const BlockSlice s = sliceOf<T>(a, 0);  // one chunk per block: the block's count in this segment
-  std::uint64_t per_piece = 0;
-  const int pieces = pushPieces<T>(a, s.hi > s.lo ? s.hi - s.lo : 0, &per_piece);
-  // What this rank pushes, and where its own block lands in its output.
-  const unsigned char* pushed = sendBlockOf<T>(a, C == PushedCollective::kReduceScatter ? peer : 0);
+  const bool receives = !broadcast || peer == a.root;  // the peer sends
+  signalEveryPeer(a, kPushFlag);                       // entered
+  const BlockSlice s = sliceOf<T>(a, 0);               // one chunk (per block): the operation's count
+  const PieceRing ring = pieceRingOf<T>(a, s.hi > s.lo ? s.hi - s.lo : 0);
+  const bool acknowledges = !sends && ring.places != 0;  // a broadcast's receiver, streamed
+  const bool acknowledged = !receives && ring.places != 0;
+  // What this rank pushes, its own term or block, and where its own and the peer's land in its output.
+  const unsigned char* own = sendBlockOf<T>(a, C == PushedCollective::kReduceScatter ? a.rank : 0);
+  const unsigned char* pushed = C == PushedCollective::kReduceScatter ? sendBlockOf<T>(a, peer) : own;
   unsigned char* own_output = recvBlockOf<T>(a, C == PushedCollective::kAllGather ? a.rank : 0);
   unsigned char* peer_output = recvBlockOf<T>(a, C == PushedCollective::kAllGather ? peer : 0);
   if (sends && !waitForPush(a, peer, 1, kFenceStep)) return;
-  for (int j = 0; j <= pieces; ++j) {
-    if (sends && j < pieces) {
-      const BlockSlice p = pieceOf(s, per_piece, j);
-      if (p.hi > p.lo) publishSlice<T>(a, scratchOf(a, peer, 0), pushed + p.begin * sizeof(T), p);
-      // The local copy while the stores cross the link.
-      if (C != PushedCollective::kReduceScatter) copyOwnPiece<T>(a, own_output, pushed, p);
-    }
-    if (peer_sends && j > 0) {
-      // The peer's piece j - 1 (its signal number 1 + j: entered came first).
-      if (!waitForPush(a, peer, 1 + static_cast<std::uint64_t>(j), a.ready_wait_step)) return;
-      const BlockSlice p = pieceOf(s, per_piece, j - 1);
-      if (C == PushedCollective::kReduceScatter) {
-        foldPushedPiece<T, Op>(a, p, sendBlockOf<T>(a, a.rank), own_output);
-      } else {
-        copyChunkSlice<T>(peer_output + p.begin * sizeof(T), scratchOf(a, a.rank, 0), p);
+  for (std::uint64_t j = 0; j <= ring.pieces; ++j) {
+    if (sends && j < ring.pieces) {
+      if (ring.places != 0 && j >= ring.places) {
+        // The place last held piece j - places: a sending peer is done with it once it signalled the next
+        // piece (number 3 + that piece), an acknowledging receiver once it acknowledged it (2 + that piece).
+        const std::uint64_t last = j - ring.places;
+        if (!waitForPush(a, peer, (acknowledged ? 2 : 3) + last, a.ready_wait_step)) return;
+      }
+      const BlockSlice p = pieceOf(s, ring.per_piece, j);
+      if (p.hi > p.lo) {
+        T* place = reinterpret_cast<T*>(scratchOf(a, peer, 0) + placeOf(ring, p, j) * sizeof(T));
+        copyFromSend<T>(a, place, reinterpret_cast<const T*>(pushed + (p.begin + p.lo) * sizeof(T)), p.hi - p.lo);
+        // The local copy while the stores cross the link.
+        if (!kReduces) copyOwnPiece<T>(a, own_output, own, p);
       }
     }
-    if (sends && j < pieces) signalEveryPeer(a, kPushFlag);  // ready: piece j (fenced: its stores first)
+    if (receives && j > 0) {
+      // The peer's piece j - 1 (its signal number 1 + j: entered came first).
+      if (!waitForPush(a, peer, 1 + j, a.ready_wait_step)) return;
+      const BlockSlice p = pieceOf(s, ring.per_piece, j - 1);
+      const unsigned char* theirs = scratchOf(a, a.rank, 0) + placeOf(ring, p, j - 1) * sizeof(T);
+      if (kReduces) {
+        foldPushedPiece<T, Op>(a, p, own, theirs, own_output);
+      } else if (p.hi > p.lo) {
+        copySlice(peer_output + (p.begin + p.lo) * sizeof(T), theirs, (p.hi - p.lo) * sizeof(T));
+      }
+      if (acknowledges) signalEveryPeer(a, kPushFlag);  // taken: fenced, so my reads of the place come first
+    }
+    if (sends && j < ring.pieces) signalEveryPeer(a, kPushFlag);  // ready: piece j (fenced: its stores first)
   }
   // This block's bases: only it reads and writes them, so no other block needs to finish first.
   __syncthreads();
   if (threadIdx.x == 0) {
-    a.control->base[counterIndex(peer, kPushFlag, static_cast<int>(blockIdx.x))] +=
-        1 + (peer_sends ? static_cast<std::uint64_t>(pieces) : 0);
+    const std::uint64_t from_peer = 1 + (receives || acknowledged ? ring.pieces : 0);
+    a.control->base[counterIndex(peer, kPushFlag, static_cast<int>(blockIdx.x))] += from_peer;
   }
 }
 
@@ -295,20 +324,21 @@ hipError_t launchPushShape(const LaunchArgs& args, unsigned blocks, hipStream_t 
   switch (args.fused) {
     case kPushOneShot:
       if (!two_ranks) return hipErrorInvalidValue;
-      return launchKernel(pushOneShotKernel<T, Op>, blocks, kPlanKernelThreads, stream, overlap, args);
+      return launchKernel(pushPiecesKernel<T, Op, PushedCollective::kAllReduce>, blocks, kPlanKernelThreads, stream,
+                          overlap, args);
     case kPushReduceScatter:
       if (!two_ranks) return hipErrorInvalidValue;
-      return launchKernel(pushCollectiveKernel<T, Op, PushedCollective::kReduceScatter>, blocks, kPlanKernelThreads,
-                          stream, overlap, args);
+      return launchKernel(pushPiecesKernel<T, Op, PushedCollective::kReduceScatter>, blocks, kPlanKernelThreads, stream,
+                          overlap, args);
     // The copying collectives compile once per type: their operator is always the sum (no arithmetic).
     case kPushAllGather:
       if (!two_ranks) return hipErrorInvalidValue;
-      return launchKernel(pushCollectiveKernel<T, kernels::Sum, PushedCollective::kAllGather>, blocks,
-                          kPlanKernelThreads, stream, overlap, args);
+      return launchKernel(pushPiecesKernel<T, kernels::Sum, PushedCollective::kAllGather>, blocks, kPlanKernelThreads,
+                          stream, overlap, args);
     case kPushBroadcast:
       if (!two_ranks) return hipErrorInvalidValue;
-      return launchKernel(pushCollectiveKernel<T, kernels::Sum, PushedCollective::kBroadcast>, blocks,
-                          kPlanKernelThreads, stream, overlap, args);
+      return launchKernel(pushPiecesKernel<T, kernels::Sum, PushedCollective::kBroadcast>, blocks, kPlanKernelThreads,
+                          stream, overlap, args);
     default:
       break;
   }
@@ -328,12 +358,12 @@ template <typename T>
 hipError_t loadFor() {
   const hipError_t loaded = loadEveryOp([](auto op) {
     using Op = typename decltype(op)::type;
-    return std::array{&pushTwoShotKernel<T, Op>, &pushOneShotKernel<T, Op>,
-                      &pushCollectiveKernel<T, Op, PushedCollective::kReduceScatter>};
+    return std::array{&pushTwoShotKernel<T, Op>, &pushPiecesKernel<T, Op, PushedCollective::kAllReduce>,
+                      &pushPiecesKernel<T, Op, PushedCollective::kReduceScatter>};
   });
   if (loaded != hipSuccess) return loaded;
-  for (const auto kernel : std::array{&pushCollectiveKernel<T, kernels::Sum, PushedCollective::kAllGather>,
-                                      &pushCollectiveKernel<T, kernels::Sum, PushedCollective::kBroadcast>}) {
+  for (const auto kernel : std::array{&pushPiecesKernel<T, kernels::Sum, PushedCollective::kAllGather>,
+                                      &pushPiecesKernel<T, kernels::Sum, PushedCollective::kBroadcast>}) {
     const hipError_t one = loadKernel(kernel);
     if (one != hipSuccess) return one;
   }

@@ -359,12 +359,20 @@ std::array<SettingSpec, kSettingCount> makeSpecs() {
             "collective block run as lines, within the limits above; 0: none (unset: 64 KiB, and 512 KiB at two "
             "ranks; set: at every world size)");
 
-  at(SettingId::kGpuCopyEngines) = booleanSpec("PEERREDUCE_GPU_COPY_ENGINES", "copy-engine switch", false);
-  at(SettingId::kGpuCopyEngines).default_value = false;
-  at(SettingId::kGpuCopyEngines).example = "1";
-  at(SettingId::kGpuCopyEngines).help =
-      "1: a plan's copy-engine copies run on the copy engines (experimental); 0 (default): the plan interpreter "
-      "moves them with the multiprocessors";
+  // Experimental GPU paths: off by default, "1" turns them on.
+  const auto experimental = [&](SettingId id, const char* name, const char* noun, const char* help) {
+    at(id) = booleanSpec(name, noun, false);
+    at(id).default_value = false;
+    at(id).example = "1";
+    at(id).help = help;
+  };
+  experimental(SettingId::kGpuCopyEngines, "PEERREDUCE_GPU_COPY_ENGINES", "copy-engine switch",
+               "1: a plan's copy-engine copies run on the copy engines (experimental); 0 (default): the plan "
+               "interpreter moves them with the multiprocessors");
+  experimental(SettingId::kGpuPushStream, "PEERREDUCE_GPU_PUSH_STREAM", "push streaming switch",
+               "1: a two-rank pushing one-shot, reduce-scatter, all-gather or broadcast larger than the scratch runs "
+               "as one launch that cycles its pieces through the scratch (experimental, until measured); 0 "
+               "(default): one launch per segment of the scratch's size");
 
   // Fault injection for tests of the fallback to host-staged links (lib/gpu/probe_fault.h).
   at(SettingId::kGpuFaultProbePairs) =
@@ -409,7 +417,8 @@ std::array<SettingSpec, kSettingCount> makeSpecs() {
         SettingId::kGpuBytesPerBlock, SettingId::kGpuLineBytesPerBlock, SettingId::kGpuFused,
         SettingId::kGpuLowLatencyMaxBytes, SettingId::kGpuLowLatencyTwoShotMaxBytes, SettingId::kGpuPushMinBytes,
         SettingId::kGpuPushOneShotMinBytes, SettingId::kGpuPushOneShotPieceBytes, SettingId::kGpuPushCollectiveMinBytes,
-        SettingId::kGpuCollectiveLinesMaxBytes, SettingId::kGpuHostLinesMaxBytes, SettingId::kGpuCopyEngines}) {
+        SettingId::kGpuCollectiveLinesMaxBytes, SettingId::kGpuHostLinesMaxBytes, SettingId::kGpuCopyEngines,
+        SettingId::kGpuPushStream}) {
     at(id).agreement = SettingAgreement::kSameUnchecked;
   }
   // Only how kernels are launched changes, never the protocol: ranks need not agree.
@@ -521,6 +530,7 @@ std::array<SettingRow, kSettingCount> makeRows() {
                  O::kGpuTransport},
       SettingRow{SettingId::kGpuHostLinesMaxBytes, &spec(SettingId::kGpuHostLinesMaxBytes), O::kGpuTransport},
       SettingRow{SettingId::kGpuCopyEngines, &spec(SettingId::kGpuCopyEngines), O::kGpuTransport},
+      SettingRow{SettingId::kGpuPushStream, &spec(SettingId::kGpuPushStream), O::kGpuTransport},
       SettingRow{SettingId::kGpuFaultProbePairs, &spec(SettingId::kGpuFaultProbePairs), O::kGpuTransport},
       SettingRow{SettingId::kDebug, &spec(SettingId::kDebug), O::kLogger},
       SettingRow{SettingId::kNode, &spec(SettingId::kNode), O::kBootstrap},

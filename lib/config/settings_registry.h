@@ -61,6 +61,7 @@ enum class SettingId : int {
   kGpuCollectiveLinesMaxBytes,
   kGpuHostLinesMaxBytes,
   kGpuCopyEngines,
+  kGpuPushStream,
   kGpuFaultProbePairs,
   kDebug,
   kNode,

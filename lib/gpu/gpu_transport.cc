@@ -111,7 +111,8 @@ class GpuTransport final : public Transport,
                            private KernelLaunches,
                            private ProbeFallback,
                            private StreamCaptures,
-                           private StopWordAdoption {
+                           private StopWordAdoption,
+                           private StreamedSubmit {
  public:
   GpuTransport(int rank, int world_size, int device, int multiprocessors, int max_blocks, std::uint64_t bytes_per_block,
                KernelPolicy kernels, std::uint64_t line_bytes_per_block, std::vector<std::uint8_t> probe_faults)
@@ -147,6 +148,7 @@ class GpuTransport final : public Transport,
     caps.probe_fallback = this;
     caps.stream_captures = this;
     caps.stop_word_adoption = this;
+    caps.streamed_submit = this;
     return caps;
   }
 
@@ -491,7 +493,9 @@ class GpuTransport final : public Transport,
     const DevicePlan* plan = nullptr;
     PR_RETURN_IF_ERROR(devicePlan(request.plan, &plan));
     const std::size_t elem = dataTypeSize(request.dtype);
-    const std::size_t needed = scratchBytes(*request.plan, request.layout, elem);
+    // Streamed, the operation cycles through its lease (streams); else its layout's slots hold it whole.
+    const std::size_t needed =
+        request.ring_bytes != 0 ? request.ring_bytes : scratchBytes(*request.plan, request.layout, elem);
     const std::size_t scratch_capacity = region_bytes_ - scratchStart();
     if (request.scratch_offset > scratch_capacity || needed > scratch_capacity - request.scratch_offset) {
       return outOfMemoryError("rank " + std::to_string(rank_) + ": operation needs " + std::to_string(needed) +
@@ -598,6 +602,15 @@ class GpuTransport final : public Transport,
     }
     // The pushing one-shot and collectives move each block's slice in pieces (the two-shot ignores it).
     if (runsPushed(choice)) args.push_piece_bytes = kernels_.push_one_shot_piece_bytes;
+    if (request.ring_bytes != 0) {
+      // Only what streams() accepted is streamed: the same choice from the same inputs.
+      if (batched || !streamsPieces(choice, kernels_, request.ring_bytes, launchBlocksOf(choice, bytes))) {
+        return internalError("rank " + std::to_string(rank_) + ": a streamed operation of " + std::to_string(bytes) +
+                             " bytes whose kernel does not stream through " + std::to_string(request.ring_bytes) +
+                             " bytes of scratch");
+      }
+      args.ring_bytes = request.ring_bytes;
+    }
     // The push and line kernels have no launch-wide synchronisation, so they may use every
     // multiprocessor; the fused pulling kernels keep PEERREDUCE_GPU_PULL_MAX_BLOCKS (launchBlocks).
     const auto blocks = static_cast<unsigned>(launchBlocksOf(choice, bytes));
@@ -688,6 +701,15 @@ class GpuTransport final : public Transport,
     PR_ASSIGN_OR_RETURN(const DeviceGuard on_device, DeviceGuard::enter(device_, rank_));
     return engines_.enqueue(plan.engine_parts, request.plan->programs[static_cast<std::size_t>(rank_)], args, where,
                             static_cast<int>(request.dtype), blocks, request.channel, stream);
+  }
+
+  bool streams(const std::shared_ptr<const Plan>& plan, DataType dtype, std::size_t count,
+               std::size_t scratch_bytes) override {
+    const DevicePlan* prepared = nullptr;
+    if (!kernels_.push_stream || !devicePlan(plan, &prepared).isOk() || !prepared->engine_parts.empty()) return false;
+    const std::uint64_t bytes = static_cast<std::uint64_t>(count) * dataTypeSize(dtype);
+    const KernelChoice choice = chooseKernel(prepared->shape.kind, bytes, world_size_, kernels_);
+    return streamsPieces(choice, kernels_, scratch_bytes, launchBlocksOf(choice, bytes));
   }
 
   std::size_t maxBatchBytes(Algorithm algorithm) const override {

@@ -48,6 +48,8 @@ StatusOr<GpuSettings> gpuSettingsFromEnvironment(const std::function<const char*
   if (overlap) s.kernels.overlap_launch = *overlap;
   PR_ASSIGN_OR_RETURN(const auto engines, readBooleanSetting(SettingId::kGpuCopyEngines, getenv));
   if (engines) s.kernels.copy_engines = *engines;
+  PR_ASSIGN_OR_RETURN(const auto stream, readBooleanSetting(SettingId::kGpuPushStream, getenv));
+  if (stream) s.kernels.push_stream = *stream;
   const struct {
     SettingId id;
     std::uint64_t* field;
@@ -137,6 +139,15 @@ bool runsAsLines(KernelChoice choice) {
       return false;
   }
   return false;
+}
+
+bool streamsPieces(KernelChoice choice, const KernelPolicy& policy, std::uint64_t scratch_bytes, int blocks) {
+  const bool pieced = choice == KernelChoice::kOneShotPush || choice == KernelChoice::kReduceScatterPush ||
+                      choice == KernelChoice::kAllGatherPush || choice == KernelChoice::kBroadcastPush;
+  if (!policy.push_stream || !pieced || blocks <= 0) return false;
+  const std::uint64_t region_vectors = scratch_bytes / kVectorBytes / static_cast<std::uint64_t>(blocks);
+  const std::uint64_t piece_vectors = std::max<std::uint64_t>(policy.push_one_shot_piece_bytes / kVectorBytes, 1);
+  return region_vectors >= 2 * piece_vectors;
 }
 
 bool runsPushed(KernelChoice choice) {

@@ -63,7 +63,7 @@ entry all-gather sm_90 2 0 1099511627776 one-shot
 # 2 MiB (1 MiB blocks) runs as lines at two ranks since: 8.64 us (NCCL 14.05; the ring took 14.20). As for
 # broadcast the row covers the whole bucket of 1 MiB blocks ([1 MiB, 1.25 MiB), 2-2.5 MiB in all): 2.25 MiB
 # took 14.72 us by the one-shot in the interpreter (NCCL 20.68).
-# Past the lines at two ranks the direct plan pushes (kernels/push_kernels.cuh, pushCollectiveKernel): each
+# Past the lines at two ranks the direct plan pushes (kernels/push_kernels.cuh, pushPiecesKernel): each
 # rank's block for the peer crosses the link once as posted stores, as the allreduce's push one-shot moves its
 # input, so the one-shot holds at every size (the ring's two rounds of remote loads came within 1 % of the
 # interpreted one-shot). Measured since (docs/perf/h200x2-19f9a8c, the selector's pick): 4 MiB 14.05 us (NCCL

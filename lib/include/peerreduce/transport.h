@@ -57,7 +57,11 @@ struct ExecutionRequest {
   // point at this segment's part of block 0 (of the rank's own block in the buffer that holds one).
   std::size_t block_stride = 0;
   std::size_t scratch_offset = 0;  // where this operation's scratch starts in every rank's region
-  int channel = 0;                 // the signal area and scratch of this operation (0..kMaxChannels-1)
+  // Streamed (StreamedSubmit, peerreduce/transport_capabilities.h): the bytes of scratch from scratch_offset
+  // the operation cycles through, its `count` being more than one execution of the plan fits there; 0: the
+  // scratch `layout` asks for holds the whole operation.
+  std::size_t ring_bytes = 0;
+  int channel = 0;  // the signal area and scratch of this operation (0..kMaxChannels-1)
   // The graph capture `stream` is in (StreamCaptures::captureOf), 0 when none: the transport orders an
   // operation after the channel's previous one only within the same capture (or both eager).
   std::uint64_t capture = 0;

@@ -81,6 +81,20 @@ class BatchSubmit {
   virtual std::size_t maxBatchBytes(Algorithm algorithm) const = 0;
 };
 
+// Streamed submits: an operation larger than one execution of its plan fits in the scratch, carried by one
+// submit that cycles through the scratch (ExecutionRequest::ring_bytes) instead of one submit per segment
+// (select/segmenting.h). The results are the segments' to the bit: each element is folded from the same
+// terms in the same order; only how the bytes wait for their place changes.
+class StreamedSubmit {
+ public:
+  virtual ~StreamedSubmit() = default;
+  // Whether one submit of `plan` (prepared on this transport) may carry `count` elements of `dtype` through
+  // `scratch_bytes` of scratch. The same on every rank given the same settings, so every rank splits an
+  // operation alike.
+  virtual bool streams(const std::shared_ptr<const Plan>& plan, DataType dtype, std::size_t count,
+                       std::size_t scratch_bytes) = 0;
+};
+
 // The communicator's pinned host memory (lib/memory/pinned_host_pool.h, internal to the library): opaque
 // to transports outside it.
 class PinnedHostPool;
@@ -190,6 +204,7 @@ struct TransportCapabilities {
   ProbeFallback* probe_fallback = nullptr;
   StreamCaptures* stream_captures = nullptr;
   StopWordAdoption* stop_word_adoption = nullptr;
+  StreamedSubmit* streamed_submit = nullptr;
 };
 
 }  // namespace peerreduce
