@@ -25,7 +25,8 @@
 #   push       the two-rank pushing reduce-scatter, all-gather and broadcast: their hardware tests and the
 #              property suite with every direct plan pushed (lines off, one-vector pieces), then each
 #              collective's direct plan forced (--algo one-shot) from 1 MiB pushed (the default) and not
-#              (PEERREDUCE_GPU_PUSH_COLLECTIVE_MIN_BYTES=0: the interpreter), beside NCCL
+#              (PEERREDUCE_GPU_PUSH_COLLECTIVE_MIN_BYTES=0: the interpreter), beside NCCL; broadcast 2-16 MiB in
+#              factors of 2 with 16 and 32 KiB pieces
 #   stream     the pushing kernels streamed through the scratch (PEERREDUCE_GPU_PUSH_STREAM=1): the hardware
 #              tests and the property suite streamed through 64 KiB of scratch, then allreduce and each
 #              collective's direct plan from 16 MiB streamed, beside NCCL (the push phase gives them unstreamed)
@@ -127,6 +128,11 @@ for phase in ${GPU_PHASES:-build}; do
       bench "push-$c" -- --coll "$c" --algo one-shot --min-bytes 1048576 --max-bytes 268435456
       bench "nopush-$c" -x PEERREDUCE_GPU_PUSH_COLLECTIVE_MIN_BYTES=0 -- --coll "$c" --algo one-shot \
         --min-bytes 1048576 --max-bytes 268435456
+    done
+    # Broadcast's pieces where a block's slice is one or two of them (the take table waits for 8 MiB).
+    for piece in 16K 32K; do
+      bench "push-broadcast-piece$piece" -x PEERREDUCE_GPU_PUSH_ONE_SHOT_PIECE_BYTES=$piece -- --coll broadcast \
+        --algo one-shot --min-bytes 2097152 --max-bytes 16777216 --step-factor 2
     done
     ;;
   stream)
