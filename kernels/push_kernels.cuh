@@ -10,6 +10,7 @@
 
 #include "dispatch.h"
 #include "fused_device.cuh"
+#include "piece_ring.h"
 #include "plan_kernel_launch.h"
 #include "typed_launch.h"
 
@@ -157,46 +158,27 @@ __device__ BlockSlice pieceOf(const BlockSlice& s, std::uint64_t per_piece, std:
   return p;
 }
 
-// Where a block's pieces go in the peer's slot 0. An operation that fits the scratch (LaunchArgs::ring_bytes
-// 0) gives each piece a place of its own, its own offset (pushPieces cuts the slice). A streamed one
-// (ring_bytes set: one launch for an operation larger than the scratch, instead of one launch per segment)
-// gives each block a region of the ring, `places` pieces of `per_piece` elements, and piece k goes to place
-// k mod places once the peer is done with the piece that was there. Why: every segment paid the pieces'
+// Where a block's pieces go in the peer's slot 0 (kernels/piece_ring.h). An operation that fits the scratch
+// (LaunchArgs::ring_bytes 0) gives each piece a place of its own, its own offset (pushPieces cuts the slice). A
+// streamed one (ring_bytes set: one launch for an operation larger than the scratch, instead of one launch
+// per segment) cycles each block's pieces through a region of the ring. Why: every segment paid the pieces'
 // pipeline filling and draining and a signal round (about 8-12 us each on 2 x H200: 256 MiB in eight 32 MiB
 // segments took 895 us where one segment took 840, docs/PERF.md).
-struct PieceRing {
-  std::uint64_t per_piece = 0;  // elements of every piece but the last
-  std::uint64_t pieces = 0;     // of this block's slice
-  std::uint64_t places = 0;     // 0: each piece at its own offset
-  std::uint64_t region = 0;     // streamed: the block's first element in the ring
-};
-
 template <typename T>
 __device__ PieceRing pieceRingOf(const LaunchArgs& a, std::uint64_t n) {
-  PieceRing r;
-  if (a.ring_bytes == 0) {
-    std::uint64_t per_piece = 0;
-    r.pieces = static_cast<std::uint64_t>(pushPieces<T>(a, n, &per_piece));
-    r.per_piece = per_piece;
-    return r;
+  if (a.ring_bytes != 0) {
+    return streamedPieceRing(n, sizeof(T), a.ring_bytes, a.push_piece_bytes, gridDim.x, blockIdx.x);
   }
-  constexpr std::uint64_t kPerVector = kVectorBytes / sizeof(T);
-  // The host streams only where every block's region holds two pieces (gpu/kernel_choice.h, streamsPieces).
-  const std::uint64_t region_vectors = a.ring_bytes / kVectorBytes / gridDim.x;
-  // Pieces of the setting's size (0: half the region), at most half the region, at least one vector.
-  const std::uint64_t half = max(region_vectors / 2, std::uint64_t{1});
-  const std::uint64_t asked = a.push_piece_bytes / kVectorBytes;
-  const std::uint64_t piece_vectors = asked == 0 ? half : max(min(asked, half), std::uint64_t{1});
-  r.per_piece = piece_vectors * kPerVector;
-  r.places = max(region_vectors / piece_vectors, std::uint64_t{1});
-  r.region = static_cast<std::uint64_t>(blockIdx.x) * region_vectors * kPerVector;
-  r.pieces = max((n + r.per_piece - 1) / r.per_piece, std::uint64_t{1});
+  PieceRing r;
+  std::uint64_t per_piece = 0;
+  r.pieces = static_cast<std::uint64_t>(pushPieces<T>(a, n, &per_piece));
+  r.per_piece = per_piece;
   return r;
 }
 
 // The element of slot 0 where piece `k` (`p`) lives.
 __device__ std::uint64_t placeOf(const PieceRing& r, const BlockSlice& p, std::uint64_t k) {
-  return r.places == 0 ? p.lo : r.region + (k % r.places) * r.per_piece;
+  return placeOfPiece(r, p.lo, k);
 }
 
 // Folds piece `p` of my term (from `own`, in the send buffer) and the peer's (at `theirs`, in my slot 0), in
@@ -281,12 +263,9 @@ __global__ void __launch_bounds__(kPlanKernelThreads) pushPiecesKernel(LaunchArg
   if (sends && !waitForPush(a, peer, 1, kFenceStep)) return;
   for (std::uint64_t j = 0; j <= ring.pieces; ++j) {
     if (sends && j < ring.pieces) {
-      if (ring.places != 0 && j >= ring.places) {
-        // The place last held piece j - places: a sending peer is done with it once it signalled the next
-        // piece (number 3 + that piece), an acknowledging receiver once it acknowledged it (2 + that piece).
-        const std::uint64_t last = j - ring.places;
-        if (!waitForPush(a, peer, (acknowledged ? 2 : 3) + last, a.ready_wait_step)) return;
-      }
+      // Streamed, the place last held piece j - places: wait until the peer is done with it.
+      const std::uint64_t free_after = placeFreeSignal(ring, j, acknowledged);
+      if (free_after != 0 && !waitForPush(a, peer, free_after, a.ready_wait_step)) return;
       const BlockSlice p = pieceOf(s, ring.per_piece, j);
       if (p.hi > p.lo) {
         T* place = reinterpret_cast<T*>(scratchOf(a, peer, 0) + placeOf(ring, p, j) * sizeof(T));
