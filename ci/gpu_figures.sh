@@ -27,9 +27,12 @@
 #              collective's direct plan forced (--algo one-shot) from 1 MiB pushed (the default) and not
 #              (PEERREDUCE_GPU_PUSH_COLLECTIVE_MIN_BYTES=0: the interpreter), beside NCCL; broadcast 2-16 MiB in
 #              factors of 2 with 16 and 32 KiB pieces
-#   stream     the pushing kernels streamed through the scratch (PEERREDUCE_GPU_PUSH_STREAM=1): the hardware
-#              tests and the property suite streamed through 64 KiB of scratch, then allreduce and each
-#              collective's direct plan from 16 MiB streamed, beside NCCL (the push phase gives them unstreamed)
+#   stream     the pushing kernels streamed through the scratch (PEERREDUCE_GPU_PUSH_STREAM, the default): the
+#              hardware tests (their largest cases stream by default) and the property suite streamed through
+#              64 KiB of scratch in one-vector pieces,
+#              then allreduce and each collective's direct plan from 16 MiB in segments
+#              (PEERREDUCE_GPU_PUSH_STREAM=0) and with 32 KiB streamed pieces, beside NCCL (the push and bench
+#              phases give them streamed in the default 64 KiB pieces)
 #   stage      ci/hardware.sh run NP, resumed across calls (HW_RESUME_DIR=/tmp/stage-resume)
 # NP is every GPU of the machine (GPU_NP to choose). NCCL_NVLS_ENABLE=0 throughout: no NVLink multicast.
 set -uo pipefail
@@ -136,8 +139,8 @@ for phase in ${GPU_PHASES:-build}; do
     done
     ;;
   stream)
-    streamed=(-x PEERREDUCE_GPU_PUSH_STREAM=1)
-    timeout -k 10 120 "${mpi[@]}" "${streamed[@]}" .hw/peerreduce_hardware_tests --gtest_filter='CollectiveLines.*' \
+    streamed=(-x PEERREDUCE_GPU_PUSH_STREAM=1 -x PEERREDUCE_GPU_PUSH_STREAM_PIECE_BYTES=16)
+    timeout -k 10 120 "${mpi[@]}" .hw/peerreduce_hardware_tests --gtest_filter='CollectiveLines.*' \
       > "$out/stream-hw.log" 2>&1 || status=1
     rank0 "$out/stream-hw.log" | grep -E "^\[  (PASSED|FAILED) |^\[       OK|FAILED" | head -12
     if ((np == 2)); then
@@ -147,9 +150,11 @@ for phase in ${GPU_PHASES:-build}; do
         -x PEERREDUCE_SCRATCH_BYTES=64K .hw/peerreduce_property_tests > "$out/stream-properties.log" 2>&1 || status=1
       rank0 "$out/stream-properties.log" | grep -E "\[  (PASSED|FAILED)  \]|tests ran|FAILED" | head -12
     fi
-    bench "stream-allreduce" "${streamed[@]}" -- --coll allreduce --min-bytes 16777216 --max-bytes 268435456
-    for c in reduce-scatter all-gather broadcast; do
-      bench "stream-$c" "${streamed[@]}" -- --coll "$c" --algo one-shot --min-bytes 16777216 --max-bytes 268435456
+    for c in allreduce reduce-scatter all-gather broadcast; do
+      bench "segments-$c" -x PEERREDUCE_GPU_PUSH_STREAM=0 -- --coll "$c" --algo one-shot --min-bytes 16777216 \
+        --max-bytes 268435456
+      bench "stream32k-$c" -x PEERREDUCE_GPU_PUSH_STREAM_PIECE_BYTES=32K -- --coll "$c" --algo one-shot \
+        --min-bytes 16777216 --max-bytes 268435456
     done
     ;;
   stage)

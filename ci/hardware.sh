@@ -325,12 +325,15 @@ run)
   # The pushing one-shot and the pushing reduce-scatter, all-gather and broadcast (two ranks only; by default
   # from 2 MiB and past the lines): the property suite at two ranks with every such program pushed (lines off,
   # so small cases reach them too), in pieces of one vector (so the small cases split every block's slice into
-  # the most pieces, ragged last ones included); then all of them streamed through 64 KiB of scratch
-  # (PEERREDUCE_GPU_PUSH_STREAM=1), so every case past it cycles its pieces through the ring many times.
+  # the most pieces, ragged last ones included); then all of them streamed through 64 KiB of scratch in
+  # one-vector pieces (PEERREDUCE_GPU_PUSH_STREAM, on by default), so every case past it cycles its pieces
+  # through the ring many times; then the same in segments (PEERREDUCE_GPU_PUSH_STREAM=0), the path a scratch
+  # too small to stream through takes.
   push_variants=(
     "push-one-shot PEERREDUCE_GPU_LL_MAX_BYTES=0 PEERREDUCE_GPU_PUSH_ONE_SHOT_MIN_BYTES=1"
     "push-collectives PEERREDUCE_GPU_LL_COLLECTIVE_MAX_BYTES=0 PEERREDUCE_GPU_PUSH_COLLECTIVE_MIN_BYTES=1"
-    "push-stream PEERREDUCE_GPU_LL_MAX_BYTES=0 PEERREDUCE_GPU_PUSH_ONE_SHOT_MIN_BYTES=1 PEERREDUCE_GPU_LL_COLLECTIVE_MAX_BYTES=0 PEERREDUCE_GPU_PUSH_COLLECTIVE_MIN_BYTES=1 PEERREDUCE_GPU_PUSH_STREAM=1 PEERREDUCE_SCRATCH_BYTES=64K"
+    "push-stream PEERREDUCE_GPU_LL_MAX_BYTES=0 PEERREDUCE_GPU_PUSH_ONE_SHOT_MIN_BYTES=1 PEERREDUCE_GPU_LL_COLLECTIVE_MAX_BYTES=0 PEERREDUCE_GPU_PUSH_COLLECTIVE_MIN_BYTES=1 PEERREDUCE_GPU_PUSH_STREAM=1 PEERREDUCE_GPU_PUSH_STREAM_PIECE_BYTES=16 PEERREDUCE_SCRATCH_BYTES=64K"
+    "push-segments PEERREDUCE_GPU_LL_MAX_BYTES=0 PEERREDUCE_GPU_PUSH_ONE_SHOT_MIN_BYTES=1 PEERREDUCE_GPU_LL_COLLECTIVE_MAX_BYTES=0 PEERREDUCE_GPU_PUSH_COLLECTIVE_MIN_BYTES=1 PEERREDUCE_GPU_PUSH_STREAM=0 PEERREDUCE_SCRATCH_BYTES=64K"
   )
   for push_variant in "${push_variants[@]}"; do
     if [[ "$suites" == 0 ]]; then break; fi

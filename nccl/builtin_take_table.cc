@@ -18,9 +18,9 @@ std::string_view builtinTakeText() {
 # from 2M (kDefaultPushOneShotMinBytes, the two-rank tuning row): 2M 0.52, 4M 0.63, 8M 0.72, 16M 0.81,
 # 32M 0.91, 64M 1.004, 128M 1.07, 256M 1.12 (docs/perf/h200x4-460cafc). Then each block's slice pushed in
 # pieces (PEERREDUCE_GPU_PUSH_ONE_SHOT_PIECE_BYTES, 32 KiB): 16M 0.79, 32M 0.79, 64M 0.88, 128M 0.93,
-# 256M 0.97 (docs/perf/h200x2-063f6e3)
-entry allreduce sm_90 2 fp32 0 128M peerreduce
-entry allreduce sm_90 2 fp32 134217729 256M nccl
+# 256M 0.97 (docs/perf/h200x2-063f6e3). Then streamed through the scratch past it in 64 KiB pieces
+# (PEERREDUCE_GPU_PUSH_STREAM, the default; docs/perf/h200x2-4b16c2e): 64M 0.86, 256M 0.91
+entry allreduce sm_90 2 fp32 0 256M peerreduce
 # allreduce, 4 GPUs: 1K .. 64K 0.37-0.46, 128K 0.61, 256K 0.67, 512K 0.72, 1M 0.88, 2M 1.08, 4M 0.97,
 # 8M 1.00, 16M 0.97, 32M 1.11, 64M 1.14, 256M 1.20
 entry allreduce sm_90 4 fp32 0 1M peerreduce
@@ -59,11 +59,10 @@ entry all-gather sm_90 4 fp32 33554433 256M nccl
 # 512K 0.55, 1M 0.65 (lines), 1.125M 0.87 (the one-shot in the interpreter), 2M 0.78, 4M 0.84 (the tree).
 # nccl-tests through the library, medians of three: 512K 0.60, 1M 0.66, 32M 0.92 (docs/perf/h200x2-lines).
 # Then the direct plan pushed past the lines (the one-shot to 32M, the tuning row; docs/perf/h200x2-19f9a8c,
-# --algo one-shot): 1M 0.66, 4M 0.81, 16M 0.91, 64M 1.03 (the ring 1.01), 256M 1.11 (the ring 1.09). 8M was
-# last measured with the tree (1.10), so 4M-16M stays NCCL's until it is measured pushed.
-entry broadcast sm_90 2 fp32 0 4M peerreduce
-entry broadcast sm_90 2 fp32 4194305 16M nccl
-entry broadcast sm_90 2 fp32 16777217 32M peerreduce
+# --algo one-shot): 1M 0.66, 4M 0.81, 16M 0.91, 64M 1.03 (the ring 1.01), 256M 1.11 (the ring 1.09).
+# Then (docs/perf/h200x2-4b16c2e) pushed in factors of 2: 4M 0.81, 8M 0.92, 16M 0.92; streamed in 64 KiB
+# pieces: 64M 1.01, 256M 1.05
+entry broadcast sm_90 2 fp32 0 32M peerreduce
 entry broadcast sm_90 2 fp32 33554433 256M nccl
 # broadcast, 4 GPUs: 1K .. 128K 0.41-0.55, 256K 0.78, 512K 1.69, 1M 1.42, 2M 1.19, 4M 1.67, 16M 1.56,
 # 256M 1.76

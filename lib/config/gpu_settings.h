@@ -64,6 +64,12 @@ inline constexpr std::uint64_t kDefaultPushOneShotMinBytes = std::uint64_t{2} <<
 // (kernels/push_kernels.cu). On 2 x H200 (fp32, out of place, graph of 20; docs/PERF.md) 32 KiB beat 16, 24,
 // 48, 64 and 128 KiB from 16 MiB up: 64 MiB 218 us against 252 in one piece, 256 MiB 868 against 1006.
 inline constexpr std::uint64_t kDefaultPushOneShotPieceBytes = std::uint64_t{32} << 10;
+// A streamed pushing kernel's pieces (PEERREDUCE_GPU_PUSH_STREAM_PIECE_BYTES; 0: half a block's region of the
+// ring). On 2 x H200 (fp32, out of place, graph of 20; docs/PERF.md "2 x H200 at 4b16c2e") 64 KiB beat 16,
+// 32, 96, 128, 256 and 512 KiB streamed at 64 and 256 MiB: allreduce 256 MiB 808 us (32 KiB 883, 128 KiB
+// 987), broadcast 787 (850, 912), reduce-scatter 417 (432, 512), all-gather 412 (439, 492). Unstreamed,
+// 64 KiB lost to 32 (256 MiB allreduce 916 against 881), so each keeps its own setting.
+inline constexpr std::uint64_t kDefaultPushStreamPieceBytes = std::uint64_t{64} << 10;
 // Two-rank direct reduce-scatters, all-gathers and broadcasts past the lines whose block (count x element
 // size) is at least this push their data into the peer's scratch instead of running in the interpreter
 // (PEERREDUCE_GPU_PUSH_COLLECTIVE_MIN_BYTES; 0 turns it off). Every block past the two-rank lines (1 MiB)

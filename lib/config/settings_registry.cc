@@ -310,16 +310,20 @@ std::array<SettingSpec, kSettingCount> makeSpecs() {
   at(SettingId::kGpuLineBytesPerBlock).example = "4K";
   at(SettingId::kGpuLineBytesPerBlock).help = "input bytes per block of the low-latency (line) kernels";
 
-  at(SettingId::kGpuFused) = booleanSpec("PEERREDUCE_GPU_FUSED", "fused kernel switch", false);
-  at(SettingId::kGpuFused).default_value = true;
-  at(SettingId::kGpuFused).example = "0";
-  at(SettingId::kGpuFused).help =
-      "0: the plan interpreter runs every program; 1: fused and line kernels where they fit";
-
-  at(SettingId::kGpuOverlap) = booleanSpec("PEERREDUCE_GPU_OVERLAP", "launch overlap switch", false);
-  at(SettingId::kGpuOverlap).default_value = true;
-  at(SettingId::kGpuOverlap).example = "0";
-  at(SettingId::kGpuOverlap).help = "1: programmatic dependent launch (Hopper); 0: ordinary launches";
+  // The GPU transport's switches ("1 or 0"); the example is the value that is not the default.
+  const auto gpu_switch = [&](SettingId id, const char* name, const char* noun, bool on, const char* help) {
+    at(id) = booleanSpec(name, noun, false);
+    at(id).default_value = on;
+    at(id).example = on ? "0" : "1";
+    at(id).help = help;
+  };
+  const auto on_by_default = [&](SettingId id, const char* name, const char* noun, const char* help) {
+    gpu_switch(id, name, noun, true, help);
+  };
+  on_by_default(SettingId::kGpuFused, "PEERREDUCE_GPU_FUSED", "fused kernel switch",
+                "0: the plan interpreter runs every program; 1: fused and line kernels where they fit");
+  on_by_default(SettingId::kGpuOverlap, "PEERREDUCE_GPU_OVERLAP", "launch overlap switch",
+                "1: programmatic dependent launch (Hopper); 0: ordinary launches");
 
   const auto threshold = [&](SettingId id, const char* name, const char* noun, std::uint64_t fallback,
                              const char* example, const char* help) {
@@ -361,18 +365,19 @@ std::array<SettingSpec, kSettingCount> makeSpecs() {
 
   // Experimental GPU paths: off by default, "1" turns them on.
   const auto experimental = [&](SettingId id, const char* name, const char* noun, const char* help) {
-    at(id) = booleanSpec(name, noun, false);
-    at(id).default_value = false;
-    at(id).example = "1";
-    at(id).help = help;
+    gpu_switch(id, name, noun, false, help);
   };
   experimental(SettingId::kGpuCopyEngines, "PEERREDUCE_GPU_COPY_ENGINES", "copy-engine switch",
                "1: a plan's copy-engine copies run on the copy engines (experimental); 0 (default): the plan "
                "interpreter moves them with the multiprocessors");
-  experimental(SettingId::kGpuPushStream, "PEERREDUCE_GPU_PUSH_STREAM", "push streaming switch",
-               "1: a two-rank pushing one-shot, reduce-scatter, all-gather or broadcast larger than the scratch runs "
-               "as one launch that cycles its pieces through the scratch (experimental, until measured); 0 "
-               "(default): one launch per segment of the scratch's size");
+  on_by_default(SettingId::kGpuPushStream, "PEERREDUCE_GPU_PUSH_STREAM", "push streaming switch",
+                "1 (default): a two-rank pushing one-shot, reduce-scatter, all-gather or broadcast larger than the "
+                "scratch runs as one launch that cycles its pieces through the scratch; 0: one launch per segment "
+                "of the scratch's size");
+  threshold(SettingId::kGpuPushStreamPieceBytes, "PEERREDUCE_GPU_PUSH_STREAM_PIECE_BYTES", "push stream piece size",
+            gpu::kDefaultPushStreamPieceBytes, "32K",
+            "bytes of each piece a block of a streamed pushing kernel cycles through its region of the scratch "
+            "(whole vectors, at most half the region); 0: half the region");
 
   // Fault injection for tests of the fallback to host-staged links (lib/gpu/probe_fault.h).
   at(SettingId::kGpuFaultProbePairs) =
@@ -418,7 +423,7 @@ std::array<SettingSpec, kSettingCount> makeSpecs() {
         SettingId::kGpuLowLatencyMaxBytes, SettingId::kGpuLowLatencyTwoShotMaxBytes, SettingId::kGpuPushMinBytes,
         SettingId::kGpuPushOneShotMinBytes, SettingId::kGpuPushOneShotPieceBytes, SettingId::kGpuPushCollectiveMinBytes,
         SettingId::kGpuCollectiveLinesMaxBytes, SettingId::kGpuHostLinesMaxBytes, SettingId::kGpuCopyEngines,
-        SettingId::kGpuPushStream}) {
+        SettingId::kGpuPushStream, SettingId::kGpuPushStreamPieceBytes}) {
     at(id).agreement = SettingAgreement::kSameUnchecked;
   }
   // Only how kernels are launched changes, never the protocol: ranks need not agree.
@@ -531,6 +536,7 @@ std::array<SettingRow, kSettingCount> makeRows() {
       SettingRow{SettingId::kGpuHostLinesMaxBytes, &spec(SettingId::kGpuHostLinesMaxBytes), O::kGpuTransport},
       SettingRow{SettingId::kGpuCopyEngines, &spec(SettingId::kGpuCopyEngines), O::kGpuTransport},
       SettingRow{SettingId::kGpuPushStream, &spec(SettingId::kGpuPushStream), O::kGpuTransport},
+      SettingRow{SettingId::kGpuPushStreamPieceBytes, &spec(SettingId::kGpuPushStreamPieceBytes), O::kGpuTransport},
       SettingRow{SettingId::kGpuFaultProbePairs, &spec(SettingId::kGpuFaultProbePairs), O::kGpuTransport},
       SettingRow{SettingId::kDebug, &spec(SettingId::kDebug), O::kLogger},
       SettingRow{SettingId::kNode, &spec(SettingId::kNode), O::kBootstrap},

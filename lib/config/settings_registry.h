@@ -62,6 +62,7 @@ enum class SettingId : int {
   kGpuHostLinesMaxBytes,
   kGpuCopyEngines,
   kGpuPushStream,
+  kGpuPushStreamPieceBytes,
   kGpuFaultProbePairs,
   kDebug,
   kNode,

@@ -610,6 +610,7 @@ class GpuTransport final : public Transport,
                              " bytes of scratch");
       }
       args.ring_bytes = request.ring_bytes;
+      args.push_piece_bytes = kernels_.push_stream_piece_bytes;  // streamed pieces have their own size
     }
     // The push and line kernels have no launch-wide synchronisation, so they may use every
     // multiprocessor; the fused pulling kernels keep PEERREDUCE_GPU_PULL_MAX_BLOCKS (launchBlocks).

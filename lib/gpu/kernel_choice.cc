@@ -61,6 +61,7 @@ StatusOr<GpuSettings> gpuSettingsFromEnvironment(const std::function<const char*
       {SettingId::kGpuPushMinBytes, &s.kernels.push_min_bytes},
       {SettingId::kGpuPushOneShotMinBytes, &s.kernels.push_one_shot_min_bytes},
       {SettingId::kGpuPushOneShotPieceBytes, &s.kernels.push_one_shot_piece_bytes},
+      {SettingId::kGpuPushStreamPieceBytes, &s.kernels.push_stream_piece_bytes},
       {SettingId::kGpuPushCollectiveMinBytes, &s.kernels.push_collective_min_bytes},
       {SettingId::kGpuCollectiveLinesMaxBytes, &s.kernels.collective_max_bytes},
       {SettingId::kGpuHostLinesMaxBytes, &s.kernels.host_lines_max_bytes},
@@ -146,7 +147,7 @@ bool streamsPieces(KernelChoice choice, const KernelPolicy& policy, std::uint64_
                       choice == KernelChoice::kAllGatherPush || choice == KernelChoice::kBroadcastPush;
   if (!policy.push_stream || !pieced || blocks <= 0) return false;
   const std::uint64_t region_vectors = scratch_bytes / kVectorBytes / static_cast<std::uint64_t>(blocks);
-  const std::uint64_t piece_vectors = std::max<std::uint64_t>(policy.push_one_shot_piece_bytes / kVectorBytes, 1);
+  const std::uint64_t piece_vectors = std::max<std::uint64_t>(policy.push_stream_piece_bytes / kVectorBytes, 1);
   return region_vectors >= 2 * piece_vectors;
 }
 

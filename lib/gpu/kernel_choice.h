@@ -53,8 +53,9 @@ struct KernelPolicy {
   // copy-engine path passes the hardware suites at every world size (docs/PERF.md says where it stands).
   bool copy_engines = false;
   // The two-rank pushing one-shot and collectives stream an operation larger than the scratch through it in
-  // one launch (streamsPieces; PEERREDUCE_GPU_PUSH_STREAM); off by default until measured on GPUs.
-  bool push_stream = false;
+  // one launch (streamsPieces; PEERREDUCE_GPU_PUSH_STREAM), in pieces of push_stream_piece_bytes.
+  bool push_stream = true;
+  std::uint64_t push_stream_piece_bytes = kDefaultPushStreamPieceBytes;
   // Programmatic dependent launch (Hopper): each kernel is scheduled while the previous one on the
   // stream finishes and waits on the GPU for it, so the launch latency overlaps the previous work. Only
   // the launch changes, never the protocol, so ranks need not agree on it.
@@ -87,7 +88,9 @@ struct KernelPolicy {
 //   PEERREDUCE_GPU_LL_HOST_MAX_BYTES   the largest of those run as lines where some region is host
 //                                      memory (0: none)
 //   PEERREDUCE_GPU_LL_BYTES_PER_BLOCK  input bytes per block of the line kernels (>= 1 KiB)
-//   PEERREDUCE_GPU_PUSH_STREAM         1: pushing kernels stream operations larger than the scratch (0)
+//   PEERREDUCE_GPU_PUSH_STREAM         0: pushing kernels run operations larger than the scratch in segments
+//                                      (1, default: they stream them through it)
+//   PEERREDUCE_GPU_PUSH_STREAM_PIECE_BYTES  bytes of each piece a streamed pushing kernel cycles (0: half a region)
 //   PEERREDUCE_GPU_OVERLAP             0: ordinary launches; 1 (default): programmatic dependent launch
 //   PEERREDUCE_GPU_FAULT_PROBE_PAIRS   testing: these pairs' access probes fail (gpu/probe_fault.h)
 // Byte sizes take parseByteSize's forms (4096, 64K, 2M).
@@ -126,7 +129,7 @@ bool runsPushed(KernelChoice choice);
 // Whether one launch of `choice` with `blocks` blocks may carry an operation larger than the scratch by
 // cycling its pieces through `scratch_bytes` of it (kernels/push_kernels.cuh, PieceRing): the two-rank pushing
 // one-shot and collectives, with policy.push_stream, where every block's share of the scratch holds two
-// pieces (policy.push_one_shot_piece_bytes, at least one 16-byte vector each), so a block pushes one piece
+// pieces (policy.push_stream_piece_bytes, at least one 16-byte vector each), so a block pushes one piece
 // while the peer takes the one before. The same on every rank: every input is.
 bool streamsPieces(KernelChoice choice, const KernelPolicy& policy, std::uint64_t scratch_bytes, int blocks);
 

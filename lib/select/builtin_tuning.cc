@@ -50,9 +50,11 @@ entry broadcast sm_90 4 16777216 1099511627776 ring
 # Past the lines the direct plan pushes at two ranks (kernels/push_kernels.cuh; docs/perf/h200x2-19f9a8c,
 # peerreduce-bench --coll broadcast --algo one-shot, root 0, NCCL beside it): 4 MiB 19.66 us (the tree 20.34,
 # NCCL 24.27), 16 MiB 55.50 (the ring 57.88, NCCL 61.15), 64 MiB 207.75 (the ring 205.57, NCCL 202.03),
-# 256 MiB 835.18 (the ring 814.90, NCCL 750.17). So the one-shot to the middle of 16 and 64 MiB, the ring above.
-entry broadcast sm_90 2 0 33554432 one-shot
-entry broadcast sm_90 2 33554432 1099511627776 ring
+# 256 MiB 835.18 (the ring 814.90, NCCL 750.17). Then streamed through the scratch in 64 KiB pieces
+# (PEERREDUCE_GPU_PUSH_STREAM, the default; docs/perf/h200x2-4b16c2e, --algo one-shot, graph of 20): 64 MiB
+# 204.43 us (the ring 205.28, NCCL 202.27), 256 MiB 787.14 (the ring 819.11, NCCL 750.94). So the one-shot at
+# every size.
+entry broadcast sm_90 2 0 1099511627776 one-shot
 # all-gather: 1 MiB one-shot 5.85, ring 13.21, recursive doubling 13.22 (NCCL 10.54); 4 MiB 17.60 /
 # 17.76 / 17.70 (25.68); 16 MiB 39.67 / 39.81 / 39.81 (52.98); 64 MiB 146.20 / 150.75 / 150.48 (155.30);
 # 256 MiB 582.58 / 602.77 / 601.82 (546.35)

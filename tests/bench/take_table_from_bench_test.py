@@ -159,6 +159,11 @@ def check_builtin_table(tmp):
         ("reduce-scatter", 2, {M: 0.605, 4 * M: 0.606, 16 * M: 0.670, 64 * M: 0.794, 256 * M: 0.892}),
         ("all-gather", 2, {M: 0.553, 4 * M: 0.537, 16 * M: 0.644, 64 * M: 0.700, 256 * M: 0.794}),
         ("broadcast", 2, {M: 0.662, 4 * M: 0.810, 16 * M: 0.908, 64 * M: 1.010, 256 * M: 1.085}),
+        # Then (docs/perf/h200x2-4b16c2e): broadcast's one-shot pushed in factors of 2 from 4 MiB, and the allreduce
+        # and broadcast streamed through the scratch in 64 KiB pieces (the default) where they stream.
+        ("broadcast", 2, {4 * M: 0.813, 8 * M: 0.923, 16 * M: 0.918}),
+        ("broadcast", 2, {64 * M: 1.011, 256 * M: 1.048}),
+        ("allreduce", 2, {64 * M: 0.861, 256 * M: 0.908}),
         # 4 x H200, peerreduce-bench in factors of 2 (docs/perf/h200x4-take; reduce-scatter's and all-gather's
         # 2 MiB with 512 KiB blocks as lines).
         ("allreduce", 4, factors_of_two([0.37, 0.38, 0.39, 0.45, 0.42, 0.42, 0.46, 0.61, 0.67, 0.72, 0.88, 1.08,

@@ -138,6 +138,7 @@ TEST(SettingsRegistry, GpuDefaultsAreTheTransports) {
   EXPECT_EQ(bytes(SettingId::kGpuPushMinBytes), gpu.kernels.push_min_bytes);
   EXPECT_EQ(bytes(SettingId::kGpuPushOneShotMinBytes), gpu.kernels.push_one_shot_min_bytes);
   EXPECT_EQ(bytes(SettingId::kGpuPushOneShotPieceBytes), gpu.kernels.push_one_shot_piece_bytes);
+  EXPECT_EQ(bytes(SettingId::kGpuPushStreamPieceBytes), gpu.kernels.push_stream_piece_bytes);
   EXPECT_EQ(bytes(SettingId::kGpuPushCollectiveMinBytes), gpu.kernels.push_collective_min_bytes);
   EXPECT_EQ(bytes(SettingId::kGpuCollectiveLinesMaxBytes), gpu.kernels.collective_max_bytes);
   EXPECT_EQ(bytes(SettingId::kGpuHostLinesMaxBytes), gpu.kernels.host_lines_max_bytes);

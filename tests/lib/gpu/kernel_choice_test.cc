@@ -222,46 +222,67 @@ TEST(KernelChoice, TwoRankDirectCollectivesPastTheLinesPushFromTheirSize) {
   EXPECT_TRUE(runsPushed(KernelChoice::kTwoShotPush));
 }
 
-// Streaming through the scratch (PEERREDUCE_GPU_PUSH_STREAM, off by default): only the two-rank pushing
-// one-shot and collectives, and only where every block's share of the scratch holds two pieces, so a block can
-// push one while the peer takes the one before; the setting parses strictly.
+// Streaming through the scratch (PEERREDUCE_GPU_PUSH_STREAM, on by default since measured): only the two-rank
+// pushing one-shot and collectives, and only where every block's share of the scratch holds two pieces of the
+// streamed size (PEERREDUCE_GPU_PUSH_STREAM_PIECE_BYTES), so a block can push one while the peer takes the one
+// before; the settings parse strictly.
 TEST(KernelChoice, OnlyThePushingPiecesStreamAndOnlyWhereEveryBlockHoldsTwo) {
-  EXPECT_FALSE(KernelPolicy{}.push_stream) << "off until measured";
-  KernelPolicy on;
-  on.push_stream = true;
+  EXPECT_TRUE(KernelPolicy{}.push_stream) << "on by default";
+  EXPECT_EQ(KernelPolicy{}.push_stream_piece_bytes, 64 * kKernelChoiceKiB);
+  const KernelPolicy on;
+  KernelPolicy off;
+  off.push_stream = false;
   const std::uint64_t scratch = 32 * kKernelChoiceMiB;
   for (KernelChoice pieced : {KernelChoice::kOneShotPush, KernelChoice::kReduceScatterPush,
                               KernelChoice::kAllGatherPush, KernelChoice::kBroadcastPush}) {
     EXPECT_TRUE(streamsPieces(pieced, on, scratch, 132));
-    EXPECT_FALSE(streamsPieces(pieced, KernelPolicy{}, scratch, 132)) << "the setting off";
+    EXPECT_FALSE(streamsPieces(pieced, off, scratch, 132)) << "the setting off";
     EXPECT_FALSE(streamsPieces(pieced, on, scratch, 0)) << "no blocks";
-    // 132 blocks x two 32 KiB pieces: 8.25 MiB is the least that streams.
-    EXPECT_TRUE(streamsPieces(pieced, on, 132 * 64 * kKernelChoiceKiB, 132));
-    EXPECT_FALSE(streamsPieces(pieced, on, 132 * 64 * kKernelChoiceKiB - 16, 132));
+    // 132 blocks x two 64 KiB pieces: 16.5 MiB is the least that streams.
+    EXPECT_TRUE(streamsPieces(pieced, on, 132 * 128 * kKernelChoiceKiB, 132));
+    EXPECT_FALSE(streamsPieces(pieced, on, 132 * 128 * kKernelChoiceKiB - 16, 132));
   }
+  // The unstreamed pieces' setting does not move the streamed ones.
+  KernelPolicy small_unstreamed = on;
+  small_unstreamed.push_one_shot_piece_bytes = 16;
+  EXPECT_FALSE(streamsPieces(KernelChoice::kOneShotPush, small_unstreamed, 132 * 128 * kKernelChoiceKiB - 16, 132));
   for (KernelChoice other : {KernelChoice::kInterpreter, KernelChoice::kOneShotPull, KernelChoice::kTwoShotPull,
                              KernelChoice::kTwoShotPush, KernelChoice::kOneShotLines, KernelChoice::kAllGatherLines}) {
     EXPECT_FALSE(streamsPieces(other, on, scratch, 132)) << "no ring in its protocol";
   }
   KernelPolicy one_vector = on;
-  one_vector.push_one_shot_piece_bytes = 16;
+  one_vector.push_stream_piece_bytes = 16;
   EXPECT_TRUE(streamsPieces(KernelChoice::kOneShotPush, one_vector, 132 * 32, 132)) << "two vectors a block";
   EXPECT_FALSE(streamsPieces(KernelChoice::kOneShotPush, one_vector, 132 * 32 - 16, 132));
   KernelPolicy whole = on;
-  whole.push_one_shot_piece_bytes = 0;  // one piece unstreamed; streamed, half a block's region
+  whole.push_stream_piece_bytes = 0;  // half a block's region
   EXPECT_TRUE(streamsPieces(KernelChoice::kOneShotPush, whole, 132 * 32, 132));
 
   auto set = gpuSettingsFromEnvironment([](const char* name) -> const char* {
-    return std::string(name) == "PEERREDUCE_GPU_PUSH_STREAM" ? "1" : nullptr;
+    return std::string(name) == "PEERREDUCE_GPU_PUSH_STREAM" ? "0" : nullptr;
   });
   ASSERT_TRUE(set.isOk()) << set.status().toString();
-  EXPECT_TRUE(set->kernels.push_stream);
+  EXPECT_FALSE(set->kernels.push_stream);
   auto bad = gpuSettingsFromEnvironment([](const char* name) -> const char* {
     return std::string(name) == "PEERREDUCE_GPU_PUSH_STREAM" ? "sometimes" : nullptr;
   });
   ASSERT_FALSE(bad.isOk());
   EXPECT_EQ(bad.status().code(), ErrorCode::kInvalidArgument);
   EXPECT_NE(bad.status().message().find("PEERREDUCE_GPU_PUSH_STREAM"), std::string::npos) << bad.status().message();
+  const auto piece = [](const char* value) {
+    return gpuSettingsFromEnvironment([value](const char* name) -> const char* {
+      return std::string(name) == "PEERREDUCE_GPU_PUSH_STREAM_PIECE_BYTES" ? value : nullptr;
+    });
+  };
+  auto pieces = piece("32K");
+  ASSERT_TRUE(pieces.isOk()) << pieces.status().toString();
+  EXPECT_EQ(pieces->kernels.push_stream_piece_bytes, 32 * kKernelChoiceKiB);
+  EXPECT_EQ(pieces->kernels.push_one_shot_piece_bytes, 32 * kKernelChoiceKiB) << "its own setting";
+  auto bad_piece = piece("big");
+  ASSERT_FALSE(bad_piece.isOk());
+  EXPECT_EQ(bad_piece.status().code(), ErrorCode::kInvalidArgument);
+  EXPECT_NE(bad_piece.status().message().find("PEERREDUCE_GPU_PUSH_STREAM_PIECE_BYTES"), std::string::npos)
+      << bad_piece.status().message();
 }
 
 // The pushing one-shot's pieces: 32 KiB by default (one pass of a block), the setting moves them, 0 means

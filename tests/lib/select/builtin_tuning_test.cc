@@ -26,19 +26,22 @@ TEST(BuiltinTuning, ParsesAndHoldsTheMeasuredCrossovers) {
   EXPECT_EQ(table.lookup("sm_90", 2, 256 * kBuiltinTuningMiB), Algorithm::kOneShot);
   EXPECT_EQ(table.lookup("sm_90", 4, 256 * kBuiltinTuningMiB), Algorithm::kTwoShot);
   // Two ranks' other collectives, measured on 2 x H200: broadcast's one-shot (lines to 1 MiB, pushed past
-  // them) to 32 MiB, the ring above; all-gather's and reduce-scatter's one-shot at every size (lines to 1 MiB
-  // blocks, the most a writer's lines hold at two ranks, pushed past them).
+  // them, streamed past the scratch) at every size; all-gather's and reduce-scatter's one-shot at every size (lines to
+  // 1 MiB blocks, the most a writer's lines hold at two ranks, pushed past them).
   EXPECT_EQ(table.lookup(Collective::kBroadcast, "sm_90", 2, 256 * 1024), Algorithm::kOneShot);
   EXPECT_EQ(table.lookup(Collective::kBroadcast, "sm_90", 2, 1 * kBuiltinTuningMiB), Algorithm::kOneShot);
   EXPECT_EQ(table.lookup(Collective::kBroadcast, "sm_90", 2, 1 * kBuiltinTuningMiB + kBuiltinTuningMiB / 8),
             Algorithm::kOneShot)
       << "the middle of 1 MiB's bucket, where the selector reads the row";
-  // Past the lines the direct plan pushes: the one-shot to the middle of 16 and 64 MiB, then the ring.
+  // Past the lines the direct plan pushes, streamed through the scratch past it: the one-shot at every size.
   EXPECT_EQ(table.lookup(Collective::kBroadcast, "sm_90", 2, 1 * kBuiltinTuningMiB + kBuiltinTuningMiB / 4),
             Algorithm::kOneShot);
   EXPECT_EQ(table.lookup(Collective::kBroadcast, "sm_90", 2, 4 * kBuiltinTuningMiB), Algorithm::kOneShot);
   EXPECT_EQ(table.lookup(Collective::kBroadcast, "sm_90", 2, 16 * kBuiltinTuningMiB), Algorithm::kOneShot);
-  EXPECT_EQ(table.lookup(Collective::kBroadcast, "sm_90", 2, 64 * kBuiltinTuningMiB), Algorithm::kRing);
+  EXPECT_EQ(table.lookup(Collective::kBroadcast, "sm_90", 2, 64 * kBuiltinTuningMiB), Algorithm::kOneShot);
+  EXPECT_EQ(table.lookup(Collective::kBroadcast, "sm_90", 2, 256 * kBuiltinTuningMiB), Algorithm::kOneShot);
+  EXPECT_EQ(table.lookup(Collective::kBroadcast, "sm_90", 4, 256 * kBuiltinTuningMiB), Algorithm::kRing)
+      << "four ranks keep theirs";
   EXPECT_EQ(table.lookup(Collective::kAllGather, "sm_90", 2, 1 * kBuiltinTuningMiB), Algorithm::kOneShot);
   EXPECT_EQ(table.lookup(Collective::kAllGather, "sm_90", 2, 256 * kBuiltinTuningMiB), Algorithm::kOneShot);
   EXPECT_EQ(table.lookup(Collective::kReduceScatter, "sm_90", 2, 1 * kBuiltinTuningMiB), Algorithm::kOneShot);
