@@ -33,6 +33,10 @@
 #              then allreduce and each collective's direct plan from 16 MiB in segments
 #              (PEERREDUCE_GPU_PUSH_STREAM=0) and with 32 KiB streamed pieces, beside NCCL (the push and bench
 #              phases give them streamed in the default 64 KiB pieces)
+#   pushmany   at 3+ GPUs, the pushing reduce-scatter and all-gather past two ranks
+#              (PEERREDUCE_GPU_PUSH_COLLECTIVE_MAX_RANKS=NP): the property suite with every direct plan of theirs
+#              pushed in one-vector pieces, then each one's direct plan forced (--algo one-shot) from 1 MiB
+#              pushed and in the interpreter (the default at 3+ ranks), and as the selector picks, beside NCCL
 #   stage      ci/hardware.sh run NP, resumed across calls (HW_RESUME_DIR=/tmp/stage-resume)
 # NP is every GPU of the machine (GPU_NP to choose). NCCL_NVLS_ENABLE=0 throughout: no NVLink multicast.
 set -uo pipefail
@@ -155,6 +159,23 @@ for phase in ${GPU_PHASES:-build}; do
         --max-bytes 268435456
       bench "stream32k-$c" -x PEERREDUCE_GPU_PUSH_STREAM_PIECE_BYTES=32K -- --coll "$c" --algo one-shot \
         --min-bytes 16777216 --max-bytes 268435456
+    done
+    ;;
+  pushmany)
+    if ((np < 3)); then
+      echo "=== pushmany: needs 3+ GPUs"
+      continue
+    fi
+    many=(-x PEERREDUCE_GPU_PUSH_COLLECTIVE_MAX_RANKS="$np")
+    RC_PARAMS="seed=1 max_success=${HW_VARIANT_CASES:-50}" timeout -k 10 150 "${mpi[@]}" "${many[@]}" \
+      -x PEERREDUCE_GPU_LL_COLLECTIVE_MAX_BYTES=0 -x PEERREDUCE_GPU_PUSH_COLLECTIVE_MIN_BYTES=1 \
+      -x PEERREDUCE_GPU_PUSH_STREAM_PIECE_BYTES=16 .hw/peerreduce_property_tests > "$out/pushmany-properties.log" 2>&1 ||
+      status=1
+    rank0 "$out/pushmany-properties.log" | grep -E "\[  (PASSED|FAILED)  \]|tests ran|FAILED" | head -12
+    for c in reduce-scatter all-gather; do
+      bench "pushmany-$c" "${many[@]}" -- --coll "$c" --algo one-shot --min-bytes 1048576 --max-bytes 268435456
+      bench "interpreted-$c" -- --coll "$c" --algo one-shot --min-bytes 1048576 --max-bytes 268435456
+      bench "pushmany-auto-$c" "${many[@]}" -- --coll "$c" --min-bytes 1048576 --max-bytes 268435456
     done
     ;;
   stage)

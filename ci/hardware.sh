@@ -357,6 +357,28 @@ run)
       grep -E "\[  (PASSED|FAILED)  \]|tests ran" "$log" | grep "1,0\]" || tail -20 "$log"
     fi
   done
+  # The pushing reduce-scatter and all-gather past two ranks (PEERREDUCE_GPU_PUSH_COLLECTIVE_MAX_RANKS; two by
+  # default until measured): the property suite at every GPU with every direct reduce-scatter and all-gather
+  # pushed (lines off, from one byte), streamed in one-vector pieces through the default scratch and through
+  # 64 KiB of it (every sender's part a few vectors a block, so pieces cycle through each place many times).
+  many_push_variants=(
+    "push-many PEERREDUCE_GPU_PUSH_COLLECTIVE_MAX_RANKS=64 PEERREDUCE_GPU_LL_COLLECTIVE_MAX_BYTES=0 PEERREDUCE_GPU_PUSH_COLLECTIVE_MIN_BYTES=1 PEERREDUCE_GPU_PUSH_STREAM_PIECE_BYTES=16"
+    "push-many-small PEERREDUCE_GPU_PUSH_COLLECTIVE_MAX_RANKS=64 PEERREDUCE_GPU_LL_COLLECTIVE_MAX_BYTES=0 PEERREDUCE_GPU_PUSH_COLLECTIVE_MIN_BYTES=1 PEERREDUCE_GPU_PUSH_STREAM_PIECE_BYTES=16 PEERREDUCE_SCRATCH_BYTES=64K"
+  )
+  for push_variant in "${many_push_variants[@]}"; do
+    if [[ "$suites" == 0 ]] || ((gpus < 3)); then break; fi
+    read -r -a push_words <<< "$push_variant"
+    push_name="${push_words[0]}"
+    exported=()
+    for setting in "${push_words[@]:1}"; do exported+=(-x "$setting"); done
+    log="$out/variant-${push_name}-np${gpus}.log"
+    echo "=== peerreduce_property_tests np=$gpus with ${push_words[*]:1} (cases per property ${HW_VARIANT_CASES:-50})"
+    RC_PARAMS="${HW_RC_EXTRA:-}seed=$seed max_success=${HW_VARIANT_CASES:-50}" bounded "${mpi[@]}" \
+      "${exported[@]}" -np "$gpus" \
+      bash -c 'GCOV_PREFIX="$0/rank$OMPI_COMM_WORLD_RANK" exec "$@"' "$out/gcda/$push_name" \
+      .hw/peerreduce_property_tests > "$log" 2>&1 || status=1
+    grep -E "\[  (PASSED|FAILED)  \]|tests ran" "$log" | grep "1,0\]" || tail -20 "$log"
+  done
   # Copy engines (experimental, PEERREDUCE_GPU_COPY_ENGINES=1): the property suite with the copy-engine
   # two-shot forced and its copies on the copy engines, at each NP in HW_COPY_ENGINE_NPS (default the
   # first NP: with four ranks sharing one H100 it timed out, docs/PERF.md). Without the masked-world

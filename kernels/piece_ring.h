@@ -11,6 +11,11 @@
 // iteration), so its signal for piece k - places + 1 says so; a broadcast's receiver acknowledges each piece
 // it took. Signals from one peer block count on one counter: `entered` is number 1, then the peer's per-piece
 // signals are 2, 3, ... in order.
+//
+// At more than two ranks (reduce-scatter and all-gather) every rank sends to every other, so a receiver's ring
+// is cut into one part per sender (senderPartBytes, senderPart), each cut into the blocks' regions as above; a
+// sender's reuse rule is the same per receiver, since a receiver signals piece m + 1 only after it took piece m
+// from every sender. At two ranks the one part is the whole ring.
 #pragma once
 
 #include <cstdint>
@@ -48,6 +53,16 @@ PR_HOST_DEVICE PR_INLINE PieceRing streamedPieceRing(std::uint64_t n, std::uint6
   r.pieces = n > 0 ? (n + r.per_piece - 1) / r.per_piece : 1;
   return r;
 }
+
+// Bytes of one sender's part of a receiver's `ring_bytes` in a world of `world_size` ranks: the ring cut into
+// world_size - 1 parts of whole 16-byte vectors (the whole ring at two ranks).
+PR_HOST_DEVICE PR_INLINE std::uint64_t senderPartBytes(std::uint64_t ring_bytes, int world_size) {
+  const std::uint64_t senders = world_size > 2 ? static_cast<std::uint64_t>(world_size - 1) : 1;
+  return ring_bytes / 16 / senders * 16;
+}
+
+// Which part of `receiver`'s ring `sender` writes: its place among the receiver's peers in rank order.
+PR_HOST_DEVICE PR_INLINE int senderPart(int sender, int receiver) { return sender < receiver ? sender : sender - 1; }
 
 // The element of slot 0 where piece `k` lives: its own offset `own_offset` (its first element in the slice)
 // when the operation fits, else its place in the block's region.

@@ -1,11 +1,10 @@
 // Push kernels (compiled per group of element types by kernels/typed_kernels_*.cu; launched through
-// kernels/push_kernels.cu): the two-shot program, and at two ranks the one-shot and the direct reduce-scatter,
-// all-gather and broadcast, with every transfer between ranks a write into the peer's memory (posted over
-// the link) instead of a read of it (a round trip per load).
-// They fold as the plans do, in rank order, so the bits are the plans'; they signal on a counter no plan
-// uses and advance their own bases per block, so they mix with the fused, line and interpreted kernels on
-// one communicator. The host chooses them (lib/gpu/kernel_choice.h); kernels/fused_kernels.cu launches
-// them through launchPushKernel.
+// kernels/push_kernels.cu): the two-shot program, at two ranks the one-shot and the direct broadcast, and the
+// direct reduce-scatter and all-gather (any world the host allows), with every transfer between ranks a write into the
+// peer's memory (posted over the link) instead of a read of it (a round trip per load). They fold as the plans do, in
+// rank order, so the bits are the plans'; they signal on a counter no plan uses and advance their own bases per block,
+// so they mix with the fused, line and interpreted kernels on one communicator. The host chooses them
+// (lib/gpu/kernel_choice.h); kernels/fused_kernels.cu launches them through launchPushKernel.
 #pragma once
 
 #include "dispatch.h"
@@ -167,7 +166,9 @@ __device__ BlockSlice pieceOf(const BlockSlice& s, std::uint64_t per_piece, std:
 template <typename T>
 __device__ PieceRing pieceRingOf(const LaunchArgs& a, std::uint64_t n) {
   if (a.ring_bytes != 0) {
-    return streamedPieceRing(n, sizeof(T), a.ring_bytes, a.push_piece_bytes, gridDim.x, blockIdx.x);
+    // Past two ranks every sender has a part of the ring of its own (senderPartBytes); at two, the whole.
+    const std::uint64_t part_bytes = senderPartBytes(a.ring_bytes, a.world_size);
+    return streamedPieceRing(n, sizeof(T), part_bytes, a.push_piece_bytes, gridDim.x, blockIdx.x);
   }
   PieceRing r;
   std::uint64_t per_piece = 0;
@@ -176,38 +177,49 @@ __device__ PieceRing pieceRingOf(const LaunchArgs& a, std::uint64_t n) {
   return r;
 }
 
-// The element of slot 0 where piece `k` (`p`) lives.
-__device__ std::uint64_t placeOf(const PieceRing& r, const BlockSlice& p, std::uint64_t k) {
-  return placeOfPiece(r, p.lo, k);
+// Where in `receiver`'s slot 0 `sender`'s piece `k` (`p`) lives: its place in the sender's part of the ring
+// (the part is the whole ring at two ranks, and unused unstreamed).
+template <typename T>
+__device__ unsigned char* pushedPlace(const LaunchArgs& a, const PieceRing& r, const BlockSlice& p, std::uint64_t k,
+                                      int sender, int receiver) {
+  const std::uint64_t part = a.ring_bytes == 0 ? 0
+                                               : static_cast<std::uint64_t>(senderPart(sender, receiver)) *
+                                                     senderPartBytes(a.ring_bytes, a.world_size);
+  return scratchOf(a, receiver, 0) + part + placeOfPiece(r, p.lo, k) * sizeof(T);
 }
 
-// Folds piece `p` of my term (from `own`, in the send buffer) and the peer's (at `theirs`, in my slot 0), in
-// rank order, into `output`: the one-shot's whole input and output, a reduce-scatter's block of its own.
+// Folds piece `k` (`p`) of every rank's term, in rank order, into `output`: my own from `own` (the send
+// buffer), each peer's from its place in my slot 0. The one-shot's whole input and output, a
+// reduce-scatter's block of its own.
 template <typename T, typename Op>
-__device__ void foldPushedPiece(const LaunchArgs& a, const BlockSlice& p, const unsigned char* own,
-                                const unsigned char* theirs, unsigned char* output) {
-  __shared__ T* sources[2];
-  __shared__ std::uint8_t from_send[2];  // this rank's own term is read from its send buffer
-  __syncthreads();                       // the previous piece's fold is done with sources
-  if (threadIdx.x < 2) {
-    const int q = static_cast<int>(threadIdx.x);
-    const unsigned char* term = q == a.rank ? own + (p.begin + p.lo) * sizeof(T) : theirs;
+__device__ void foldPushedPiece(const LaunchArgs& a, const PieceRing& r, const BlockSlice& p, std::uint64_t k,
+                                const unsigned char* own, unsigned char* output) {
+  __shared__ T* sources[kMaxRanks];
+  __shared__ std::uint8_t from_send[kMaxRanks];  // this rank's own term is read from its send buffer
+  __syncthreads();                               // the previous piece's fold is done with sources
+  for (int q = static_cast<int>(threadIdx.x); q < a.world_size; q += static_cast<int>(blockDim.x)) {
+    const unsigned char* term =
+        q == a.rank ? own + (p.begin + p.lo) * sizeof(T) : pushedPlace<T>(a, r, p, k, q, a.rank);
     sources[q] = reinterpret_cast<T*>(const_cast<unsigned char*>(term));
     from_send[q] = q == a.rank ? 1 : 0;
   }
   __syncthreads();
   if (p.hi > p.lo) {
-    reduceSlice<T, Op>(reinterpret_cast<T*>(output + (p.begin + p.lo) * sizeof(T)), sources, 2, p.hi - p.lo,
+    reduceSlice<T, Op>(reinterpret_cast<T*>(output + (p.begin + p.lo) * sizeof(T)), sources, a.world_size, p.hi - p.lo,
                        avgStep(a, true, from_send));
   }
 }
 
-// The direct reduce-scatter, all-gather and broadcast at two ranks, pushed: the push one-shot's protocol
-// (entered, then one ready per piece, on kPushFlag) with each plan's one transfer a write into the peer's
-// scratch slot 0 instead of a read of the peer's. Why: the interpreter runs those plans with every remote
-// access a load (a round trip over the link each), and a large one after a copy of the input into its own
-// scratch; pushed, the data crosses the link once as posted stores and every read is local, as for the
-// allreduce's push one-shot (docs/PERF.md).
+// The direct reduce-scatter, all-gather and broadcast, pushed: the push one-shot's protocol (entered, then one
+// ready per piece, on kPushFlag) with each plan's one transfer a write into the peer's scratch slot 0 instead
+// of a read of the peer's. Broadcast at two ranks only; reduce-scatter and all-gather at more ranks send to
+// every peer and take from every peer, each sender in a part of the receiver's ring of its own (always
+// streamed there: the plan's one slot holds one sender's block), and signal ready for piece j only after
+// taking piece j - 1 from every sender, so the reuse rule per receiver is the two-rank one
+// (kernels/piece_ring.h; modelled at three to five ranks in tests/kernels/piece_ring_test.cc). Why: the interpreter
+// runs those plans with every remote access a load (a round trip over the link each), and a large one after a copy of
+// the input into its own scratch; pushed, the data crosses the link once as posted stores and every read is local, as
+// for the allreduce's push one-shot (docs/PERF.md).
 //   allreduce (the one-shot): each rank pushes its input and folds its own input and its slot;
 //   reduce-scatter: each rank pushes the peer's block of its input (premultiplied under a floating avg, as
 //     the plan's published copy is) and folds its own block and its slot in rank order into its output;
@@ -245,73 +257,86 @@ template <typename T, typename Op, PushedCollective C>
 __global__ void __launch_bounds__(kPlanKernelThreads) pushPiecesKernel(LaunchArgs a) {
   enterKernel();
   if (!passEntryFence(a, a.peers->counters[a.rank])) return;
-  const int peer = 1 - a.rank;  // two ranks: the host chooses these kernels for no other world
+  // The one-shot and broadcast run at two ranks only, reduce-scatter and all-gather at any (the host chooses).
+  const int n = a.world_size;
+  const int r = a.rank;
   constexpr bool kReduces = C == PushedCollective::kAllReduce || C == PushedCollective::kReduceScatter;
   const bool broadcast = C == PushedCollective::kBroadcast;
-  const bool sends = !broadcast || a.rank == a.root;
-  const bool receives = !broadcast || peer == a.root;  // the peer sends
-  signalEveryPeer(a, kPushFlag);                       // entered
-  const BlockSlice s = sliceOf<T>(a, 0);               // one chunk (per block): the operation's count
+  const bool sends = !broadcast || r == a.root;
+  const bool receives = !broadcast || r != a.root;  // some peer sends to this rank
+  signalEveryPeer(a, kPushFlag);                    // entered
+  const BlockSlice s = sliceOf<T>(a, 0);            // one chunk (per block): the operation's count
   const PieceRing ring = pieceRingOf<T>(a, s.hi > s.lo ? s.hi - s.lo : 0);
   const bool acknowledges = !sends && ring.places != 0;  // a broadcast's receiver, streamed
   const bool acknowledged = !receives && ring.places != 0;
-  // What this rank pushes, its own term or block, and where its own and the peer's land in its output.
-  const unsigned char* own = sendBlockOf<T>(a, C == PushedCollective::kReduceScatter ? a.rank : 0);
-  const unsigned char* pushed = C == PushedCollective::kReduceScatter ? sendBlockOf<T>(a, peer) : own;
-  unsigned char* own_output = recvBlockOf<T>(a, C == PushedCollective::kAllGather ? a.rank : 0);
-  unsigned char* peer_output = recvBlockOf<T>(a, C == PushedCollective::kAllGather ? peer : 0);
-  if (sends && !waitForPush(a, peer, 1, kFenceStep)) return;
+  // This rank's own term or block, and where it lands in its output.
+  const unsigned char* own = sendBlockOf<T>(a, C == PushedCollective::kReduceScatter ? r : 0);
+  unsigned char* own_output = recvBlockOf<T>(a, C == PushedCollective::kAllGather ? r : 0);
   for (std::uint64_t j = 0; j <= ring.pieces; ++j) {
     if (sends && j < ring.pieces) {
-      // Streamed, the place last held piece j - places: wait until the peer is done with it.
-      const std::uint64_t free_after = placeFreeSignal(ring, j, acknowledged);
-      if (free_after != 0 && !waitForPush(a, peer, free_after, a.ready_wait_step)) return;
       const BlockSlice p = pieceOf(s, ring.per_piece, j);
-      if (p.hi > p.lo) {
-        T* place = reinterpret_cast<T*>(scratchOf(a, peer, 0) + placeOf(ring, p, j) * sizeof(T));
-        copyFromSend<T>(a, place, reinterpret_cast<const T*>(pushed + (p.begin + p.lo) * sizeof(T)), p.hi - p.lo);
-        // The local copy while the stores cross the link.
-        if (!kReduces) copyOwnPiece<T>(a, own_output, own, p);
+      // Streamed, the place last held piece j - places: wait until that peer is done with it.
+      const std::uint64_t free_after = placeFreeSignal(ring, j, acknowledged);
+      for (int k = 1; k < n; ++k) {
+        const int q = (r + k) % n;
+        // Its scratch is free once it entered (its entry fence passed: its earlier operations are over).
+        if (j == 0 && !waitForPush(a, q, 1, kFenceStep)) return;
+        if (free_after != 0 && !waitForPush(a, q, free_after, a.ready_wait_step)) return;
+        if (p.hi > p.lo) {
+          // What q gets: a reduce-scatter's block q of my input, else my own term or block.
+          const unsigned char* pushed = C == PushedCollective::kReduceScatter ? sendBlockOf<T>(a, q) : own;
+          copyFromSend<T>(a, reinterpret_cast<T*>(pushedPlace<T>(a, ring, p, j, r, q)),
+                          reinterpret_cast<const T*>(pushed + (p.begin + p.lo) * sizeof(T)), p.hi - p.lo);
+        }
       }
+      // The local copy while the stores cross the links.
+      if (!kReduces) copyOwnPiece<T>(a, own_output, own, p);
     }
     if (receives && j > 0) {
-      // The peer's piece j - 1 (its signal number 1 + j: entered came first).
-      if (!waitForPush(a, peer, 1 + j, a.ready_wait_step)) return;
+      // Every sending peer's piece j - 1 (its signal number 1 + j: entered came first).
       const BlockSlice p = pieceOf(s, ring.per_piece, j - 1);
-      const unsigned char* theirs = scratchOf(a, a.rank, 0) + placeOf(ring, p, j - 1) * sizeof(T);
-      if (kReduces) {
-        foldPushedPiece<T, Op>(a, p, own, theirs, own_output);
-      } else if (p.hi > p.lo) {
-        copySlice(peer_output + (p.begin + p.lo) * sizeof(T), theirs, (p.hi - p.lo) * sizeof(T));
+      for (int k = 1; k < n; ++k) {
+        const int q = (r + k) % n;
+        if (broadcast && q != a.root) continue;
+        if (!waitForPush(a, q, 1 + j, a.ready_wait_step)) return;
+        if (!kReduces && p.hi > p.lo) {
+          unsigned char* output = recvBlockOf<T>(a, C == PushedCollective::kAllGather ? q : 0);
+          copySlice(output + (p.begin + p.lo) * sizeof(T), pushedPlace<T>(a, ring, p, j - 1, q, r),
+                    (p.hi - p.lo) * sizeof(T));
+        }
       }
+      if (kReduces) foldPushedPiece<T, Op>(a, ring, p, j - 1, own, own_output);
       if (acknowledges) signalEveryPeer(a, kPushFlag);  // taken: fenced, so my reads of the place come first
     }
     if (sends && j < ring.pieces) signalEveryPeer(a, kPushFlag);  // ready: piece j (fenced: its stores first)
   }
-  // This block's bases: only it reads and writes them, so no other block needs to finish first.
+  // This block's bases, one per peer (its thread): only it reads and writes them, so no other block need finish.
   __syncthreads();
-  if (threadIdx.x == 0) {
-    const std::uint64_t from_peer = 1 + (receives || acknowledged ? ring.pieces : 0);
-    a.control->base[counterIndex(peer, kPushFlag, static_cast<int>(blockIdx.x))] += from_peer;
+  const int q = static_cast<int>(threadIdx.x);
+  if (q < n && q != r) {
+    const bool peer_sends = !broadcast || q == a.root;
+    const std::uint64_t from_peer = 1 + (peer_sends || acknowledged ? ring.pieces : 0);
+    a.control->base[counterIndex(q, kPushFlag, static_cast<int>(blockIdx.x))] += from_peer;
   }
 }
 
 template <typename T, typename Op>
 hipError_t launchPushShape(const LaunchArgs& args, unsigned blocks, hipStream_t stream) {
   const bool overlap = args.overlap_launch != 0;
-  const bool two_ranks = args.world_size == 2;  // the one-shot's and the collectives' slots and peer
+  const bool two_ranks = args.world_size == 2;  // the one-shot's and broadcast's slot and peer
+  const bool ranks = args.world_size >= 2;      // reduce-scatter and all-gather: a ring part per sender
   switch (args.fused) {
     case kPushOneShot:
       if (!two_ranks) return hipErrorInvalidValue;
       return launchKernel(pushPiecesKernel<T, Op, PushedCollective::kAllReduce>, blocks, kPlanKernelThreads, stream,
                           overlap, args);
     case kPushReduceScatter:
-      if (!two_ranks) return hipErrorInvalidValue;
+      if (!ranks) return hipErrorInvalidValue;
       return launchKernel(pushPiecesKernel<T, Op, PushedCollective::kReduceScatter>, blocks, kPlanKernelThreads, stream,
                           overlap, args);
     // The copying collectives compile once per type: their operator is always the sum (no arithmetic).
     case kPushAllGather:
-      if (!two_ranks) return hipErrorInvalidValue;
+      if (!ranks) return hipErrorInvalidValue;
       return launchKernel(pushPiecesKernel<T, kernels::Sum, PushedCollective::kAllGather>, blocks, kPlanKernelThreads,
                           stream, overlap, args);
     case kPushBroadcast:

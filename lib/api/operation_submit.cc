@@ -61,10 +61,11 @@ Status submitOperation(Communicator::Impl& impl, const Operation& operation, con
   request.capture = where.capture;
   request.batch = operation.batch;
   if (batched) segment = operation.count;  // one launch over the whole table
-  // One submit cycling through the scratch, where the transport can (every rank asks alike).
-  if (!batched && segment < operation.count) {
+  // One submit cycling through the scratch, where the transport asks for it (every rank asks alike).
+  if (!batched) {
     StreamedSubmit* streamed = impl.transport->capabilities().streamed_submit;
-    if (streamed != nullptr && streamed->streams(operation.plan, operation.dtype, operation.count, scratch.size())) {
+    if (streamed != nullptr &&
+        streamed->streams(operation.plan, operation.dtype, operation.count, segment, scratch.size())) {
       segment = operation.count;
       request.ring_bytes = scratch.size();
     }

@@ -298,6 +298,14 @@ std::array<SettingSpec, kSettingCount> makeSpecs() {
   at(SettingId::kGpuPullMaxBlocks).help =
       "most blocks of the fused pulling one-shot and two-shot (at most the block limit)";
 
+  at(SettingId::kGpuPushCollectiveMaxRanks) =
+      integerSpec("PEERREDUCE_GPU_PUSH_COLLECTIVE_MAX_RANKS", "push collective world limit", "", 2, kMaxWorldSize);
+  at(SettingId::kGpuPushCollectiveMaxRanks).default_value = std::int64_t{gpu::kDefaultPushCollectiveMaxRanks};
+  at(SettingId::kGpuPushCollectiveMaxRanks).example = "4";
+  at(SettingId::kGpuPushCollectiveMaxRanks).help =
+      "the largest world whose direct reduce-scatters and all-gathers past the lines push their blocks into every "
+      "peer's scratch (streamed through it; broadcast pushes at two ranks only)";
+
   at(SettingId::kGpuBytesPerBlock) =
       byteSizeSpec("PEERREDUCE_GPU_BYTES_PER_BLOCK", "bytes per block", gpu::kMinBytesPerBlock, UINT64_MAX);
   at(SettingId::kGpuBytesPerBlock).default_value = gpu::kDefaultBytesPerBlock;
@@ -423,7 +431,7 @@ std::array<SettingSpec, kSettingCount> makeSpecs() {
         SettingId::kGpuLowLatencyMaxBytes, SettingId::kGpuLowLatencyTwoShotMaxBytes, SettingId::kGpuPushMinBytes,
         SettingId::kGpuPushOneShotMinBytes, SettingId::kGpuPushOneShotPieceBytes, SettingId::kGpuPushCollectiveMinBytes,
         SettingId::kGpuCollectiveLinesMaxBytes, SettingId::kGpuHostLinesMaxBytes, SettingId::kGpuCopyEngines,
-        SettingId::kGpuPushStream, SettingId::kGpuPushStreamPieceBytes}) {
+        SettingId::kGpuPushStream, SettingId::kGpuPushStreamPieceBytes, SettingId::kGpuPushCollectiveMaxRanks}) {
     at(id).agreement = SettingAgreement::kSameUnchecked;
   }
   // Only how kernels are launched changes, never the protocol: ranks need not agree.
@@ -537,6 +545,7 @@ std::array<SettingRow, kSettingCount> makeRows() {
       SettingRow{SettingId::kGpuCopyEngines, &spec(SettingId::kGpuCopyEngines), O::kGpuTransport},
       SettingRow{SettingId::kGpuPushStream, &spec(SettingId::kGpuPushStream), O::kGpuTransport},
       SettingRow{SettingId::kGpuPushStreamPieceBytes, &spec(SettingId::kGpuPushStreamPieceBytes), O::kGpuTransport},
+      SettingRow{SettingId::kGpuPushCollectiveMaxRanks, &spec(SettingId::kGpuPushCollectiveMaxRanks), O::kGpuTransport},
       SettingRow{SettingId::kGpuFaultProbePairs, &spec(SettingId::kGpuFaultProbePairs), O::kGpuTransport},
       SettingRow{SettingId::kDebug, &spec(SettingId::kDebug), O::kLogger},
       SettingRow{SettingId::kNode, &spec(SettingId::kNode), O::kBootstrap},

@@ -63,6 +63,7 @@ enum class SettingId : int {
   kGpuCopyEngines,
   kGpuPushStream,
   kGpuPushStreamPieceBytes,
+  kGpuPushCollectiveMaxRanks,
   kGpuFaultProbePairs,
   kDebug,
   kNode,

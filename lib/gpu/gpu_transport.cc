@@ -552,7 +552,9 @@ class GpuTransport final : public Transport,
       recordStagedTraffic(*plan, request.layout, elem);  // the copy engines' bytes through host memory
       return submitWithCopyEngines(request, *plan, args, bytes, static_cast<hipStream_t>(stream));
     }
-    const KernelChoice choice = chooseKernel(plan->shape.kind, bytes, world_size_, kernels_);
+    KernelChoice choice = chooseKernel(plan->shape.kind, bytes, world_size_, kernels_);
+    // Past two ranks the pushing collectives run only through a ring (streams() said so to every rank alike).
+    if (streamsOnly(choice, world_size_) && request.ring_bytes == 0) choice = KernelChoice::kInterpreter;
     if (batched && choice != KernelChoice::kOneShotLines && choice != KernelChoice::kTwoShotLines) {
       return invalidArgumentError("rank " + std::to_string(rank_) + ": a batch of " + std::to_string(bytes) +
                                   " bytes (rounded to vectors) with a " + std::string(algorithmName(plan_algorithm)) +
@@ -604,7 +606,7 @@ class GpuTransport final : public Transport,
     if (runsPushed(choice)) args.push_piece_bytes = kernels_.push_one_shot_piece_bytes;
     if (request.ring_bytes != 0) {
       // Only what streams() accepted is streamed: the same choice from the same inputs.
-      if (batched || !streamsPieces(choice, kernels_, request.ring_bytes, launchBlocksOf(choice, bytes))) {
+      if (batched || !streamsPieces(choice, kernels_, request.ring_bytes, launchBlocksOf(choice, bytes), world_size_)) {
         return internalError("rank " + std::to_string(rank_) + ": a streamed operation of " + std::to_string(bytes) +
                              " bytes whose kernel does not stream through " + std::to_string(request.ring_bytes) +
                              " bytes of scratch");
@@ -704,13 +706,16 @@ class GpuTransport final : public Transport,
                             static_cast<int>(request.dtype), blocks, request.channel, stream);
   }
 
-  bool streams(const std::shared_ptr<const Plan>& plan, DataType dtype, std::size_t count,
+  bool streams(const std::shared_ptr<const Plan>& plan, DataType dtype, std::size_t count, std::size_t fitting_count,
                std::size_t scratch_bytes) override {
     const DevicePlan* prepared = nullptr;
     if (!kernels_.push_stream || !devicePlan(plan, &prepared).isOk() || !prepared->engine_parts.empty()) return false;
     const std::uint64_t bytes = static_cast<std::uint64_t>(count) * dataTypeSize(dtype);
     const KernelChoice choice = chooseKernel(prepared->shape.kind, bytes, world_size_, kernels_);
-    return streamsPieces(choice, kernels_, scratch_bytes, launchBlocksOf(choice, bytes));
+    // What one execution holds streams only where the kernel runs nowhere else (past two ranks); at two ranks
+    // it keeps each piece's own place, the measured faster form there.
+    if (count <= fitting_count && !streamsOnly(choice, world_size_)) return false;
+    return streamsPieces(choice, kernels_, scratch_bytes, launchBlocksOf(choice, bytes), world_size_);
   }
 
   std::size_t maxBatchBytes(Algorithm algorithm) const override {

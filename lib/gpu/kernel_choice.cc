@@ -5,6 +5,7 @@
 
 #include "config/settings_registry.h"
 #include "gpu/device_values.h"
+#include "piece_ring.h"
 #include "portability.h"
 
 namespace peerreduce::gpu {
@@ -42,6 +43,8 @@ StatusOr<GpuSettings> gpuSettingsFromEnvironment(const std::function<const char*
   if (interpreter_blocks) s.kernels.interpreter_max_blocks = static_cast<int>(*interpreter_blocks);
   PR_ASSIGN_OR_RETURN(const auto pull_blocks, readIntegerSetting(SettingId::kGpuPullMaxBlocks, getenv));
   if (pull_blocks) s.kernels.pull_max_blocks = static_cast<int>(*pull_blocks);
+  PR_ASSIGN_OR_RETURN(const auto push_ranks, readIntegerSetting(SettingId::kGpuPushCollectiveMaxRanks, getenv));
+  if (push_ranks) s.kernels.push_collective_max_ranks = static_cast<int>(*push_ranks);
   PR_ASSIGN_OR_RETURN(const auto fused, readBooleanSetting(SettingId::kGpuFused, getenv));
   if (fused) s.kernels.fused = *fused;
   PR_ASSIGN_OR_RETURN(const auto overlap, readBooleanSetting(SettingId::kGpuOverlap, getenv));
@@ -95,8 +98,10 @@ KernelChoice chooseKernel(FusedKind kind, std::uint64_t bytes, int world_size, c
   if (kind == FusedKind::kReduceScatterDirect || kind == FusedKind::kAllGatherDirect ||
       kind == FusedKind::kBroadcastDirect) {
     if (!lines || bytes > collectiveLinesMaxBytes(policy, world_size) || bytes > linePayloadBytes(world_size)) {
-      // Two ranks only: the pushing kernels' one slot per peer is the direct plans' slot 0.
-      const bool push = world_size == 2 && bytes > 0 && policy.push_collective_min_bytes != 0 &&
+      // Broadcast at two ranks only (a root storing into every peer is bound by its own links); reduce-scatter
+      // and all-gather in worlds up to push_collective_max_ranks.
+      const int most = kind == FusedKind::kBroadcastDirect ? 2 : std::max(policy.push_collective_max_ranks, 2);
+      const bool push = world_size >= 2 && world_size <= most && bytes > 0 && policy.push_collective_min_bytes != 0 &&
                         bytes >= policy.push_collective_min_bytes;
       if (!push) return KernelChoice::kInterpreter;
       if (kind == FusedKind::kReduceScatterDirect) return KernelChoice::kReduceScatterPush;
@@ -142,13 +147,20 @@ bool runsAsLines(KernelChoice choice) {
   return false;
 }
 
-bool streamsPieces(KernelChoice choice, const KernelPolicy& policy, std::uint64_t scratch_bytes, int blocks) {
+bool streamsPieces(KernelChoice choice, const KernelPolicy& policy, std::uint64_t scratch_bytes, int blocks,
+                   int world_size) {
   const bool pieced = choice == KernelChoice::kOneShotPush || choice == KernelChoice::kReduceScatterPush ||
                       choice == KernelChoice::kAllGatherPush || choice == KernelChoice::kBroadcastPush;
-  if (!policy.push_stream || !pieced || blocks <= 0) return false;
-  const std::uint64_t region_vectors = scratch_bytes / kVectorBytes / static_cast<std::uint64_t>(blocks);
+  if (!policy.push_stream || !pieced || blocks <= 0 || world_size < 2) return false;
+  const std::uint64_t region_vectors =
+      senderPartBytes(scratch_bytes, world_size) / kVectorBytes / static_cast<std::uint64_t>(blocks);
+  if (world_size > 2) return region_vectors >= 2;  // the ring halves its pieces to fit
   const std::uint64_t piece_vectors = std::max<std::uint64_t>(policy.push_stream_piece_bytes / kVectorBytes, 1);
   return region_vectors >= 2 * piece_vectors;
+}
+
+bool streamsOnly(KernelChoice choice, int world_size) {
+  return world_size > 2 && (choice == KernelChoice::kReduceScatterPush || choice == KernelChoice::kAllGatherPush);
 }
 
 bool runsPushed(KernelChoice choice) {

@@ -38,6 +38,9 @@ struct KernelPolicy {
   // Two-rank direct reduce-scatters, all-gathers and broadcasts past the lines whose block is at least this
   // push their data into the peer's scratch (in pieces of push_one_shot_piece_bytes); 0: the interpreter.
   std::uint64_t push_collective_min_bytes = kDefaultPushCollectiveMinBytes;
+  // Worlds up to this many ranks push those reduce-scatters and all-gathers (broadcasts: two ranks only);
+  // past two ranks only streamed, each sender in its part of the receiver's ring (streamsPieces).
+  int push_collective_max_ranks = kDefaultPushCollectiveMaxRanks;
   // Direct reduce-scatters, all-gathers and broadcasts run as lines up to this many bytes of one rank's
   // block (the count argument x the element size); 0 turns them off (the interpreter runs them).
   std::uint64_t collective_max_bytes = kDefaultCollectiveLinesMaxBytes;
@@ -83,6 +86,8 @@ struct KernelPolicy {
 //   PEERREDUCE_GPU_PUSH_ONE_SHOT_PIECE_BYTES  bytes a block of it pushes before folding the last piece (0: one)
 //   PEERREDUCE_GPU_PUSH_COLLECTIVE_MIN_BYTES  smallest two-rank direct collective block past the lines that
 //                                      pushes (0: none)
+//   PEERREDUCE_GPU_PUSH_COLLECTIVE_MAX_RANKS  largest world whose direct reduce-scatters and all-gathers push
+//                                      (2; broadcast pushes at two ranks only)
 //   PEERREDUCE_GPU_LL_COLLECTIVE_MAX_BYTES  largest block of a direct reduce-scatter, all-gather or
 //                                      broadcast run as lines (0: none)
 //   PEERREDUCE_GPU_LL_HOST_MAX_BYTES   the largest of those run as lines where some region is host
@@ -126,12 +131,20 @@ enum class KernelChoice {
 // multiprocessor may run a block.
 bool runsPushed(KernelChoice choice);
 
-// Whether one launch of `choice` with `blocks` blocks may carry an operation larger than the scratch by
-// cycling its pieces through `scratch_bytes` of it (kernels/push_kernels.cuh, PieceRing): the two-rank pushing
-// one-shot and collectives, with policy.push_stream, where every block's share of the scratch holds two
-// pieces (policy.push_stream_piece_bytes, at least one 16-byte vector each), so a block pushes one piece
-// while the peer takes the one before. The same on every rank: every input is.
-bool streamsPieces(KernelChoice choice, const KernelPolicy& policy, std::uint64_t scratch_bytes, int blocks);
+// Whether one launch of `choice` with `blocks` blocks in a world of `world_size` ranks may cycle its pieces
+// through `scratch_bytes` of scratch (kernels/push_kernels.cuh, PieceRing): the pushing one-shot and
+// collectives, with policy.push_stream. At two ranks every block's share of the scratch must hold two pieces
+// (policy.push_stream_piece_bytes, at least one 16-byte vector each), so a block pushes one piece while the
+// peer takes the one before. Past two ranks the scratch is cut into one part per sender first
+// (senderPartBytes) and a block's share of a part need only hold two vectors: the ring halves its pieces to
+// fit (streamedPieceRing). The same on every rank: every input is.
+bool streamsPieces(KernelChoice choice, const KernelPolicy& policy, std::uint64_t scratch_bytes, int blocks,
+                   int world_size);
+
+// Whether `choice` in a world of `world_size` runs only streamed (its plan's one slot holds one sender's
+// block, so past two ranks the pushing collectives always cycle through the lease): submitted without a
+// ring, such an operation runs in the interpreter instead, on every rank alike.
+bool streamsOnly(KernelChoice choice, int world_size);
 
 // Whether `choice` is a line kernel (kernels/line_kernels.cu, kernels/collective_line_kernels.cu): its
 // blocks split the work by PEERREDUCE_GPU_LL_BYTES_PER_BLOCK and, having no launch-wide synchronisation,

@@ -5,7 +5,10 @@
 // - a model of two ranks running the kernel's loop (kernels/push_kernels.cuh, pushPiecesKernel) for two
 //   operations in a row, with the signal numbers the kernel waits for taken from the header, under random
 //   interleavings: no piece is overwritten before the peer took it, every piece taken is the one expected, and
-//   both ranks finish (no interleaving leaves both waiting).
+//   both ranks finish (no interleaving leaves both waiting);
+// - the same loop at three to five ranks (reduce-scatter and all-gather: every rank sends to and takes from
+//   every other, each sender in its part of the receiver's ring), where a place is reused after one receiver's
+//   signal that follows its taking from every sender.
 #include "piece_ring.h"
 
 #include <gtest/gtest.h>
@@ -80,6 +83,15 @@ TEST(PieceRing, AnOperationThatFitsKeepsEachPieceAtItsOwnOffsetAndNeverWaits) {
   EXPECT_EQ(placeFreeSignal(ring, 8, true), 2u) << "after a receiver's acknowledgement of piece 0";
   const PieceRing whole = streamedPieceRing(1 << 20, 4, 132 * 256 << 10, 0, 132, 0);
   EXPECT_EQ(whole.places, 2u) << "no piece size: half the region";
+}
+
+// A ring for the models: `places` places of four elements, `pieces` pieces a block.
+PieceRing modelRing(std::uint64_t places, std::uint64_t pieces) {
+  PieceRing ring;
+  ring.per_piece = 4;
+  ring.places = places;
+  ring.pieces = pieces;
+  return ring;
 }
 
 // Two ranks running pushPiecesKernel's loop for one block, operation after operation. Memory: each rank's slot
@@ -202,10 +214,7 @@ std::string runModel(const PieceRing& ring, bool broadcast, int root, std::uint3
 TEST(PieceRing, BothRanksFinishAndNoPieceIsOverwrittenBeforeItIsTaken) {
   for (std::uint64_t places : {2u, 3u, 5u}) {
     for (std::uint64_t pieces : {1u, 2u, 3u, 7u, 20u}) {
-      PieceRing ring;
-      ring.per_piece = 4;
-      ring.places = places;
-      ring.pieces = pieces;
+      const PieceRing ring = modelRing(places, pieces);
       for (std::uint32_t seed = 1; seed <= 60; ++seed) {
         EXPECT_EQ(runModel(ring, false, 0, seed), "") << places << " places, " << pieces << " pieces, seed " << seed;
         EXPECT_EQ(runModel(ring, true, static_cast<int>(seed % 2), seed), "")
@@ -217,10 +226,7 @@ TEST(PieceRing, BothRanksFinishAndNoPieceIsOverwrittenBeforeItIsTaken) {
 
 // The model can fail: waiting one signal too few lets a sender overwrite a piece its peer has not taken.
 TEST(PieceRing, TheModelCatchesAReuseRuleOneSignalShort) {
-  PieceRing ring;
-  ring.per_piece = 4;
-  ring.places = 2;
-  ring.pieces = 12;
+  const PieceRing ring = modelRing(2, 12);
   bool caught = false;
   for (std::uint32_t seed = 1; seed <= 200 && !caught; ++seed) {
     ModelWorld w;
@@ -253,6 +259,185 @@ TEST(PieceRing, TheModelCatchesAReuseRuleOneSignalShort) {
     caught = !w.failure.empty();
   }
   EXPECT_TRUE(caught) << "one signal short, some interleaving overwrites a piece the peer has not taken";
+}
+
+// Every sender's part of a receiver's ring: apart, inside the ring, whole vectors, the whole ring at two ranks.
+TEST(PieceRing, EverySenderHasAPartOfTheReceiversRingOfItsOwn) {
+  EXPECT_EQ(senderPartBytes(32 << 20, 2), std::uint64_t{32} << 20) << "two ranks: the whole ring";
+  EXPECT_EQ(senderPart(0, 1), 0);
+  EXPECT_EQ(senderPart(1, 0), 0);
+  for (int world = 3; world <= 8; ++world) {
+    const std::uint64_t ring = (std::uint64_t{32} << 20) + 48;
+    const std::uint64_t part = senderPartBytes(ring, world);
+    EXPECT_EQ(part % kVector, 0u);
+    EXPECT_LE(part * static_cast<std::uint64_t>(world - 1), ring);
+    EXPECT_GT((part + kVector) * static_cast<std::uint64_t>(world - 1), ring) << "no more than a vector a part lost";
+    for (int receiver = 0; receiver < world; ++receiver) {
+      std::vector<int> seen;
+      for (int sender = 0; sender < world; ++sender) {
+        if (sender == receiver) continue;
+        const int at = senderPart(sender, receiver);
+        EXPECT_GE(at, 0);
+        EXPECT_LT(at, world - 1);
+        seen.push_back(at);
+      }
+      std::sort(seen.begin(), seen.end());
+      EXPECT_EQ(std::adjacent_find(seen.begin(), seen.end()), seen.end()) << "two senders in one part";
+    }
+  }
+}
+
+// Every rank of `world` running pushPiecesKernel's loop for a reduce-scatter or all-gather (every rank sends
+// to and takes from every other), one block, operation after operation; each move one wait-or-act of one rank.
+struct ManyRankModel {
+  int world = 3;
+  PieceRing ring;
+  int operations = 2;
+  std::uint64_t reuse_short_by = 0;  // a mutation: the reuse wait this many signals early
+  // counter[r][q]: signals rank r received from q; base[r][q]: those counted by r's earlier operations.
+  std::vector<std::vector<std::uint64_t>> counter, base;
+  // slot[r][q][place]: the piece id sender q left in its part of r's ring; taken[r][q][place]: r took it.
+  std::vector<std::vector<std::vector<std::optional<std::uint64_t>>>> slot;
+  std::vector<std::vector<std::vector<std::uint8_t>>> taken;
+  struct Rank {
+    int op = 0;
+    int phase = 0;  // 0 entered, 1 loop, 2 bases
+    std::uint64_t j = 0;
+    int sub = 0;   // 0 push to peers, 1 take from peers, 2 signal ready
+    int peer = 1;  // the k of (r + k) % world within sub 0 and 1
+  };
+  std::vector<Rank> ranks;
+  std::string failure;
+
+  ManyRankModel(int n, const PieceRing& r) : world(n), ring(r) {
+    const auto size = static_cast<std::size_t>(n);
+    counter.assign(size, std::vector<std::uint64_t>(size, 0));
+    base = counter;
+    slot.assign(size, std::vector<std::vector<std::optional<std::uint64_t>>>(
+                          size, std::vector<std::optional<std::uint64_t>>(ring.places, std::nullopt)));
+    taken.assign(size, std::vector<std::vector<std::uint8_t>>(size, std::vector<std::uint8_t>(ring.places, 0)));
+    ranks.assign(size, Rank{});
+  }
+  std::uint64_t id(int op, std::uint64_t k) const { return static_cast<std::uint64_t>(op) * ring.pieces + k; }
+  std::size_t placeOf(std::uint64_t k) const { return placeOfPiece(ring, 0, k) / ring.per_piece; }
+  void signalEveryPeer(int r) {
+    for (int q = 0; q < world; ++q) {
+      if (q != r) ++counter[static_cast<std::size_t>(q)][static_cast<std::size_t>(r)];
+    }
+  }
+  bool has(int r, int q, std::uint64_t nth) const {
+    return counter[static_cast<std::size_t>(r)][static_cast<std::size_t>(q)] >=
+           base[static_cast<std::size_t>(r)][static_cast<std::size_t>(q)] + nth;
+  }
+
+  // One move of rank `r`; false when it waits (or is done).
+  bool step(int r) {
+    Rank& me = ranks[static_cast<std::size_t>(r)];
+    if (me.op >= operations) return false;
+    if (me.phase == 0) {
+      signalEveryPeer(r);  // entered
+      me.phase = 1;
+      me.j = 0;
+      me.sub = 0;
+      me.peer = 1;
+      return true;
+    }
+    if (me.phase == 2) {
+      for (int q = 0; q < world; ++q) {
+        if (q != r) base[static_cast<std::size_t>(r)][static_cast<std::size_t>(q)] += 1 + ring.pieces;
+      }
+      ++me.op;
+      me.phase = 0;
+      return true;
+    }
+    const std::uint64_t j = me.j;
+    const int q = (r + me.peer) % world;
+    if (me.sub == 0) {
+      if (j < ring.pieces) {
+        if (j == 0 && !has(r, q, 1)) return false;
+        std::uint64_t free_after = placeFreeSignal(ring, j, false);
+        if (free_after != 0) free_after -= reuse_short_by;
+        if (free_after != 0 && !has(r, q, free_after)) return false;
+        const std::size_t place = placeOf(j);
+        auto& there = slot[static_cast<std::size_t>(q)][static_cast<std::size_t>(r)][place];
+        if (there && !taken[static_cast<std::size_t>(q)][static_cast<std::size_t>(r)][place]) {
+          failure = "rank " + std::to_string(r) + " overwrote piece " + std::to_string(*there) + " at rank " +
+                    std::to_string(q) + " before it was taken";
+          return false;
+        }
+        there = id(me.op, j);
+        taken[static_cast<std::size_t>(q)][static_cast<std::size_t>(r)][place] = 0;
+      }
+      if (++me.peer == world || j >= ring.pieces) {
+        me.sub = 1;
+        me.peer = 1;
+      }
+      return true;
+    }
+    if (me.sub == 1) {
+      if (j > 0) {
+        if (!has(r, q, 1 + j)) return false;
+        const std::size_t place = placeOf(j - 1);
+        const auto& there = slot[static_cast<std::size_t>(r)][static_cast<std::size_t>(q)][place];
+        if (there != id(me.op, j - 1)) {
+          failure = "rank " + std::to_string(r) + " took the wrong piece from " + std::to_string(q) + " for " +
+                    std::to_string(id(me.op, j - 1));
+          return false;
+        }
+        taken[static_cast<std::size_t>(r)][static_cast<std::size_t>(q)][place] = 1;
+      }
+      if (++me.peer == world || j == 0) {
+        me.sub = 2;
+        me.peer = 1;
+      }
+      return true;
+    }
+    if (j < ring.pieces) signalEveryPeer(r);  // ready: piece j
+    me.sub = 0;
+    if (++me.j > ring.pieces) me.phase = 2;
+    return true;
+  }
+};
+
+std::string runManyRankModel(int world, const PieceRing& ring, std::uint32_t seed, std::uint64_t short_by = 0) {
+  ManyRankModel m(world, ring);
+  m.reuse_short_by = short_by;
+  std::mt19937 random(seed);
+  for (int moves = 0; moves < 4000000; ++moves) {
+    const int first = static_cast<int>(random() % static_cast<std::uint32_t>(world));
+    bool moved = false;
+    for (int t = 0; t < world && !moved; ++t) moved = m.step((first + t) % world);
+    if (!m.failure.empty()) return m.failure;
+    if (!moved) {
+      for (const auto& rank : m.ranks) {
+        if (rank.op < m.operations) return "every rank waits";
+      }
+      return "";
+    }
+  }
+  return "no end within the move bound";
+}
+
+TEST(PieceRing, AtMoreRanksEveryRankFinishesAndNoPieceIsOverwrittenBeforeItIsTaken) {
+  for (int world : {3, 4, 5}) {
+    for (std::uint64_t places : {2u, 3u}) {
+      for (std::uint64_t pieces : {1u, 2u, 5u, 11u}) {
+        const PieceRing ring = modelRing(places, pieces);
+        for (std::uint32_t seed = 1; seed <= 25; ++seed) {
+          EXPECT_EQ(runManyRankModel(world, ring, seed), "")
+              << world << " ranks, " << places << " places, " << pieces << " pieces, seed " << seed;
+        }
+      }
+    }
+  }
+}
+
+// The many-rank model can fail too: one signal short, some interleaving overwrites a piece not yet taken.
+TEST(PieceRing, AtMoreRanksTheModelCatchesAReuseRuleOneSignalShort) {
+  const PieceRing ring = modelRing(2, 12);
+  bool caught = false;
+  for (std::uint32_t seed = 1; seed <= 300 && !caught; ++seed) caught = !runManyRankModel(4, ring, seed, 1).empty();
+  EXPECT_TRUE(caught);
 }
 
 }  // namespace

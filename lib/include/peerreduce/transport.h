@@ -58,7 +58,7 @@ struct ExecutionRequest {
   std::size_t block_stride = 0;
   std::size_t scratch_offset = 0;  // where this operation's scratch starts in every rank's region
   // Streamed (StreamedSubmit, peerreduce/transport_capabilities.h): the bytes of scratch from scratch_offset
-  // the operation cycles through, its `count` being more than one execution of the plan fits there; 0: the
+  // the operation cycles through (its `count` may be more than one execution of the plan fits there); 0: the
   // scratch `layout` asks for holds the whole operation.
   std::size_t ring_bytes = 0;
   int channel = 0;  // the signal area and scratch of this operation (0..kMaxChannels-1)

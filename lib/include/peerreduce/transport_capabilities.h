@@ -81,18 +81,21 @@ class BatchSubmit {
   virtual std::size_t maxBatchBytes(Algorithm algorithm) const = 0;
 };
 
-// Streamed submits: an operation larger than one execution of its plan fits in the scratch, carried by one
-// submit that cycles through the scratch (ExecutionRequest::ring_bytes) instead of one submit per segment
-// (select/segmenting.h). The results are the segments' to the bit: each element is folded from the same
-// terms in the same order; only how the bytes wait for their place changes.
+// Streamed submits: an operation carried by one submit that cycles through the scratch
+// (ExecutionRequest::ring_bytes): one larger than one execution of its plan fits there, instead of one submit
+// per segment (select/segmenting.h), or one that fits but whose kernel lays the scratch out its own way. The results
+// are the segments' to the bit: each element is folded from the same terms in the same order; only how the bytes wait
+// for their place changes.
 class StreamedSubmit {
  public:
   virtual ~StreamedSubmit() = default;
-  // Whether one submit of `plan` (prepared on this transport) may carry `count` elements of `dtype` through
-  // `scratch_bytes` of scratch. The same on every rank given the same settings, so every rank splits an
-  // operation alike.
+  // Whether one submit of `plan` (prepared on this transport) carries `count` elements of `dtype` through
+  // `scratch_bytes` of scratch, of which one execution of the plan holds `fitting_count` (asked for every
+  // operation that is not a batch: a transport may cycle through the scratch what fits it too, where its
+  // kernel needs more room than the plan's slots). The same on every rank given the same settings, so every
+  // rank splits an operation alike.
   virtual bool streams(const std::shared_ptr<const Plan>& plan, DataType dtype, std::size_t count,
-                       std::size_t scratch_bytes) = 0;
+                       std::size_t fitting_count, std::size_t scratch_bytes) = 0;
 };
 
 // The communicator's pinned host memory (lib/memory/pinned_host_pool.h, internal to the library): opaque

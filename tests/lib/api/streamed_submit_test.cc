@@ -1,7 +1,7 @@
-// Streamed submits (StreamedSubmit, peerreduce/transport_capabilities.h; api/operation_submit.cc): an
-// operation larger than its plan's scratch goes to a transport that streams as ONE submit carrying the whole
-// count and the lease's bytes (ExecutionRequest::ring_bytes); to one that does not, and for what fits, the
-// segments as before. The double below streams the way a cycling kernel would end, by running the segments the
+// Streamed submits (StreamedSubmit, peerreduce/transport_capabilities.h; api/operation_submit.cc): every
+// operation but a batch is asked about with what one execution of its plan holds; one the transport streams
+// goes as ONE submit carrying the whole count and the lease's bytes (ExecutionRequest::ring_bytes); the rest
+// as the segments before. The double below streams the way a cycling kernel would end, by running the segments the
 // ring holds itself, so every result is checked against the reference as any other operation's.
 #include <gtest/gtest.h>
 
@@ -20,17 +20,19 @@ namespace {
 
 class StreamsThroughScratch : public TransportWrapper, private StreamedSubmit {
  public:
-  StreamsThroughScratch(std::shared_ptr<Transport> inner, bool streams)
-      : TransportWrapper(std::move(inner)), streams_(streams) {}
+  // `streams`: beyond what one execution holds; `always`: what fits too (a kernel laying the scratch out its way).
+  StreamsThroughScratch(std::shared_ptr<Transport> inner, bool streams, bool always = false)
+      : TransportWrapper(std::move(inner)), streams_(streams), always_(always) {}
   TransportCapabilities capabilities() override {
     TransportCapabilities c = TransportWrapper::capabilities();
     c.streamed_submit = this;
     return c;
   }
-  bool streams(const std::shared_ptr<const Plan>&, DataType, std::size_t count, std::size_t scratch_bytes) override {
+  bool streams(const std::shared_ptr<const Plan>&, DataType, std::size_t count, std::size_t fitting_count,
+               std::size_t scratch_bytes) override {
     const std::lock_guard<std::mutex> lock(mutex_);
-    asked_.push_back({count, scratch_bytes});
-    return streams_;
+    asked_.push_back({count, scratch_bytes, fitting_count});
+    return always_ || (streams_ && count > fitting_count);
   }
   Status submit(const ExecutionRequest& request, StreamHandle stream) override {
     {
@@ -55,7 +57,8 @@ class StreamsThroughScratch : public TransportWrapper, private StreamedSubmit {
   }
   struct Seen {
     std::size_t count;
-    std::size_t bytes;  // scratch asked about, or ring_bytes submitted
+    std::size_t bytes;    // scratch asked about, or ring_bytes submitted
+    std::size_t fits{0};  // asked: what one execution of the plan holds
   };
   std::vector<Seen> asked() {
     const std::lock_guard<std::mutex> lock(mutex_);
@@ -73,6 +76,7 @@ class StreamsThroughScratch : public TransportWrapper, private StreamedSubmit {
 
  private:
   bool streams_;
+  bool always_;
   std::mutex mutex_;
   std::vector<Seen> asked_;
   std::vector<Seen> submits_;
@@ -86,7 +90,7 @@ struct StreamWorld {
   std::vector<std::shared_ptr<StreamsThroughScratch>> transports;
 };
 
-StreamWorld worldThatStreams(bool streams) {
+StreamWorld worldThatStreams(bool streams, bool always = false) {
   Config config;
   config.memory.pool_bytes = std::size_t{8} << 20;
   config.scratch_bytes = kScratchBytes;  // small: a few MiB are many segments
@@ -96,7 +100,7 @@ StreamWorld worldThatStreams(bool streams) {
   auto cluster = sim::SimCluster::create(
       kRanks, {}, config,
       [&](const std::shared_ptr<sim::SimWorld>&, int rank, std::shared_ptr<Transport> t) -> std::shared_ptr<Transport> {
-        auto wrapped = std::make_shared<StreamsThroughScratch>(std::move(t), streams);
+        auto wrapped = std::make_shared<StreamsThroughScratch>(std::move(t), streams, always);
         world.transports[static_cast<std::size_t>(rank)] = wrapped;
         return wrapped;
       });
@@ -138,6 +142,8 @@ TEST(StreamedSubmit, AnOperationLargerThanTheScratchIsOneSubmitThroughTheLease) 
     ASSERT_EQ(asked.size(), 1u) << "asked once, for the whole operation";
     EXPECT_EQ(asked[0].count, count);
     EXPECT_GE(asked[0].bytes, kScratchBytes) << "the lease's bytes";
+    EXPECT_LT(asked[0].fits, count) << "one execution holds less";
+    EXPECT_GT(asked[0].fits, 0u);
     const auto submits = transport->submits();
     ASSERT_EQ(submits.size(), 1u) << "one submit, not one per segment";
     EXPECT_EQ(submits[0].count, count);
@@ -157,14 +163,31 @@ TEST(StreamedSubmit, WithoutStreamingTheOperationRunsInSegments) {
   }
 }
 
-TEST(StreamedSubmit, WhatFitsTheScratchIsNeverAskedAbout) {
+// What fits is asked about with its fit, and stays one submit without a ring unless the transport asks for one.
+TEST(StreamedSubmit, WhatFitsTheScratchIsAskedWithItsFit) {
   StreamWorld world = worldThatStreams(true);
   ASSERT_NE(world.cluster, nullptr);
   allreduceAndCheck(world, 1000);
   for (const auto& transport : world.transports) {
-    EXPECT_TRUE(transport->asked().empty());
+    const auto asked = transport->asked();
+    ASSERT_EQ(asked.size(), 1u);
+    EXPECT_EQ(asked[0].count, 1000u);
+    EXPECT_GE(asked[0].fits, 1000u) << "one execution holds it";
     ASSERT_EQ(transport->submits().size(), 1u);
     EXPECT_EQ(transport->submits()[0].bytes, 0u);
+  }
+}
+
+// A transport whose kernel lays the scratch out its own way (the pushing collectives past two ranks) streams
+// what fits too: one submit with the lease as its ring, exact results.
+TEST(StreamedSubmit, WhatFitsStreamsWhereTheTransportAsks) {
+  StreamWorld world = worldThatStreams(true, true);
+  ASSERT_NE(world.cluster, nullptr);
+  allreduceAndCheck(world, 1000);
+  for (const auto& transport : world.transports) {
+    ASSERT_EQ(transport->submits().size(), 1u);
+    EXPECT_EQ(transport->submits()[0].count, 1000u);
+    EXPECT_GE(transport->submits()[0].bytes, kScratchBytes) << "the lease as the ring";
   }
 }
 

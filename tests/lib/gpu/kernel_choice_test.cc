@@ -194,7 +194,8 @@ TEST(KernelChoice, TwoRankDirectCollectivesPastTheLinesPushFromTheirSize) {
     EXPECT_EQ(chooseKernel(shape.kind, 1 * kKernelChoiceMiB + 16, 2, policy), shape.pushed);
     EXPECT_EQ(chooseKernel(shape.kind, 256 * kKernelChoiceMiB, 2, policy), shape.pushed);
     for (int n : {3, 4, 8}) {
-      EXPECT_EQ(chooseKernel(shape.kind, 4 * kKernelChoiceMiB, n, policy), KernelChoice::kInterpreter) << n;
+      EXPECT_EQ(chooseKernel(shape.kind, 4 * kKernelChoiceMiB, n, policy), KernelChoice::kInterpreter)
+          << n << " ranks: two only by default";
     }
     EXPECT_EQ(chooseKernel(shape.kind, 2 * kKernelChoiceMiB, 2, set->kernels), KernelChoice::kInterpreter);
     EXPECT_EQ(chooseKernel(shape.kind, 3 * kKernelChoiceMiB, 2, set->kernels), shape.pushed);
@@ -226,6 +227,55 @@ TEST(KernelChoice, TwoRankDirectCollectivesPastTheLinesPushFromTheirSize) {
 // pushing one-shot and collectives, and only where every block's share of the scratch holds two pieces of the
 // streamed size (PEERREDUCE_GPU_PUSH_STREAM_PIECE_BYTES), so a block can push one while the peer takes the one
 // before; the settings parse strictly.
+// Past two ranks (PEERREDUCE_GPU_PUSH_COLLECTIVE_MAX_RANKS) reduce-scatter and all-gather push up to the
+// setting's world, broadcast never (a root storing into every peer is bound by its own links); they run only
+// streamed, each sender in a part of the receiver's ring, so a block's share of a part need only hold two
+// vectors; without a ring (streaming off, or too little scratch) they run in the interpreter.
+TEST(KernelChoice, PastTwoRanksReduceScatterAndAllGatherPushUpToTheSettingsWorldAndOnlyStreamed) {
+  EXPECT_EQ(KernelPolicy{}.push_collective_max_ranks, 2);
+  auto four = gpuSettingsFromEnvironment([](const char* name) -> const char* {
+    return std::string(name) == "PEERREDUCE_GPU_PUSH_COLLECTIVE_MAX_RANKS" ? "4" : nullptr;
+  });
+  ASSERT_TRUE(four.isOk()) << four.status().toString();
+  const KernelPolicy& policy = four->kernels;
+  EXPECT_EQ(policy.push_collective_max_ranks, 4);
+  for (int n : {3, 4}) {
+    EXPECT_EQ(chooseKernel(FusedKind::kReduceScatterDirect, 4 * kKernelChoiceMiB, n, policy),
+              KernelChoice::kReduceScatterPush);
+    EXPECT_EQ(chooseKernel(FusedKind::kAllGatherDirect, 4 * kKernelChoiceMiB, n, policy), KernelChoice::kAllGatherPush);
+    EXPECT_EQ(chooseKernel(FusedKind::kBroadcastDirect, 4 * kKernelChoiceMiB, n, policy), KernelChoice::kInterpreter)
+        << "broadcast pushes at two ranks only";
+    EXPECT_TRUE(streamsOnly(KernelChoice::kAllGatherPush, n));
+    EXPECT_TRUE(streamsOnly(KernelChoice::kReduceScatterPush, n));
+    EXPECT_FALSE(streamsOnly(KernelChoice::kInterpreter, n));
+    EXPECT_FALSE(streamsOnly(KernelChoice::kTwoShotPush, n)) << "its slots are the plan's";
+  }
+  EXPECT_EQ(chooseKernel(FusedKind::kAllGatherDirect, 4 * kKernelChoiceMiB, 5, policy), KernelChoice::kInterpreter)
+      << "beyond the setting's world";
+  EXPECT_EQ(chooseKernel(FusedKind::kAllGatherDirect, 4 * kKernelChoiceMiB, 2, policy), KernelChoice::kAllGatherPush);
+  EXPECT_FALSE(streamsOnly(KernelChoice::kAllGatherPush, 2)) << "two ranks keep their unstreamed form";
+  // A 32 MiB lease at four ranks: three parts of 10.67 MiB, 132 blocks' shares of 82 KiB each stream (the
+  // ring halves the 64 KiB pieces to fit), and down to two vectors a share.
+  EXPECT_TRUE(streamsPieces(KernelChoice::kAllGatherPush, policy, 32 * kKernelChoiceMiB, 132, 4));
+  EXPECT_FALSE(streamsPieces(KernelChoice::kAllGatherPush, policy, 132 * 128 * kKernelChoiceKiB - 16, 132, 2))
+      << "two ranks ask two whole pieces a block: 16.5 MiB at 132 blocks";
+  EXPECT_TRUE(streamsPieces(KernelChoice::kAllGatherPush, policy, 132 * 128 * kKernelChoiceKiB - 16, 132, 4));
+  EXPECT_TRUE(streamsPieces(KernelChoice::kReduceScatterPush, policy, 3 * 132 * 32, 132, 4));
+  EXPECT_FALSE(streamsPieces(KernelChoice::kReduceScatterPush, policy, 3 * 132 * 32 - 16, 132, 4));
+  KernelPolicy unstreamed = policy;
+  unstreamed.push_stream = false;
+  EXPECT_FALSE(streamsPieces(KernelChoice::kAllGatherPush, unstreamed, 32 * kKernelChoiceMiB, 132, 4));
+  for (const char* bad : {"1", "65", "many"}) {
+    auto refused = gpuSettingsFromEnvironment([bad](const char* name) -> const char* {
+      return std::string(name) == "PEERREDUCE_GPU_PUSH_COLLECTIVE_MAX_RANKS" ? bad : nullptr;
+    });
+    ASSERT_FALSE(refused.isOk()) << bad;
+    EXPECT_EQ(refused.status().code(), ErrorCode::kInvalidArgument);
+    EXPECT_NE(refused.status().message().find("PEERREDUCE_GPU_PUSH_COLLECTIVE_MAX_RANKS"), std::string::npos)
+        << refused.status().message();
+  }
+}
+
 TEST(KernelChoice, OnlyThePushingPiecesStreamAndOnlyWhereEveryBlockHoldsTwo) {
   EXPECT_TRUE(KernelPolicy{}.push_stream) << "on by default";
   EXPECT_EQ(KernelPolicy{}.push_stream_piece_bytes, 64 * kKernelChoiceKiB);
@@ -235,28 +285,28 @@ TEST(KernelChoice, OnlyThePushingPiecesStreamAndOnlyWhereEveryBlockHoldsTwo) {
   const std::uint64_t scratch = 32 * kKernelChoiceMiB;
   for (KernelChoice pieced : {KernelChoice::kOneShotPush, KernelChoice::kReduceScatterPush,
                               KernelChoice::kAllGatherPush, KernelChoice::kBroadcastPush}) {
-    EXPECT_TRUE(streamsPieces(pieced, on, scratch, 132));
-    EXPECT_FALSE(streamsPieces(pieced, off, scratch, 132)) << "the setting off";
-    EXPECT_FALSE(streamsPieces(pieced, on, scratch, 0)) << "no blocks";
+    EXPECT_TRUE(streamsPieces(pieced, on, scratch, 132, 2));
+    EXPECT_FALSE(streamsPieces(pieced, off, scratch, 132, 2)) << "the setting off";
+    EXPECT_FALSE(streamsPieces(pieced, on, scratch, 0, 2)) << "no blocks";
     // 132 blocks x two 64 KiB pieces: 16.5 MiB is the least that streams.
-    EXPECT_TRUE(streamsPieces(pieced, on, 132 * 128 * kKernelChoiceKiB, 132));
-    EXPECT_FALSE(streamsPieces(pieced, on, 132 * 128 * kKernelChoiceKiB - 16, 132));
+    EXPECT_TRUE(streamsPieces(pieced, on, 132 * 128 * kKernelChoiceKiB, 132, 2));
+    EXPECT_FALSE(streamsPieces(pieced, on, 132 * 128 * kKernelChoiceKiB - 16, 132, 2));
   }
   // The unstreamed pieces' setting does not move the streamed ones.
   KernelPolicy small_unstreamed = on;
   small_unstreamed.push_one_shot_piece_bytes = 16;
-  EXPECT_FALSE(streamsPieces(KernelChoice::kOneShotPush, small_unstreamed, 132 * 128 * kKernelChoiceKiB - 16, 132));
+  EXPECT_FALSE(streamsPieces(KernelChoice::kOneShotPush, small_unstreamed, 132 * 128 * kKernelChoiceKiB - 16, 132, 2));
   for (KernelChoice other : {KernelChoice::kInterpreter, KernelChoice::kOneShotPull, KernelChoice::kTwoShotPull,
                              KernelChoice::kTwoShotPush, KernelChoice::kOneShotLines, KernelChoice::kAllGatherLines}) {
-    EXPECT_FALSE(streamsPieces(other, on, scratch, 132)) << "no ring in its protocol";
+    EXPECT_FALSE(streamsPieces(other, on, scratch, 132, 2)) << "no ring in its protocol";
   }
   KernelPolicy one_vector = on;
   one_vector.push_stream_piece_bytes = 16;
-  EXPECT_TRUE(streamsPieces(KernelChoice::kOneShotPush, one_vector, 132 * 32, 132)) << "two vectors a block";
-  EXPECT_FALSE(streamsPieces(KernelChoice::kOneShotPush, one_vector, 132 * 32 - 16, 132));
+  EXPECT_TRUE(streamsPieces(KernelChoice::kOneShotPush, one_vector, 132 * 32, 132, 2)) << "two vectors a block";
+  EXPECT_FALSE(streamsPieces(KernelChoice::kOneShotPush, one_vector, 132 * 32 - 16, 132, 2));
   KernelPolicy whole = on;
   whole.push_stream_piece_bytes = 0;  // half a block's region
-  EXPECT_TRUE(streamsPieces(KernelChoice::kOneShotPush, whole, 132 * 32, 132));
+  EXPECT_TRUE(streamsPieces(KernelChoice::kOneShotPush, whole, 132 * 32, 132, 2));
 
   auto set = gpuSettingsFromEnvironment([](const char* name) -> const char* {
     return std::string(name) == "PEERREDUCE_GPU_PUSH_STREAM" ? "0" : nullptr;
