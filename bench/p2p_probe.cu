@@ -1,6 +1,9 @@
 // peerreduce-p2p-probe: the raw numbers the kernels are built on, measured between two GPUs through
 // IPC-mapped memory: peer read and write bandwidth with 16-byte accesses, local copy bandwidth, and the
-// round-trip latency of a flag signal (ping-pong). One process per GPU:
+// round-trip latency of a flag signal (ping-pong), and the write rate when the multiprocessors' stores and a
+// copy engine share one transfer to the peer (one direction, then both): whether together they pass either
+// alone, which decides whether a broadcast or one-shot should split its bytes between them. One process per
+// GPU:
 //   mpirun -np 2 peerreduce-p2p-probe
 #include <mpi.h>
 
@@ -115,6 +118,49 @@ int main(int argc, char** argv) {
                 rank, blocks, kBytes / (read_ms * 1e6), kBytes / (write_ms * 1e6), 2.0 * kBytes / (local_ms * 1e6));
     MPI_Barrier(MPI_COMM_WORLD);
   }
+  // Stores and a copy engine together: a share of the buffer by copy engine on a stream of its own, the rest by
+  // every multiprocessor's stores, started together; the time until both are done. First rank 0 alone
+  // writing (rank 1 idle: a broadcast's one direction), then both ranks at once (an allreduce's two).
+  hipStream_t engine;
+  check(hipStreamCreateWithFlags(&engine, hipStreamNonBlocking), "stream");
+  hipEvent_t start, stores_done, engine_done;
+  check(hipEventCreate(&start), "event");
+  check(hipEventCreate(&stores_done), "event");
+  check(hipEventCreate(&engine_done), "event");
+  for (const bool both : {false, true}) {
+    for (const std::size_t bytes : {std::size_t{16} << 20, std::size_t{64} << 20, kBytes}) {
+      for (const int engine_percent : {0, 25, 40, 50, 60, 75, 100}) {
+        const std::size_t engine_bytes = bytes * static_cast<std::size_t>(engine_percent) / 100 / 4096 * 4096;
+        const std::size_t store_vectors = (bytes - engine_bytes) / 16;
+        const bool writes = both || rank == 0;
+        float best_ms = 1e30f;
+        for (int round = 0; round < 5; ++round) {
+          MPI_Barrier(MPI_COMM_WORLD);
+          if (!writes) continue;
+          check(hipEventRecord(start, s), "record");
+          check(hipStreamWaitEvent(engine, start, 0), "wait");
+          if (engine_bytes > 0)
+            check(hipMemcpyAsync(peer, local, engine_bytes, hipMemcpyDeviceToDevice, engine), "copy");
+          if (store_vectors > 0) {
+            copyKernel<<<sms, kThreads, 0, s>>>(reinterpret_cast<Bytes16*>(peer + engine_bytes),
+                                                reinterpret_cast<const Bytes16*>(local + engine_bytes), store_vectors);
+          }
+          check(hipEventRecord(engine_done, engine), "record");
+          check(hipStreamWaitEvent(s, engine_done, 0), "wait");
+          check(hipEventRecord(stores_done, s), "record");
+          check(hipEventSynchronize(stores_done), "sync");
+          float ms = 0;
+          check(hipEventElapsedTime(&ms, start, stores_done), "elapsed");
+          if (round > 0 && ms < best_ms) best_ms = ms;  // round 0 warms up
+        }
+        if (writes) {
+          std::printf("rank %d %s: %4zu MiB, %3d%% by copy engine: %.1f GB/s (best of 4)\n", rank,
+                      both ? "both ways" : "one way", bytes >> 20, engine_percent, bytes / (best_ms * 1e6));
+        }
+      }
+    }
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
   // Ping-pong through flags at the start of each region (reset first).
   auto* my_flag = reinterpret_cast<std::uint64_t*>(mine);
   auto* peer_flag = reinterpret_cast<std::uint64_t*>(peer);

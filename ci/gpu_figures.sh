@@ -33,6 +33,9 @@
 #              then allreduce and each collective's direct plan from 16 MiB in segments
 #              (PEERREDUCE_GPU_PUSH_STREAM=0) and with 32 KiB streamed pieces, beside NCCL (the push and bench
 #              phases give them streamed in the default 64 KiB pieces)
+#   probe      peerreduce-p2p-probe on two GPUs: peer read and write rates, and stores and a copy engine sharing
+#              one transfer (0-100 % by copy engine, one way and both ways): whether a broadcast or a one-shot
+#              gains by splitting its bytes between them
 #   pushmany   at 3+ GPUs, the pushing reduce-scatter and all-gather past two ranks
 #              (PEERREDUCE_GPU_PUSH_COLLECTIVE_MAX_RANKS=NP): the property suite with every direct plan of theirs
 #              pushed in one-vector pieces, then each one's direct plan forced (--algo one-shot) from 1 MiB
@@ -160,6 +163,11 @@ for phase in ${GPU_PHASES:-build}; do
       bench "stream32k-$c" -x PEERREDUCE_GPU_PUSH_STREAM_PIECE_BYTES=32K -- --coll "$c" --algo one-shot \
         --min-bytes 16777216 --max-bytes 268435456
     done
+    ;;
+  probe)
+    timeout -k 10 "$(($(left) < 120 ? $(left) : 120))" mpirun --allow-run-as-root --bind-to none -np 2 \
+      .hw/peerreduce-p2p-probe > "$out/p2p-probe.txt" 2>&1 || status=1
+    grep -E "^rank 0" "$out/p2p-probe.txt" | head -60
     ;;
   pushmany)
     if ((np < 3)); then
