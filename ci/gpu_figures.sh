@@ -36,7 +36,7 @@
 #   probe      peerreduce-p2p-probe on two GPUs: peer read and write rates, and stores and a copy engine sharing
 #              one transfer (0-100 % by copy engine, one way and both ways): whether a broadcast or a one-shot
 #              gains by splitting its bytes between them
-#   pushmany   at 3+ GPUs, the pushing reduce-scatter and all-gather past two ranks
+#   pushmany   at 3+ GPUs, the pushing reduce-scatter, all-gather and relayed broadcast past two ranks
 #              (PEERREDUCE_GPU_PUSH_COLLECTIVE_MAX_RANKS=NP): the property suite with every direct plan of theirs
 #              pushed in one-vector pieces, then each one's direct plan forced (--algo one-shot) from 1 MiB
 #              pushed and in the interpreter (the default at 3+ ranks), and as the selector picks, beside NCCL
@@ -180,7 +180,7 @@ for phase in ${GPU_PHASES:-build}; do
       -x PEERREDUCE_GPU_PUSH_STREAM_PIECE_BYTES=16 .hw/peerreduce_property_tests > "$out/pushmany-properties.log" 2>&1 ||
       status=1
     rank0 "$out/pushmany-properties.log" | grep -E "\[  (PASSED|FAILED)  \]|tests ran|FAILED" | head -12
-    for c in reduce-scatter all-gather; do
+    for c in reduce-scatter all-gather broadcast; do
       bench "pushmany-$c" "${many[@]}" -- --coll "$c" --algo one-shot --min-bytes 1048576 --max-bytes 268435456
       bench "interpreted-$c" -- --coll "$c" --algo one-shot --min-bytes 1048576 --max-bytes 268435456
       bench "pushmany-auto-$c" "${many[@]}" -- --coll "$c" --min-bytes 1048576 --max-bytes 268435456

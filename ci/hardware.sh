@@ -357,9 +357,9 @@ run)
       grep -E "\[  (PASSED|FAILED)  \]|tests ran" "$log" | grep "1,0\]" || tail -20 "$log"
     fi
   done
-  # The pushing reduce-scatter and all-gather past two ranks (PEERREDUCE_GPU_PUSH_COLLECTIVE_MAX_RANKS; two by
-  # default until measured): the property suite at every GPU with every direct reduce-scatter and all-gather
-  # pushed (lines off, from one byte), streamed in one-vector pieces through the default scratch and through
+  # The pushing reduce-scatter, all-gather and relayed broadcast past two ranks
+  # (PEERREDUCE_GPU_PUSH_COLLECTIVE_MAX_RANKS; two by default until measured): the property suite at every GPU
+  # with every direct reduce-scatter, all-gather and broadcast pushed (lines off, from one byte), streamed in one-vector pieces through the default scratch and through
   # 64 KiB of it (every sender's part a few vectors a block, so pieces cycle through each place many times).
   many_push_variants=(
     "push-many PEERREDUCE_GPU_PUSH_COLLECTIVE_MAX_RANKS=64 PEERREDUCE_GPU_LL_COLLECTIVE_MAX_BYTES=0 PEERREDUCE_GPU_PUSH_COLLECTIVE_MIN_BYTES=1 PEERREDUCE_GPU_PUSH_STREAM_PIECE_BYTES=16"

@@ -64,6 +64,27 @@ PR_HOST_DEVICE PR_INLINE std::uint64_t senderPartBytes(std::uint64_t ring_bytes,
 // Which part of `receiver`'s ring `sender` writes: its place among the receiver's peers in rank order.
 PR_HOST_DEVICE PR_INLINE int senderPart(int sender, int receiver) { return sender < receiver ? sender : sender - 1; }
 
+// A broadcast past two ranks relays (kernels/push_kernels.cuh, pushBroadcastRelayKernel): the root pushes every
+// receiver one range of the buffer and each receiver passes its range on to the others, so the root's links
+// carry the buffer once instead of once per receiver. The ranges of `count` elements: world_size - 1 of one
+// capacity in whole vectors (the last may be shorter, or empty).
+PR_HOST_DEVICE PR_INLINE std::uint64_t relayRangeElements(std::uint64_t count, std::uint64_t elem_bytes,
+                                                          int world_size) {
+  const std::uint64_t per_vector = 16 / elem_bytes;
+  const std::uint64_t vectors = (count + per_vector - 1) / per_vector;
+  const std::uint64_t ranges = world_size > 2 ? static_cast<std::uint64_t>(world_size - 1) : 1;
+  return (vectors + ranges - 1) / ranges * per_vector;
+}
+
+// Each of `blocks` blocks' share of a range of `range` elements, in whole vectors: every block's ring is cut
+// from this capacity, so every range, block and rank has the same pieces (empty past the range's end).
+PR_HOST_DEVICE PR_INLINE std::uint64_t relayBlockElements(std::uint64_t range, std::uint64_t elem_bytes,
+                                                          std::uint64_t blocks) {
+  const std::uint64_t per_vector = 16 / elem_bytes;
+  const std::uint64_t vectors = (range + per_vector - 1) / per_vector;
+  return blocks > 0 ? (vectors + blocks - 1) / blocks * per_vector : 0;
+}
+
 // The element of slot 0 where piece `k` lives: its own offset `own_offset` (its first element in the slice)
 // when the operation fits, else its place in the block's region.
 PR_HOST_DEVICE PR_INLINE std::uint64_t placeOfPiece(const PieceRing& r, std::uint64_t own_offset, std::uint64_t k) {

@@ -320,6 +320,93 @@ __global__ void __launch_bounds__(kPlanKernelThreads) pushPiecesKernel(LaunchArg
   }
 }
 
+// Broadcast past two ranks, relayed: the root pushes each receiver its range of the buffer (receiver i, in rank
+// order among the root's peers, gets range i: relayRangeElements), piece by piece into the root's part of the
+// receiver's ring; each receiver copies a piece of its range into its output and stores it into every other
+// receiver's part for it, then takes every other receiver's piece of theirs. The root's links carry the
+// buffer once (a root storing all of it into every peer carries it n - 1 times), every receiver's once in and
+// (n - 2) / (n - 1) of it out. Signals on kPushFlag from every rank to every other: entered, then one per
+// piece (the root's "piece j of your range is in place", a receiver's "I passed piece j on"), so every base
+// advances by 1 + pieces. Reuse (kernels/piece_ring.h): the root's place at a receiver is free once that
+// receiver passed the piece on (its signal for it, an acknowledgement's number); a receiver's place at another
+// is free once that one signalled the piece after (it takes the others' pieces after its own signal). Always
+// streamed (the plan's one slot holds one sender's block); the host chooses it past two ranks only.
+template <typename T>
+__device__ BlockSlice relaySliceOf(const LaunchArgs& a, int range_index, std::uint64_t range, std::uint64_t per_block) {
+  BlockSlice s;
+  s.begin = min(static_cast<std::uint64_t>(range_index) * range, a.count);
+  const std::uint64_t size = min(s.begin + range, a.count) - s.begin;
+  s.lo = min(static_cast<std::uint64_t>(blockIdx.x) * per_block, size);
+  s.hi = min(s.lo + per_block, size);
+  return s;
+}
+
+template <typename T>
+__global__ void __launch_bounds__(kPlanKernelThreads) pushBroadcastRelayKernel(LaunchArgs a) {
+  enterKernel();
+  if (!passEntryFence(a, a.peers->counters[a.rank])) return;
+  const int n = a.world_size;
+  const int r = a.rank;
+  const int root = a.root;
+  signalEveryPeer(a, kPushFlag);  // entered
+  const std::uint64_t range = relayRangeElements(a.count, sizeof(T), n);
+  const std::uint64_t per_block = relayBlockElements(range, sizeof(T), gridDim.x);
+  const PieceRing ring = streamedPieceRing(per_block, sizeof(T), senderPartBytes(a.ring_bytes, n), a.push_piece_bytes,
+                                           gridDim.x, blockIdx.x);
+  const unsigned char* input = inputOf(a);
+  unsigned char* output = outputOf(a);
+  for (std::uint64_t j = 0; j < ring.pieces; ++j) {
+    if (r == root) {
+      const std::uint64_t free_after = placeFreeSignal(ring, j, true);  // the receiver passed that piece on
+      for (int k = 1; k < n; ++k) {
+        const int q = (r + k) % n;
+        if (j == 0 && !waitForPush(a, q, 1, kFenceStep)) return;
+        if (free_after != 0 && !waitForPush(a, q, free_after, a.ready_wait_step)) return;
+        const BlockSlice p = pieceOf(relaySliceOf<T>(a, senderPart(q, root), range, per_block), ring.per_piece, j);
+        if (p.hi > p.lo) {
+          copyFromSend<T>(a, reinterpret_cast<T*>(pushedPlace<T>(a, ring, p, j, r, q)),
+                          reinterpret_cast<const T*>(input + (p.begin + p.lo) * sizeof(T)), p.hi - p.lo);
+        }
+        copyOwnPiece<T>(a, output, input, p);  // the root's own output, while the stores cross the links
+      }
+      signalEveryPeer(a, kPushFlag);  // piece j of every range is in place (fenced: the stores first)
+      continue;
+    }
+    // A receiver: the root's piece j of my range (its signal 2 + j: entered came first).
+    if (!waitForPush(a, root, 2 + j, a.ready_wait_step)) return;
+    const BlockSlice mine = pieceOf(relaySliceOf<T>(a, senderPart(r, root), range, per_block), ring.per_piece, j);
+    const unsigned char* from_root = pushedPlace<T>(a, ring, mine, j, root, r);
+    // That receiver signalled the piece after (implied by my taking its piece j - 1 after its signal for it,
+    // tests/kernels/piece_ring_test.cc; kept as a guard: the counter already holds it).
+    const std::uint64_t free_after = placeFreeSignal(ring, j, false);
+    for (int k = 1; k < n; ++k) {
+      const int q = (r + k) % n;
+      if (q == root) continue;
+      if (j == 0 && !waitForPush(a, q, 1, kFenceStep)) return;
+      if (free_after != 0 && !waitForPush(a, q, free_after, a.ready_wait_step)) return;
+      if (mine.hi > mine.lo)
+        copySlice(pushedPlace<T>(a, ring, mine, j, r, q), from_root, (mine.hi - mine.lo) * sizeof(T));
+    }
+    if (mine.hi > mine.lo)
+      copySlice(output + (mine.begin + mine.lo) * sizeof(T), from_root, (mine.hi - mine.lo) * sizeof(T));
+    signalEveryPeer(a, kPushFlag);  // passed on: fenced, so my stores and my reads of the root's place come first
+    for (int k = 1; k < n; ++k) {
+      const int q = (r + k) % n;
+      if (q == root) continue;
+      if (!waitForPush(a, q, 2 + j, a.ready_wait_step)) return;
+      const BlockSlice theirs = pieceOf(relaySliceOf<T>(a, senderPart(q, root), range, per_block), ring.per_piece, j);
+      if (theirs.hi > theirs.lo) {
+        copySlice(output + (theirs.begin + theirs.lo) * sizeof(T), pushedPlace<T>(a, ring, theirs, j, q, r),
+                  (theirs.hi - theirs.lo) * sizeof(T));
+      }
+    }
+  }
+  // This block's bases, one per peer (its thread): every peer sent entered and one signal per piece.
+  __syncthreads();
+  const int q = static_cast<int>(threadIdx.x);
+  if (q < n && q != r) a.control->base[counterIndex(q, kPushFlag, static_cast<int>(blockIdx.x))] += 1 + ring.pieces;
+}
+
 template <typename T, typename Op>
 hipError_t launchPushShape(const LaunchArgs& args, unsigned blocks, hipStream_t stream) {
   const bool overlap = args.overlap_launch != 0;
@@ -340,7 +427,11 @@ hipError_t launchPushShape(const LaunchArgs& args, unsigned blocks, hipStream_t 
       return launchKernel(pushPiecesKernel<T, kernels::Sum, PushedCollective::kAllGather>, blocks, kPlanKernelThreads,
                           stream, overlap, args);
     case kPushBroadcast:
-      if (!two_ranks) return hipErrorInvalidValue;
+      if (!ranks) return hipErrorInvalidValue;
+      if (!two_ranks) {  // relayed (its ring set: the host streams it past two ranks)
+        if (args.ring_bytes == 0) return hipErrorInvalidValue;
+        return launchKernel(pushBroadcastRelayKernel<T>, blocks, kPlanKernelThreads, stream, overlap, args);
+      }
       return launchKernel(pushPiecesKernel<T, kernels::Sum, PushedCollective::kBroadcast>, blocks, kPlanKernelThreads,
                           stream, overlap, args);
     default:
@@ -366,8 +457,9 @@ hipError_t loadFor() {
                       &pushPiecesKernel<T, Op, PushedCollective::kReduceScatter>};
   });
   if (loaded != hipSuccess) return loaded;
-  for (const auto kernel : std::array{&pushPiecesKernel<T, kernels::Sum, PushedCollective::kAllGather>,
-                                      &pushPiecesKernel<T, kernels::Sum, PushedCollective::kBroadcast>}) {
+  for (const auto kernel :
+       std::array{&pushPiecesKernel<T, kernels::Sum, PushedCollective::kAllGather>,
+                  &pushPiecesKernel<T, kernels::Sum, PushedCollective::kBroadcast>, &pushBroadcastRelayKernel<T>}) {
     const hipError_t one = loadKernel(kernel);
     if (one != hipSuccess) return one;
   }

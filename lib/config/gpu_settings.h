@@ -75,11 +75,11 @@ inline constexpr std::uint64_t kDefaultPushStreamPieceBytes = std::uint64_t{64} 
 // (PEERREDUCE_GPU_PUSH_COLLECTIVE_MIN_BYTES; 0 turns it off). Every block past the two-rank lines (1 MiB)
 // by default: the interpreter's one round of remote loads against posted stores, as for the one-shot.
 inline constexpr std::uint64_t kDefaultPushCollectiveMinBytes = std::uint64_t{1} << 20;
-// The largest world whose direct reduce-scatters and all-gathers past the lines push (broadcast's pushing
-// kernel is two-rank only): every rank stores its blocks into every peer's scratch, each sender in a part of
-// the receiver's ring of its own (kernels/piece_ring.h), so they always stream through the lease
-// (PEERREDUCE_GPU_PUSH_COLLECTIVE_MAX_RANKS). Two, so more ranks keep the interpreter, until the pushing
-// kernels are measured at more ranks.
+// The largest world whose direct reduce-scatters, all-gathers and broadcasts past the lines push: every rank
+// stores its blocks into every peer's scratch (a broadcast relays: the root stores each receiver a range, the
+// receivers pass theirs on), each sender in a part of the receiver's ring of its own (kernels/piece_ring.h),
+// so they always stream through the lease (PEERREDUCE_GPU_PUSH_COLLECTIVE_MAX_RANKS). Two, so more ranks keep the
+// interpreter, until the pushing kernels are measured at more ranks.
 inline constexpr int kDefaultPushCollectiveMaxRanks = 2;
 // Bytes a block should have to itself before another is worth launching: one pass of 512 threads
 // x 4 vectors x 16 bytes (PEERREDUCE_GPU_BYTES_PER_BLOCK).

@@ -303,8 +303,9 @@ std::array<SettingSpec, kSettingCount> makeSpecs() {
   at(SettingId::kGpuPushCollectiveMaxRanks).default_value = std::int64_t{gpu::kDefaultPushCollectiveMaxRanks};
   at(SettingId::kGpuPushCollectiveMaxRanks).example = "4";
   at(SettingId::kGpuPushCollectiveMaxRanks).help =
-      "the largest world whose direct reduce-scatters and all-gathers past the lines push their blocks into every "
-      "peer's scratch (streamed through it; broadcast pushes at two ranks only)";
+      "the largest world whose direct reduce-scatters, all-gathers and broadcasts past the lines push their data "
+      "into the peers' scratch (past two ranks streamed through it; a broadcast relays: the root pushes each "
+      "receiver a range, the receivers pass theirs on)";
 
   at(SettingId::kGpuBytesPerBlock) =
       byteSizeSpec("PEERREDUCE_GPU_BYTES_PER_BLOCK", "bytes per block", gpu::kMinBytesPerBlock, UINT64_MAX);

@@ -98,9 +98,8 @@ KernelChoice chooseKernel(FusedKind kind, std::uint64_t bytes, int world_size, c
   if (kind == FusedKind::kReduceScatterDirect || kind == FusedKind::kAllGatherDirect ||
       kind == FusedKind::kBroadcastDirect) {
     if (!lines || bytes > collectiveLinesMaxBytes(policy, world_size) || bytes > linePayloadBytes(world_size)) {
-      // Broadcast at two ranks only (a root storing into every peer is bound by its own links); reduce-scatter
-      // and all-gather in worlds up to push_collective_max_ranks.
-      const int most = kind == FusedKind::kBroadcastDirect ? 2 : std::max(policy.push_collective_max_ranks, 2);
+      // Worlds up to push_collective_max_ranks (past two ranks a broadcast relays: kernels/push_kernels.cuh).
+      const int most = std::max(policy.push_collective_max_ranks, 2);
       const bool push = world_size >= 2 && world_size <= most && bytes > 0 && policy.push_collective_min_bytes != 0 &&
                         bytes >= policy.push_collective_min_bytes;
       if (!push) return KernelChoice::kInterpreter;
@@ -160,7 +159,8 @@ bool streamsPieces(KernelChoice choice, const KernelPolicy& policy, std::uint64_
 }
 
 bool streamsOnly(KernelChoice choice, int world_size) {
-  return world_size > 2 && (choice == KernelChoice::kReduceScatterPush || choice == KernelChoice::kAllGatherPush);
+  return world_size > 2 && (choice == KernelChoice::kReduceScatterPush || choice == KernelChoice::kAllGatherPush ||
+                            choice == KernelChoice::kBroadcastPush);
 }
 
 bool runsPushed(KernelChoice choice) {

@@ -38,8 +38,9 @@ struct KernelPolicy {
   // Two-rank direct reduce-scatters, all-gathers and broadcasts past the lines whose block is at least this
   // push their data into the peer's scratch (in pieces of push_one_shot_piece_bytes); 0: the interpreter.
   std::uint64_t push_collective_min_bytes = kDefaultPushCollectiveMinBytes;
-  // Worlds up to this many ranks push those reduce-scatters and all-gathers (broadcasts: two ranks only);
-  // past two ranks only streamed, each sender in its part of the receiver's ring (streamsPieces).
+  // Worlds up to this many ranks push those collectives (past two ranks a broadcast relays: the root pushes
+  // each receiver a range, the receivers pass theirs on); past two ranks only streamed, each sender in its
+  // part of the receiver's ring (streamsPieces).
   int push_collective_max_ranks = kDefaultPushCollectiveMaxRanks;
   // Direct reduce-scatters, all-gathers and broadcasts run as lines up to this many bytes of one rank's
   // block (the count argument x the element size); 0 turns them off (the interpreter runs them).
@@ -86,8 +87,8 @@ struct KernelPolicy {
 //   PEERREDUCE_GPU_PUSH_ONE_SHOT_PIECE_BYTES  bytes a block of it pushes before folding the last piece (0: one)
 //   PEERREDUCE_GPU_PUSH_COLLECTIVE_MIN_BYTES  smallest two-rank direct collective block past the lines that
 //                                      pushes (0: none)
-//   PEERREDUCE_GPU_PUSH_COLLECTIVE_MAX_RANKS  largest world whose direct reduce-scatters and all-gathers push
-//                                      (2; broadcast pushes at two ranks only)
+//   PEERREDUCE_GPU_PUSH_COLLECTIVE_MAX_RANKS  largest world whose direct reduce-scatters, all-gathers and
+//                                      broadcasts push (2)
 //   PEERREDUCE_GPU_LL_COLLECTIVE_MAX_BYTES  largest block of a direct reduce-scatter, all-gather or
 //                                      broadcast run as lines (0: none)
 //   PEERREDUCE_GPU_LL_HOST_MAX_BYTES   the largest of those run as lines where some region is host
@@ -142,7 +143,8 @@ bool streamsPieces(KernelChoice choice, const KernelPolicy& policy, std::uint64_
                    int world_size);
 
 // Whether `choice` in a world of `world_size` runs only streamed (its plan's one slot holds one sender's
-// block, so past two ranks the pushing collectives always cycle through the lease): submitted without a
+// block, so past two ranks the pushing reduce-scatter, all-gather and relayed broadcast always cycle through
+// the lease): submitted without a
 // ring, such an operation runs in the interpreter instead, on every rank alike.
 bool streamsOnly(KernelChoice choice, int world_size);
 

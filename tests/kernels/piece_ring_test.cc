@@ -8,7 +8,10 @@
 //   both ranks finish (no interleaving leaves both waiting);
 // - the same loop at three to five ranks (reduce-scatter and all-gather: every rank sends to and takes from
 //   every other, each sender in its part of the receiver's ring), where a place is reused after one receiver's
-//   signal that follows its taking from every sender.
+//   signal that follows its taking from every sender;
+// - the relayed broadcast past two ranks (the root pushes each receiver a range, each receiver passes its range
+//   on to the others): its ranges, and a model of its loops, where the root's reuse waits for a receiver's
+//   passing the piece on and a receiver's for the other's signal after it took the piece.
 #include "piece_ring.h"
 
 #include <gtest/gtest.h>
@@ -287,29 +290,26 @@ TEST(PieceRing, EverySenderHasAPartOfTheReceiversRingOfItsOwn) {
   }
 }
 
-// Every rank of `world` running pushPiecesKernel's loop for a reduce-scatter or all-gather (every rank sends
-// to and takes from every other), one block, operation after operation; each move one wait-or-act of one rank.
-struct ManyRankModel {
-  int world = 3;
+// What the many-rank models share: every rank's count of every peer's signals and the bases its earlier
+// operations counted, every receiver's ring (a part per sender) and what it took from each place.
+struct RingWorld {
+  int world;
   PieceRing ring;
   int operations = 2;
-  std::uint64_t reuse_short_by = 0;  // a mutation: the reuse wait this many signals early
-  // counter[r][q]: signals rank r received from q; base[r][q]: those counted by r's earlier operations.
-  std::vector<std::vector<std::uint64_t>> counter, base;
-  // slot[r][q][place]: the piece id sender q left in its part of r's ring; taken[r][q][place]: r took it.
-  std::vector<std::vector<std::vector<std::optional<std::uint64_t>>>> slot;
-  std::vector<std::vector<std::vector<std::uint8_t>>> taken;
+  std::vector<std::vector<std::uint64_t>> counter, base;                     // [receiver][sender]
+  std::vector<std::vector<std::vector<std::optional<std::uint64_t>>>> slot;  // [receiver][sender][place]
+  std::vector<std::vector<std::vector<std::uint8_t>>> taken;                 // [receiver][sender][place]
   struct Rank {
     int op = 0;
     int phase = 0;  // 0 entered, 1 loop, 2 bases
     std::uint64_t j = 0;
-    int sub = 0;   // 0 push to peers, 1 take from peers, 2 signal ready
-    int peer = 1;  // the k of (r + k) % world within sub 0 and 1
+    int sub = 0;
+    int peer = 1;  // the k of (r + k) % world within a per-peer sub-step
   };
   std::vector<Rank> ranks;
   std::string failure;
 
-  ManyRankModel(int n, const PieceRing& r) : world(n), ring(r) {
+  RingWorld(int n, const PieceRing& r) : world(n), ring(r) {
     const auto size = static_cast<std::size_t>(n);
     counter.assign(size, std::vector<std::uint64_t>(size, 0));
     base = counter;
@@ -329,27 +329,66 @@ struct ManyRankModel {
     return counter[static_cast<std::size_t>(r)][static_cast<std::size_t>(q)] >=
            base[static_cast<std::size_t>(r)][static_cast<std::size_t>(q)] + nth;
   }
+  std::uint8_t& takenAt(int at, int from, std::size_t place) {
+    return taken[static_cast<std::size_t>(at)][static_cast<std::size_t>(from)][place];
+  }
+  // Sender `from` writes piece `j` of operation `op` into its part of `to`'s ring (a failure over a piece not taken).
+  void write(int from, int to, int op, std::uint64_t j) {
+    const std::size_t place = placeOf(j);
+    auto& there = slot[static_cast<std::size_t>(to)][static_cast<std::size_t>(from)][place];
+    if (there && !takenAt(to, from, place)) {
+      failure = "rank " + std::to_string(from) + " overwrote piece " + std::to_string(*there) + " at rank " +
+                std::to_string(to) + " before it was taken";
+      return;
+    }
+    there = id(op, j);
+    takenAt(to, from, place) = 0;
+  }
+  // Receiver `at` takes piece `j` of operation `op` from `from`'s part; false (a failure) if another is there.
+  bool take(int at, int from, int op, std::uint64_t j) {
+    const std::size_t place = placeOf(j);
+    if (slot[static_cast<std::size_t>(at)][static_cast<std::size_t>(from)][place] != id(op, j)) {
+      failure = "rank " + std::to_string(at) + " found the wrong piece from " + std::to_string(from);
+      return false;
+    }
+    takenAt(at, from, place) = 1;
+    return true;
+  }
+  // Rank `r` enters an operation (signals every peer), its loop from piece 0 at peer step `first`.
+  bool enter(int r, int first) {
+    Rank& me = ranks[static_cast<std::size_t>(r)];
+    signalEveryPeer(r);
+    me.phase = ring.pieces == 0 ? 2 : 1;
+    me.j = 0;
+    me.sub = 0;
+    me.peer = first;
+    return true;
+  }
+  // Rank `r` ends an operation: every peer sent entered and one signal per piece.
+  bool endOperation(int r) {
+    for (int q = 0; q < world; ++q) {
+      if (q != r) base[static_cast<std::size_t>(r)][static_cast<std::size_t>(q)] += 1 + ring.pieces;
+    }
+    Rank& me = ranks[static_cast<std::size_t>(r)];
+    ++me.op;
+    me.phase = 0;
+    return true;
+  }
+};
+
+// Every rank of `world` running pushPiecesKernel's loop for a reduce-scatter or all-gather (every rank sends
+// to and takes from every other), one block, operation after operation; each move one wait-or-act of one rank.
+// Sub-steps of iteration j: 0 push piece j to each peer, 1 take piece j - 1 from each peer, 2 signal ready.
+struct ManyRankModel : RingWorld {
+  std::uint64_t reuse_short_by = 0;  // a mutation: the reuse wait this many signals early
+  using RingWorld::RingWorld;
 
   // One move of rank `r`; false when it waits (or is done).
   bool step(int r) {
     Rank& me = ranks[static_cast<std::size_t>(r)];
     if (me.op >= operations) return false;
-    if (me.phase == 0) {
-      signalEveryPeer(r);  // entered
-      me.phase = 1;
-      me.j = 0;
-      me.sub = 0;
-      me.peer = 1;
-      return true;
-    }
-    if (me.phase == 2) {
-      for (int q = 0; q < world; ++q) {
-        if (q != r) base[static_cast<std::size_t>(r)][static_cast<std::size_t>(q)] += 1 + ring.pieces;
-      }
-      ++me.op;
-      me.phase = 0;
-      return true;
-    }
+    if (me.phase == 0) return enter(r, 1);
+    if (me.phase == 2) return endOperation(r);
     const std::uint64_t j = me.j;
     const int q = (r + me.peer) % world;
     if (me.sub == 0) {
@@ -358,15 +397,7 @@ struct ManyRankModel {
         std::uint64_t free_after = placeFreeSignal(ring, j, false);
         if (free_after != 0) free_after -= reuse_short_by;
         if (free_after != 0 && !has(r, q, free_after)) return false;
-        const std::size_t place = placeOf(j);
-        auto& there = slot[static_cast<std::size_t>(q)][static_cast<std::size_t>(r)][place];
-        if (there && !taken[static_cast<std::size_t>(q)][static_cast<std::size_t>(r)][place]) {
-          failure = "rank " + std::to_string(r) + " overwrote piece " + std::to_string(*there) + " at rank " +
-                    std::to_string(q) + " before it was taken";
-          return false;
-        }
-        there = id(me.op, j);
-        taken[static_cast<std::size_t>(q)][static_cast<std::size_t>(r)][place] = 0;
+        write(r, q, me.op, j);
       }
       if (++me.peer == world || j >= ring.pieces) {
         me.sub = 1;
@@ -377,14 +408,7 @@ struct ManyRankModel {
     if (me.sub == 1) {
       if (j > 0) {
         if (!has(r, q, 1 + j)) return false;
-        const std::size_t place = placeOf(j - 1);
-        const auto& there = slot[static_cast<std::size_t>(r)][static_cast<std::size_t>(q)][place];
-        if (there != id(me.op, j - 1)) {
-          failure = "rank " + std::to_string(r) + " took the wrong piece from " + std::to_string(q) + " for " +
-                    std::to_string(id(me.op, j - 1));
-          return false;
-        }
-        taken[static_cast<std::size_t>(r)][static_cast<std::size_t>(q)][place] = 1;
+        if (!take(r, q, me.op, j - 1)) return false;
       }
       if (++me.peer == world || j == 0) {
         me.sub = 2;
@@ -399,14 +423,14 @@ struct ManyRankModel {
   }
 };
 
-std::string runManyRankModel(int world, const PieceRing& ring, std::uint32_t seed, std::uint64_t short_by = 0) {
-  ManyRankModel m(world, ring);
-  m.reuse_short_by = short_by;
+// Runs every rank of a many-rank model to the end under `seed`'s interleaving: the failure, or empty.
+template <typename Model>
+std::string runToTheEnd(Model& m, std::uint32_t seed) {
   std::mt19937 random(seed);
   for (int moves = 0; moves < 4000000; ++moves) {
-    const int first = static_cast<int>(random() % static_cast<std::uint32_t>(world));
+    const int first = static_cast<int>(random() % static_cast<std::uint32_t>(m.world));
     bool moved = false;
-    for (int t = 0; t < world && !moved; ++t) moved = m.step((first + t) % world);
+    for (int t = 0; t < m.world && !moved; ++t) moved = m.step((first + t) % m.world);
     if (!m.failure.empty()) return m.failure;
     if (!moved) {
       for (const auto& rank : m.ranks) {
@@ -418,18 +442,33 @@ std::string runManyRankModel(int world, const PieceRing& ring, std::uint32_t see
   return "no end within the move bound";
 }
 
-TEST(PieceRing, AtMoreRanksEveryRankFinishesAndNoPieceIsOverwrittenBeforeItIsTaken) {
+std::string runManyRankModel(int world, const PieceRing& ring, std::uint32_t seed, std::uint64_t short_by = 0) {
+  ManyRankModel m(world, ring);
+  m.reuse_short_by = short_by;
+  return runToTheEnd(m, seed);
+}
+
+// Every world, ring and interleaving the many-rank models run over: `run(world, ring, seed)`.
+template <typename Run>
+void forEveryManyRankCase(std::uint32_t seeds, const Run& run) {
   for (int world : {3, 4, 5}) {
     for (std::uint64_t places : {2u, 3u}) {
       for (std::uint64_t pieces : {1u, 2u, 5u, 11u}) {
-        const PieceRing ring = modelRing(places, pieces);
-        for (std::uint32_t seed = 1; seed <= 25; ++seed) {
-          EXPECT_EQ(runManyRankModel(world, ring, seed), "")
-              << world << " ranks, " << places << " places, " << pieces << " pieces, seed " << seed;
-        }
+        for (std::uint32_t seed = 1; seed <= seeds; ++seed) run(world, modelRing(places, pieces), seed);
       }
     }
   }
+}
+
+std::string describe(int world, const PieceRing& ring, std::uint32_t seed) {
+  return std::to_string(world) + " ranks, " + std::to_string(ring.places) + " places, " + std::to_string(ring.pieces) +
+         " pieces, seed " + std::to_string(seed);
+}
+
+TEST(PieceRing, AtMoreRanksEveryRankFinishesAndNoPieceIsOverwrittenBeforeItIsTaken) {
+  forEveryManyRankCase(25, [](int world, const PieceRing& ring, std::uint32_t seed) {
+    EXPECT_EQ(runManyRankModel(world, ring, seed), "") << describe(world, ring, seed);
+  });
 }
 
 // The many-rank model can fail too: one signal short, some interleaving overwrites a piece not yet taken.
@@ -438,6 +477,142 @@ TEST(PieceRing, AtMoreRanksTheModelCatchesAReuseRuleOneSignalShort) {
   bool caught = false;
   for (std::uint32_t seed = 1; seed <= 300 && !caught; ++seed) caught = !runManyRankModel(4, ring, seed, 1).empty();
   EXPECT_TRUE(caught);
+}
+
+TEST(PieceRing, RelayedRangesCoverTheBufferInWholeVectorsAndBlocksCutThemAlike) {
+  for (std::uint64_t elem : {1u, 2u, 4u, 8u}) {
+    for (int world : {3, 4, 8}) {
+      for (std::uint64_t count : {0u, 1u, 15u, 16u, 1000u, 4194305u}) {
+        const std::uint64_t range = relayRangeElements(count, elem, world);
+        EXPECT_EQ(range * elem % kVector, 0u);
+        EXPECT_GE(range * static_cast<std::uint64_t>(world - 1), count) << "the ranges cover the buffer";
+        if (count > 0) {
+          EXPECT_LT((range - kVector / elem) * static_cast<std::uint64_t>(world - 1), count)
+              << "no range a vector long";
+        }
+        for (std::uint64_t blocks : {1u, 7u, 132u}) {
+          const std::uint64_t per_block = relayBlockElements(range, elem, blocks);
+          EXPECT_EQ(per_block * elem % kVector, 0u);
+          EXPECT_GE(per_block * blocks, range);
+        }
+      }
+    }
+  }
+}
+
+// Every rank of `world` running pushBroadcastRelayKernel's loop, one block, operation after operation.
+// `root_short`: a mutation, the root's reuse wait that many signals early; `take_short`: a receiver taking
+// another's piece that many signals early. (A receiver's own reuse wait cannot be caught short: it took the
+// other's piece j - 1 in its own iteration j - 1, after that one's signal for it, which is the signal the
+// wait asks for; the kernel keeps the wait as a guard.) Sub-steps of iteration j: the root 0 pushes piece j
+// to each receiver, 1 signals; a receiver 0 waits for the root's piece, 1 passes it on to each other
+// receiver, 2 signals, 3 takes each other's piece j.
+struct RelayModel : RingWorld {
+  int root = 0;
+  std::uint64_t root_short = 0;
+  std::uint64_t take_short = 0;
+  RelayModel(int n, int root_rank, const PieceRing& r) : RingWorld(n, r), root(root_rank) {}
+
+  std::uint64_t freeAfter(std::uint64_t j, bool after_acknowledgement, std::uint64_t short_by) const {
+    const std::uint64_t signal = placeFreeSignal(ring, j, after_acknowledgement);
+    return signal == 0 ? 0 : signal - short_by;
+  }
+  // The first peer step of rank `r` (receivers skip the root), and the next after `me`'s; true past the last.
+  int firstPeer(int r, bool skip_root) const {
+    int k = 1;
+    while (k < world && skip_root && (r + k) % world == root) ++k;
+    return k;
+  }
+  bool nextPeer(Rank& me, int r, bool skip_root) {
+    do {
+      ++me.peer;
+    } while (me.peer < world && skip_root && (r + me.peer) % world == root);
+    return me.peer >= world;
+  }
+
+  bool step(int r) {
+    Rank& me = ranks[static_cast<std::size_t>(r)];
+    if (me.op >= operations) return false;
+    if (me.phase == 0) return enter(r, firstPeer(r, r != root));
+    if (me.phase == 2) return endOperation(r);
+    const std::uint64_t j = me.j;
+    const auto next_piece = [&] {
+      me.sub = 0;
+      me.peer = firstPeer(r, r != root);
+      if (++me.j >= ring.pieces) me.phase = 2;
+    };
+    const int q = (r + me.peer) % world;
+    if (r == root) {
+      if (me.sub == 0) {
+        if (j == 0 && !has(r, q, 1)) return false;
+        const std::uint64_t free_after = freeAfter(j, true, root_short);
+        if (free_after != 0 && !has(r, q, free_after)) return false;
+        write(r, q, me.op, j);
+        if (nextPeer(me, r, false)) me.sub = 1;
+        return true;
+      }
+      signalEveryPeer(r);
+      next_piece();
+      return true;
+    }
+    switch (me.sub) {
+      case 0:
+        if (!has(r, root, 2 + j)) return false;
+        if (!take(r, root, me.op, j)) return false;
+        takenAt(r, root, placeOf(j)) = 0;  // still reading it until the signal
+        me.sub = me.peer < world ? 1 : 2;
+        return true;
+      case 1: {
+        if (j == 0 && !has(r, q, 1)) return false;
+        const std::uint64_t free_after = freeAfter(j, false, 0);
+        if (free_after != 0 && !has(r, q, free_after)) return false;
+        write(r, q, me.op, j);
+        if (nextPeer(me, r, true)) me.sub = 2;
+        return true;
+      }
+      case 2:
+        takenAt(r, root, placeOf(j)) = 1;  // its reads are done before the signal
+        signalEveryPeer(r);
+        me.sub = 3;
+        me.peer = firstPeer(r, true);
+        if (me.peer >= world) next_piece();
+        return true;
+      default:
+        if (!has(r, q, 2 + j - take_short)) return false;
+        if (!take(r, q, me.op, j)) return false;
+        if (nextPeer(me, r, true)) next_piece();
+        return true;
+    }
+  }
+};
+
+std::string runRelayModel(int world, int root, const PieceRing& ring, std::uint32_t seed, std::uint64_t root_short = 0,
+                          std::uint64_t take_short = 0) {
+  RelayModel m(world, root, ring);
+  m.root_short = root_short;
+  m.take_short = take_short;
+  return runToTheEnd(m, seed);
+}
+
+TEST(PieceRing, TheRelayedBroadcastFinishesAndOverwritesNoPieceBeforeItIsTaken) {
+  forEveryManyRankCase(20, [](int world, const PieceRing& ring, std::uint32_t seed) {
+    const int root = static_cast<int>(seed % static_cast<std::uint32_t>(world));
+    EXPECT_EQ(runRelayModel(world, root, ring, seed), "") << "root " << root << ", " << describe(world, ring, seed);
+  });
+}
+
+// The relay model fails with the root's reuse rule one signal short, and with a receiver taking a piece one
+// signal early.
+TEST(PieceRing, TheRelayModelCatchesARootReuseOrATakeOneSignalShort) {
+  const PieceRing ring = modelRing(2, 12);
+  bool root_caught = false;
+  bool take_caught = false;
+  for (std::uint32_t seed = 1; seed <= 400 && !(root_caught && take_caught); ++seed) {
+    if (!root_caught) root_caught = !runRelayModel(4, 1, ring, seed, 1, 0).empty();
+    if (!take_caught) take_caught = !runRelayModel(4, 1, ring, seed, 0, 1).empty();
+  }
+  EXPECT_TRUE(root_caught) << "the root reusing a place before the receiver passed its piece on";
+  EXPECT_TRUE(take_caught) << "a receiver taking a piece before the other passed it on";
 }
 
 }  // namespace

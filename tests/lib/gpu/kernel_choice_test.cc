@@ -227,11 +227,11 @@ TEST(KernelChoice, TwoRankDirectCollectivesPastTheLinesPushFromTheirSize) {
 // pushing one-shot and collectives, and only where every block's share of the scratch holds two pieces of the
 // streamed size (PEERREDUCE_GPU_PUSH_STREAM_PIECE_BYTES), so a block can push one while the peer takes the one
 // before; the settings parse strictly.
-// Past two ranks (PEERREDUCE_GPU_PUSH_COLLECTIVE_MAX_RANKS) reduce-scatter and all-gather push up to the
-// setting's world, broadcast never (a root storing into every peer is bound by its own links); they run only
-// streamed, each sender in a part of the receiver's ring, so a block's share of a part need only hold two
-// vectors; without a ring (streaming off, or too little scratch) they run in the interpreter.
-TEST(KernelChoice, PastTwoRanksReduceScatterAndAllGatherPushUpToTheSettingsWorldAndOnlyStreamed) {
+// Past two ranks (PEERREDUCE_GPU_PUSH_COLLECTIVE_MAX_RANKS) reduce-scatter, all-gather and broadcast (relayed)
+// push up to the setting's world; they run only streamed, each sender in a part of the receiver's ring, so a block's
+// share of a part need only hold two vectors; without a ring (streaming off, or too little scratch) they run in the
+// interpreter.
+TEST(KernelChoice, PastTwoRanksTheDirectCollectivesPushUpToTheSettingsWorldAndOnlyStreamed) {
   EXPECT_EQ(KernelPolicy{}.push_collective_max_ranks, 2);
   auto four = gpuSettingsFromEnvironment([](const char* name) -> const char* {
     return std::string(name) == "PEERREDUCE_GPU_PUSH_COLLECTIVE_MAX_RANKS" ? "4" : nullptr;
@@ -243,8 +243,9 @@ TEST(KernelChoice, PastTwoRanksReduceScatterAndAllGatherPushUpToTheSettingsWorld
     EXPECT_EQ(chooseKernel(FusedKind::kReduceScatterDirect, 4 * kKernelChoiceMiB, n, policy),
               KernelChoice::kReduceScatterPush);
     EXPECT_EQ(chooseKernel(FusedKind::kAllGatherDirect, 4 * kKernelChoiceMiB, n, policy), KernelChoice::kAllGatherPush);
-    EXPECT_EQ(chooseKernel(FusedKind::kBroadcastDirect, 4 * kKernelChoiceMiB, n, policy), KernelChoice::kInterpreter)
-        << "broadcast pushes at two ranks only";
+    EXPECT_EQ(chooseKernel(FusedKind::kBroadcastDirect, 4 * kKernelChoiceMiB, n, policy), KernelChoice::kBroadcastPush)
+        << "relayed";
+    EXPECT_TRUE(streamsOnly(KernelChoice::kBroadcastPush, n));
     EXPECT_TRUE(streamsOnly(KernelChoice::kAllGatherPush, n));
     EXPECT_TRUE(streamsOnly(KernelChoice::kReduceScatterPush, n));
     EXPECT_FALSE(streamsOnly(KernelChoice::kInterpreter, n));
@@ -254,6 +255,7 @@ TEST(KernelChoice, PastTwoRanksReduceScatterAndAllGatherPushUpToTheSettingsWorld
       << "beyond the setting's world";
   EXPECT_EQ(chooseKernel(FusedKind::kAllGatherDirect, 4 * kKernelChoiceMiB, 2, policy), KernelChoice::kAllGatherPush);
   EXPECT_FALSE(streamsOnly(KernelChoice::kAllGatherPush, 2)) << "two ranks keep their unstreamed form";
+  EXPECT_FALSE(streamsOnly(KernelChoice::kBroadcastPush, 2));
   // A 32 MiB lease at four ranks: three parts of 10.67 MiB, 132 blocks' shares of 82 KiB each stream (the
   // ring halves the 64 KiB pieces to fit), and down to two vectors a share.
   EXPECT_TRUE(streamsPieces(KernelChoice::kAllGatherPush, policy, 32 * kKernelChoiceMiB, 132, 4));
