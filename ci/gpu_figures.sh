@@ -8,6 +8,9 @@
 #   build      ci/hardware.sh build into .hw/ unless .hw/ holds a build (RapidCheck: HW_RAPIDCHECK_ROOT)
 #   nccltests  nccl-tests through the NCCL library beside NCCL alone (ci/nccl_tests.sh; its public source in
 #              NCCL_TESTS_SRC, default .carry/nccl-tests, fetched outside this tree)
+#   avg        avg through the NCCL library taken (PEERREDUCE_NCCL_TAKE_AVG=1, off by default until this says
+#              its results pass): nccl-tests' allreduce and reduce-scatter `-o avg -c 1` in fp32, bf16 and fp16,
+#              NCCL alone beside the library, #wrong of each (ci/nccl_tests.sh)
 #   appN       the PyTorch paths, N runs (ci/app_bench.sh OUT/app NP N, training steps off)
 #   bench      peerreduce-bench of every collective against NCCL, graph replay, out of place, 4 KiB-256 MiB
 #              (GPU_DTYPE, default fp32, for allreduce)
@@ -81,6 +84,16 @@ for phase in ${GPU_PHASES:-build}; do
   nccltests)
     timeout -k 10 "$(left)" ci/nccl_tests.sh "$tests_src" "$out/nccl" "$np" "$np" > "$out/nccl.log" 2>&1 || status=1
     tail -40 "$out/nccl.log"
+    ;;
+  avg)
+    for dtype in float bfloat16 half; do
+      PEERREDUCE_NCCL_TAKE_AVG=1 NCCL_TESTS_COLLS="all_reduce reduce_scatter" NCCL_TESTS_FLAGS="-o avg -d $dtype" \
+        timeout -k 10 "$(($(left) < 200 ? $(left) : 200))" ci/nccl_tests.sh "$tests_src" "$out/avg-$dtype" "$np" "$np" \
+        > "$out/avg-$dtype.log" 2>&1 || status=1
+      echo "--- avg $dtype"
+      grep -E "^===|!!!" "$out/avg-$dtype.log"
+      awk 'NF >= 5 && $5 != 0 && $1 ~ /^[0-9]+$/' "$out/avg-$dtype/nccl-tests-table.txt" 2>/dev/null | head -5
+    done
     ;;
   app*)
     APP_TRAIN=0 timeout -k 10 "$(left)" ci/app_bench.sh "$out/app" "$np" "${phase#app}" > "$out/app.log" 2>&1 || status=1
