@@ -8,7 +8,7 @@
 #   build      ci/hardware.sh build into .hw/ unless .hw/ holds a build (RapidCheck: HW_RAPIDCHECK_ROOT)
 #   nccltests  nccl-tests through the NCCL library beside NCCL alone (ci/nccl_tests.sh; its public source in
 #              NCCL_TESTS_SRC, default .carry/nccl-tests, fetched outside this tree)
-#   avg        avg through the NCCL library taken (PEERREDUCE_NCCL_TAKE_AVG=1, off by default until this says
+#   avg        avg through the NCCL library taken (PEERREDUCE_NCCL_TAKE_AVG=1, the default since this said
 #              its results pass): nccl-tests' allreduce and reduce-scatter `-o avg -c 1` in fp32, bf16 and fp16,
 #              NCCL alone beside the library, #wrong of each (ci/nccl_tests.sh)
 #   appN       the PyTorch paths, N runs (ci/app_bench.sh OUT/app NP N, training steps off)

@@ -38,7 +38,8 @@
 # (HW_HOST_STAGED_CASES per property, default 50; HW_HOST_STAGED_PROPERTY_FILTER, by default all but the
 # masked-world property, whose own masks the stage's would replace) and the hardware suite with every link masked
 # host-staged and with one mixed mask (host:0-1, at 3 ranks and more) at each NP, each rank's pinned
-# statistics printed from the hardware suite (its HostStaged test checks them), compute-sanitizer memcheck
+# statistics printed from the hardware suite (its HostStaged test checks them), at two GPUs the property suite
+# with the two-rank pushing kernels forced through host memory from one vector, compute-sanitizer memcheck
 # on a host-staged run, peerreduce-host-copy-bench (copy engine against kernel stores and loads to mapped
 # host memory, one GPU), and, with NP GPUs, peerreduce-bench host-staged beside NCCL with NCCL_P2P_DISABLE=1.
 # With them: the hardware suite with failed access probes (PEERREDUCE_GPU_FAULT_PROBE_PAIRS=0-1, and =all)
@@ -223,6 +224,19 @@ run)
         RC_PARAMS="${HW_RC_EXTRA:-}seed=$seed max_success=$staged_cases" bounded "${mpi[@]}" -x PEERREDUCE_LINK_MASK=host:all \
           -x PEERREDUCE_GPU_COPY_ENGINES=1 -x PEERREDUCE_ALGO=copy-engine-two-shot -np "$np" \
           bash -c 'GCOV_PREFIX="$0/rank$OMPI_COMM_WORLD_RANK" exec "$@"' "$out/gcda/host-ce-np$np" \
+          .hw/peerreduce_property_tests --gtest_filter="$staged_filter" > "$log" 2>&1 || status=1
+        grep -E "\[  (PASSED|FAILED)  \]|tests ran" "$log" | grep "1,0\]" || tail -20 "$log"
+      fi
+      # The two-rank pushing one-shot and collectives through host memory (the default from the host
+      # thresholds, lib/config/gpu_settings.h), forced from one vector with the host lines off, so every case
+      # of the suite pushes, in one-vector pieces.
+      if ((np == 2 && np <= gpus)); then
+        log="$out/host-staged-push-np$np.log"
+        echo "=== host-staged (all) peerreduce_property_tests np=$np, pushed from one vector"
+        RC_PARAMS="${HW_RC_EXTRA:-}seed=$seed max_success=$staged_cases" bounded "${mpi[@]}" -x PEERREDUCE_LINK_MASK=host:all \
+          -x PEERREDUCE_GPU_LL_HOST_MAX_BYTES=0 -x PEERREDUCE_GPU_PUSH_ONE_SHOT_MIN_BYTES=1 \
+          -x PEERREDUCE_GPU_PUSH_COLLECTIVE_MIN_BYTES=1 -x PEERREDUCE_GPU_PUSH_ONE_SHOT_PIECE_BYTES=16 -np "$np" \
+          bash -c 'GCOV_PREFIX="$0/rank$OMPI_COMM_WORLD_RANK" exec "$@"' "$out/gcda/host-push-np$np" \
           .hw/peerreduce_property_tests --gtest_filter="$staged_filter" > "$log" 2>&1 || status=1
         grep -E "\[  (PASSED|FAILED)  \]|tests ran" "$log" | grep "1,0\]" || tail -20 "$log"
       fi

@@ -13,6 +13,10 @@ std::string_view builtinTakeText() {
   return R"(peerreduce-nccl-take 1
 # peerreduce-bench beside NCCL in factors of 2 from 1K (sizes as the collective's whole buffer; broadcast
 # from the last rank). 2 x H200: docs/perf/h200x2-take; 4 x H200: docs/perf/h200x4-take.
+# allreduce bf16, 2 GPUs (the conversions by the conversion instructions; peerreduce-bench --dtype bf16,
+# factors of 4 from 4K, docs/perf/h200x2-9e477c7): 4K .. 256K 0.46-0.53, 1M 0.65, 4M 0.69, 16M 0.90,
+# 64M 0.92, 256M 0.94
+entry allreduce sm_90 2 bf16 0 256M peerreduce
 # allreduce, 2 GPUs: 1K .. 256K 0.43-0.53, 512K 0.60, 1M 0.68 (one-shot lines, the two-rank default),
 # 2M 0.59, 4M 0.74, 8M 0.85, 16M 0.86, 32M 0.94, 64M 1.01, 128M 1.07, 256M 1.12. Then the one-shot pushing
 # from 2M (kDefaultPushOneShotMinBytes, the two-rank tuning row): 2M 0.52, 4M 0.63, 8M 0.72, 16M 0.81,

@@ -26,7 +26,7 @@ StatusOr<NcclSettings> readNcclSettings(const Getenv& getenv) {
   PR_ASSIGN_OR_RETURN(auto max_bytes, readByteSizeSetting(SettingId::kNcclMaxBytes, getenv));
   if (max_bytes) settings.take.max_bytes = *max_bytes;
   PR_ASSIGN_OR_RETURN(auto take_avg, readBooleanSetting(SettingId::kNcclTakeAvg, getenv));
-  settings.take.take_avg = take_avg.value_or(false);
+  settings.take.take_avg = take_avg.value_or(true);
   PR_ASSIGN_OR_RETURN(auto table_path, readPathSetting(SettingId::kNcclTakeTable, getenv));
   if (table_path && !table_path->empty()) {
     PR_ASSIGN_OR_RETURN(TakeTable table, TakeTable::load(*table_path, "PEERREDUCE_NCCL_TAKE_TABLE"));

@@ -59,7 +59,7 @@ const char* takeReasonText(TakeReason reason) {
     case TakeReason::kDataType:
       return "peerreduce has no such data type";
     case TakeReason::kAverage:
-      return "avg is taken only with PEERREDUCE_NCCL_TAKE_AVG=1 (not yet compared with NCCL's on GPUs)";
+      return "avg is forwarded: PEERREDUCE_NCCL_TAKE_AVG=0";
     case TakeReason::kOtherOperator:
       return "a created or unknown operator only NCCL knows";
     case TakeReason::kTooLarge:

@@ -10,7 +10,7 @@
 //   ncclReduce, ncclSend, ncclRecv, ncclAlltoAll,
 //   ncclGather, ncclScatter                               -> forward (peerreduce has no such collective)
 //   a data type peerreduce lacks (unknown values)         -> forward
-//   avg, unless PEERREDUCE_NCCL_TAKE_AVG=1                -> forward (not yet compared with NCCL on GPUs)
+//   avg with PEERREDUCE_NCCL_TAKE_AVG=0                   -> forward (taken like sum by default)
 //   created (premul-sum) or unknown operators             -> forward (only NCCL knows them)
 //   mode all                                              -> take
 //   mode auto: larger than max_bytes (if set)             -> forward (a cap over the take table)
@@ -67,7 +67,7 @@ struct TakeSettings {
   // PEERREDUCE_NCCL_MAX_BYTES: none by default, so the take table alone decides at every size (it forwards
   // what no measurement shows peerreduce winning); a user's cap below it.
   std::uint64_t max_bytes = UINT64_MAX;
-  bool take_avg = false;  // PEERREDUCE_NCCL_TAKE_AVG
+  bool take_avg = true;  // PEERREDUCE_NCCL_TAKE_AVG
 };
 
 // What every rank knows alike about the communicator a call is on.
@@ -92,7 +92,7 @@ enum class TakeReason : int {
   kNoCommunicator,     // this communicator has no peerreduce side (why: the communicator's own reason)
   kNotPeerreduceKind,  // ncclReduce, ncclSend, ncclRecv, ncclAlltoAll, ncclGather, ncclScatter
   kDataType,           // no peerreduce type
-  kAverage,            // avg without PEERREDUCE_NCCL_TAKE_AVG=1
+  kAverage,            // avg with PEERREDUCE_NCCL_TAKE_AVG=0
   kOtherOperator,      // created or unknown operator
   kTooLarge,           // auto: above max_bytes
   kRingSelected,       // auto: peerreduce's selection for the size is the ring

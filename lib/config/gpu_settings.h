@@ -75,6 +75,18 @@ inline constexpr std::uint64_t kDefaultPushStreamPieceBytes = std::uint64_t{64} 
 // (PEERREDUCE_GPU_PUSH_COLLECTIVE_MIN_BYTES; 0 turns it off). Every block past the two-rank lines (1 MiB)
 // by default: the interpreter's one round of remote loads against posted stores, as for the one-shot.
 inline constexpr std::uint64_t kDefaultPushCollectiveMinBytes = std::uint64_t{1} << 20;
+// Where some region is pinned host memory (PEERREDUCE_GPU_PUSH_HOST, on by default), the two-rank pushing
+// one-shot from this many bytes and the pushing collectives from blocks of kDefaultHostPushCollectiveMinBytes,
+// unless PEERREDUCE_GPU_PUSH_ONE_SHOT_MIN_BYTES / _COLLECTIVE_MIN_BYTES are given. Every byte crosses PCIe
+// twice either way (the sender's stores up, the receiver's loads down), but the pieces keep both directions
+// of each link busy at once where the pull runs its copy up and its loads down one after the other. On
+// 2 x H200 with every link host-staged (docs/PERF.md "2 x H200 at 9e477c7", NCCL with P2P off in the same
+// run) the push against the pull: allreduce 4 MiB 309 us against 266, 16 MiB 725 against 980, 256 MiB 8148
+// against 15601 (NCCL 9796); reduce-scatter and all-gather 16 MiB 468-476 against 384-386, 64 MiB 1255-1365
+// against 1383-1390, 256 MiB 4315-4351 against 5476-5596; broadcast 16 MiB 678 against 673, 64 MiB 1842
+// against 2671, 256 MiB 6063 against 10525.
+inline constexpr std::uint64_t kDefaultHostPushOneShotMinBytes = std::uint64_t{16} << 20;
+inline constexpr std::uint64_t kDefaultHostPushCollectiveMinBytes = std::uint64_t{32} << 20;
 // The largest world whose direct reduce-scatters, all-gathers and broadcasts past the lines push: every rank
 // stores its blocks into every peer's scratch (a broadcast relays: the root stores each receiver a range, the
 // receivers pass theirs on), each sender in a part of the receiver's ring of its own (kernels/piece_ring.h),

@@ -64,6 +64,7 @@ enum class SettingId : int {
   kGpuPushStream,
   kGpuPushStreamPieceBytes,
   kGpuPushCollectiveMaxRanks,
+  kGpuPushHost,
   kGpuFaultProbePairs,
   kDebug,
   kNode,

@@ -56,8 +56,13 @@ KernelPolicy hostStagedKernelPolicy(KernelPolicy policy, int world_size) {
   policy.collective_max_bytes = std::min(collectiveLinesMaxBytes(policy, world_size), cap);
   policy.collective_two_rank_default = false;
   policy.push_min_bytes = 0;
-  policy.push_one_shot_min_bytes = 0;
-  policy.push_collective_min_bytes = 0;
+  if (!policy.push_host) {
+    policy.push_one_shot_min_bytes = 0;
+    policy.push_collective_min_bytes = 0;
+    return policy;
+  }
+  if (policy.push_one_shot_min_default) policy.push_one_shot_min_bytes = kDefaultHostPushOneShotMinBytes;
+  if (policy.push_collective_min_default) policy.push_collective_min_bytes = kDefaultHostPushCollectiveMinBytes;
   return policy;
 }
 

@@ -56,13 +56,16 @@ StatusOr<PeerPath> choosePeerPath(const PeerReach& reach);
 
 // The kernels a world of `world_size` with any host-placed region may run: lines up to
 // KernelPolicy::host_lines_max_bytes (PEERREDUCE_GPU_LL_HOST_MAX_BYTES) within this world size's line
-// limits, then the pulling and interpreted kernels; never the pushing ones. A line carries its flag in
+// limits, then the pulling and interpreted kernels, and at two ranks the pushing one-shot and collectives from
+// the host thresholds (KernelPolicy::push_host, PEERREDUCE_GPU_PUSH_HOST; kDefaultHostPushOneShotMinBytes
+// says what was measured); the pushing two-shot never. A line carries its flag in
 // each 8-byte half, and a PCIe write to host memory delivers an aligned 8-byte half whole (NCCL's LL
 // protocol relies on the same), so a writer's store into a peer's host-placed lines and the peer's poll
 // are the whole exchange: one crossing each way, no fence, no separate signal. Past the cap the flags'
-// doubled bytes cost more than the round trips they save. Pushing into a peer's host memory would cross
-// PCIe twice for each byte its owner then reads. Every rank sees the same records, so every rank
-// chooses alike.
+// doubled bytes cost more than the round trips they save. Pushing into a peer's host memory crosses PCIe
+// twice for each byte, as the pull does (the owner's copy of its input up, the peer's load down), but the
+// pushing kernels' pieces keep both directions of each link busy at once where the pull makes two passes:
+// they win from tens of MiB, the pull below. Every rank sees the same records, so every rank chooses alike.
 KernelPolicy hostStagedKernelPolicy(KernelPolicy policy, int world_size);
 
 // The chunk indices (Step::chunk) of `rank`'s copy and reduce steps, once per scratch access (read or

@@ -53,6 +53,8 @@ StatusOr<GpuSettings> gpuSettingsFromEnvironment(const std::function<const char*
   if (engines) s.kernels.copy_engines = *engines;
   PR_ASSIGN_OR_RETURN(const auto stream, readBooleanSetting(SettingId::kGpuPushStream, getenv));
   if (stream) s.kernels.push_stream = *stream;
+  PR_ASSIGN_OR_RETURN(const auto push_host, readBooleanSetting(SettingId::kGpuPushHost, getenv));
+  if (push_host) s.kernels.push_host = *push_host;
   const struct {
     SettingId id;
     std::uint64_t* field;
@@ -75,6 +77,8 @@ StatusOr<GpuSettings> gpuSettingsFromEnvironment(const std::function<const char*
     if (bytes && size.id == SettingId::kGpuLowLatencyMaxBytes) s.kernels.two_rank_default = false;
     if (bytes && size.id == SettingId::kGpuCollectiveLinesMaxBytes) s.kernels.collective_two_rank_default = false;
     if (bytes && size.id == SettingId::kGpuHostLinesMaxBytes) s.kernels.host_lines_two_rank_default = false;
+    if (bytes && size.id == SettingId::kGpuPushOneShotMinBytes) s.kernels.push_one_shot_min_default = false;
+    if (bytes && size.id == SettingId::kGpuPushCollectiveMinBytes) s.kernels.push_collective_min_default = false;
   }
   PR_ASSIGN_OR_RETURN(const auto probe_faults, readTextSetting(SettingId::kGpuFaultProbePairs, getenv));
   if (probe_faults) s.probe_fault_pairs = *probe_faults;

@@ -52,6 +52,12 @@ struct KernelPolicy {
   // while it is the default, two ranks take kDefaultHostLinesTwoRankMaxBytes (a setting clears this).
   std::uint64_t host_lines_max_bytes = kDefaultHostLinesMaxBytes;
   bool host_lines_two_rank_default = true;
+  // Where some region is pinned host memory, the two-rank pushing one-shot and collectives stay, from
+  // kDefaultHostPushOneShotMinBytes / kDefaultHostPushCollectiveMinBytes while their thresholds above are the
+  // defaults (a setting of either clears its flag, so it holds there too); false: the pulling kernels.
+  bool push_host = true;
+  bool push_one_shot_min_default = true;
+  bool push_collective_min_default = true;
   // A plan's copy-engine copies on the copy engines (lib/gpu/copy_engine_launch.h); off by default: the
   // interpreter runs such a plan whole, its copies on the multiprocessors (same steps, same bits), until the
   // copy-engine path passes the hardware suites at every world size (docs/PERF.md says where it stands).
@@ -97,6 +103,8 @@ struct KernelPolicy {
 //   PEERREDUCE_GPU_PUSH_STREAM         0: pushing kernels run operations larger than the scratch in segments
 //                                      (1, default: they stream them through it)
 //   PEERREDUCE_GPU_PUSH_STREAM_PIECE_BYTES  bytes of each piece a streamed pushing kernel cycles (0: half a region)
+//   PEERREDUCE_GPU_PUSH_HOST           0: host-staged worlds pull past the lines (1, default: the two-rank
+//                                      pushing kernels from the host thresholds)
 //   PEERREDUCE_GPU_OVERLAP             0: ordinary launches; 1 (default): programmatic dependent launch
 //   PEERREDUCE_GPU_FAULT_PROBE_PAIRS   testing: these pairs' access probes fail (gpu/probe_fault.h)
 // Byte sizes take parseByteSize's forms (4096, 64K, 2M).

@@ -124,7 +124,7 @@ def check_fp8_class(tmp):
 
 
 def check_builtin_table(tmp):
-    # The measurements nccl/builtin_take_table.cc cites (fp32, NCCL 2.28.9, graph replay).
+    # The measurements nccl/builtin_take_table.cc cites (fp32 unless named, NCCL 2.28.9, graph replay).
     runs = [
         # 2 x H200, peerreduce-bench in factors of 2 (docs/perf/h200x2-take).
         # Then the one-shot pushing from 2 MiB (the two-rank default since), 2 x H200 (docs/perf/h200x4-460cafc).
@@ -164,6 +164,10 @@ def check_builtin_table(tmp):
         ("broadcast", 2, {4 * M: 0.813, 8 * M: 0.923, 16 * M: 0.918}),
         ("broadcast", 2, {64 * M: 1.011, 256 * M: 1.048}),
         ("allreduce", 2, {64 * M: 0.861, 256 * M: 0.908}),
+        # bf16 allreduce with the conversions by the conversion instructions, factors of 4 from 4 KiB
+        # (docs/perf/h200x2-9e477c7: bench-allreduce-bf16.csv).
+        ("allreduce", 2, {4 * K: 0.464, 16 * K: 0.467, 64 * K: 0.477, 256 * K: 0.530, M: 0.649, 4 * M: 0.694,
+                          16 * M: 0.898, 64 * M: 0.921, 256 * M: 0.935}, "bf16"),
         # 4 x H200, peerreduce-bench in factors of 2 (docs/perf/h200x4-take; reduce-scatter's and all-gather's
         # 2 MiB with 512 KiB blocks as lines).
         ("allreduce", 4, factors_of_two([0.37, 0.38, 0.39, 0.45, 0.42, 0.42, 0.46, 0.61, 0.67, 0.72, 0.88, 1.08,
@@ -176,9 +180,9 @@ def check_builtin_table(tmp):
                                          1.67, 1.95, 1.56, 1.46, 1.60, 1.71, 1.76])),
     ]
     paths = []
-    for i, (collective, ranks, ratios) in enumerate(runs):
+    for i, (collective, ranks, ratios, *dtype) in enumerate(runs):
         paths += ["--json", write(os.path.join(tmp, f"builtin{i}.json"),
-                                  {"ranks": ranks, "dtype": "fp32", "collective": collective,
+                                  {"ranks": ranks, "dtype": (dtype or ["fp32"])[0], "collective": collective,
                                    "architecture": "sm_90", "rows": measured(ratios)})]
     out = os.path.join(tmp, "builtin.txt")
     done = run_script(*paths, "--out", out)

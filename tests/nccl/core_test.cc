@@ -35,9 +35,9 @@ TakeSettings mode(TakeMode take, std::uint64_t max_bytes = std::uint64_t{16} << 
   return settings;
 }
 
-// PEERREDUCE_NCCL_TAKE_AVG=1.
-TakeSettings withAvg(TakeSettings settings) {
-  settings.take_avg = true;
+// PEERREDUCE_NCCL_TAKE_AVG=0 (avg is taken by default).
+TakeSettings withoutAvg(TakeSettings settings) {
+  settings.take_avg = false;
   return settings;
 }
 
@@ -85,19 +85,19 @@ TEST(Core, TakeTableRows) {
       {"auto: an unmeasured 8-bit float allreduce", mode(TakeMode::kAuto), true,
        shape(CallKind::kAllReduce, 64, static_cast<int>(NcclDataType::kFloat8e5m2)), true, TakeReason::kTaken},
       {"unknown type", mode(TakeMode::kAll), true, shape(CallKind::kBroadcast, 64, 12), false, TakeReason::kDataType},
-      {"avg", mode(TakeMode::kAll), true, shape(CallKind::kAllReduce, 64, kCoreFloat32, avg), false,
-       TakeReason::kAverage},
-      {"integer avg", mode(TakeMode::kAll), true,
+      {"avg switched off", withoutAvg(mode(TakeMode::kAll)), true, shape(CallKind::kAllReduce, 64, kCoreFloat32, avg),
+       false, TakeReason::kAverage},
+      {"integer avg switched off", withoutAvg(mode(TakeMode::kAll)), true,
        shape(CallKind::kReduceScatter, 64, static_cast<int>(NcclDataType::kInt32), avg), false, TakeReason::kAverage},
-      {"avg switched on", withAvg(mode(TakeMode::kAll)), true, shape(CallKind::kAllReduce, 64, kCoreFloat32, avg), true,
+      {"avg by default", mode(TakeMode::kAll), true, shape(CallKind::kAllReduce, 64, kCoreFloat32, avg), true,
        TakeReason::kTakenAll},
-      {"auto: integer avg switched on", withAvg(mode(TakeMode::kAuto)), true,
+      {"auto: integer avg by default", mode(TakeMode::kAuto), true,
        shape(CallKind::kReduceScatter, 64, static_cast<int>(NcclDataType::kUint8), avg), true, TakeReason::kTaken},
-      {"8-bit float avg", mode(TakeMode::kAll), true, shape(CallKind::kAllReduce, 64, fp8, avg), false,
-       TakeReason::kAverage},
-      {"avg switched on: an 8-bit float too", withAvg(mode(TakeMode::kAll)), true,
-       shape(CallKind::kAllReduce, 64, fp8, avg), true, TakeReason::kTakenAll},
-      {"avg switched on: a created operator is not avg", withAvg(mode(TakeMode::kAll)), true,
+      {"8-bit float avg switched off", withoutAvg(mode(TakeMode::kAll)), true,
+       shape(CallKind::kAllReduce, 64, fp8, avg), false, TakeReason::kAverage},
+      {"avg by default: an 8-bit float too", mode(TakeMode::kAll), true, shape(CallKind::kAllReduce, 64, fp8, avg),
+       true, TakeReason::kTakenAll},
+      {"avg by default: a created operator is not avg", mode(TakeMode::kAll), true,
        shape(CallKind::kAllReduce, 64, kCoreFloat32, created_op), false, TakeReason::kOtherOperator},
       {"created operator", mode(TakeMode::kAll), true, shape(CallKind::kAllReduce, 64, kCoreFloat32, created_op), false,
        TakeReason::kOtherOperator},
@@ -123,11 +123,14 @@ TEST(Core, TakeTableRows) {
 TEST(Core, TakeTableSharedTypesAndOperators) {
   for (int dtype = 0; dtype < kNcclDataTypeCount; ++dtype) {
     for (int op = 0; op < kNcclBuiltinOpCount; ++op) {
-      const TakeDecision decision =
-          decideTake(mode(TakeMode::kAuto), facts(true), shape(CallKind::kAllReduce, 1024, dtype, op), kNeverRing);
-      // Every NCCL type, the 8-bit floats included, is peerreduce's; avg waits for PEERREDUCE_NCCL_TAKE_AVG.
-      const bool shared_op = op != static_cast<int>(NcclRedOp::kAvg);
-      EXPECT_EQ(decision.take, shared_op) << ncclDataTypeName(dtype) << " " << ncclRedOpName(op);
+      const CallShape call = shape(CallKind::kAllReduce, 1024, dtype, op);
+      // Every NCCL type, the 8-bit floats included, and every built-in operator is peerreduce's; avg only
+      // while PEERREDUCE_NCCL_TAKE_AVG is on (the default).
+      EXPECT_TRUE(decideTake(mode(TakeMode::kAuto), facts(true), call, kNeverRing).take)
+          << ncclDataTypeName(dtype) << " " << ncclRedOpName(op);
+      const bool without_avg = op != static_cast<int>(NcclRedOp::kAvg);
+      EXPECT_EQ(decideTake(withoutAvg(mode(TakeMode::kAuto)), facts(true), call, kNeverRing).take, without_avg)
+          << ncclDataTypeName(dtype) << " " << ncclRedOpName(op);
     }
   }
 }
@@ -250,7 +253,7 @@ TEST(Core, SettingsFromTheEnvironment) {
   EXPECT_EQ(defaults->take.mode, TakeMode::kAuto);
   EXPECT_EQ(defaults->take.max_bytes, UINT64_MAX) << "no cap: the take table decides at every size";
   EXPECT_FALSE(defaults->summary);
-  EXPECT_FALSE(defaults->take.take_avg) << "off until compared with NCCL on GPUs";
+  EXPECT_TRUE(defaults->take.take_avg) << "avg is taken like sum unless PEERREDUCE_NCCL_TAKE_AVG=0";
   EXPECT_FALSE(defaults->simulate_seed.has_value());
   EXPECT_EQ(defaults->timeout_ms, kNcclTimeoutMs) << "NCCL waits until aborted: a long bound, not 30 s";
   EXPECT_EQ(kNcclTimeoutMs, 30 * 60 * 1000);
@@ -264,7 +267,7 @@ TEST(Core, SettingsFromTheEnvironment) {
   other.take.max_bytes = 1;
   EXPECT_NE(other.agreedFingerprint(), defaults->agreedFingerprint());
   other = *defaults;
-  other.take.take_avg = true;
+  other.take.take_avg = false;
   EXPECT_NE(other.agreedFingerprint(), defaults->agreedFingerprint());
   other = *defaults;
   other.simulate_seed = 0;

@@ -24,6 +24,7 @@ constexpr std::uint64_t KiB = 1024;
 constexpr std::uint64_t MiB = 1024 * 1024;
 constexpr int kTakeTableFloat32 = static_cast<int>(NcclDataType::kFloat32);
 constexpr int kBfloat16 = static_cast<int>(NcclDataType::kBfloat16);
+constexpr int kFloat16 = static_cast<int>(NcclDataType::kFloat16);
 constexpr int kUint8 = static_cast<int>(NcclDataType::kUint8);
 constexpr int kTakeTableSum = static_cast<int>(NcclRedOp::kSum);
 
@@ -212,6 +213,12 @@ TEST(Core, BuiltinTakeTableTakesWhereMeasuredFaster) {
        TakeReason::kTaken},
       {"4 ranks: 512 KiB broadcast (1.69)", "sm_90", 4, takeShape(CallKind::kBroadcast, 512 * KiB), false,
        TakeReason::kNcclMeasured},
+      {"2 ranks: a bf16 allreduce of 16 MiB (0.90)", "sm_90", 2, takeShape(CallKind::kAllReduce, 16 * MiB, kBfloat16),
+       true, TakeReason::kTaken},
+      {"2 ranks: a bf16 allreduce above every measurement", "sm_90", 2,
+       takeShape(CallKind::kAllReduce, 512 * MiB, kBfloat16), false, TakeReason::kUnmeasured},
+      {"2 ranks: an fp16 allreduce of 1 MiB (unmeasured: bf16's rows are not fp16's)", "sm_90", 2,
+       takeShape(CallKind::kAllReduce, MiB, kFloat16), false, TakeReason::kUnmeasured},
       // Unmeasured: small allreduces only.
       {"4 ranks: a bf16 allreduce of 256 KiB", "sm_90", 4, takeShape(CallKind::kAllReduce, 256 * KiB, kBfloat16), true,
        TakeReason::kTakenUnmeasured},
@@ -300,7 +307,7 @@ TEST(Core, BuiltinTakeTableParsesAndFormatsTheSame) {
   auto parsed = TakeTable::parse(builtinTakeText());
   ASSERT_TRUE(parsed.isOk()) << parsed.status().toString();
   EXPECT_EQ(parsed->format(), builtinTakeTable().format());
-  EXPECT_EQ(parsed->entries().size(), 13u);
+  EXPECT_EQ(parsed->entries().size(), 14u);
 }
 
 // A folder of its own for the test's files, removed at the end.

@@ -262,7 +262,7 @@ TEST(Api, AutoModeTakesOnlyWhatTheTableTakes) {
     std::vector<float> out(2048 * kTakenCallsRanks, 0.0f);
     // 8 KiB allreduce: the table would take it, the cap does not.
     EXPECT_EQ(ncclAllReduce(mine.data(), out.data(), 2048, ncclFloat32, ncclSum, comm, nullptr), ncclSuccess);
-    // avg: forwarded without PEERREDUCE_NCCL_TAKE_AVG=1.
+    // avg: taken like sum (the table's allreduce row takes 64 B).
     EXPECT_EQ(ncclAllReduce(mine.data(), out.data(), 16, ncclFloat32, ncclAvg, comm, nullptr), ncclSuccess);
     // An all-gather's size is its whole output: 4 x 64 floats = 1 KiB, measured NCCL's.
     EXPECT_EQ(ncclAllGather(mine.data(), out.data(), 64, ncclFloat32, comm, nullptr), ncclSuccess);
@@ -288,10 +288,9 @@ TEST(Api, AutoModeTakesOnlyWhatTheTableTakes) {
   for (int rank = 0; rank < kTakenCallsRanks; ++rank) {
     SCOPED_TRACE("rank " + std::to_string(rank));
     const auto forwarded = real.callsOf("ncclAllReduce", rank);
-    ASSERT_EQ(forwarded.size(), 3u);
+    ASSERT_EQ(forwarded.size(), 2u);
     EXPECT_EQ(forwarded[0].args[2], 2048u);
-    EXPECT_EQ(forwarded[1].args[4], static_cast<std::uint64_t>(ncclAvg));
-    EXPECT_GE(forwarded[2].args[4], static_cast<std::uint64_t>(ncclNumOps));
+    EXPECT_GE(forwarded[1].args[4], static_cast<std::uint64_t>(ncclNumOps));
     EXPECT_EQ(real.callsOf("ncclAllGather", rank).size(), 1u);
     EXPECT_EQ(real.callsOf("ncclReduceScatter", rank).size(), 1u);
     EXPECT_EQ(real.callsOf("ncclReduce", rank).size(), 1u);
@@ -372,15 +371,17 @@ TEST(Api, MalformedTakeTableFailsCreation) {
   EXPECT_EQ(TestDouble::get().callsOf("ncclCommAbort").size(), 2u);
 }
 
-// PEERREDUCE_NCCL_TAKE_AVG=1: avg is taken and gives NCCL's average (floating inputs premultiplied by
-// 1/nranks, exact here with 4 ranks; integer sums divided, truncated toward zero: -7 / 4 is -1); without
-// it, avg reaches the real NCCL.
-TEST(Api, AvgIsTakenOnlyWithItsSwitch) {
+// avg is taken by default (PEERREDUCE_NCCL_TAKE_AVG unset, or 1) and gives NCCL's average (floating inputs
+// premultiplied by 1/nranks, exact here with 4 ranks; integer sums divided, truncated toward zero: -7 / 4 is
+// -1); with PEERREDUCE_NCCL_TAKE_AVG=0, avg reaches the real NCCL.
+TEST(Api, AvgIsTakenUnlessSwitchedOff) {
   const ScopedEnv all("PEERREDUCE_NCCL_TAKE", "all");
   TestDouble& real = TestDouble::get();
-  for (const bool switched_on : {true, false}) {
-    SCOPED_TRACE(switched_on ? "PEERREDUCE_NCCL_TAKE_AVG=1" : "unset");
-    const ScopedEnv take_avg("PEERREDUCE_NCCL_TAKE_AVG", switched_on ? std::optional<std::string>("1") : std::nullopt);
+  for (const std::optional<std::string>& setting :
+       {std::optional<std::string>(), std::optional<std::string>("1"), std::optional<std::string>("0")}) {
+    SCOPED_TRACE("PEERREDUCE_NCCL_TAKE_AVG=" + setting.value_or("(unset)"));
+    const bool switched_on = setting != "0";
+    const ScopedEnv take_avg("PEERREDUCE_NCCL_TAKE_AVG", setting);
     auto comms = makeComms(kTakenCallsRanks);
     ASSERT_FALSE(::testing::Test::HasFailure());
     real.reset();

@@ -144,6 +144,7 @@ TEST(SettingsRegistry, GpuDefaultsAreTheTransports) {
   EXPECT_EQ(bytes(SettingId::kGpuHostLinesMaxBytes), gpu.kernels.host_lines_max_bytes);
   EXPECT_EQ(flag(SettingId::kGpuFused), gpu.kernels.fused);
   EXPECT_EQ(flag(SettingId::kGpuPushStream), gpu.kernels.push_stream);
+  EXPECT_EQ(flag(SettingId::kGpuPushHost), gpu.kernels.push_host);
   EXPECT_EQ(std::get<std::int64_t>(*settingRow(SettingId::kGpuPushCollectiveMaxRanks).spec->default_value),
             gpu.kernels.push_collective_max_ranks);
   EXPECT_EQ(flag(SettingId::kGpuOverlap), gpu.kernels.overlap_launch);

@@ -62,7 +62,8 @@ TEST(HostStaging, APairIsReachedThroughHostMemoryWhenForcedOrWithoutPeerAccessAn
 }
 
 // Lines up to the host-staged cap (each 8-byte half of a line carries its flag, which a PCIe write
-// delivers whole), within the world size's own line limits; past it the pulling kernels; never pushing.
+// delivers whole), within the world size's own line limits; past it the pulling kernels, and at two ranks
+// the pushing one-shot and collectives from the host thresholds; the pushing two-shot never.
 TEST(HostStaging, AStagedWorldRunsLinesUpToItsCapThenThePullingKernels) {
   ASSERT_GT(KernelPolicy{}.host_lines_max_bytes, 0u);
   for (const int n : {2, 4, 8}) {
@@ -76,20 +77,30 @@ TEST(HostStaging, AStagedWorldRunsLinesUpToItsCapThenThePullingKernels) {
           bytes <= cap && bytes <= lineTwoShotPayloadBytes(n) && bytes >= static_cast<std::uint64_t>(16 * n);
       const KernelChoice one = chooseKernel(FusedKind::kOneShot, bytes, n, staged);
       const KernelChoice two = chooseKernel(FusedKind::kTwoShot, bytes, n, staged);
-      EXPECT_EQ(one, lines ? KernelChoice::kOneShotLines : KernelChoice::kOneShotPull) << n << " " << bytes;
+      const bool pushed_one = n == 2 && bytes >= kDefaultHostPushOneShotMinBytes;
+      const bool pushed_direct = n == 2 && bytes >= kDefaultHostPushCollectiveMinBytes;
+      EXPECT_EQ(one, lines        ? KernelChoice::kOneShotLines
+                     : pushed_one ? KernelChoice::kOneShotPush
+                                  : KernelChoice::kOneShotPull)
+          << n << " " << bytes;
       EXPECT_EQ(two, two_lines ? KernelChoice::kTwoShotLines : KernelChoice::kTwoShotPull) << n << " " << bytes;
       for (const FusedKind direct :
            {FusedKind::kReduceScatterDirect, FusedKind::kAllGatherDirect, FusedKind::kBroadcastDirect}) {
-        EXPECT_EQ(chooseKernel(direct, bytes, n, staged) == KernelChoice::kInterpreter, !lines) << n << " " << bytes;
+        const KernelChoice choice = chooseKernel(direct, bytes, n, staged);
+        EXPECT_EQ(choice == KernelChoice::kInterpreter, !lines && !pushed_direct) << n << " " << bytes;
+        EXPECT_EQ(runsPushed(choice), pushed_direct) << n << " " << bytes;
       }
     }
     EXPECT_EQ(maxBatchBytes(FusedKind::kOneShot, n, staged), std::min(cap, linePayloadBytes(n)));
     EXPECT_EQ(staged.push_min_bytes, 0u);
-    EXPECT_EQ(staged.push_one_shot_min_bytes, 0u);
+    EXPECT_EQ(staged.push_one_shot_min_bytes, kDefaultHostPushOneShotMinBytes);
+    EXPECT_EQ(staged.push_collective_min_bytes, kDefaultHostPushCollectiveMinBytes);
     // Idempotent: a transport that falls back twice applies it twice.
     const KernelPolicy twice = hostStagedKernelPolicy(staged, n);
     EXPECT_EQ(twice.max_bytes, staged.max_bytes);
     EXPECT_EQ(twice.collective_max_bytes, staged.collective_max_bytes);
+    EXPECT_EQ(twice.push_one_shot_min_bytes, staged.push_one_shot_min_bytes);
+    EXPECT_EQ(twice.push_collective_min_bytes, staged.push_collective_min_bytes);
   }
   // The setting's 0 turns lines off where memory is staged, and leaves unstaged worlds alone.
   KernelPolicy off;

@@ -158,7 +158,35 @@ TEST(KernelChoice, TwoRankOneShotsPastTheLinesPushFromTheirSize) {
       kDefaultMaxBlocks);
   KernelPolicy staged = hostStagedKernelPolicy(push, 2);
   EXPECT_EQ(chooseKernel(FusedKind::kOneShot, 4 * kKernelChoiceMiB, 2, staged), KernelChoice::kOneShotPull)
-      << "no pushing into host memory";
+      << "host memory: the pull below the host threshold";
+  EXPECT_EQ(chooseKernel(FusedKind::kOneShot, kDefaultHostPushOneShotMinBytes - 16, 2, staged),
+            KernelChoice::kOneShotPull);
+  EXPECT_EQ(chooseKernel(FusedKind::kOneShot, kDefaultHostPushOneShotMinBytes, 2, staged), KernelChoice::kOneShotPush)
+      << "host memory: pushed from the host threshold";
+  EXPECT_EQ(chooseKernel(FusedKind::kOneShot, 256 * kKernelChoiceKiB, 2, staged), KernelChoice::kOneShotLines)
+      << "the host lines first";
+  EXPECT_EQ(chooseKernel(FusedKind::kTwoShot, 64 * kKernelChoiceMiB, 4, hostStagedKernelPolicy(KernelPolicy{}, 4)),
+            KernelChoice::kTwoShotPull)
+      << "the pushing two-shot never";
+  auto push_host_off = gpuSettingsFromEnvironment(
+      [](const char* name) -> const char* { return std::string(name) == "PEERREDUCE_GPU_PUSH_HOST" ? "0" : nullptr; });
+  ASSERT_TRUE(push_host_off.isOk()) << push_host_off.status().toString();
+  EXPECT_FALSE(push_host_off->kernels.push_host);
+  EXPECT_EQ(
+      chooseKernel(FusedKind::kOneShot, 256 * kKernelChoiceMiB, 2, hostStagedKernelPolicy(push_host_off->kernels, 2)),
+      KernelChoice::kOneShotPull)
+      << "PEERREDUCE_GPU_PUSH_HOST=0: the pull at every size";
+  auto from_one_vector = gpuSettingsFromEnvironment([](const char* name) -> const char* {
+    return std::string(name) == "PEERREDUCE_GPU_PUSH_ONE_SHOT_MIN_BYTES" ? "16" : nullptr;
+  });
+  ASSERT_TRUE(from_one_vector.isOk()) << from_one_vector.status().toString();
+  EXPECT_EQ(
+      chooseKernel(FusedKind::kOneShot, 4 * kKernelChoiceMiB, 2, hostStagedKernelPolicy(from_one_vector->kernels, 2)),
+      KernelChoice::kOneShotPush)
+      << "a given threshold holds in host memory too";
+  EXPECT_EQ(hostStagedKernelPolicy(from_one_vector->kernels, 2).push_collective_min_bytes,
+            kDefaultHostPushCollectiveMinBytes)
+      << "the other threshold keeps its host default";
   KernelPolicy interpreter = push;
   interpreter.fused = false;
   EXPECT_EQ(chooseKernel(FusedKind::kOneShot, 4 * kKernelChoiceMiB, 2, interpreter), KernelChoice::kInterpreter);
@@ -204,7 +232,17 @@ TEST(KernelChoice, TwoRankDirectCollectivesPastTheLinesPushFromTheirSize) {
     EXPECT_EQ(chooseKernel(shape.kind, 0, 2, no_lines), KernelChoice::kInterpreter) << "nothing to carry";
     EXPECT_EQ(chooseKernel(shape.kind, 4 * kKernelChoiceMiB, 2, hostStagedKernelPolicy(policy, 2)),
               KernelChoice::kInterpreter)
-        << "no pushing into host memory";
+        << "host memory: the interpreter below the host threshold";
+    EXPECT_EQ(chooseKernel(shape.kind, kDefaultHostPushCollectiveMinBytes, 2, hostStagedKernelPolicy(policy, 2)),
+              shape.pushed)
+        << "host memory: pushed from the host threshold";
+    KernelPolicy pull_host = policy;
+    pull_host.push_host = false;
+    EXPECT_EQ(chooseKernel(shape.kind, 256 * kKernelChoiceMiB, 2, hostStagedKernelPolicy(pull_host, 2)),
+              KernelChoice::kInterpreter)
+        << "PEERREDUCE_GPU_PUSH_HOST=0";
+    EXPECT_EQ(chooseKernel(shape.kind, 3 * kKernelChoiceMiB, 2, hostStagedKernelPolicy(set->kernels, 2)), shape.pushed)
+        << "a given threshold holds in host memory too";
     KernelPolicy interpreter;
     interpreter.fused = false;
     EXPECT_EQ(chooseKernel(shape.kind, 4 * kKernelChoiceMiB, 2, interpreter), KernelChoice::kInterpreter);
