@@ -68,7 +68,7 @@ StatusOr<Options> parseOptions(int argc, const char* const* argv, int ranks) {
       PR_ASSIGN_OR_RETURN(o.step_factor, parseInt(a, v, 2, 1024));
     } else if (a == "--dtype") {
       PR_ASSIGN_OR_RETURN(o.dtype, parseDataType(v));
-      if (!benchmarkedType(o.dtype)) return badValue(a, v, "takes fp32, bf16, fp8e4m3 or fp8e5m2");
+      if (!benchmarkedType(o.dtype)) return badValue(a, v, "takes fp32, fp16, bf16, fp8e4m3 or fp8e5m2");
     } else if (a == "--algo") {
       algo = v;
       o.algorithm_given = true;

@@ -56,7 +56,7 @@ float inputValue(DataType dtype, int rank, int ranks, std::size_t i);
 float expectedValue(DataType dtype, Collective collective, int rank, int ranks, int root, std::size_t count,
                     std::size_t j);
 
-// The benchmark's types: fp32, bf16, fp8e4m3 and fp8e5m2.
+// The benchmark's types: fp32, fp16, bf16, fp8e4m3 and fp8e5m2.
 bool benchmarkedType(DataType dtype);
 // `elems` input values of `rank` (of `ranks`) encoded as `dtype` (a benchmarked type).
 std::vector<unsigned char> encodeInput(DataType dtype, int rank, int ranks, std::size_t elems);

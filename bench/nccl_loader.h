@@ -21,15 +21,18 @@ struct NcclUniqueId {
 using NcclComm = struct ncclComm*;
 enum NcclResult : int { kNcclSuccess = 0 };
 // ncclDataType_t and ncclRedOp_t values used here.
+inline constexpr int kNcclFloat16 = 6;
 inline constexpr int kNcclFloat32 = 7;
 inline constexpr int kNcclBfloat16 = 9;
 inline constexpr int kNcclFloat8e4m3 = 10;  // NCCL 2.24 and later
 inline constexpr int kNcclFloat8e5m2 = 11;
 inline constexpr int kNcclSum = 0;
 
-// NCCL's value of a type the benchmark runs (collective_units.h: fp32, bf16, fp8e4m3, fp8e5m2).
+// NCCL's value of a type the benchmark runs (collective_units.h: fp32, fp16, bf16, fp8e4m3, fp8e5m2).
 inline int ncclDataTypeOf(DataType dtype) {
   switch (dtype) {
+    case DataType::kFloat16:
+      return kNcclFloat16;
     case DataType::kBFloat16:
       return kNcclBfloat16;
     case DataType::kFloat8E4M3:

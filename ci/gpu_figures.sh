@@ -43,6 +43,12 @@
 #              (PEERREDUCE_GPU_PUSH_COLLECTIVE_MAX_RANKS=NP): the property suite with every direct plan of theirs
 #              pushed in one-vector pieces, then each one's direct plan forced (--algo one-shot) from 1 MiB
 #              pushed and in the interpreter (the default at 3+ ranks), and as the selector picks, beside NCCL
+#   hostpush   every link host-staged, the pushing kernels through host memory (PEERREDUCE_GPU_PUSH_HOST, on by
+#              default from 16 MiB for the one-shot and 32 MiB blocks for the collectives): each collective as the
+#              defaults choose, 1-256 MiB, beside NCCL with P2P off; then pushed from 1 MiB in pieces of 8, 16 and
+#              32 KiB (the one-shot's PEERREDUCE_GPU_PUSH_ONE_SHOT_PIECE_BYTES), 1-16 MiB: where the crossover with
+#              the pull lies and whether smaller pieces move it down (4 MiB pushed took 309 us in one 32 KiB piece
+#              a block, pulled 266), and with 128 KiB a block in 16 KiB pieces
 #   stage      ci/hardware.sh run NP, resumed across calls (HW_RESUME_DIR=/tmp/stage-resume)
 # NP is every GPU of the machine (GPU_NP to choose). NCCL_NVLS_ENABLE=0 throughout: no NVLink multicast.
 set -uo pipefail
@@ -199,13 +205,32 @@ for phase in ${GPU_PHASES:-build}; do
       bench "pushmany-auto-$c" "${many[@]}" -- --coll "$c" --min-bytes 1048576 --max-bytes 268435456
     done
     ;;
+  hostpush)
+    staged=(--nccl-p2p-disable --link-mask host:all)
+    bench "hostpush-allreduce" -- "${staged[@]}" --min-bytes 1048576
+    for c in reduce-scatter all-gather broadcast; do
+      bench "hostpush-$c" -- "${staged[@]}" --coll "$c" --min-bytes 1048576
+    done
+    for piece in 8K 16K 32K; do
+      bench "hostpush-allreduce-from1m-piece$piece" -x PEERREDUCE_GPU_PUSH_ONE_SHOT_MIN_BYTES=1M \
+        -x PEERREDUCE_GPU_PUSH_ONE_SHOT_PIECE_BYTES=$piece -- "${staged[@]}" --min-bytes 1048576 --max-bytes 16777216
+      bench "hostpush-all-gather-from1m-piece$piece" -x PEERREDUCE_GPU_PUSH_COLLECTIVE_MIN_BYTES=512K \
+        -x PEERREDUCE_GPU_PUSH_ONE_SHOT_PIECE_BYTES=$piece -- "${staged[@]}" --coll all-gather --min-bytes 1048576 \
+        --max-bytes 16777216
+    done
+    # Fewer blocks, each with several pieces in flight (a block's pieces overlap its stores and its folds;
+    # with one piece a block, as at 4 MiB by default, nothing does).
+    bench "hostpush-allreduce-from1m-block128k-piece16K" -x PEERREDUCE_GPU_PUSH_ONE_SHOT_MIN_BYTES=1M \
+      -x PEERREDUCE_GPU_BYTES_PER_BLOCK=128K -x PEERREDUCE_GPU_PUSH_ONE_SHOT_PIECE_BYTES=16K -- "${staged[@]}" \
+      --min-bytes 1048576 --max-bytes 16777216
+    ;;
   stage)
     HW_DEADLINE_S=$(($(left) - 15)) HW_RESUME_DIR=/tmp/stage-resume HW_NCCL_TESTS_SRC="$tests_src" OUT="$out/stage" \
       ci/hardware.sh run "$np" > "$out/stage.log" 2>&1 || status=1
     grep -E "^===|PASSED|FAILED|ERROR SUMMARY|skipped|!!!" "$out/stage.log" | tail -60
     ;;
   *)
-    echo "unknown phase $phase (build nccltests appN bench forced host scratch push stream stage)"
+    echo "unknown phase $phase (build nccltests avg appN bench forced host scratch push stream probe pushmany hostpush stage)"
     status=1
     ;;
   esac

@@ -99,7 +99,7 @@ TEST(BenchOptions, BadFlagsAreTypedErrorsNamingThem) {
       {{"--coll", "all-gather", "--algo", "two-shot"}, "--algo 'two-shot': all-gather has no such algorithm"},
       {{"--algo", "fastest"}, "unknown algorithm 'fastest'"},
       {{"--algo", "user"}, "--algo 'user': a plan file runs through PEERREDUCE_PLAN_FILE"},
-      {{"--dtype", "fp16"}, "--dtype 'fp16': takes fp32, bf16, fp8e4m3 or fp8e5m2"},
+      {{"--dtype", "int32"}, "--dtype 'int32': takes fp32, fp16, bf16, fp8e4m3 or fp8e5m2"},
       {{"--max-bytes", "lots"}, "--max-bytes 'lots': takes a size"},
       {{"--min-bytes", "2M", "--max-bytes", "1M"}, "--min-bytes is above --max-bytes"},
       {{"--step-factor", "1"}, "--step-factor '1': takes a whole number in 2..1024"},

@@ -125,8 +125,22 @@ TEST_P(SimulatedCheck, ACorrectRunHasNoWrongElementAndAMissingOrCorruptOneIsCoun
 
 INSTANTIATE_TEST_SUITE_P(EveryCollective, SimulatedCheck,
                          ::testing::Combine(::testing::ValuesIn(kEvery), ::testing::Bool(),
-                                            ::testing::Values(DataType::kFloat32, DataType::kBFloat16,
-                                                              DataType::kFloat8E4M3, DataType::kFloat8E5M2)));
+                                            ::testing::Values(DataType::kFloat32, DataType::kFloat16,
+                                                              DataType::kBFloat16, DataType::kFloat8E4M3,
+                                                              DataType::kFloat8E5M2)));
+
+// fp16 inputs are IEEE half bits of whole numbers (-4 .. 4): the first two elements of rank 0 are -4 and 3.
+TEST(CollectiveUnits, Float16InputsAreHalfBits) {
+  const auto input = encodeInput(DataType::kFloat16, 0, 4, 3);
+  ASSERT_EQ(input.size(), 6u);
+  std::uint16_t first = 0, second = 0;
+  std::memcpy(&first, input.data(), 2);
+  std::memcpy(&second, input.data() + 2, 2);
+  EXPECT_EQ(first, 0xc400);   // -4: sign, exponent 2 + 15, no mantissa
+  EXPECT_EQ(second, 0x4200);  // 3: exponent 1 + 15, mantissa .5
+  EXPECT_FALSE(benchmarkedType(DataType::kInt32));
+  EXPECT_TRUE(benchmarkedType(DataType::kFloat16));
+}
 
 TEST(CollectiveCall, AnUnknownCollectiveIsATypedError) {
   Config config;
