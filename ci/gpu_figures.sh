@@ -49,6 +49,10 @@
 #              32 KiB (the one-shot's PEERREDUCE_GPU_PUSH_ONE_SHOT_PIECE_BYTES), 1-16 MiB: where the crossover with
 #              the pull lies and whether smaller pieces move it down (4 MiB pushed took 309 us in one 32 KiB piece
 #              a block, pulled 266), and with 128 KiB a block in 16 KiB pieces
+#   blocks     at two GPUs, the pushed broadcast and allreduce 2-16 MiB with 64 and 128 KiB a block
+#              (PEERREDUCE_GPU_BYTES_PER_BLOCK; 32 KiB by default, so a 4 MiB broadcast is one 32 KiB piece a block
+#              and its receiver's copy overlaps nothing): the two bars within a few per cent (broadcast 4 MiB 0.81,
+#              allreduce 16 MiB 0.80-0.83)
 #   stage      ci/hardware.sh run NP, resumed across calls (HW_RESUME_DIR=/tmp/stage-resume)
 # NP is every GPU of the machine (GPU_NP to choose). NCCL_NVLS_ENABLE=0 throughout: no NVLink multicast.
 set -uo pipefail
@@ -204,6 +208,16 @@ for phase in ${GPU_PHASES:-build}; do
       bench "interpreted-$c" -- --coll "$c" --algo one-shot --min-bytes 1048576 --max-bytes 268435456
       bench "pushmany-auto-$c" "${many[@]}" -- --coll "$c" --min-bytes 1048576 --max-bytes 268435456
     done
+    ;;
+  blocks)
+    for per_block in 64K 128K; do
+      bench "blocks$per_block-broadcast" -x PEERREDUCE_GPU_BYTES_PER_BLOCK=$per_block -- --coll broadcast \
+        --min-bytes 2097152 --max-bytes 16777216 --step-factor 2
+      bench "blocks$per_block-allreduce" -x PEERREDUCE_GPU_BYTES_PER_BLOCK=$per_block -- --min-bytes 2097152 \
+        --max-bytes 16777216 --step-factor 2
+    done
+    bench "blocks32K-broadcast" -- --coll broadcast --min-bytes 2097152 --max-bytes 16777216 --step-factor 2
+    bench "blocks32K-allreduce" -- --min-bytes 2097152 --max-bytes 16777216 --step-factor 2
     ;;
   hostpush)
     staged=(--nccl-p2p-disable --link-mask host:all)
