@@ -20,7 +20,9 @@
 #              two-shot's private form forced from 1 MiB, lines off and lines to 1 MiB
 #              (PEERREDUCE_GPU_LL_HOST_MAX_BYTES=0 / 1M: where the default cap belongs), the pulls on every
 #              multiprocessor from 1 MiB (PEERREDUCE_GPU_PULL_MAX_BLOCKS=256, capped at the SM count: whether
-#              the default 32 blocks bound the host path's loads); and at 3+ GPUs one mixed mask (host:0-1)
+#              the default 32 blocks bound the host path's loads), the lines in 2 KiB blocks
+#              (PEERREDUCE_GPU_LL_BYTES_PER_BLOCK=2K: four times the blocks to 1 MiB, for the 0.5 bar at 64 KiB);
+#              and at 3+ GPUs one mixed mask (host:0-1)
 #   scratch    fewer segments: 16-256 MiB with 256 MiB of scratch (PEERREDUCE_SCRATCH_BYTES; the pool and the
 #              pinned limit raised to hold it) for the default allreduce, the copy-engine plans forced, and the
 #              host path (default, copy engines): a segment is a whole execution of the plan, so every segment
@@ -131,6 +133,9 @@ for phase in ${GPU_PHASES:-build}; do
     bench "host-no-lines" -x PEERREDUCE_GPU_LL_HOST_MAX_BYTES=0 -- --nccl-p2p-disable --link-mask host:all \
       --max-bytes 1048576
     bench "host-all-lines" -x PEERREDUCE_GPU_LL_HOST_MAX_BYTES=1M -- --nccl-p2p-disable --link-mask host:all \
+      --max-bytes 1048576
+    # Smaller line blocks, so more blocks' stores and polls cross PCIe at once (8 KiB by default: 64 KiB in 8).
+    bench "host-lines-2k-blocks" -x PEERREDUCE_GPU_LL_BYTES_PER_BLOCK=2K -- --nccl-p2p-disable --link-mask host:all \
       --max-bytes 1048576
     if ((np >= 3)); then bench "host-mixed" -- --link-mask host:0-1; fi
     ;;
