@@ -12,7 +12,8 @@ std::string_view builtinTakeText() {
   // bench/take_table_from_bench.py applies to benchmark JSON.
   return R"(peerreduce-nccl-take 1
 # peerreduce-bench beside NCCL in factors of 2 from 1K (sizes as the collective's whole buffer; broadcast
-# from the last rank). 2 x H200: docs/perf/h200x2-take; 4 x H200: docs/perf/h200x4-take.
+# from the last rank). 2 x H200: docs/perf/h200x2-take; 4 x H200: docs/perf/h200x4-take. Worlds with a
+# host-staged pair look up their architecture with "-host" (take_table.h).
 # allreduce bf16, 2 GPUs (the conversions by the conversion instructions; peerreduce-bench --dtype bf16,
 # factors of 4 from 4K, docs/perf/h200x2-9e477c7): 4K .. 256K 0.46-0.53, 1M 0.65, 4M 0.69, 16M 0.90,
 # 64M 0.92, 256M 0.94
@@ -29,6 +30,12 @@ entry allreduce sm_90 2 fp32 0 256M peerreduce
 # 8M 1.00, 16M 0.97, 32M 1.11, 64M 1.14, 256M 1.20
 entry allreduce sm_90 4 fp32 0 1M peerreduce
 entry allreduce sm_90 4 fp32 1048577 256M nccl
+# allreduce, 2 GPUs without peer access (every link host-staged, key sm_90-host), against NCCL with P2P off
+# (docs/perf/h200x2-9e477c7): 4K .. 256K 0.35-0.64 (host lines), 1M 1.42, 4M 1.52 (the pull), 16M 1.16,
+# 64M 0.92, 256M 0.83 (the push through host memory)
+entry allreduce sm_90-host 2 fp32 0 256K peerreduce
+entry allreduce sm_90-host 2 fp32 262145 64M nccl
+entry allreduce sm_90-host 2 fp32 67108865 256M peerreduce
 # reduce-scatter, 2 GPUs: 1K .. 512K 0.45-0.56, 1M 1.32 (its 512K blocks were then past the lines),
 # 2M 1.00, 4M 0.74, 8M 0.76, 16M 0.78, 32M 0.80, 64M 0.91, 128M 0.98, 256M 1.02
 # Then with the two-rank tuning rows (one-shot to 2M, the ring above; --algo all, factors of 4 from 1K):

@@ -12,10 +12,12 @@
 #include "nccl/device_staging.h"
 #include "nccl/shadow_bootstrap.h"
 #include "nccl/simulated_worlds.h"
+#include "nccl/take_table.h"
 #include "nccl/type_mapping.h"
 #include "peerreduce/c_bootstrap.h"
 #include "peerreduce/config.h"
 #include "peerreduce/gpu.h"
+#include "peerreduce/topology.h"
 #include "peerreduce/types.h"
 #include "util/log.h"
 
@@ -42,10 +44,21 @@ struct Outcome {
   std::int32_t code;  // an ErrorCode
 };
 
-// The architecture the communicator agreed on at creation (its tuning tables' key). The C API has no query
-// for it; the library is linked with peerreduce's, so it reads the communicator's own agreed value rather
-// than asking this rank's device, which could differ from rank 0's.
-std::string agreedArchitecture(prComm_t comm) { return CommunicatorAccess::impl(*comm->comm).architecture; }
+// The take table's key from what the communicator agreed on at creation: its architecture (its tuning tables'
+// key) and whether any pair is host-staged (its topology, the link mask and failed probes applied). The C API
+// has no query for either; the library is linked with peerreduce's, so it reads the communicator's own agreed
+// values rather than asking this rank's device, which could differ from rank 0's.
+std::string agreedTakeArchitecture(prComm_t comm) {
+  const auto& impl = CommunicatorAccess::impl(*comm->comm);
+  bool host_staged = false;
+  const int n = impl.topology.worldSize();
+  for (int a = 0; a < n && !host_staged; ++a) {
+    for (int b = 0; b < n; ++b) {
+      if (a != b && impl.topology.link(a, b).link_class == LinkClass::kHostStaged) host_staged = true;
+    }
+  }
+  return takeTableArchitecture(impl.architecture, host_staged);
+}
 
 // Communicators made with `bootstrap` run on the GPU the NCCL communicator uses.
 void placeOnGpu(prBootstrap_t bootstrap, int device, int local_rank) {
@@ -113,7 +126,7 @@ StatusOr<PeerSide> createOverBootstrap(const PeerSideRequest& request, Placement
             mine.isOk() ? "" : ": ", mine.isOk() ? "" : mine.message().c_str());
     return absent(who);
   }
-  side.architecture = agreedArchitecture(side.comm);
+  side.architecture = agreedTakeArchitecture(side.comm);
   return side;
 }
 

@@ -26,8 +26,9 @@ struct PeerSide {
   prComm_t comm = nullptr;    // null: every call is forwarded
   std::string absent_reason;  // why there is none
   bool on_simulator = false;  // taken calls complete before they return (a simulated world has no streams)
-  // The communicator's agreed architecture (rank 0's device, "sm_90", "simulator"), the take table's key:
-  // every rank has the same, so every rank looks up the same rows.
+  // The take table's key: the communicator's agreed architecture (rank 0's device, "sm_90", "simulator"),
+  // with "-host" where a pair of its agreed topology is host-staged (takeTableArchitecture): every rank has
+  // the same, so every rank looks up the same rows.
   std::string architecture;
 };
 

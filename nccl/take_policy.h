@@ -73,7 +73,7 @@ struct TakeSettings {
 // What every rank knows alike about the communicator a call is on.
 struct CommFacts {
   bool has_communicator = false;  // a usable peerreduce side
-  std::string_view architecture;  // the side's agreed architecture (rank 0's device; tuning-table key)
+  std::string_view architecture;  // the side's take-table key (takeTableArchitecture: "sm_90", "sm_90-host")
   int world_size = 1;
   const TakeTable* table = nullptr;  // the take table's rows (null: none, every case unmeasured)
 };

@@ -181,6 +181,12 @@ TableAnswer TakeTable::lookup(Collective collective, std::string_view arch, int 
   return TableAnswer::kUnmeasured;
 }
 
+std::string takeTableArchitecture(std::string_view agreed_architecture, bool any_host_staged_link) {
+  std::string key(agreed_architecture);
+  if (any_host_staged_link) key += kHostStagedSuffix;
+  return key;
+}
+
 TakeTable TakeTable::narrowedTo(std::string_view arch, int world_size) const {
   TakeTable narrowed;
   for (const TakeEntry& e : entries_) {

@@ -57,6 +57,13 @@ struct TakeEntry {
   TakeChoice choice = TakeChoice::kNccl;
 };
 
+// The architecture a communicator looks its rows up under: its agreed architecture ("sm_90"), with
+// kHostStagedSuffix where any pair of its agreed topology is host-staged ("sm_90-host"): the same GPUs without
+// peer access run other paths, against NCCL's own host path, so the rows measured over NVLink do not speak
+// for them (a host-staged world without rows of its own is unmeasured, take_policy.h).
+inline constexpr std::string_view kHostStagedSuffix = "-host";
+std::string takeTableArchitecture(std::string_view agreed_architecture, bool any_host_staged_link);
+
 // What the table says of one call.
 enum class TableAnswer : int {
   kUnmeasured,   // no rows for its collective, arch, world size and dtype class (nor `any`)

@@ -168,6 +168,10 @@ def check_builtin_table(tmp):
         # (docs/perf/h200x2-9e477c7: bench-allreduce-bf16.csv).
         ("allreduce", 2, {4 * K: 0.464, 16 * K: 0.467, 64 * K: 0.477, 256 * K: 0.530, M: 0.649, 4 * M: 0.694,
                           16 * M: 0.898, 64 * M: 0.921, 256 * M: 0.935}, "bf16"),
+        # Every link host-staged against NCCL with P2P off (docs/perf/h200x2-9e477c7: host-auto.csv to 4 MiB, the
+        # pull; host-push-sweep-ar-push.csv from 16 MiB, the push the defaults run there), keyed sm_90-host.
+        ("allreduce", 2, {4 * K: 0.351, 16 * K: 0.414, 64 * K: 0.550, 256 * K: 0.637, M: 1.418, 4 * M: 1.516,
+                          16 * M: 1.160, 64 * M: 0.919, 256 * M: 0.832}, "fp32", "sm_90-host"),
         # 4 x H200, peerreduce-bench in factors of 2 (docs/perf/h200x4-take; reduce-scatter's and all-gather's
         # 2 MiB with 512 KiB blocks as lines).
         ("allreduce", 4, factors_of_two([0.37, 0.38, 0.39, 0.45, 0.42, 0.42, 0.46, 0.61, 0.67, 0.72, 0.88, 1.08,
@@ -180,10 +184,11 @@ def check_builtin_table(tmp):
                                          1.67, 1.95, 1.56, 1.46, 1.60, 1.71, 1.76])),
     ]
     paths = []
-    for i, (collective, ranks, ratios, *dtype) in enumerate(runs):
+    for i, (collective, ranks, ratios, *named) in enumerate(runs):
+        dtype, arch = (list(named) + ["fp32", "sm_90"][len(named):])[:2]
         paths += ["--json", write(os.path.join(tmp, f"builtin{i}.json"),
-                                  {"ranks": ranks, "dtype": (dtype or ["fp32"])[0], "collective": collective,
-                                   "architecture": "sm_90", "rows": measured(ratios)})]
+                                  {"ranks": ranks, "dtype": dtype, "collective": collective,
+                                   "architecture": arch, "rows": measured(ratios)})]
     out = os.path.join(tmp, "builtin.txt")
     done = run_script(*paths, "--out", out)
     check(done.returncode == 0, f"exit {done.returncode}: {done.stderr}")

@@ -219,6 +219,18 @@ TEST(Core, BuiltinTakeTableTakesWhereMeasuredFaster) {
        takeShape(CallKind::kAllReduce, 512 * MiB, kBfloat16), false, TakeReason::kUnmeasured},
       {"2 ranks: an fp16 allreduce of 1 MiB (unmeasured: bf16's rows are not fp16's)", "sm_90", 2,
        takeShape(CallKind::kAllReduce, MiB, kFloat16), false, TakeReason::kUnmeasured},
+      {"2 ranks host-staged: 256 KiB allreduce (host lines, 0.64)", "sm_90-host", 2,
+       takeShape(CallKind::kAllReduce, 256 * KiB), true, TakeReason::kTaken},
+      {"2 ranks host-staged: 1 MiB allreduce (the pull, 1.42)", "sm_90-host", 2, takeShape(CallKind::kAllReduce, MiB),
+       false, TakeReason::kNcclMeasured},
+      {"2 ranks host-staged: 16 MiB allreduce (pushed, 1.16)", "sm_90-host", 2,
+       takeShape(CallKind::kAllReduce, 16 * MiB), false, TakeReason::kNcclMeasured},
+      {"2 ranks host-staged: 256 MiB allreduce (pushed, 0.83)", "sm_90-host", 2,
+       takeShape(CallKind::kAllReduce, 256 * MiB), true, TakeReason::kTaken},
+      {"2 ranks host-staged: a reduce-scatter (unmeasured there: the NVLink rows do not speak)", "sm_90-host", 2,
+       takeShape(CallKind::kReduceScatter, 4 * KiB), false, TakeReason::kUnmeasured},
+      {"4 ranks host-staged: 4 KiB allreduce (unmeasured: the small-allreduce default)", "sm_90-host", 4,
+       takeShape(CallKind::kAllReduce, 4 * KiB), true, TakeReason::kTakenUnmeasured},
       // Unmeasured: small allreduces only.
       {"4 ranks: a bf16 allreduce of 256 KiB", "sm_90", 4, takeShape(CallKind::kAllReduce, 256 * KiB, kBfloat16), true,
        TakeReason::kTakenUnmeasured},
@@ -303,11 +315,28 @@ TEST(Core, TakeDecisionWithoutATable) {
       TakeReason::kTakenAll);
 }
 
+// A world with any host-staged pair has rows of its own: its architecture with the suffix.
+TEST(Core, HostStagedWorldsLookUpTheirOwnArchitecture) {
+  EXPECT_EQ(takeTableArchitecture("sm_90", false), "sm_90");
+  EXPECT_EQ(takeTableArchitecture("sm_90", true), "sm_90-host");
+  EXPECT_EQ(takeTableArchitecture("simulator", true), "simulator-host");
+  auto table = TakeTable::parse(
+      "peerreduce-nccl-take 1\n"
+      "entry allreduce sm_90 2 fp32 0 1M peerreduce\n"
+      "entry allreduce sm_90-host 2 fp32 0 1M nccl\n");
+  ASSERT_TRUE(table.isOk()) << table.status().toString();
+  EXPECT_EQ(table->lookup(Collective::kAllReduce, takeTableArchitecture("sm_90", false), 2, DtypeClass::kFp32, MiB),
+            TableAnswer::kPeerreduce);
+  EXPECT_EQ(table->lookup(Collective::kAllReduce, takeTableArchitecture("sm_90", true), 2, DtypeClass::kFp32, MiB),
+            TableAnswer::kNccl);
+  EXPECT_EQ(table->narrowedTo("sm_90-host", 2).entries().size(), 1u);
+}
+
 TEST(Core, BuiltinTakeTableParsesAndFormatsTheSame) {
   auto parsed = TakeTable::parse(builtinTakeText());
   ASSERT_TRUE(parsed.isOk()) << parsed.status().toString();
   EXPECT_EQ(parsed->format(), builtinTakeTable().format());
-  EXPECT_EQ(parsed->entries().size(), 14u);
+  EXPECT_EQ(parsed->entries().size(), 17u);
 }
 
 // A folder of its own for the test's files, removed at the end.

@@ -371,6 +371,41 @@ TEST(Api, MalformedTakeTableFailsCreation) {
   EXPECT_EQ(TestDouble::get().callsOf("ncclCommAbort").size(), 2u);
 }
 
+// A world with host-staged pairs (here every link, by PEERREDUCE_LINK_MASK) looks up the rows of its architecture
+// with "-host": the rows measured over direct links do not decide for it, on every rank.
+TEST(Api, HostStagedWorldsTakeByTheirOwnRows) {
+  const ScopedEnv automatic("PEERREDUCE_NCCL_TAKE", "auto");
+  const TableFile table(
+      "entry allreduce simulator 4 any 0 1M nccl\n"
+      "entry allreduce simulator-host 4 any 0 1M peerreduce\n");
+  const ScopedEnv rows("PEERREDUCE_NCCL_TAKE_TABLE", table.path());
+  TestDouble& real = TestDouble::get();
+  for (const bool host_staged : {false, true}) {
+    SCOPED_TRACE(host_staged ? "PEERREDUCE_LINK_MASK=host:all" : "direct links");
+    const ScopedEnv mask("PEERREDUCE_LINK_MASK",
+                         host_staged ? std::optional<std::string>("host:all") : std::optional<std::string>());
+    auto comms = makeComms(kTakenCallsRanks);
+    ASSERT_FALSE(::testing::Test::HasFailure());
+    real.reset();
+    std::vector<std::vector<float>> sums(kTakenCallsRanks);
+    onRanks(kTakenCallsRanks, [&](int rank) {
+      const auto r = static_cast<std::size_t>(rank);
+      std::vector<float> mine(256, static_cast<float>(rank + 1));
+      sums[r].assign(256, 0.0f);
+      EXPECT_EQ(ncclAllReduce(mine.data(), sums[r].data(), 256, ncclFloat32, ncclSum, comms[r], nullptr), ncclSuccess)
+          << ncclGetLastError(comms[r]);
+    });
+    for (int rank = 0; rank < kTakenCallsRanks; ++rank) {
+      EXPECT_EQ(real.callsOf("ncclAllReduce", rank).size(), host_staged ? 0u : 1u) << "rank " << rank;
+      if (host_staged) {
+        // Taken: peerreduce's sum over host-staged links, 1 + 2 + 3 + 4.
+        EXPECT_EQ(sums[static_cast<std::size_t>(rank)][255], 10.0f) << "rank " << rank;
+      }
+    }
+    destroyComms(comms);
+  }
+}
+
 // avg is taken by default (PEERREDUCE_NCCL_TAKE_AVG unset, or 1) and gives NCCL's average (floating inputs
 // premultiplied by 1/nranks, exact here with 4 ranks; integer sums divided, truncated toward zero: -7 / 4 is
 // -1); with PEERREDUCE_NCCL_TAKE_AVG=0, avg reaches the real NCCL.
