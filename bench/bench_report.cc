@@ -87,9 +87,11 @@ std::string formatJson(const std::vector<Row>& rows, const RunInfo& info) {
   std::string out;
   appendf(out,
           "{\"ranks\":%d,\"dtype\":\"%s\",\"collective\":\"%s\",\"root\":%d,\"architecture\":\"%s\","
-          "\"iters\":%d,\"repeats\":%d,\"timing\":\"%s\",\"rows\":[",
+          "\"take_architecture\":\"%s\",\"iters\":%d,\"repeats\":%d,\"timing\":\"%s\",\"rows\":[",
           info.ranks, std::string(dataTypeName(info.dtype)).c_str(), nameOf(info.collective).c_str(), info.root,
-          info.architecture.c_str(), info.iters, info.repeats, info.eager ? "eager" : "graph");
+          info.architecture.c_str(),
+          (info.take_architecture.empty() ? info.architecture : info.take_architecture).c_str(), info.iters,
+          info.repeats, info.eager ? "eager" : "graph");
   for (std::size_t i = 0; i < rows.size(); ++i) {
     const Row& r = rows[i];
     appendf(out,

@@ -41,6 +41,9 @@ struct RunInfo {
   int repeats = 0;
   std::string architecture;  // the transport's (e.g. "sm_90"): a tuning table's key
   bool eager = false;        // timed as calls launched back to back, not as a graph's replays
+  // The NCCL library's take-table key for the measured world: the architecture, with "-host" where a pair of
+  // the communicator's topology is host-staged (nccl/take_table.h); empty: the architecture.
+  std::string take_architecture = {};
 };
 
 // The first line printed: ranks, dtype, collective (broadcast's root), timing method.
@@ -51,7 +54,7 @@ std::string formatTable(const std::vector<Row>& rows);
 // --csv: the columns of earlier versions in their order, then collective, root and blocks.
 std::string formatCsv(const std::vector<Row>& rows, const RunInfo& info);
 // --json: the run's facts (architecture included, so bench/tuning_from_bench.py can key a table by
-// it) and every row, each with its collective.
+// it, and the take-table key, for bench/take_table_from_bench.py) and every row, each with its collective.
 std::string formatJson(const std::vector<Row>& rows, const RunInfo& info);
 
 }  // namespace peerreduce::bench

@@ -278,7 +278,8 @@ int main(int argc, char** argv) {
   }
 
   std::vector<Row> rows;
-  std::string architecture;  // the transport's: the JSON names it for tuning tables
+  std::string architecture;       // the transport's: the JSON names it for tuning tables
+  std::string take_architecture;  // with "-host" where the communicator has a host-staged pair
   if (o.machines > 0) {
     auto from_environment = Config::fromEnvironment();
     check(from_environment.status(), "PEERREDUCE_* settings");
@@ -320,6 +321,8 @@ int main(int argc, char** argv) {
     check(bootstrap.status(), "bootstrap");
     auto comm = Communicator::create(g_rank, g_size, *bootstrap, *gpu_transport, config);
     check(comm.status(), "communicator");
+    // As the NCCL library keys its take table (nccl/take_table.h, takeTableArchitecture).
+    take_architecture = architecture + ((*comm)->topology().hasLinkOf(LinkClass::kHostStaged) ? "-host" : "");
     if (o.batch > 0) {
       measureBatches(**comm, nccl ? &*nccl : nullptr, nccl_comm, o, send, recv, stream, rows);
       continue;
@@ -374,7 +377,8 @@ int main(int argc, char** argv) {
   }
 
   if (g_rank == 0) {
-    const RunInfo info{g_size, o.dtype, o.collective, o.root, o.iters, o.repeats, architecture, o.eager};
+    const RunInfo info{g_size,    o.dtype,      o.collective, o.root,           o.iters,
+                       o.repeats, architecture, o.eager,      take_architecture};
     std::printf("%s", formatHeadline(info).c_str());
     const char* mask_env = std::getenv("PEERREDUCE_LINK_MASK");
     const std::string mask = o.link_mask ? *o.link_mask : (mask_env != nullptr ? mask_env : "");

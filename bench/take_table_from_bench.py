@@ -46,7 +46,7 @@ def load_times(paths, arch_override):
     """{(collective, arch, ranks, dtype class): {bytes: [peerreduce_us or None, nccl_us or None]}}."""
     times = {}
     for path in paths:
-        run, arch, ranks = load_run(path, arch_override)
+        run, arch, ranks = load_run(path, arch_override, "take_architecture")
         dtype = run.get("dtype", "fp32")
         if dtype not in DTYPE_CLASSES:
             raise BadInput(f"{path}: unknown dtype '{dtype}'; expected one of {', '.join(DTYPE_CLASSES)}")

@@ -50,14 +50,7 @@ struct Outcome {
 // values rather than asking this rank's device, which could differ from rank 0's.
 std::string agreedTakeArchitecture(prComm_t comm) {
   const auto& impl = CommunicatorAccess::impl(*comm->comm);
-  bool host_staged = false;
-  const int n = impl.topology.worldSize();
-  for (int a = 0; a < n && !host_staged; ++a) {
-    for (int b = 0; b < n; ++b) {
-      if (a != b && impl.topology.link(a, b).link_class == LinkClass::kHostStaged) host_staged = true;
-    }
-  }
-  return takeTableArchitecture(impl.architecture, host_staged);
+  return takeTableArchitecture(impl.architecture, impl.topology.hasLinkOf(LinkClass::kHostStaged));
 }
 
 // Communicators made with `bootstrap` run on the GPU the NCCL communicator uses.

@@ -50,6 +50,15 @@ void Topology::setLink(int from, int to, LinkInfo info) {
   links_[static_cast<std::size_t>(from) * static_cast<std::size_t>(world_size_) + static_cast<std::size_t>(to)] = info;
 }
 
+bool Topology::hasLinkOf(LinkClass link_class) const {
+  for (int a = 0; a < world_size_; ++a) {
+    for (int b = 0; b < world_size_; ++b) {
+      if (a != b && link(a, b).link_class == link_class) return true;
+    }
+  }
+  return false;
+}
+
 std::vector<std::vector<bool>> Topology::accessMatrix() const {
   std::vector<std::vector<bool>> matrix(static_cast<std::size_t>(world_size_),
                                         std::vector<bool>(static_cast<std::size_t>(world_size_), false));

@@ -55,8 +55,13 @@ TEST(BenchReport, JsonNamesTheCollectiveOfTheRunAndOfEveryRow) {
   const std::string json = formatJson({ours, wrong}, info);
   EXPECT_TRUE(contains(json,
                        "{\"ranks\":4,\"dtype\":\"fp32\",\"collective\":\"reduce-scatter\",\"root\":0,"
-                       "\"architecture\":\"sm_90\",\"iters\":20,\"repeats\":5,\"timing\":\"graph\",\"rows\":["))
+                       "\"architecture\":\"sm_90\",\"take_architecture\":\"sm_90\",\"iters\":20,\"repeats\":5,"
+                       "\"timing\":\"graph\",\"rows\":["))
       << json;
+  RunInfo staged = info;
+  staged.take_architecture = "sm_90-host";
+  EXPECT_TRUE(contains(formatJson({ours}, staged), "\"architecture\":\"sm_90\",\"take_architecture\":\"sm_90-host\","))
+      << "a host-staged world: the take table's own key, the tuning table's unchanged";
   RunInfo eager = info;
   eager.eager = true;
   EXPECT_TRUE(contains(formatJson({ours}, eager), "\"repeats\":5,\"timing\":\"eager\",\"rows\":[")) << "--eager";

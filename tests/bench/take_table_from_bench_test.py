@@ -123,6 +123,20 @@ def check_fp8_class(tmp):
         check(entries(out) == ["entry allreduce sm_90 4 fp8 0 4096 peerreduce"], f"{dtype}: {entries(out)}")
 
 
+def check_take_architecture(tmp):
+    # peerreduce-bench names the take table's key apart (take_architecture: "-host" where the measured world had
+    # a host-staged pair); files without it key by their architecture; --arch overrides both.
+    out = os.path.join(tmp, "staged.txt")
+    staged = write(os.path.join(tmp, "staged.json"), {"ranks": 2, "dtype": "fp32", "collective": "allreduce",
+                                                      "architecture": "sm_90", "take_architecture": "sm_90-host",
+                                                      "rows": measured({4 * K: 0.5})})
+    done = run_script("--json", staged, "--out", out)
+    check(done.returncode == 0, f"take_architecture: exit {done.returncode}: {done.stderr}")
+    check(entries(out) == ["entry allreduce sm_90-host 2 fp32 0 4096 peerreduce"], f"take_architecture: {entries(out)}")
+    done = run_script("--json", staged, "--arch", "sm_80", "--out", out)
+    check(entries(out) == ["entry allreduce sm_80 2 fp32 0 4096 peerreduce"], f"--arch: {entries(out)}")
+
+
 def check_builtin_table(tmp):
     # The measurements nccl/builtin_take_table.cc cites (fp32 unless named, NCCL 2.28.9, graph replay).
     runs = [
@@ -229,6 +243,7 @@ def main():
     with tempfile.TemporaryDirectory() as tmp:
         check_rules(tmp)
         check_fp8_class(tmp)
+        check_take_architecture(tmp)
         check_builtin_table(tmp)
         check_bad_input(tmp)
     print("take_table_from_bench: OK")

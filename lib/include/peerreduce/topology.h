@@ -77,6 +77,9 @@ class Topology {
   // True for a == b and for every connected link.
   bool canAccess(int from, int to) const { return from == to || link(from, to).connected(); }
   std::vector<std::vector<bool>> accessMatrix() const;
+  // Whether any link between two different ranks is of `link_class` (kHostStaged: a world that reaches some
+  // peer through pinned host memory).
+  bool hasLinkOf(LinkClass link_class) const;
 
   const DeviceModel& device() const { return device_; }
   void setDevice(DeviceModel device) { device_ = device; }

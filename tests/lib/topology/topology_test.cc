@@ -52,6 +52,17 @@ TEST(Topology, FullMeshLinksEveryOrderedPairWithTheGivenLinkAndDevice) {
   EXPECT_EQ(topology.describe(), "4 ranks, full mesh of pcie (2.50 us, 25 GB/s)");
 }
 
+// hasLinkOf looks at the links between different ranks only, in either direction.
+TEST(Topology, HasLinkOfFindsAnyPairOfTheClass) {
+  Topology mesh = Topology::fullMesh(3);
+  EXPECT_TRUE(mesh.hasLinkOf(LinkClass::kNvLink));
+  EXPECT_FALSE(mesh.hasLinkOf(LinkClass::kHostStaged));
+  mesh.setLink(2, 1, LinkInfo{LinkClass::kHostStaged, 3.0, 20.0});
+  EXPECT_TRUE(mesh.hasLinkOf(LinkClass::kHostStaged));
+  EXPECT_FALSE(Topology(4).hasLinkOf(LinkClass::kNvLink)) << "no links at all";
+  EXPECT_FALSE(Topology(1).hasLinkOf(LinkClass::kNone)) << "a rank and itself is no pair";
+}
+
 TEST(Topology, DefaultNvLinkIsTheSimulatorsDefaultMesh) {
   const LinkInfo link = Topology::defaultNvLink();
   EXPECT_EQ(link.link_class, LinkClass::kNvLink);
